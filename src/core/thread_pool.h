@@ -1,0 +1,39 @@
+// Fixed-size worker pool. parallel_for splits [0, n) into contiguous blocks, one task per worker.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace kiln {
+
+class ThreadPool {
+ public:
+  // threads <= 0: one per hardware thread.
+  explicit ThreadPool(int32_t threads = 0);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int32_t size() const { return static_cast<int32_t>(m_workers.size()); }
+  void submit(std::function<void()> task);
+  // Runs fn(begin, end) over blocks of [0, n) on the pool and the calling thread; returns when all are done.
+  void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn);
+
+  static int32_t hardware_threads();
+
+ private:
+  void worker_loop();
+
+  std::vector<std::thread> m_workers;
+  std::deque<std::function<void()>> m_tasks;
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+  bool m_stopping = false;
+};
+
+}  // namespace kiln

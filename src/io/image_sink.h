@@ -1,0 +1,117 @@
+// Where rendered images go: HDF5 (single file or shards + VDS), a folder of PNG/JPEG files, or one NPY.
+// Encoding (compression) runs in the caller's worker threads through per-thread ImageEncoders; writing runs
+// in one writer thread that receives EncodedBatches in job order.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/image.h"
+#include "kiln/status.h"
+
+namespace kiln {
+
+enum class OutputFormat : uint8_t { kHdf5 = 0, kPng, kJpeg, kNpy };
+enum class Compression : uint8_t { kZstd = 0, kGzip, kNone };
+
+const char* output_format_name(OutputFormat format);
+const char* compression_name(Compression compression);
+Result<OutputFormat> output_format_parse(const std::string& name);  // hdf5|h5|png|jpeg|jpg|npy
+Result<Compression> compression_parse(const std::string& name);     // zstd|gzip|none
+
+struct OutputSpec {
+  std::string path;  // file (hdf5, npy) or folder (png, jpeg)
+  OutputFormat format = OutputFormat::kHdf5;
+  Compression compression = Compression::kZstd;
+  int32_t compression_level = 1;
+  int64_t images_per_file = 0;  // > 0: HDF5 shards {stem}_batch_{idx:04d}.h5 + manifest + VDS {stem}.h5
+  int32_t jpeg_quality = 95;
+  bool overwrite = false;       // replace an existing output
+  bool resume = false;          // continue a killed run with the same settings
+};
+
+// Shape of the whole dataset, known before the first image is rendered.
+struct DatasetLayout {
+  int64_t total = 0;  // images in the job
+  int32_t width = 0;
+  int32_t height = 0;
+  PixelType dtype = PixelType::kU8;
+  int32_t seq_len = 0;
+  int32_t seq_channels = 1;  // 1: sequences (N, seq_len); 4: (N, seq_len, 4) for OHLC
+  bool has_labels = false;
+};
+
+// Written as HDF5 attributes (and into the manifest / npy sidecar). Stable across a resumed run except
+// created_at, so resume can check it is continuing the same job.
+struct DatasetAttributes {
+  int64_t seq_len = 0;
+  int64_t stride = 1;
+  double line_width = 0;
+  std::string style;  // "line" | "ohlc"
+  int32_t width = 0;
+  int32_t height = 0;
+  int32_t dpi = 100;
+  std::string source;
+  std::string column;
+  int64_t skipped_windows = 0;    // windows with NaN/inf
+  int64_t dropped_no_future = 0;  // windows without a label horizon value
+  int64_t label_horizon = 0;
+  double label_threshold = -1;
+  std::string kiln_version;
+  std::string config_json;  // the full effective configuration
+  std::string created_at;   // ISO 8601 UTC; excluded from resume comparisons
+};
+
+// One batch of consecutive images, encoded, with their per-image metadata.
+struct EncodedBatch {
+  int64_t first = 0;  // ordinal of the first image in the job (0-based)
+  int32_t count = 0;
+  std::vector<uint8_t> bytes;      // concatenated encoded images
+  std::vector<uint64_t> offsets;   // count + 1 entries; image i is bytes[offsets[i], offsets[i+1])
+  std::vector<float> sequences;    // count * seq_len * seq_channels raw window values
+  std::vector<int64_t> index;      // count start rows
+  std::vector<int8_t> labels;      // count entries, or empty without labels
+
+  void clear() {
+    count = 0;
+    bytes.clear();
+    offsets.assign(1, 0);
+    sequences.clear();
+    index.clear();
+    labels.clear();
+  }
+};
+
+// Per-thread encoder (owns its compression context). Appends one encoded image to `out`.
+class ImageEncoder {
+ public:
+  virtual ~ImageEncoder() = default;
+  virtual Status encode(const ImageView& image, std::vector<uint8_t>& out) = 0;
+};
+
+class ImageSink {
+ public:
+  virtual ~ImageSink() = default;
+  // Prepares the output. Returns how many leading images are already durable from an earlier run of the same
+  // job (only with spec.resume; always a multiple of the sink's commit unit), so the job starts there.
+  // Refuses an existing output unless spec.overwrite or spec.resume.
+  virtual Result<int64_t> open(const DatasetLayout& layout, const DatasetAttributes& attributes) = 0;
+  virtual std::unique_ptr<ImageEncoder> make_encoder() = 0;  // thread-safe
+  virtual Status write(const EncodedBatch& batch) = 0;     // single writer thread, batches in job order
+  // Marks the output complete and makes it visible under its final name (fsync + rename).
+  virtual Status finish() = 0;
+  virtual uint64_t bytes_written() const = 0;  // encoded bytes on disk so far
+  virtual std::string describe() const = 0;    // e.g. "demo.h5 (zstd-1, 1 file)"
+};
+
+// Dispatches on spec.format to one of the factories below.
+Result<std::unique_ptr<ImageSink>> sink_create(const OutputSpec& spec);
+
+Result<std::unique_ptr<ImageSink>> hdf5_sink_create(const OutputSpec& spec);  // src/io/hdf5_sink.cpp
+Result<std::unique_ptr<ImageSink>> png_sink_create(const OutputSpec& spec);   // src/io/png_sink.cpp
+Result<std::unique_ptr<ImageSink>> jpeg_sink_create(const OutputSpec& spec);  // src/io/jpeg_sink.cpp
+Result<std::unique_ptr<ImageSink>> npy_sink_create(const OutputSpec& spec);   // src/io/npy_sink.cpp
+
+}  // namespace kiln

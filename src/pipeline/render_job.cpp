@@ -1,0 +1,2 @@
+// The render job lands here (reader -> render -> encode -> writer).
+namespace kiln {}

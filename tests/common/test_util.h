@@ -1,0 +1,35 @@
+// Shared test helpers: scratch directories and running the kiln CLI.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace kiln::test {
+
+// A fresh directory under the system temp dir, removed on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return m_path; }
+  std::string file(const std::string& name) const { return (m_path / name).string(); }
+
+ private:
+  std::filesystem::path m_path;
+};
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs `kiln <args>` through the shell (args are passed verbatim).
+CommandResult run_kiln(const std::string& args);
+CommandResult run_command(const std::string& command);
+
+void write_text_file(const std::string& path, const std::string& text);
+std::string source_path(const std::string& relative);  // path inside the source tree
+
+}  // namespace kiln::test
