@@ -39,36 +39,88 @@ KILN_KERNEL_FN float kiln_point_y(float v, float vmin, float vmax, int32_t heigh
   return (1.0f - norm) * h1;
 }
 
-/* CDF at s of the projection of a unit pixel square on a unit normal whose absolute components are
- * a >= b: uniform(a) + uniform(b), a trapezoid on [-(a+b)/2, (a+b)/2]. */
-KILN_KERNEL_FN float kiln_square_cdf(float s, float a, float b) {
-  float h2 = 0.5f * (a + b);
-  float h1 = 0.5f * (a - b);
+/* One segment of a polyline with everything the coverage needs precomputed. */
+typedef struct KilnSegment {
+  float ax, ay;       /* start point */
+  float dx, dy;       /* end - start */
+  float inv_len2;     /* 1 / |d|^2, 0 for a degenerate segment */
+  float nx, ny;       /* unit normal */
+  float h1, h2;       /* trapezoid breakpoints of the pixel square projected on the normal */
+  float inv_a;        /* 1 / a */
+  float inv_2ab;      /* 1 / (2ab) */
+} KilnSegment;
+
+/* Projection of the unit pixel square on a unit normal with absolute components a >= b:
+ * uniform(a) + uniform(b), a trapezoid on [-h2, h2] with flat top [-h1, h1]. Returns its CDF at s. */
+KILN_KERNEL_FN float kiln_square_cdf(float s, float h1, float h2, float inv_a, float inv_2ab) {
   s = kiln_clampf(s, -h2, h2);
-  float inv_2ab = 1.0f / (2.0f * a * b);
   float lo = (s + h2) * (s + h2) * inv_2ab;
   float hi = 1.0f - (h2 - s) * (h2 - s) * inv_2ab;
-  float lin = 0.5f + s / a;
+  float lin = 0.5f + s * inv_a;
   return s < -h1 ? lo : (s > h1 ? hi : lin);
 }
 
-/* Coverage of the pixel centred at (px, py) by the capsule around segment (ax, ay) -> (ax+dx, ay+dy) with
- * radius r. inv_len2 = 1/(dx^2+dy^2) (0 for a degenerate segment); (nx, ny) is the segment's unit normal. */
-KILN_KERNEL_FN float kiln_capsule_coverage(float px, float py, float ax, float ay, float dx, float dy,
-                                           float inv_len2, float nx, float ny, float r) {
-  float wx = px - ax;
-  float wy = py - ay;
-  float t = kiln_clampf((wx * dx + wy * dy) * inv_len2, 0.0f, 1.0f);
-  float vx = wx - t * dx;
-  float vy = wy - t * dy;
-  float dist = kiln_sqrtf(vx * vx + vy * vy);
-  int radial = dist > 1e-4f;
-  float inv = radial ? 1.0f / dist : 0.0f;
-  float ux = radial ? kiln_absf(vx) * inv : kiln_absf(nx);
-  float uy = radial ? kiln_absf(vy) * inv : kiln_absf(ny);
+KILN_KERNEL_FN void kiln_square_projection(float ux, float uy, float* h1, float* h2, float* inv_a, float* inv_2ab) {
   float a = kiln_maxf(ux, uy);
   float b = kiln_maxf(kiln_minf(ux, uy), KILN_MIN_PROJ_B);
-  return kiln_square_cdf(r - dist, a, b) - kiln_square_cdf(-r - dist, a, b);
+  *h1 = 0.5f * (a - b);
+  *h2 = 0.5f * (a + b);
+  *inv_a = 1.0f / a;
+  *inv_2ab = 1.0f / (2.0f * a * b);
+}
+
+KILN_KERNEL_FN KilnSegment kiln_segment_make(float x0, float y0, float x1, float y1) {
+  KilnSegment g;
+  float len2;
+  float len;
+  g.ax = x0;
+  g.ay = y0;
+  g.dx = x1 - x0;
+  g.dy = y1 - y0;
+  len2 = g.dx * g.dx + g.dy * g.dy;
+  len = kiln_sqrtf(len2);
+  g.inv_len2 = len2 > 0.0f ? 1.0f / len2 : 0.0f;
+  g.nx = len > 0.0f ? -g.dy / len : 0.0f;
+  g.ny = len > 0.0f ? g.dx / len : 1.0f;
+  kiln_square_projection(kiln_absf(g.nx), kiln_absf(g.ny), &g.h1, &g.h2, &g.inv_a, &g.inv_2ab);
+  return g;
+}
+
+/* Position of the pixel centre's projection along the segment (0 at start, 1 at end). */
+KILN_KERNEL_FN float kiln_segment_t(KilnSegment g, float px, float py) {
+  return ((px - g.ax) * g.dx + (py - g.ay) * g.dy) * g.inv_len2;
+}
+
+/* Coverage when the projection falls strictly inside the segment (0 < t < 1): the band normal is the
+ * segment's and the distance is linear in the pixel position. `thin` (r < KILN_LINE_REACH_PAD) also subtracts
+ * the far band edge, which is exactly 0 for thicker lines. */
+KILN_KERNEL_FN float kiln_coverage_interior(KilnSegment g, float px, float py, float r, int32_t thin) {
+  float dist = kiln_absf((px - g.ax) * g.nx + (py - g.ay) * g.ny);
+  float near_edge = kiln_square_cdf(r - dist, g.h1, g.h2, g.inv_a, g.inv_2ab);
+  float far_edge = thin ? kiln_square_cdf(-r - dist, g.h1, g.h2, g.inv_a, g.inv_2ab) : 0.0f;
+  return near_edge - far_edge;
+}
+
+/* Coverage near a segment end (t <= 0 or t >= 1): tangent band of the end disc, radial normal. */
+KILN_KERNEL_FN float kiln_coverage_cap(KilnSegment g, float px, float py, float r) {
+  float t = kiln_clampf(kiln_segment_t(g, px, py), 0.0f, 1.0f);
+  float vx = px - (g.ax + t * g.dx);
+  float vy = py - (g.ay + t * g.dy);
+  float dist = kiln_sqrtf(vx * vx + vy * vy);
+  int32_t radial = dist > 1e-4f;
+  float inv = 1.0f / kiln_maxf(dist, 1e-4f); /* unconditional, so loops stay branch-free */
+  float ux = radial ? kiln_absf(vx) * inv : kiln_absf(g.nx);
+  float uy = radial ? kiln_absf(vy) * inv : kiln_absf(g.ny);
+  float h1, h2, inv_a, inv_2ab;
+  kiln_square_projection(ux, uy, &h1, &h2, &inv_a, &inv_2ab);
+  return kiln_square_cdf(r - dist, h1, h2, inv_a, inv_2ab) - kiln_square_cdf(-r - dist, h1, h2, inv_a, inv_2ab);
+}
+
+/* The canonical per-pixel coverage of one capsule; every backend's result is defined by this function. */
+KILN_KERNEL_FN float kiln_capsule_coverage(KilnSegment g, float px, float py, float r) {
+  float t = kiln_segment_t(g, px, py);
+  return (t > 0.0f && t < 1.0f) ? kiln_coverage_interior(g, px, py, r, r < KILN_LINE_REACH_PAD)
+                                 : kiln_coverage_cap(g, px, py, r);
 }
 
 /* Segments k (from point k to k+1) that can touch column c: [*k_lo, *k_hi], possibly empty (lo > hi). */
@@ -132,6 +184,13 @@ KILN_KERNEL_FN float kiln_ohlc_overlap(int32_t c, int32_t m, float sx) {
   float a = kiln_maxf((float)c, (float)m * sx);
   float b = kiln_minf((float)(c + 1), (float)(m + 1) * sx);
   return kiln_maxf(b - a, 0.0f);
+}
+
+/* OHLC: sub-columns m that overlap pixel column c: [*m_lo, *m_hi]. */
+KILN_KERNEL_FN void kiln_ohlc_sub_column_span(int32_t c, float sx, int32_t sub_columns, int32_t* m_lo,
+                                              int32_t* m_hi) {
+  *m_lo = kiln_maxi((int32_t)kiln_floorf((float)c / sx), 0);
+  *m_hi = kiln_mini((int32_t)kiln_floorf((float)(c + 1) / sx), sub_columns - 1);
 }
 
 #endif

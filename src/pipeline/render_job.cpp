@@ -1,2 +1,309 @@
-// The render job lands here (reader -> render -> encode -> writer).
-namespace kiln {}
+#include "pipeline/render_job.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <ctime>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "core/thread_pool.h"
+#include "io/preview.h"
+#include "kiln/version.h"
+
+namespace kiln {
+
+namespace {
+
+// CPU backends render a few images at a time, so each image is encoded while it is still in cache.
+constexpr int64_t kRenderGroup = 4;
+// Batches in flight beyond the next one to be written, per worker.
+constexpr int64_t kInFlightPerWorker = 2;
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+// Ordered hand-off from the workers to the writer, bounded so memory stays flat.
+class BatchQueue {
+ public:
+  BatchQueue(int64_t first_batch, int64_t window) : m_next_write(first_batch), m_window(window) {}
+
+  // Blocks while `batch` is too far ahead of the writer. False if the job was stopped.
+  bool wait_slot(int64_t batch) {
+    std::unique_lock<std::mutex> lock(m_mutex);
+    m_cv.wait(lock, [&] { return m_stopped || batch < m_next_write + m_window; });
+    return !m_stopped;
+  }
+  void put(int64_t batch, EncodedBatch&& encoded) {
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      m_ready.emplace(batch, std::move(encoded));
+    }
+    m_cv.notify_all();
+  }
+  // Next batch in order, or false when stopped.
+  bool take(EncodedBatch* out) {
+    std::unique_lock<std::mutex> lock(m_mutex);
+    m_cv.wait(lock, [&] { return m_stopped || m_ready.count(m_next_write) > 0; });
+    if (m_stopped) return false;
+    auto it = m_ready.find(m_next_write);
+    *out = std::move(it->second);
+    m_ready.erase(it);
+    ++m_next_write;
+    m_cv.notify_all();
+    return true;
+  }
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      m_stopped = true;
+    }
+    m_cv.notify_all();
+  }
+
+ private:
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+  std::map<int64_t, EncodedBatch> m_ready;
+  int64_t m_next_write;
+  int64_t m_window;
+  bool m_stopped = false;
+};
+
+class FirstError {
+ public:
+  void set(Status status) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (m_status.is_ok()) m_status = std::move(status);
+  }
+  Status get() {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_status;
+  }
+
+ private:
+  std::mutex m_mutex;
+  Status m_status;
+};
+
+DatasetAttributes make_attributes(const RenderJobConfig& config, const Series& series, const WindowPlan& plan) {
+  DatasetAttributes a;
+  a.seq_len = config.windows.seq_len;
+  a.stride = config.windows.stride;
+  a.line_width = config.render.line_width;
+  a.style = chart_style_name(config.render.style);
+  a.width = config.render.width;
+  a.height = config.render.height;
+  a.dpi = config.dpi;
+  a.source = series.source;
+  a.column = config.render.style == ChartStyle::kOhlc ? "Open,High,Low,Close" : series.column;
+  a.skipped_windows = plan.skipped_nonfinite;
+  a.dropped_no_future = plan.dropped_no_future;
+  a.label_horizon = config.windows.label_horizon;
+  a.label_threshold = config.windows.label_threshold;
+  a.kiln_version = KILN_VERSION_STRING;
+  a.config_json = config.output_config_json();
+  a.created_at = utc_now_iso8601();
+  return a;
+}
+
+// Fills sequences / index / labels for images [first, first + count) of the plan.
+void fill_metadata(const Series& series, const WindowPlan& plan, const DatasetLayout& layout, int64_t first,
+                   int32_t count, EncodedBatch* batch) {
+  const int64_t seq = layout.seq_len;
+  batch->index.assign(plan.starts.begin() + first, plan.starts.begin() + first + count);
+  if (layout.has_labels) batch->labels.assign(plan.labels.begin() + first, plan.labels.begin() + first + count);
+  batch->sequences.resize(static_cast<size_t>(count) * seq * layout.seq_channels);
+  float* out = batch->sequences.data();
+  for (int32_t i = 0; i < count; ++i) {
+    const float* row = series.row(plan.starts[first + i]);
+    if (layout.seq_channels == series.channels) {
+      std::copy(row, row + seq * series.channels, out);
+      out += seq * series.channels;
+    } else {
+      const int32_t lane = series.line_channel();
+      for (int64_t t = 0; t < seq; ++t) *out++ = row[t * series.channels + lane];
+    }
+  }
+}
+
+Status write_preview(const RenderJobConfig& config, Backend& backend, const Series& series, const WindowPlan& plan) {
+  const int64_t count = std::min<int64_t>(config.preview_count, static_cast<int64_t>(plan.starts.size()));
+  if (count <= 0) return Status::ok();
+  RenderParams params = config.render;
+  params.dtype = PixelType::kU8;
+  WindowBatch windows{series.values.data(), series.channels, plan.starts.data(), count,
+                      static_cast<int32_t>(config.windows.seq_len)};
+  ImageBatch images;
+  images.resize(count, params.width, params.height, 1, PixelType::kU8);
+  KILN_TRY(backend.render(params, windows, images.view(), nullptr));
+  std::vector<ImageView> views;
+  for (int64_t i = 0; i < count; ++i) views.push_back(images.view().image(i));
+  return preview_write_png(config.preview_path, views, std::min<int32_t>(4, static_cast<int32_t>(count)));
+}
+
+}  // namespace
+
+std::string RenderJobConfig::output_config_json() const {
+  nlohmann::json j;
+  j["input"] = demo ? "demo" : input.path;
+  if (demo) j["demo_points"] = demo_points;
+  j["column"] = input.column;
+  j["ohlc"] = input.ohlc;
+  j["seq_len"] = windows.seq_len;
+  j["stride"] = windows.stride;
+  j["limit"] = windows.limit;
+  j["label_horizon"] = windows.label_horizon;
+  j["label_threshold"] = windows.label_threshold;
+  j["style"] = chart_style_name(render.style);
+  j["width"] = render.width;
+  j["height"] = render.height;
+  j["dpi"] = dpi;
+  j["line_width"] = render.line_width;
+  j["background"] = render.background;
+  j["ink"] = render.ink;
+  j["ink_bullish"] = render.ink_bullish;
+  j["ink_bearish"] = render.ink_bearish;
+  j["dtype"] = pixel_type_name(render.dtype);
+  j["format"] = output_format_name(output.format);
+  j["compression"] = compression_name(output.compression);
+  j["compression_level"] = output.compression_level;
+  j["images_per_file"] = output.images_per_file;
+  if (output.format == OutputFormat::kJpeg) j["jpeg_quality"] = output.jpeg_quality;
+  return j.dump();
+}
+
+Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const ProgressFn& progress) {
+  const auto started = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
+
+  Series series;
+  if (config.demo) {
+    series = series_demo(config.demo_points);
+  } else {
+    KILN_TRY_ASSIGN(series, series_load(config.input));
+  }
+  WindowSpec spec = config.windows;
+  spec.ohlc = config.render.style == ChartStyle::kOhlc;
+  if (spec.ohlc && series.channels != 4) {
+    return invalid_argument(series.source + ": OHLC bars need Open/High/Low/Close columns (use --ohlc)");
+  }
+  KILN_TRY_ASSIGN(const WindowPlan plan, window_plan(series, spec));
+  const int64_t total = static_cast<int64_t>(plan.starts.size());
+  if (total == 0) {
+    return invalid_argument(series.source + ": no window to render (" + std::to_string(plan.skipped_nonfinite) +
+                            " skipped for NaN/inf, " + std::to_string(plan.dropped_no_future) +
+                            " without a label horizon value)");
+  }
+
+  const int32_t seq_len = static_cast<int32_t>(spec.seq_len);
+  WindowBatch all_windows{series.values.data(), series.channels, plan.starts.data(), total, seq_len};
+  KILN_TRY(render_validate(config.render, all_windows));
+  const OpRequest request{OpKind::kRender, &config.render};
+  KILN_TRY_ASSIGN(const Placement placement, BackendRegistry::instance().place(config.mode, request));
+  Backend& backend = *placement.backend;
+
+  DatasetLayout layout;
+  layout.total = total;
+  layout.width = config.render.width;
+  layout.height = config.render.height;
+  layout.dtype = config.render.dtype;
+  layout.seq_len = seq_len;
+  layout.seq_channels = spec.ohlc ? 4 : 1;
+  layout.has_labels = spec.label_horizon > 0;
+
+  KILN_TRY_ASSIGN(auto sink, sink_create(config.output));
+  KILN_TRY_ASSIGN(const int64_t resumed, sink->open(layout, make_attributes(config, series, plan)));
+  if (!config.preview_path.empty()) KILN_TRY(write_preview(config, backend, series, plan));
+
+  const int32_t threads = config.threads > 0 ? config.threads : ThreadPool::hardware_threads();
+  const int64_t batch_size = std::max<int64_t>(1, config.batch_size);
+  const int64_t first_batch_start = std::min(resumed, total);
+  const int64_t batch_count = (total - first_batch_start + batch_size - 1) / batch_size;
+
+  RenderJobSummary summary;
+  summary.images = total;
+  summary.resumed_from = first_batch_start;
+  summary.rendered = total - first_batch_start;
+  summary.skipped_nonfinite = plan.skipped_nonfinite;
+  summary.dropped_no_future = plan.dropped_no_future;
+  summary.backend = backend.name();
+  summary.placement_reason = placement.reason;
+  summary.threads = threads;
+
+  BatchQueue queue(0, kInFlightPerWorker * threads);
+  FirstError error;
+  std::atomic<int64_t> next_batch{0};
+
+  auto worker = [&] {
+    auto encoder = sink->make_encoder();
+    ImageBatch images;
+    for (;;) {
+      const int64_t b = next_batch.fetch_add(1);
+      if (b >= batch_count || !queue.wait_slot(b)) return;
+      const int64_t first = first_batch_start + b * batch_size;
+      const int32_t count = static_cast<int32_t>(std::min(batch_size, total - first));
+      EncodedBatch encoded;
+      encoded.clear();
+      encoded.first = first;
+      encoded.count = count;
+      for (int64_t g = 0; g < count; g += kRenderGroup) {
+        const int64_t n = std::min<int64_t>(kRenderGroup, count - g);
+        images.resize(n, layout.width, layout.height, 1, layout.dtype);
+        WindowBatch windows{series.values.data(), series.channels, plan.starts.data() + first + g, n, seq_len};
+        Status status = backend.render(config.render, windows, images.view(), nullptr);
+        for (int64_t i = 0; status.is_ok() && i < n; ++i) {
+          status = encoder->encode(images.view().image(i), encoded.bytes);
+          encoded.offsets.push_back(encoded.bytes.size());
+        }
+        if (!status.is_ok()) {
+          error.set(status);
+          queue.stop();
+          return;
+        }
+      }
+      fill_metadata(series, plan, layout, first, count, &encoded);
+      queue.put(b, std::move(encoded));
+    }
+  };
+
+  std::vector<std::thread> workers;
+  workers.reserve(static_cast<size_t>(threads));
+  for (int32_t t = 0; t < threads; ++t) workers.emplace_back(worker);
+
+  const uint64_t image_bytes = static_cast<uint64_t>(layout.width) * layout.height * pixel_type_size(layout.dtype);
+  int64_t done = first_batch_start;
+  for (int64_t b = 0; b < batch_count; ++b) {
+    EncodedBatch batch;
+    if (!queue.take(&batch)) break;
+    Status status = sink->write(batch);
+    if (!status.is_ok()) {
+      error.set(status);
+      queue.stop();
+      break;
+    }
+    done += batch.count;
+    if (progress) progress(RenderProgress{done, total, elapsed(), backend.name()});
+  }
+  queue.stop();
+  for (auto& t : workers) t.join();
+  KILN_TRY(error.get());
+
+  KILN_TRY(sink->finish());
+  summary.seconds = elapsed();
+  summary.output_bytes = sink->bytes_written();
+  summary.raw_bytes = image_bytes * static_cast<uint64_t>(summary.rendered);
+  summary.output = sink->describe();
+  return summary;
+}
+
+}  // namespace kiln

@@ -1,0 +1,20 @@
+// kiln subcommands. Each registers its options on the CLI11 app and runs after parsing.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+#include "kiln/status.h"
+
+namespace kiln::cli {
+
+using Runner = std::function<int()>;
+
+Runner render_command_add(CLI::App& app);
+Runner info_command_add(CLI::App& app);
+Runner devices_command_add(CLI::App& app);
+
+// Prints "kiln: <message>" to stderr and maps the error code to the process exit code.
+int exit_with(const Status& status);
+
+}  // namespace kiln::cli

@@ -1,0 +1,25 @@
+// Layered configuration for kiln render: defaults < config file (the predecessor's config.yaml) < environment
+// < command-line flags. The CLI applies the first three here and its own flags last.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kiln/status.h"
+#include "pipeline/render_job.h"
+
+namespace kiln {
+
+// Reads the keys kiln understands from a predecessor-style config.yaml:
+//   image.seq_len, image.line_width, image.resolution.{width,height,dpi},
+//   image.rendering.{mode,gpu_batch_size,fallback_on_error}, image.storage.{format,mode,images_per_file},
+//   image.colors.{bullish,bearish} (0..1, white = 1), plus kiln's own image.{stride,style,dtype,compression}.
+// Unknown sections (data, paths, pipeline, ...) are ignored and listed in *ignored.
+Status render_config_apply_yaml(const std::string& path, RenderJobConfig* config, std::vector<std::string>* ignored);
+
+using EnvLookup = std::function<const char*(const char*)>;
+// GPU_BACKEND (cpu -> mode cpu; auto|cuda|opencl|rocm|mps -> mode auto), GPU_BATCH_SIZE, KILN_THREADS.
+Status render_config_apply_env(RenderJobConfig* config, const EnvLookup& lookup);
+
+}  // namespace kiln

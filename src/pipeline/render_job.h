@@ -1,0 +1,61 @@
+// kiln render, end to end: series -> windows -> placement -> render + encode workers -> one ordered writer.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "io/image_sink.h"
+#include "kiln/device.h"
+#include "kiln/ops.h"
+#include "kiln/series.h"
+#include "kiln/status.h"
+
+namespace kiln {
+
+struct RenderJobConfig {
+  SeriesSource input;
+  bool demo = false;
+  int64_t demo_points = 10099;
+  WindowSpec windows;
+  RenderParams render;
+  int32_t dpi = 100;  // stored in the resolution attribute; pixels are given directly
+  OutputSpec output;
+  ExecMode mode = ExecMode::kAuto;
+  int64_t batch_size = 1024;  // images per write batch (and per GPU launch once GPU backends exist)
+  int32_t threads = 0;        // 0 = all hardware threads
+  bool fallback_on_error = true;
+  std::string preview_path;   // optional PNG grid of the first images
+  int32_t preview_count = 16;
+
+  // Every setting that determines the output (not threads, batch size or mode), as JSON.
+  std::string output_config_json() const;
+};
+
+struct RenderProgress {
+  int64_t done = 0;   // images durable (including resumed ones)
+  int64_t total = 0;
+  double seconds = 0;
+  std::string backend;
+};
+
+struct RenderJobSummary {
+  int64_t images = 0;
+  int64_t rendered = 0;       // images rendered by this run (images - resumed)
+  int64_t resumed_from = 0;
+  int64_t skipped_nonfinite = 0;
+  int64_t dropped_no_future = 0;
+  double seconds = 0;
+  uint64_t output_bytes = 0;  // encoded image bytes
+  uint64_t raw_bytes = 0;     // uncompressed image bytes
+  std::string backend;
+  std::string placement_reason;
+  std::string output;
+  int32_t threads = 0;
+};
+
+using ProgressFn = std::function<void(const RenderProgress&)>;
+
+Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const ProgressFn& progress = {});
+
+}  // namespace kiln
