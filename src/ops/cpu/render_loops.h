@@ -140,7 +140,10 @@ void render_line_image(const kiln::RenderParams& p, const float* values, int32_t
       int32_t in_lo = 0;
       int32_t in_hi = -1;
       interior_rows(g, px, y_lo, y_hi, &in_lo, &in_hi);
-      if (in_lo > in_hi) in_lo = in_hi = y_hi + 1;
+      if (in_lo > in_hi) {
+        in_lo = y_hi + 1;
+        in_hi = y_hi;
+      }
       for (int32_t y = y_lo; y < in_lo; ++y) {
         const float value = kiln_capsule_coverage(g, px, static_cast<float>(y), r);
         cov[y] = cov[y] > value ? cov[y] : value;

@@ -1,0 +1,43 @@
+# kiln: `make demo` builds and renders the built-in demo; `make test` builds and runs every test.
+BUILD_DIR ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+DEBIAN_PACKAGES := build-essential cmake pkg-config \
+  libhdf5-dev hdf5-tools libzstd-dev zlib1g-dev libspng-dev libturbojpeg0-dev \
+  libfmt-dev libspdlog-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev \
+  libgtest-dev libgmock-dev libbenchmark-dev \
+  libopencv-dev libcairo2-dev \
+  python3 python3-numpy python3-h5py python3-pytest python3-matplotlib
+
+.PHONY: deps build demo test bench clean
+
+deps:
+	@missing=""; for p in $(DEBIAN_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "All Debian packages present."; fi
+
+build:
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+demo: deps build
+	rm -rf demo.h5 demo.h5.parts
+	$(BUILD_DIR)/kiln render --demo -o demo.h5 --preview demo_preview.png
+	$(BUILD_DIR)/kiln info demo.h5
+
+test: deps build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+bench: deps build
+	$(BUILD_DIR)/bench/render_peers --json $(BUILD_DIR)/render_peers.json
+	rm -rf $(BUILD_DIR)/bench_e2e.h5 $(BUILD_DIR)/bench_e2e.h5.parts
+	$(BUILD_DIR)/kiln render --demo --demo-points 85986 -o $(BUILD_DIR)/bench_e2e.h5 --threads 2 --quiet
+
+clean:
+	rm -rf $(BUILD_DIR)

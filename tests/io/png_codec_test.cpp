@@ -1,0 +1,159 @@
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#if KILN_HAS_JPEG
+#include "io/png_codec.h"
+
+namespace kiln {
+namespace {
+
+// A packed or strided u8 image with deterministic random content.
+struct TestImage {
+  std::vector<uint8_t> storage;
+  ImageView view;
+};
+
+TestImage make_random(int32_t width, int32_t height, int32_t channels, int64_t padding, uint32_t seed) {
+  TestImage t;
+  const int64_t stride = static_cast<int64_t>(width) * channels + padding;
+  t.storage.resize(static_cast<size_t>(stride * height));
+  std::mt19937 rng(seed);
+  for (auto& v : t.storage) v = static_cast<uint8_t>(rng());
+  t.view.data = t.storage.data();
+  t.view.width = width;
+  t.view.height = height;
+  t.view.channels = channels;
+  t.view.row_stride = stride;
+  t.view.type = PixelType::kU8;
+  return t;
+}
+
+// Compares the decoded packed pixels with the (possibly strided) source.
+void expect_same_pixels(const ImageView& source, const DecodedImage& decoded) {
+  ASSERT_EQ(decoded.width, source.width);
+  ASSERT_EQ(decoded.height, source.height);
+  ASSERT_EQ(decoded.channels, source.channels);
+  ASSERT_EQ(decoded.pixels.size(), source.packed_bytes());
+  const size_t row_bytes = static_cast<size_t>(source.width) * source.channels;
+  for (int32_t y = 0; y < source.height; ++y) {
+    const uint8_t* src = source.row<const uint8_t>(y);
+    const uint8_t* dst = decoded.pixels.data() + row_bytes * static_cast<size_t>(y);
+    ASSERT_TRUE(std::equal(src, src + row_bytes, dst)) << "row " << y;
+  }
+}
+
+TEST(PngCodec, GrayRoundTripIsLosslessAndExactSize) {
+  const TestImage image = make_random(37, 23, 1, 0, 1);
+  std::vector<uint8_t> png;
+  ASSERT_TRUE(png_encode(image.view, png).is_ok());
+  ASSERT_GT(png.size(), 8u);
+  EXPECT_EQ(png[1], 'P');
+  auto decoded = png_decode(png.data(), png.size());
+  ASSERT_TRUE(decoded.is_ok()) << decoded.status().to_string();
+  expect_same_pixels(image.view, decoded.value());
+}
+
+TEST(PngCodec, StridedRgbAndRgbaRoundTrip) {
+  for (int32_t channels : {3, 4}) {
+    const TestImage image = make_random(19, 11, channels, 13, 2 + channels);
+    std::vector<uint8_t> png;
+    ASSERT_TRUE(png_encode(image.view, png, 6).is_ok());
+    auto decoded = png_decode(png.data(), png.size());
+    ASSERT_TRUE(decoded.is_ok()) << decoded.status().to_string();
+    expect_same_pixels(image.view, decoded.value());
+  }
+}
+
+TEST(PngCodec, EveryCompressionLevelDecodesTheSame) {
+  const TestImage image = make_random(16, 9, 1, 3, 7);
+  for (int32_t level : {0, 1, 9}) {
+    std::vector<uint8_t> png;
+    ASSERT_TRUE(png_encode(image.view, png, level).is_ok());
+    auto decoded = png_decode(png.data(), png.size());
+    ASSERT_TRUE(decoded.is_ok());
+    expect_same_pixels(image.view, decoded.value());
+  }
+}
+
+TEST(PngCodec, EncodeAppendsToOutput) {
+  const TestImage image = make_random(8, 8, 1, 0, 3);
+  std::vector<uint8_t> alone;
+  ASSERT_TRUE(png_encode(image.view, alone).is_ok());
+  std::vector<uint8_t> out = {1, 2, 3};
+  ASSERT_TRUE(png_encode(image.view, out).is_ok());
+  ASSERT_EQ(out.size(), alone.size() + 3);
+  EXPECT_EQ(out[0], 1);
+  EXPECT_TRUE(std::equal(alone.begin(), alone.end(), out.begin() + 3));
+}
+
+TEST(PngCodec, RefusesFloatAndOddChannels) {
+  TestImage image = make_random(8, 8, 1, 0, 4);
+  std::vector<uint8_t> out;
+  ImageView f32 = image.view;
+  f32.type = PixelType::kF32;
+  f32.width = 2;
+  EXPECT_EQ(png_encode(f32, out).code(), Errc::kUnsupportedFormat);
+  ImageView two = image.view;
+  two.channels = 2;
+  two.width = 4;
+  EXPECT_EQ(png_encode(two, out).code(), Errc::kInvalidArgument);
+  ImageView empty;
+  EXPECT_EQ(png_encode(empty, out).code(), Errc::kInvalidArgument);
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(PngCodec, TruncatedDataIsAnErrorAtEveryLength) {
+  const TestImage image = make_random(32, 32, 1, 0, 5);
+  std::vector<uint8_t> png;
+  ASSERT_TRUE(png_encode(image.view, png).is_ok());
+  // Every prefix up to the last 4 bytes: those are IEND's CRC, a constant libspng does not insist on reading.
+  for (size_t len = 0; len + 4 < png.size(); len += 3) {
+    auto decoded = png_decode(png.data(), len);
+    EXPECT_FALSE(decoded.is_ok()) << "prefix of " << len << " of " << png.size() << " bytes decoded";
+  }
+  // All image data present but no IEND: still truncated.
+  auto no_iend = png_decode(png.data(), png.size() - 12);
+  EXPECT_FALSE(no_iend.is_ok());
+}
+
+TEST(PngCodec, CorruptDataIsAnError) {
+  const TestImage image = make_random(32, 32, 1, 0, 6);
+  std::vector<uint8_t> png;
+  ASSERT_TRUE(png_encode(image.view, png).is_ok());
+  // Every byte after the signature is covered by a chunk CRC: flipping any one must be detected.
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<uint8_t> bad = png;
+    const size_t pos = 8 + rng() % (bad.size() - 8);
+    bad[pos] ^= static_cast<uint8_t>(1 + rng() % 255);
+    auto decoded = png_decode(bad.data(), bad.size());
+    EXPECT_FALSE(decoded.is_ok()) << "flip at " << pos << " decoded";
+  }
+  std::vector<uint8_t> garbage(500);
+  for (auto& v : garbage) v = static_cast<uint8_t>(rng());
+  auto decoded = png_decode(garbage.data(), garbage.size());
+  ASSERT_FALSE(decoded.is_ok());
+  EXPECT_EQ(decoded.status().code(), Errc::kUnsupportedFormat);
+  EXPECT_FALSE(png_decode(nullptr, 0).is_ok());
+}
+
+TEST(PngCodec, PixelLimitRefusesLargeImages) {
+  const TestImage image = make_random(100, 50, 1, 0, 8);
+  std::vector<uint8_t> png;
+  ASSERT_TRUE(png_encode(image.view, png).is_ok());
+  auto refused = png_decode(png.data(), png.size(), 100 * 50 - 1);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.status().message().find("exceeds"), std::string::npos);
+  auto accepted = png_decode(png.data(), png.size(), 100 * 50);
+  EXPECT_TRUE(accepted.is_ok());
+}
+
+}  // namespace
+}  // namespace kiln
+
+#else
+TEST(PngCodec, SkippedWithoutLibspng) { GTEST_SKIP() << "built with KILN_JPEG=OFF"; }
+#endif
