@@ -48,6 +48,7 @@ typedef struct KilnSegment {
   float h1, h2;       /* trapezoid breakpoints of the pixel square projected on the normal */
   float inv_a;        /* 1 / a */
   float inv_2ab;      /* 1 / (2ab) */
+  float slope;        /* dy / dx, 0 when dx == 0 */
 } KilnSegment;
 
 /* Projection of the unit pixel square on a unit normal with absolute components a >= b:
@@ -80,6 +81,7 @@ KILN_KERNEL_FN KilnSegment kiln_segment_make(float x0, float y0, float x1, float
   len2 = g.dx * g.dx + g.dy * g.dy;
   len = kiln_sqrtf(len2);
   g.inv_len2 = len2 > 0.0f ? 1.0f / len2 : 0.0f;
+  g.slope = g.dx > 0.0f ? g.dy / g.dx : 0.0f;
   g.nx = len > 0.0f ? -g.dy / len : 0.0f;
   g.ny = len > 0.0f ? g.dx / len : 1.0f;
   kiln_square_projection(kiln_absf(g.nx), kiln_absf(g.ny), &g.h1, &g.h2, &g.inv_a, &g.inv_2ab);
@@ -139,27 +141,23 @@ KILN_KERNEL_FN void kiln_line_segment_span(int32_t c, float reach, float x_step,
   *k_hi = kiln_mini(hi, last);
 }
 
-/* Rows of column c that segment (x0,y0)-(x1,y1), x0 <= x1, can touch: [*y_lo, *y_hi]; returns 0 if none. */
-KILN_KERNEL_FN int32_t kiln_line_segment_rows(int32_t c, float reach, float x0, float y0, float x1, float y1,
-                                              int32_t height, int32_t* y_lo, int32_t* y_hi) {
+/* Rows of column c that segment g can touch (a conservative bound): [*y_lo, *y_hi], possibly empty. */
+KILN_KERNEL_FN void kiln_line_segment_rows(int32_t c, float reach, KilnSegment g, int32_t height, int32_t* y_lo,
+                                           int32_t* y_hi) {
   float cx = (float)c;
-  float xa = kiln_maxf(x0, cx - reach);
+  float x1 = g.ax + g.dx;
+  float xa = kiln_maxf(g.ax, cx - reach);
   float xb = kiln_minf(x1, cx + reach);
-  if (xa > xb) return 0;
-  float slope = x1 > x0 ? (y1 - y0) / (x1 - x0) : 0.0f;
-  float ya = x1 > x0 ? y0 + (xa - x0) * slope : y0;
-  float yb = x1 > x0 ? y0 + (xb - x0) * slope : y1;
+  float ya = g.ay + (xa - g.ax) * g.slope;
+  float yb = g.ay + (xb - g.ax) * g.slope;
   float top = kiln_minf(ya, yb) - reach;
   float bottom = kiln_maxf(ya, yb) + reach;
-  if (x1 <= x0) {
-    top = kiln_minf(y0, y1) - reach;
-    bottom = kiln_maxf(y0, y1) + reach;
+  if (!(g.dx > 0.0f)) { /* all points share one column (width 1) */
+    top = kiln_minf(g.ay, g.ay + g.dy) - reach;
+    bottom = kiln_maxf(g.ay, g.ay + g.dy) + reach;
   }
-  int32_t lo = kiln_maxi((int32_t)kiln_ceilf(top), 0);
-  int32_t hi = kiln_mini((int32_t)kiln_floorf(bottom), height - 1);
-  *y_lo = lo;
-  *y_hi = hi;
-  return lo <= hi;
+  *y_lo = kiln_maxi((int32_t)kiln_ceilf(top), 0);
+  *y_hi = xa > xb ? -1 : kiln_mini((int32_t)kiln_floorf(bottom), height - 1);
 }
 
 /* Background blended towards ink by coverage, as a float level in [0, 255]. */

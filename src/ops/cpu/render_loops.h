@@ -12,34 +12,48 @@
 
 namespace {
 
+constexpr int32_t kBlock = 8;
+constexpr int32_t kMaxSegmentsPerColumn = 16;
+
+// Per segment: how t (the projection parameter) changes per row, to find the interior rows of a column.
+struct InteriorStep {
+  float t_per_row;  // dy / |d|^2
+  float rows_per_t; // 1 / t_per_row, 0 when t does not depend on the row
+};
+
+inline InteriorStep interior_step(const KilnSegment& g) {
+  const float t_per_row = g.dy * g.inv_len2;
+  return {t_per_row, t_per_row != 0.0f ? 1.0f / t_per_row : 0.0f};
+}
+
+// Rows [*first, *last] of [y_lo, y_hi] in column px where segment g is certainly interior (0 < t < 1), so the
+// interior formula equals kiln_capsule_coverage there. The analytic bounds are shrunk by a margin in t and by one
+// row, which covers any float rounding in computing them.
+inline void interior_rows(const KilnSegment& g, const InteriorStep& step, float px, int32_t y_lo, int32_t y_hi,
+                          int32_t* first, int32_t* last) {
+  constexpr float kMargin = 1e-3f;
+  const float t0 = ((px - g.ax) * g.dx - g.ay * g.dy) * g.inv_len2;  // t at row 0
+  float lo = static_cast<float>(y_lo);
+  float hi = static_cast<float>(y_hi);
+  if (step.rows_per_t == 0.0f) {
+    if (!(t0 > kMargin && t0 < 1.0f - kMargin)) hi = lo - 1.0f;
+  } else {
+    float a = (kMargin - t0) * step.rows_per_t;
+    float b = (1.0f - kMargin - t0) * step.rows_per_t;
+    if (a > b) std::swap(a, b);
+    lo = std::max(lo, std::ceil(a) + 1.0f);
+    hi = std::min(hi, std::floor(b) - 1.0f);
+  }
+  *first = static_cast<int32_t>(lo);
+  *last = static_cast<int32_t>(std::max(hi, lo - 1.0f));
+}
+
 struct LineScratch {
   std::vector<float> xs, ys;
   std::vector<KilnSegment> segments;
+  std::vector<InteriorStep> steps;
   std::vector<float> coverage;
 };
-
-// Rows [*first, *last] of column px where segment g is certainly interior (0 < t < 1 with a margin that
-// float rounding cannot cross), so the cheap interior formula equals kiln_capsule_coverage there.
-inline void interior_rows(const KilnSegment& g, float px, int32_t y_lo, int32_t y_hi, int32_t* first,
-                          int32_t* last) {
-  constexpr double kMargin = 1e-3;
-  const double base = (static_cast<double>(px) - g.ax) * g.dx - static_cast<double>(g.ay) * g.dy;
-  const double t0 = base * g.inv_len2;
-  const double slope = static_cast<double>(g.dy) * g.inv_len2;
-  double lo = y_lo;
-  double hi = y_hi;
-  if (slope == 0.0) {
-    if (!(t0 > kMargin && t0 < 1.0 - kMargin)) hi = lo - 1;
-  } else {
-    double a = (kMargin - t0) / slope;
-    double b = (1.0 - kMargin - t0) / slope;
-    if (a > b) std::swap(a, b);
-    lo = std::max(lo, std::ceil(a));
-    hi = std::min(hi, std::floor(b));
-  }
-  *first = static_cast<int32_t>(lo);
-  *last = static_cast<int32_t>(std::max(hi, lo - 1));
-}
 
 struct OhlcScratch {
   std::vector<int32_t> open_row, high_row, low_row, close_row;
@@ -110,10 +124,19 @@ void render_line_image(const kiln::RenderParams& p, const float* values, int32_t
   }
   const int32_t segments = n - 1;
   s.segments.resize(segments);
-  for (int32_t k = 0; k < segments; ++k) s.segments[k] = kiln_segment_make(s.xs[k], s.ys[k], s.xs[k + 1], s.ys[k + 1]);
-  s.coverage.resize(h);
+  s.steps.resize(segments);
+  for (int32_t k = 0; k < segments; ++k) {
+    s.segments[k] = kiln_segment_make(s.xs[k], s.ys[k], s.xs[k + 1], s.ys[k + 1]);
+    s.steps[k] = interior_step(s.segments[k]);
+  }
+  // Rows are processed in blocks of kBlock (one or two SIMD vectors); the column buffer is padded so a block may
+  // run past the band or the image. Rows outside every segment's conservative range have zero coverage, so the
+  // extra values change nothing, and only [band_lo, band_hi] is written out.
+  s.coverage.resize(static_cast<size_t>(h) + kBlock);
   float* cov = s.coverage.data();
   const int32_t thin = r < KILN_LINE_REACH_PAD;
+  int32_t seg_lo[kMaxSegmentsPerColumn];
+  int32_t seg_hi[kMaxSegmentsPerColumn];
 
   for (int32_t c = 0; c < w; ++c) {
     int32_t k_lo = 0;
@@ -121,47 +144,58 @@ void render_line_image(const kiln::RenderParams& p, const float* values, int32_t
     kiln_line_segment_span(c, reach, x_step, n, &k_lo, &k_hi);
     int32_t band_lo = h;
     int32_t band_hi = -1;
+    const bool cached = k_hi - k_lo < kMaxSegmentsPerColumn;
     for (int32_t k = k_lo; k <= k_hi; ++k) {
       int32_t y_lo = 0;
       int32_t y_hi = -1;
-      if (kiln_line_segment_rows(c, reach, s.xs[k], s.ys[k], s.xs[k + 1], s.ys[k + 1], h, &y_lo, &y_hi)) {
+      kiln_line_segment_rows(c, reach, s.segments[k], h, &y_lo, &y_hi);
+      if (cached) {
+        seg_lo[k - k_lo] = y_lo;
+        seg_hi[k - k_lo] = y_hi;
+      }
+      if (y_lo <= y_hi) {
         band_lo = kiln_mini(band_lo, y_lo);
         band_hi = kiln_maxi(band_hi, y_hi);
       }
     }
     if (band_lo > band_hi) continue;
-    for (int32_t y = band_lo; y <= band_hi; ++y) cov[y] = 0.0f;
+    for (int32_t y = band_lo; y < band_hi + kBlock; ++y) cov[y] = 0.0f;
     const float px = static_cast<float>(c);
     for (int32_t k = k_lo; k <= k_hi; ++k) {
       int32_t y_lo = 0;
       int32_t y_hi = -1;
-      if (!kiln_line_segment_rows(c, reach, s.xs[k], s.ys[k], s.xs[k + 1], s.ys[k + 1], h, &y_lo, &y_hi)) continue;
+      if (cached) {
+        y_lo = seg_lo[k - k_lo];
+        y_hi = seg_hi[k - k_lo];
+      } else {
+        kiln_line_segment_rows(c, reach, s.segments[k], h, &y_lo, &y_hi);
+      }
+      if (y_lo > y_hi) continue;
       const KilnSegment g = s.segments[k];
       int32_t in_lo = 0;
       int32_t in_hi = -1;
-      interior_rows(g, px, y_lo, y_hi, &in_lo, &in_hi);
-      if (in_lo > in_hi) {
-        in_lo = y_hi + 1;
-        in_hi = y_hi;
-      }
-      for (int32_t y = y_lo; y < in_lo; ++y) {
-        const float value = kiln_capsule_coverage(g, px, static_cast<float>(y), r);
-        cov[y] = cov[y] > value ? cov[y] : value;
-      }
-      if (thin) {
-        for (int32_t y = in_lo; y <= in_hi; ++y) {
-          const float value = kiln_coverage_interior(g, px, static_cast<float>(y), r, 1);
-          cov[y] = cov[y] > value ? cov[y] : value;
+      interior_rows(g, s.steps[k], px, y_lo, y_hi + kBlock - 1, &in_lo, &in_hi);
+      for (int32_t y0 = y_lo; y0 <= y_hi; y0 += kBlock) {
+        float* block = cov + y0;
+        const float fy = static_cast<float>(y0);
+        if (y0 >= in_lo && y0 + kBlock - 1 <= in_hi) {
+          if (thin) {
+            for (int32_t j = 0; j < kBlock; ++j) {
+              const float value = kiln_coverage_interior(g, px, fy + static_cast<float>(j), r, 1);
+              block[j] = block[j] > value ? block[j] : value;
+            }
+          } else {
+            for (int32_t j = 0; j < kBlock; ++j) {
+              const float value = kiln_coverage_interior(g, px, fy + static_cast<float>(j), r, 0);
+              block[j] = block[j] > value ? block[j] : value;
+            }
+          }
+        } else {
+          for (int32_t j = 0; j < kBlock; ++j) {
+            const float value = kiln_capsule_coverage(g, px, fy + static_cast<float>(j), r);
+            block[j] = block[j] > value ? block[j] : value;
+          }
         }
-      } else {
-        for (int32_t y = in_lo; y <= in_hi; ++y) {
-          const float value = kiln_coverage_interior(g, px, static_cast<float>(y), r, 0);
-          cov[y] = cov[y] > value ? cov[y] : value;
-        }
-      }
-      for (int32_t y = std::max(in_hi + 1, in_lo); y <= y_hi; ++y) {
-        const float value = kiln_capsule_coverage(g, px, static_cast<float>(y), r);
-        cov[y] = cov[y] > value ? cov[y] : value;
       }
     }
     Pixel* column = out + c;

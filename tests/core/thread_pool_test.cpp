@@ -1,0 +1,45 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "core/thread_pool.h"
+
+namespace kiln {
+namespace {
+
+TEST(ThreadPool, ParallelForVisitsEveryIndexOnce) {
+  ThreadPool pool(3);
+  for (int64_t n : {0, 1, 2, 7, 1000, 12345}) {
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    pool.parallel_for(n, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) hits[static_cast<size_t>(i)]++;
+    });
+    for (const auto& h : hits) ASSERT_EQ(h.load(), 1);
+  }
+}
+
+TEST(ThreadPool, UsesSeveralThreads) {
+  ThreadPool pool(4);
+  std::mutex mutex;
+  std::set<std::thread::id> ids;
+  pool.parallel_for(64, [&](int64_t, int64_t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::lock_guard<std::mutex> lock(mutex);
+    ids.insert(std::this_thread::get_id());
+  });
+  EXPECT_GE(ids.size(), 2u);
+}
+
+TEST(ThreadPool, SubmittedTasksRunBeforeDestruction) {
+  std::atomic<int> count{0};
+  {
+    ThreadPool pool(2);
+    for (int i = 0; i < 100; ++i) pool.submit([&] { count++; });
+  }
+  EXPECT_EQ(count.load(), 100);
+}
+
+}  // namespace
+}  // namespace kiln
