@@ -8,6 +8,7 @@ DEBIAN_PACKAGES := build-essential cmake pkg-config \
   libfmt-dev libspdlog-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
   libopencv-dev libcairo2-dev \
+  ocl-icd-opencl-dev opencl-clhpp-headers opencl-c-headers pocl-opencl-icd clinfo \
   python3 python3-numpy python3-h5py python3-pytest python3-matplotlib
 
 .PHONY: deps build demo test bench clean

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@
 namespace kiln {
 
 class ThreadPool;
+struct PoolBlock;
+struct PoolStats;
 
 enum class BackendKind : uint8_t { kCuda = 0, kOpenCL, kCpu };
 enum class ExecMode : uint8_t { kAuto = 0, kGpu, kCpu };
@@ -30,6 +33,23 @@ struct DeviceInfo {
   int64_t total_memory = 0;
   int64_t free_memory = 0;
   int32_t compute_units = 0;
+  int64_t pool_bytes = 0;  // what kiln's device buffer pool holds on it now
+};
+
+// Set once when the registry is built (GPU_DEVICE_ID, GPU_MEMORY_LIMIT_GB).
+struct BackendOptions {
+  int32_t device_id = 0;
+  uint64_t memory_limit_bytes = 0;  // 0 = no limit; the device pool never holds more
+  // OpenCL devices of type CPU (e.g. PoCL) are slower than kiln's own CPU path, so they are used only when asked
+  // for: KILN_OPENCL_DEVICE_TYPE=all|cpu, or GPU_BACKEND=opencl.
+  bool opencl_allow_cpu_devices = false;
+};
+
+// Per-call timings a backend may report (milliseconds, measured with device events where there are any).
+struct RenderTimings {
+  double upload_ms = 0;
+  double kernel_ms = 0;
+  double download_ms = 0;
 };
 
 // What an op asks of a backend; supports() answers from this alone.
@@ -47,8 +67,17 @@ class Backend {
   virtual std::vector<DeviceInfo> devices() const = 0;
   virtual bool supports(const OpRequest& request) const = 0;
   // Renders every window of the batch into `out`. `pool` may spread the batch over threads (CPU only).
+  // Thread-safe: GPU backends keep one stream/queue per calling thread, so calls from several threads overlap.
+  // Errors: OutOfMemory when device buffers cannot be had (the caller may retry with a smaller batch),
+  // DeviceError for kernel or driver failures.
   virtual Status render(const RenderParams& params, const WindowBatch& windows, const BatchView& out,
-                        ThreadPool* pool) = 0;
+                        ThreadPool* pool, RenderTimings* timings = nullptr) = 0;
+  // Host memory this backend transfers into fastest (pinned for CUDA, mapped for OpenCL, plain for the CPU);
+  // block.handle is the host pointer. Render outputs placed here skip a staging copy.
+  virtual Result<PoolBlock> host_acquire(size_t bytes);
+  virtual void host_release(PoolBlock block);
+  // The device buffer pool's counters (zeros for the CPU).
+  virtual PoolStats memory_stats() const;
 };
 
 struct BackendStatus {
@@ -72,7 +101,9 @@ class BackendRegistry {
   Backend& cpu() const { return *m_backends.back(); }
   // auto: first backend that supports the request (GPU before CPU); gpu: first GPU backend that supports it,
   // else InvalidArgument/DeviceError with the reason; cpu: the CPU backend.
-  Result<Placement> place(ExecMode mode, const OpRequest& request) const;
+  // `only` restricts the GPU backends considered (GPU_BACKEND=cuda|opencl).
+  Result<Placement> place(ExecMode mode, const OpRequest& request,
+                          std::optional<BackendKind> only = std::nullopt) const;
 
   void add(std::unique_ptr<Backend> backend, BackendStatus status);  // keeps CPU last
 
@@ -82,5 +113,10 @@ class BackendRegistry {
 };
 
 std::unique_ptr<Backend> cpu_backend_create();
+// GPU backends: a Status explains why one is unavailable (no driver, no device, ...). Defined only when compiled.
+Result<std::unique_ptr<Backend>> cuda_backend_create(const BackendOptions& options);
+Result<std::unique_ptr<Backend>> opencl_backend_create(const BackendOptions& options);
+// GPU_DEVICE_ID and GPU_MEMORY_LIMIT_GB from the environment.
+Result<BackendOptions> backend_options_from_env();
 
 }  // namespace kiln

@@ -1,6 +1,10 @@
 #include <algorithm>
 #include <cctype>
 
+#include <cstdlib>
+#include <cstring>
+
+#include "core/buffer_pool.h"
 #include "kiln/device.h"
 
 namespace kiln {
@@ -39,6 +43,39 @@ const char* op_kind_name(OpKind op) {
   return "?";
 }
 
+Result<PoolBlock> Backend::host_acquire(size_t bytes) {
+  void* memory = std::malloc(bytes);
+  if (memory == nullptr) return Status(Errc::kOutOfMemory, "host allocation of " + std::to_string(bytes) + " bytes failed");
+  return PoolBlock{reinterpret_cast<uintptr_t>(memory), bytes};
+}
+
+void Backend::host_release(PoolBlock block) { std::free(reinterpret_cast<void*>(block.handle)); }
+
+PoolStats Backend::memory_stats() const { return {}; }
+
+Result<BackendOptions> backend_options_from_env() {
+  BackendOptions options;
+  if (const char* id = std::getenv("GPU_DEVICE_ID"); id != nullptr && *id != '\0') {
+    char* end = nullptr;
+    const long value = std::strtol(id, &end, 10);
+    if (*end != '\0' || value < 0) return invalid_argument("GPU_DEVICE_ID='" + std::string(id) + "': expected a device index");
+    options.device_id = static_cast<int32_t>(value);
+  }
+  if (const char* gb = std::getenv("GPU_MEMORY_LIMIT_GB"); gb != nullptr && *gb != '\0') {
+    char* end = nullptr;
+    const double value = std::strtod(gb, &end);
+    if (*end != '\0' || !(value > 0)) {
+      return invalid_argument("GPU_MEMORY_LIMIT_GB='" + std::string(gb) + "': expected a positive number");
+    }
+    options.memory_limit_bytes = static_cast<uint64_t>(value * 1024.0 * 1024.0 * 1024.0);
+  }
+  const char* types = std::getenv("KILN_OPENCL_DEVICE_TYPE");
+  const char* preferred = std::getenv("GPU_BACKEND");
+  options.opencl_allow_cpu_devices = (types != nullptr && (std::strcmp(types, "all") == 0 || std::strcmp(types, "cpu") == 0)) ||
+                                     (preferred != nullptr && std::strcmp(preferred, "opencl") == 0);
+  return options;
+}
+
 void BackendRegistry::add(std::unique_ptr<Backend> backend, BackendStatus status) {
   m_statuses.push_back(std::move(status));
   if (!backend) return;
@@ -64,12 +101,13 @@ std::string unavailable_gpus(const std::vector<BackendStatus>& statuses) {
 }
 }  // namespace
 
-Result<Placement> BackendRegistry::place(ExecMode mode, const OpRequest& request) const {
+Result<Placement> BackendRegistry::place(ExecMode mode, const OpRequest& request,
+                                         std::optional<BackendKind> only) const {
   const std::string op = op_kind_name(request.op);
   if (mode == ExecMode::kCpu) return Placement{&cpu(), "mode cpu"};
   std::string declined;
   for (const auto& backend : m_backends) {
-    if (!backend->is_gpu()) continue;
+    if (!backend->is_gpu() || (only && backend->kind() != *only)) continue;
     if (backend->supports(request)) return Placement{backend.get(), backend->name() + " supports " + op};
     declined += (declined.empty() ? "" : ", ") + backend->name() + " does not support this " + op;
   }

@@ -13,15 +13,25 @@
  * the disc). The union of capsules takes the maximum, which slightly under-covers pixels at the inner corner
  * of sharp joins (see docs/ops/render.md for the measured error against a 16x supersampled reference).
  *
+ * The value of a line-chart pixel (x, y) is defined as: the maximum of kiln_capsule_coverage() over the segments
+ * k in kiln_line_segment_span(x) whose kiln_line_segment_rows(x) contain y, shaded with kiln_shade(); background
+ * where there is none. Backends may evaluate more segments or rows (they add exact zeros) and may use
+ * kiln_coverage_interior() where the projection is certainly inside the segment; nothing else may differ.
+ * A window with a non-finite value renders as background only.
+ *
  * OHLC bars: pixel x covers [x, x+1) in bar space; bar i occupies sub-columns 4i (open tick), 4i+1
- * (high-low line), 4i+2 (close tick), 4i+3 (gap), scaled by W / (4 n); rows are snapped to the nearest row. */
+ * (high-low line), 4i+2 (close tick), 4i+3 (gap), scaled by W / (4 n); rows are snapped to the nearest row.
+ * A pixel's level is background + the sum, in increasing sub-column order, of overlap * (ink - background) over
+ * the sub-columns whose rows contain it (sub-columns with zero overlap skipped). */
 #ifndef KILN_OPS_RENDER_PX_H
 #define KILN_OPS_RENDER_PX_H
 
 #include "kernel_defs.h"
 
-/* Coverage is non-zero only within r + (a+b)/2 <= r + sqrt(2)/2 of the segment; this is that bound. */
-#define KILN_LINE_REACH_PAD 0.7072f
+/* Coverage is non-zero only within r + (a+b)/2 <= r + sqrt(2)/2 of the segment. The pad is larger than
+ * sqrt(2)/2 by a margin that float rounding of distances cannot cross (coordinates up to 32768), so every pixel
+ * outside a segment's kiln_line_segment_rows() range has coverage exactly 0 from that segment. */
+#define KILN_LINE_REACH_PAD 0.75f
 /* Smallest second projection width; keeps 1/(2ab) finite for axis-aligned normals (error < 1e-3/8). */
 #define KILN_MIN_PROJ_B 1e-3f
 

@@ -1,14 +1,37 @@
-// The process-wide backend registry: GPU backends that are compiled in and find a device, then the CPU.
+// The process-wide backend registry: compiled GPU backends that find a device (CUDA, then OpenCL), then the CPU.
 #include "kiln/device.h"
 
 namespace kiln {
 
+namespace {
+
+[[maybe_unused]] void add_gpu(BackendRegistry* registry, BackendKind kind, Result<std::unique_ptr<Backend>> created) {
+  if (created.is_ok()) {
+    registry->add(std::move(created).value(), BackendStatus{kind, true, "ok"});
+  } else {
+    registry->add(nullptr, BackendStatus{kind, false, created.status().message()});
+  }
+}
+
+}  // namespace
+
 BackendRegistry& BackendRegistry::instance() {
   static BackendRegistry* registry = [] {
     auto* r = new BackendRegistry();
-    r->add(nullptr, BackendStatus{BackendKind::kCuda, false, "not compiled (GPU backends are not implemented yet)"});
-    r->add(nullptr, BackendStatus{BackendKind::kOpenCL, false, "not compiled (GPU backends are not implemented yet)"});
+    const auto options = backend_options_from_env();
+    const BackendOptions opts = options.is_ok() ? options.value() : BackendOptions{};
+#if KILN_HAS_CUDA
+    add_gpu(r, BackendKind::kCuda, cuda_backend_create(opts));
+#else
+    r->add(nullptr, BackendStatus{BackendKind::kCuda, false, "not compiled (configure with KILN_CUDA=ON and a CUDA toolkit)"});
+#endif
+#if KILN_HAS_OPENCL
+    add_gpu(r, BackendKind::kOpenCL, opencl_backend_create(opts));
+#else
+    r->add(nullptr, BackendStatus{BackendKind::kOpenCL, false, "not compiled (configure with KILN_OPENCL=ON and an OpenCL ICD loader)"});
+#endif
     r->add(cpu_backend_create(), BackendStatus{BackendKind::kCpu, true, "always available"});
+    (void)opts;
     return r;
   }();
   return *registry;

@@ -14,7 +14,7 @@ class FakeGpu final : public Backend {
   bool is_gpu() const override { return true; }
   std::vector<DeviceInfo> devices() const override { return {}; }
   bool supports(const OpRequest& request) const override { return m_supports && request.op == OpKind::kRender; }
-  Status render(const RenderParams&, const WindowBatch&, const BatchView&, ThreadPool*) override {
+  Status render(const RenderParams&, const WindowBatch&, const BatchView&, ThreadPool*, RenderTimings*) override {
     return Status::ok();
   }
 

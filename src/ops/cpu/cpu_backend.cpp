@@ -46,8 +46,8 @@ class CpuBackend final : public Backend {
 
   bool supports(const OpRequest& request) const override { return request.op == OpKind::kRender; }
 
-  Status render(const RenderParams& params, const WindowBatch& windows, const BatchView& out,
-                ThreadPool* pool) override {
+  Status render(const RenderParams& params, const WindowBatch& windows, const BatchView& out, ThreadPool* pool,
+                RenderTimings* /*timings*/) override {
     return render_cpu(params, windows, out, pool);
   }
 };

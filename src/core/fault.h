@@ -1,0 +1,22 @@
+// Fault injection for GPU paths, so fallback code runs on any machine:
+//   KILN_FAULT=alloc:N     the N-th GPU buffer allocation fails (OutOfMemory)
+//   KILN_FAULT=kernel:N    the N-th kernel launch fails (DeviceError)
+//   KILN_FAULT=device_lost every GPU call from the first launch on fails (DeviceError)
+// Several may be combined with commas. Counting is per process.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kiln/status.h"
+
+namespace kiln {
+
+enum class FaultSite : uint8_t { kAlloc = 0, kLaunch };
+
+// True when this call at `site` must fail. Cheap when KILN_FAULT is unset.
+bool fault_should_fail(FaultSite site);
+// Replaces the configuration (tests); an empty spec disables injection. InvalidArgument on a bad spec.
+Status fault_configure(const std::string& spec);
+
+}  // namespace kiln

@@ -1,0 +1,105 @@
+#include "backend_ops/render_cases.h"
+
+#include <cmath>
+#include <random>
+
+namespace kiln::test {
+
+namespace {
+
+RenderCase line(std::string name, int32_t w, int32_t h, float lw, int32_t seq_len, int32_t windows) {
+  RenderCase c;
+  c.name = std::move(name);
+  c.params.width = w;
+  c.params.height = h;
+  c.params.line_width = lw;
+  c.seq_len = seq_len;
+  c.windows = windows;
+  return c;
+}
+
+RenderCase ohlc(std::string name, int32_t w, int32_t h, int32_t seq_len, int32_t windows) {
+  RenderCase c = line(std::move(name), w, h, 3.0f, seq_len, windows);
+  c.params.style = ChartStyle::kOhlc;
+  return c;
+}
+
+}  // namespace
+
+std::vector<RenderCase> render_cases() {
+  std::vector<RenderCase> cases;
+  cases.push_back(line("line_800x500_lw3", 800, 500, 3.0f, 100, 6));
+  cases.push_back(line("line_224x224_lw2", 224, 224, 2.0f, 100, 12));
+  cases.push_back(line("one_window", 128, 64, 3.0f, 50, 1));
+  cases.push_back(line("seq_len_2", 64, 32, 2.0f, 2, 9));
+  for (float lw : {0.5f, 1.0f, 1.5f, 4.0f, 10.0f}) {
+    cases.push_back(line("width_" + std::to_string(static_cast<int>(lw * 10)), 160, 90, lw, 40, 5));
+  }
+  cases.push_back(line("size_1x1", 1, 1, 3.0f, 10, 3));
+  cases.push_back(line("size_1x64", 1, 64, 3.0f, 10, 3));
+  cases.push_back(line("size_64x1", 64, 1, 3.0f, 10, 3));
+  cases.push_back(line("size_4096x64", 4096, 64, 3.0f, 200, 2));
+  cases.push_back(line("narrower_than_series", 37, 50, 1.5f, 300, 3));
+  RenderCase flat = line("flat", 100, 41, 3.0f, 30, 4);
+  flat.shape = SeriesShape::kFlat;
+  cases.push_back(flat);
+  RenderCase spikes = line("extreme_slopes", 300, 400, 2.0f, 60, 4);
+  spikes.shape = SeriesShape::kSpikes;
+  cases.push_back(spikes);
+  RenderCase steps = line("steps", 256, 128, 3.0f, 64, 4);
+  steps.shape = SeriesShape::kSteps;
+  cases.push_back(steps);
+  RenderCase nan = line("nan_window_blank", 64, 32, 3.0f, 20, 6);
+  nan.shape = SeriesShape::kWithNaN;
+  cases.push_back(nan);
+  RenderCase f32 = line("float32_output", 200, 100, 3.0f, 50, 4);
+  f32.params.dtype = PixelType::kF32;
+  cases.push_back(f32);
+  RenderCase levels = line("custom_levels", 120, 60, 2.5f, 30, 3);
+  levels.params.background = 230;
+  levels.params.ink = 20;
+  cases.push_back(levels);
+  RenderCase stride = line("stride_7", 96, 48, 2.0f, 30, 10);
+  stride.stride = 7;
+  cases.push_back(stride);
+  cases.push_back(ohlc("ohlc_native", 400, 200, 100, 5));
+  cases.push_back(ohlc("ohlc_scaled_down", 150, 80, 100, 5));
+  cases.push_back(ohlc("ohlc_scaled_up", 1000, 120, 50, 3));
+  RenderCase ohlc_f32 = ohlc("ohlc_float32", 120, 60, 30, 3);
+  ohlc_f32.params.dtype = PixelType::kF32;
+  cases.push_back(ohlc_f32);
+  RenderCase ohlc_flat = ohlc("ohlc_flat", 40, 21, 10, 2);
+  ohlc_flat.shape = SeriesShape::kFlat;
+  cases.push_back(ohlc_flat);
+  return cases;
+}
+
+std::vector<float> render_case_series(const RenderCase& c) {
+  const int64_t rows = static_cast<int64_t>(c.windows - 1) * c.stride + c.seq_len;
+  std::mt19937_64 rng(c.seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> close(static_cast<size_t>(rows));
+  float v = 100.0f;
+  for (int64_t i = 0; i < rows; ++i) {
+    switch (c.shape) {
+      case SeriesShape::kRandomWalk:
+      case SeriesShape::kWithNaN: v += normal(rng); break;
+      case SeriesShape::kFlat: v = 42.0f; break;
+      case SeriesShape::kSpikes: v = (i % 2 == 0) ? 0.0f : 1000.0f * (1.0f + 0.1f * normal(rng)); break;
+      case SeriesShape::kSteps: v = static_cast<float>((i / 8) % 3); break;
+    }
+    close[static_cast<size_t>(i)] = v;
+  }
+  if (c.shape == SeriesShape::kWithNaN) close[static_cast<size_t>(rows / 2)] = std::nanf("");
+  if (c.params.style == ChartStyle::kLine) return close;
+  std::vector<float> bars;
+  for (int64_t i = 0; i < rows; ++i) {
+    const float cl = close[static_cast<size_t>(i)];
+    const float op = i > 0 ? close[static_cast<size_t>(i - 1)] : cl;
+    const float wick = c.shape == SeriesShape::kFlat ? 0.0f : std::abs(normal(rng)) * 0.5f;
+    bars.insert(bars.end(), {op, std::max(op, cl) + wick, std::min(op, cl) - wick, cl});
+  }
+  return bars;
+}
+
+}  // namespace kiln::test

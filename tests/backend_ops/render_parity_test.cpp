@@ -1,0 +1,71 @@
+// Every render case on every GPU backend against the CPU reference (scalar variant). A backend that is not
+// compiled or finds no device is reported as SKIPPED with the reason.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "backend_ops/render_cases.h"
+#include "backend_ops/test_backends.h"
+#include "ops/cpu/render_cpu.h"
+
+namespace kiln {
+namespace {
+
+class RenderParity : public ::testing::TestWithParam<BackendKind> {};
+
+std::vector<uint8_t> render_on(Backend& backend, const test::RenderCase& c, const std::vector<float>& series,
+                               Status* status) {
+  const int32_t channels = c.params.style == ChartStyle::kOhlc ? 4 : 1;
+  std::vector<int64_t> starts;
+  for (int32_t i = 0; i < c.windows; ++i) starts.push_back(static_cast<int64_t>(i) * c.stride);
+  const WindowBatch windows{series.data(), channels, starts.data(), c.windows, c.seq_len};
+  const size_t image_bytes = static_cast<size_t>(c.params.width) * c.params.height * pixel_type_size(c.params.dtype);
+  std::vector<uint8_t> out(image_bytes * static_cast<size_t>(c.windows), 0xAB);
+  const BatchView view{out.data(), c.windows, c.params.width, c.params.height, 1, c.params.dtype,
+                       static_cast<int64_t>(image_bytes)};
+  *status = backend.render(c.params, windows, view, nullptr);
+  return out;
+}
+
+int32_t max_abs_diff(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, PixelType type) {
+  int32_t worst = 0;
+  if (type == PixelType::kU8) {
+    for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(static_cast<int32_t>(a[i]) - b[i]));
+  } else {
+    for (size_t i = 0; i + 4 <= a.size(); i += 4) {
+      float x = 0;
+      float y = 0;
+      std::memcpy(&x, &a[i], 4);
+      std::memcpy(&y, &b[i], 4);
+      worst = std::max(worst, static_cast<int32_t>(std::ceil(std::abs(x - y) * 255.0f)));
+    }
+  }
+  return worst;
+}
+
+TEST_P(RenderParity, EveryCaseMatchesTheCpuReference) {
+  auto backend = test::gpu_backend_for_test(GetParam());
+  if (!backend.is_ok()) GTEST_SKIP() << backend_kind_name(GetParam()) << ": " << backend.status().message();
+  const CpuIsa saved = cpu_isa_active();
+  cpu_isa_set(CpuIsa::kScalar);
+  auto cpu = cpu_backend_create();
+  for (const auto& c : test::render_cases()) {
+    SCOPED_TRACE(c.name);
+    const auto series = test::render_case_series(c);
+    Status cpu_status;
+    Status gpu_status;
+    const auto expected = render_on(*cpu, c, series, &cpu_status);
+    const auto actual = render_on(*backend.value(), c, series, &gpu_status);
+    ASSERT_TRUE(cpu_status.is_ok()) << cpu_status.to_string();
+    ASSERT_TRUE(gpu_status.is_ok()) << gpu_status.to_string();
+    EXPECT_LE(max_abs_diff(expected, actual, c.params.dtype), c.max_abs_diff);
+  }
+  cpu_isa_set(saved);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, RenderParity, ::testing::Values(BackendKind::kCuda, BackendKind::kOpenCL),
+                         [](const auto& info) { return std::string(backend_kind_name(info.param)); });
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,99 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <set>
+
+#include "core/buffer_pool.h"
+
+namespace kiln {
+namespace {
+
+struct CountingAllocator {
+  int allocs = 0;
+  int frees = 0;
+  size_t live = 0;
+  size_t peak_live = 0;
+  bool fail = false;
+  BufferPool::AllocateFn allocate() {
+    return [this](size_t bytes) -> Result<uintptr_t> {
+      if (fail) return Status(Errc::kOutOfMemory, "driver says no");
+      ++allocs;
+      live += bytes;
+      peak_live = std::max(peak_live, live);
+      return reinterpret_cast<uintptr_t>(std::malloc(bytes));
+    };
+  }
+  BufferPool::ReleaseFn release() {
+    return [this](uintptr_t handle, size_t bytes) {
+      ++frees;
+      live -= bytes;
+      std::free(reinterpret_cast<void*>(handle));
+    };
+  }
+};
+
+TEST(BufferPool, ReusesReleasedBlocksOfTheSameClass) {
+  CountingAllocator a;
+  BufferPool pool("test", a.allocate(), a.release());
+  for (int round = 0; round < 10; ++round) {
+    auto x = pool.acquire(3000);
+    auto y = pool.acquire(100000);
+    ASSERT_TRUE(x.is_ok() && y.is_ok());
+    pool.release(*x);
+    pool.release(*y);
+  }
+  EXPECT_EQ(a.allocs, 2);
+  const auto stats = pool.stats();
+  EXPECT_EQ(stats.allocations, 2u);
+  EXPECT_EQ(stats.reuses, 18u);
+  EXPECT_EQ(stats.in_use_bytes, 0u);
+  EXPECT_EQ(stats.held_bytes, BufferPool::size_class(3000) + BufferPool::size_class(100000));
+}
+
+TEST(BufferPool, NeverHoldsMoreThanTheBudget) {
+  CountingAllocator a;
+  const size_t budget = 8 << 20;
+  BufferPool pool("test", a.allocate(), a.release(), budget);
+  std::vector<PoolBlock> held;
+  for (size_t bytes : {1u << 20, 3u << 20, 2u << 20, 5u << 20, 1u << 20, 6u << 20}) {
+    auto block = pool.acquire(bytes);
+    if (block.is_ok()) {
+      held.push_back(*block);
+    } else {
+      EXPECT_EQ(block.status().code(), Errc::kOutOfMemory);
+      for (auto& b : held) pool.release(b);
+      held.clear();
+      block = pool.acquire(bytes);  // after releasing, the cache is trimmed to make room
+      ASSERT_TRUE(block.is_ok()) << block.status().to_string();
+      held.push_back(*block);
+    }
+    EXPECT_LE(pool.stats().held_bytes, budget);
+  }
+  EXPECT_LE(pool.stats().peak_held_bytes, budget);
+  EXPECT_LE(a.peak_live, budget);
+}
+
+TEST(BufferPool, DriverFailureDropsTheCacheAndReportsOutOfMemory) {
+  CountingAllocator a;
+  BufferPool pool("gpu", a.allocate(), a.release());
+  auto x = pool.acquire(1 << 16);
+  ASSERT_TRUE(x.is_ok());
+  pool.release(*x);
+  a.fail = true;
+  auto y = pool.acquire(1 << 20);
+  EXPECT_EQ(y.status().code(), Errc::kOutOfMemory);
+  EXPECT_EQ(a.frees, 1);  // the cached 64 KiB block was freed before giving up
+}
+
+TEST(BufferPool, SizeClassesRoundUpWithBoundedWaste) {
+  EXPECT_EQ(BufferPool::size_class(1), 256u);
+  EXPECT_EQ(BufferPool::size_class(1000), 1024u);
+  for (size_t bytes : {size_t{1} << 20, size_t{3000000}, size_t{400000} * 5000}) {
+    const size_t cls = BufferPool::size_class(bytes);
+    EXPECT_GE(cls, bytes);
+    EXPECT_LE(cls, bytes + bytes / 3);
+  }
+}
+
+}  // namespace
+}  // namespace kiln
