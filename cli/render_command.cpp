@@ -131,6 +131,10 @@ void print_summary(const RenderJobSummary& s) {
               static_cast<long long>(s.dropped_no_future));
   const double rate = s.seconds > 0 ? static_cast<double>(s.rendered) / s.seconds : 0.0;
   std::printf("Time: %.2f s, %.0f images/s\n", s.seconds, rate);
+  if (s.fallbacks > 0) {
+    std::printf("Fallbacks: %lld\n", static_cast<long long>(s.fallbacks));
+    for (const auto& event : s.fallback_events) std::printf("  %s\n", event.c_str());
+  }
   const double ratio = s.output_bytes > 0 ? static_cast<double>(s.raw_bytes) / static_cast<double>(s.output_bytes) : 0;
   std::printf("Output: %s, %.1f MB written, compression ratio %.1fx\n", s.output.c_str(),
               static_cast<double>(s.output_bytes) / 1e6, ratio);
@@ -175,19 +179,13 @@ Runner render_command_add(CLI::App& app) {
   return [f, cmd] {
     RenderJobConfig config;
     if (Status s = build_config(*f, *cmd, &config); !s.is_ok()) return exit_with(s);
-    const auto placement = BackendRegistry::instance().place(config.mode, OpRequest{OpKind::kRender, &config.render});
-    if (!placement.is_ok()) return exit_with(placement.status());
-    if (!f->quiet) {
-      const auto* backend = placement->backend;
-      std::fprintf(stderr, "Rendering mode: %s (%s)\n", backend->is_gpu() ? "GPU" : "CPU",
-                   placement->reason.c_str());
-    }
     ProgressPrinter printer(f->quiet);
-    int64_t resumed = -1;
-    auto result = render_job_run(config, [&](const RenderProgress& p) {
-      if (resumed < 0) resumed = p.done - std::min<int64_t>(p.done, config.batch_size);
-      printer.update(p, 0);
-    });
+    const bool quiet = f->quiet;
+    auto log = [quiet](const std::string& line) {
+      if (!quiet) std::fprintf(stderr, "%s\n", line.c_str());
+    };
+    for (const auto& note : config.notes) log(note);
+    auto result = render_job_run(config, [&](const RenderProgress& p) { printer.update(p, 0); }, log);
     if (!result.is_ok()) return exit_with(result.status());
     print_summary(result.value());
     if (!config.preview_path.empty()) std::printf("Preview: %s\n", config.preview_path.c_str());

@@ -41,7 +41,7 @@ class Hdf5Sink final : public ImageSink {
   Result<int64_t> open(const DatasetLayout& layout, const DatasetAttributes& attributes) override;
   std::unique_ptr<ImageEncoder> make_encoder() override;
   Status write(const EncodedBatch& batch) override;
-  Status finish() override;
+  Status finish(const std::string& run_report, int64_t fallbacks) override;
   uint64_t bytes_written() const override { return m_bytes.load(std::memory_order_relaxed); }
   std::string describe() const override;
 
@@ -397,8 +397,10 @@ Status Hdf5Sink::parts_merge() {
   return path_remove(hdf5::parts_dir(out));
 }
 
-Status Hdf5Sink::finish() {
+Status Hdf5Sink::finish(const std::string& run_report, int64_t fallbacks) {
   hdf5::ErrorScope quiet;
+  m_attributes.dataset.run_report = run_report;
+  m_attributes.dataset.fallbacks = fallbacks;
   if (!m_opened) return invalid_argument("HDF5 sink finished before open()");
   if (m_finished || m_done) {
     m_finished = true;
@@ -419,7 +421,7 @@ Status Hdf5Sink::finish() {
         return io_error("shard " + unit_path(k) + " is missing; rerun with --resume to write it again");
       }
     }
-    KILN_TRY(hdf5_vds_build(m_spec.path, m_attributes.dataset.created_at));
+    KILN_TRY(hdf5_vds_build(m_spec.path, m_attributes.dataset.created_at, run_report, fallbacks));
   } else {
     KILN_TRY(parts_merge());
   }

@@ -341,6 +341,8 @@ Status attributes_write(hid_t loc, const FileAttributes& a) {
   KILN_TRY(attribute_str(loc, "kiln_version", d.kiln_version));
   KILN_TRY(attribute_str(loc, "config", d.config_json));
   KILN_TRY(attribute_str(loc, "created_at", d.created_at));
+  KILN_TRY(attribute_str(loc, "run_report", d.run_report));
+  KILN_TRY(attribute_i64(loc, "fallbacks", d.fallbacks));
   KILN_TRY(attribute_str(loc, "compression", a.compression));
   KILN_TRY(attribute_i64(loc, "total", a.total));
   KILN_TRY(attribute_i64(loc, "images_per_file", a.images_per_file));

@@ -125,7 +125,8 @@ Status manifest_write(const std::string& out_path, const std::vector<ShardEntry>
 
 }  // namespace
 
-Status hdf5_vds_build(const std::string& out_path, const std::string& created_at) {
+Status hdf5_vds_build(const std::string& out_path, const std::string& created_at, const std::string& run_report,
+                      int64_t fallbacks) {
   hdf5::ErrorScope quiet;
   const auto found = hdf5::shards_list(out_path);
   if (found.empty()) {
@@ -179,6 +180,8 @@ Status hdf5_vds_build(const std::string& out_path, const std::string& created_at
   attributes.count = ref.total;
   attributes.first_index = 0;
   attributes.complete = false;
+  attributes.dataset.run_report = run_report;
+  attributes.dataset.fallbacks = fallbacks;
   if (!created_at.empty()) {
     attributes.dataset.created_at = created_at;
   } else {

@@ -12,6 +12,8 @@ namespace kiln {
 // incomplete or made with different settings: a VDS would silently read zeros for a missing source.
 // created_at: the VDS file's created_at attribute; empty takes the newest created_at of the shards.
 // Both files are written as .tmp, fsynced and renamed.
-Status hdf5_vds_build(const std::string& out_path, const std::string& created_at = "");
+// run_report / fallbacks: the finishing run's report, stored on the VDS file.
+Status hdf5_vds_build(const std::string& out_path, const std::string& created_at = "",
+                      const std::string& run_report = "", int64_t fallbacks = 0);
 
 }  // namespace kiln

@@ -151,7 +151,7 @@ json job_json_make(OutputFormat format, const DatasetLayout& layout, const Datas
 std::string job_json_diff(const json& stored, const json& now, std::initializer_list<const char*> ignore) {
   if (!stored.is_object()) return "stored description (not a JSON object)";
   auto ignored = [&](const std::string& key) {
-    if (key == "created_at" || key == "complete") return true;
+    if (key == "created_at" || key == "complete" || key == "fallbacks" || key == "run_report") return true;
     return std::any_of(ignore.begin(), ignore.end(), [&](const char* k) { return key == k; });
   };
   auto shorten = [](const json* value) {
@@ -293,7 +293,7 @@ class ImageFolderSink final : public ImageSink {
   Result<int64_t> open(const DatasetLayout& layout, const DatasetAttributes& attributes) override;
   std::unique_ptr<ImageEncoder> make_encoder() override { return m_format.encoder_create(); }
   Status write(const EncodedBatch& batch) override;
-  Status finish() override;
+  Status finish(const std::string& run_report, int64_t fallbacks) override;
   uint64_t bytes_written() const override { return m_bytes; }
   std::string describe() const override {
     std::string text = m_dir + "/ (" + output_format_name(m_format.format);
@@ -481,7 +481,7 @@ Status ImageFolderSink::write(const EncodedBatch& batch) {
   return Status::ok();
 }
 
-Status ImageFolderSink::finish() {
+Status ImageFolderSink::finish(const std::string& run_report, int64_t fallbacks) {
   if (!m_open) return invalid_argument(m_dir + ": finish before open");
   if (m_complete) return Status::ok();
   if (m_next != m_layout.total)
@@ -492,6 +492,8 @@ Status ImageFolderSink::finish() {
   if (::syncfs(m_dir_fd) != 0) return errno_status(m_dir + ": sync failed");
   json manifest = m_job;
   manifest["complete"] = true;
+  manifest["fallbacks"] = fallbacks;
+  if (!run_report.empty()) manifest["run_report"] = json::parse(run_report, nullptr, false);
   KILN_TRY(file_write_atomic(file(kManifestFile), manifest.dump(2) + "\n"));
   if (::unlinkat(m_dir_fd, kRunFile, 0) != 0 && errno != ENOENT) return errno_status(file(kRunFile) + ": cannot remove");
   KILN_TRY(dir_sync(m_dir));

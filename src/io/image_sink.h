@@ -62,6 +62,9 @@ struct DatasetAttributes {
   std::string kiln_version;
   std::string config_json;  // the full effective configuration
   std::string created_at;   // ISO 8601 UTC; excluded from resume comparisons
+  // How the run went (JSON: backend, fallback events), known only at finish(); excluded from resume comparisons.
+  std::string run_report;
+  int64_t fallbacks = 0;
 };
 
 // One batch of consecutive images, encoded, with their per-image metadata.
@@ -100,8 +103,9 @@ class ImageSink {
   virtual Result<int64_t> open(const DatasetLayout& layout, const DatasetAttributes& attributes) = 0;
   virtual std::unique_ptr<ImageEncoder> make_encoder() = 0;  // thread-safe
   virtual Status write(const EncodedBatch& batch) = 0;     // single writer thread, batches in job order
-  // Marks the output complete and makes it visible under its final name (fsync + rename).
-  virtual Status finish() = 0;
+  // Marks the output complete and makes it visible under its final name (fsync + rename). `run_report` (JSON)
+  // and `fallbacks` are stored with the final output's attributes.
+  virtual Status finish(const std::string& run_report = "", int64_t fallbacks = 0) = 0;
   virtual uint64_t bytes_written() const = 0;  // encoded bytes on disk so far
   virtual std::string describe() const = 0;    // e.g. "demo.h5 (zstd-1, 1 file)"
 };

@@ -97,7 +97,7 @@ class NpySink final : public ImageSink {
   Result<int64_t> open(const DatasetLayout& layout, const DatasetAttributes& attributes) override;
   std::unique_ptr<ImageEncoder> make_encoder() override { return std::make_unique<NpyImageEncoder>(m_layout); }
   Status write(const EncodedBatch& batch) override;
-  Status finish() override;
+  Status finish(const std::string& run_report, int64_t fallbacks) override;
   uint64_t bytes_written() const override { return m_bytes; }
   std::string describe() const override {
     return fmt::format("{} (npy, {}, 1 file)", m_path, pixel_type_name(m_layout.dtype));
@@ -281,7 +281,8 @@ Status NpySink::write(const EncodedBatch& batch) {
   return Status::ok();
 }
 
-Status NpySink::finish() {
+// NPY has no place for attributes: the run report is only printed by the caller.
+Status NpySink::finish(const std::string& /*run_report*/, int64_t /*fallbacks*/) {
   if (!m_open) return invalid_argument(m_path + ": finish before open");
   if (m_complete) return Status::ok();
   if (m_next != m_layout.total)

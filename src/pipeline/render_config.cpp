@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 namespace kiln {
 
@@ -100,6 +101,14 @@ Status apply_image_section(const YAML::Node& image, const std::string& path, Ren
   return Status::ok();
 }
 
+Result<bool> parse_switch(const char* name, const char* value) {
+  std::string v = value;
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
+  return invalid_argument(std::string(name) + "='" + value + "': expected true or false");
+}
+
 bool parse_int(const char* text, int64_t* out) {
   const char* end = text + std::strlen(text);
   auto [ptr, ec] = std::from_chars(text, end, *out);
@@ -135,10 +144,34 @@ Status render_config_apply_env(RenderJobConfig* config, const EnvLookup& lookup)
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::tolower(ch); });
     if (name == "cpu") {
       config->mode = ExecMode::kCpu;
-    } else if (name == "auto" || name == "cuda" || name == "opencl" || name == "rocm" || name == "mps") {
-      if (config->mode == ExecMode::kCpu) config->mode = ExecMode::kAuto;
+    } else if (name == "auto") {
+      config->gpu_only.reset();
+    } else if (name == "cuda") {
+      config->gpu_only = BackendKind::kCuda;
+    } else if (name == "opencl") {
+      config->gpu_only = BackendKind::kOpenCL;
+    } else if (name == "rocm" || name == "mps") {
+      config->gpu_only = BackendKind::kOpenCL;
+      config->notes.push_back("GPU_BACKEND=" + name + ": kiln has no " + (name == "rocm" ? "ROCm" : "Metal") +
+                              " backend; using an OpenCL GPU if there is one");
     } else {
       return invalid_argument("GPU_BACKEND='" + std::string(backend) + "': expected auto, cuda, opencl, rocm, mps or cpu");
+    }
+    if (name != "cpu" && config->mode == ExecMode::kCpu) config->mode = ExecMode::kAuto;  // env beats the file
+  }
+  // Per-operation switches (the predecessor's ALL_GPU / <OP>_GPU): RENDER_GPU wins over ALL_GPU. false keeps
+  // rendering on the CPU; true lets it use a GPU (mode auto) even if the config file said cpu.
+  std::optional<bool> render_gpu;
+  for (const char* name : {"ALL_GPU", "RENDER_GPU"}) {
+    if (const char* value = lookup(name); value != nullptr && *value != '\0') {
+      KILN_TRY_ASSIGN(render_gpu, parse_switch(name, value));
+    }
+  }
+  if (render_gpu.has_value()) {
+    if (!*render_gpu) {
+      config->mode = ExecMode::kCpu;
+    } else if (config->mode == ExecMode::kCpu) {
+      config->mode = ExecMode::kAuto;
     }
   }
   if (const char* batch = lookup("GPU_BATCH_SIZE"); batch != nullptr && *batch != '\0') {

@@ -10,8 +10,10 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "core/buffer_pool.h"
 #include "core/thread_pool.h"
 #include "io/preview.h"
+#include "pipeline/render_fallback.h"
 #include "kiln/version.h"
 
 namespace kiln {
@@ -182,7 +184,7 @@ std::string RenderJobConfig::output_config_json() const {
   return j.dump();
 }
 
-Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const ProgressFn& progress) {
+Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const ProgressFn& progress, const LogFn& log) {
   const auto started = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
 
@@ -209,8 +211,9 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
   WindowBatch all_windows{series.values.data(), series.channels, plan.starts.data(), total, seq_len};
   KILN_TRY(render_validate(config.render, all_windows));
   const OpRequest request{OpKind::kRender, &config.render};
-  KILN_TRY_ASSIGN(const Placement placement, BackendRegistry::instance().place(config.mode, request));
+  KILN_TRY_ASSIGN(const Placement placement, BackendRegistry::instance().place(config.mode, request, config.gpu_only));
   Backend& backend = *placement.backend;
+  FallbackRenderer renderer(backend, BackendRegistry::instance().cpu(), config.fallback_on_error, config.batch_size, log);
 
   DatasetLayout layout;
   layout.total = total;
@@ -237,6 +240,7 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
   summary.skipped_nonfinite = plan.skipped_nonfinite;
   summary.dropped_no_future = plan.dropped_no_future;
   summary.backend = backend.name();
+  if (log) log(std::string("Rendering mode: ") + (backend.is_gpu() ? "GPU" : "CPU") + " (" + placement.reason + ")");
   summary.placement_reason = placement.reason;
   summary.threads = threads;
 
@@ -244,9 +248,41 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
   FirstError error;
   std::atomic<int64_t> next_batch{0};
 
+  const size_t image_bytes = static_cast<size_t>(layout.width) * layout.height * pixel_type_size(layout.dtype);
   auto worker = [&] {
     auto encoder = sink->make_encoder();
     ImageBatch images;
+    auto encode_all = [&](const BatchView& view, EncodedBatch& encoded) {
+      for (int64_t i = 0; i < view.count; ++i) {
+        KILN_TRY(encoder->encode(view.image(i), encoded.bytes));
+        encoded.offsets.push_back(encoded.bytes.size());
+      }
+      return Status::ok();
+    };
+    // GPU: the whole batch in one call, into the backend's pinned/mapped host memory, then encode.
+    // CPU: a few images at a time, each encoded while still in cache.
+    auto render_and_encode = [&](int64_t first, int32_t count, EncodedBatch& encoded) -> Status {
+      if (renderer.on_gpu()) {
+        auto host = backend.host_acquire(count * image_bytes);
+        if (host.is_ok()) {
+          const BatchView view{reinterpret_cast<void*>(host->handle), count, layout.width, layout.height, 1,
+                               layout.dtype, static_cast<int64_t>(image_bytes)};
+          const WindowBatch windows{series.values.data(), series.channels, plan.starts.data() + first, count, seq_len};
+          Status status = renderer.render(config.render, windows, view);
+          if (status.is_ok()) status = encode_all(view, encoded);
+          backend.host_release(*host);
+          return status;
+        }
+      }
+      for (int64_t g = 0; g < count; g += kRenderGroup) {
+        const int64_t n = std::min<int64_t>(kRenderGroup, count - g);
+        images.resize(n, layout.width, layout.height, 1, layout.dtype);
+        const WindowBatch windows{series.values.data(), series.channels, plan.starts.data() + first + g, n, seq_len};
+        KILN_TRY(renderer.render(config.render, windows, images.view()));
+        KILN_TRY(encode_all(images.view(), encoded));
+      }
+      return Status::ok();
+    };
     for (;;) {
       const int64_t b = next_batch.fetch_add(1);
       if (b >= batch_count || !queue.wait_slot(b)) return;
@@ -256,20 +292,10 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
       encoded.clear();
       encoded.first = first;
       encoded.count = count;
-      for (int64_t g = 0; g < count; g += kRenderGroup) {
-        const int64_t n = std::min<int64_t>(kRenderGroup, count - g);
-        images.resize(n, layout.width, layout.height, 1, layout.dtype);
-        WindowBatch windows{series.values.data(), series.channels, plan.starts.data() + first + g, n, seq_len};
-        Status status = backend.render(config.render, windows, images.view(), nullptr);
-        for (int64_t i = 0; status.is_ok() && i < n; ++i) {
-          status = encoder->encode(images.view().image(i), encoded.bytes);
-          encoded.offsets.push_back(encoded.bytes.size());
-        }
-        if (!status.is_ok()) {
-          error.set(status);
-          queue.stop();
-          return;
-        }
+      if (Status status = render_and_encode(first, count, encoded); !status.is_ok()) {
+        error.set(status);
+        queue.stop();
+        return;
       }
       fill_metadata(series, plan, layout, first, count, &encoded);
       queue.put(b, std::move(encoded));
@@ -280,7 +306,6 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
   workers.reserve(static_cast<size_t>(threads));
   for (int32_t t = 0; t < threads; ++t) workers.emplace_back(worker);
 
-  const uint64_t image_bytes = static_cast<uint64_t>(layout.width) * layout.height * pixel_type_size(layout.dtype);
   int64_t done = first_batch_start;
   for (int64_t b = 0; b < batch_count; ++b) {
     EncodedBatch batch;
@@ -298,10 +323,14 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
   for (auto& t : workers) t.join();
   KILN_TRY(error.get());
 
-  KILN_TRY(sink->finish());
+  summary.fallbacks = renderer.fallbacks();
+  summary.fallback_events = renderer.events();
+  summary.run_report = renderer.report_json();
+  KILN_TRY(sink->finish(summary.run_report, summary.fallbacks));
   summary.seconds = elapsed();
   summary.output_bytes = sink->bytes_written();
   summary.raw_bytes = image_bytes * static_cast<uint64_t>(summary.rendered);
+  if (!renderer.on_gpu() && backend.is_gpu()) summary.backend += ", then cpu";
   summary.output = sink->describe();
   return summary;
 }

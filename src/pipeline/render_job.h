@@ -3,7 +3,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "io/image_sink.h"
 #include "kiln/device.h"
@@ -22,6 +24,8 @@ struct RenderJobConfig {
   int32_t dpi = 100;  // stored in the resolution attribute; pixels are given directly
   OutputSpec output;
   ExecMode mode = ExecMode::kAuto;
+  std::optional<BackendKind> gpu_only;  // GPU_BACKEND=cuda|opencl: consider only this GPU backend
+  std::vector<std::string> notes;       // messages from configuration (e.g. GPU_BACKEND=rocm mapped to OpenCL)
   int64_t batch_size = 1024;  // images per write batch (and per GPU launch once GPU backends exist)
   int32_t threads = 0;        // 0 = all hardware threads
   bool fallback_on_error = true;
@@ -52,10 +56,16 @@ struct RenderJobSummary {
   std::string placement_reason;
   std::string output;
   int32_t threads = 0;
+  int64_t fallbacks = 0;              // fallback events (batch halvings, moves to the CPU)
+  std::vector<std::string> fallback_events;  // each kind once, with its reason
+  std::string run_report;             // JSON stored with the output
 };
 
 using ProgressFn = std::function<void(const RenderProgress&)>;
+using LogFn = std::function<void(const std::string&)>;
 
-Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const ProgressFn& progress = {});
+// `log` receives one line per notable event (placement, each kind of fallback); it may be called from workers.
+Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const ProgressFn& progress = {},
+                                        const LogFn& log = {});
 
 }  // namespace kiln

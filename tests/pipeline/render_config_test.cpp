@@ -90,5 +90,32 @@ TEST(RenderConfig, EnvironmentOverridesTheFile) {
   EXPECT_EQ(render_config_apply_env(&config, lookup).code(), Errc::kInvalidArgument);
 }
 
+TEST(RenderConfig, BackendChoiceAndPerOperationSwitches) {
+  std::map<std::string, std::string> env;
+  auto lookup = [&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  RenderJobConfig config;
+  env = {{"GPU_BACKEND", "opencl"}};
+  ASSERT_TRUE(render_config_apply_env(&config, lookup).is_ok());
+  EXPECT_EQ(config.gpu_only, BackendKind::kOpenCL);
+  env = {{"GPU_BACKEND", "rocm"}};
+  ASSERT_TRUE(render_config_apply_env(&config, lookup).is_ok());
+  EXPECT_EQ(config.gpu_only, BackendKind::kOpenCL);
+  ASSERT_FALSE(config.notes.empty());
+  EXPECT_NE(config.notes.back().find("OpenCL"), std::string::npos);
+
+  config = RenderJobConfig();
+  env = {{"ALL_GPU", "true"}, {"RENDER_GPU", "false"}};  // the per-operation switch wins
+  ASSERT_TRUE(render_config_apply_env(&config, lookup).is_ok());
+  EXPECT_EQ(config.mode, ExecMode::kCpu);
+  env = {{"ALL_GPU", "1"}};
+  ASSERT_TRUE(render_config_apply_env(&config, lookup).is_ok());
+  EXPECT_EQ(config.mode, ExecMode::kAuto);
+  env = {{"RENDER_GPU", "maybe"}};
+  EXPECT_EQ(render_config_apply_env(&config, lookup).code(), Errc::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace kiln
