@@ -19,13 +19,14 @@ Runner devices_command_add(CLI::App& app) {
       b["name"] = backend_kind_name(status.kind);
       b["available"] = status.available;
       b["reason"] = status.reason;
+      b["priority"] = out["backends"].size();
       b["devices"] = nlohmann::json::array();
       for (const auto& backend : registry.backends()) {
         if (backend->kind() != status.kind) continue;
         for (const auto& d : backend->devices()) {
           b["devices"].push_back({{"name", d.name}, {"vendor", d.vendor}, {"version", d.version},
                                   {"total_memory", d.total_memory}, {"free_memory", d.free_memory},
-                                  {"compute_units", d.compute_units}});
+                                  {"compute_units", d.compute_units}, {"pool_bytes", d.pool_bytes}});
         }
       }
       out["backends"].push_back(b);

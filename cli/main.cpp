@@ -28,9 +28,11 @@ int main(int argc, char** argv) {
   const auto render = kiln::cli::render_command_add(app);
   const auto info = kiln::cli::info_command_add(app);
   const auto devices = kiln::cli::devices_command_add(app);
+  const auto bench = kiln::cli::bench_command_add(app);
   CLI11_PARSE(app, argc, argv);
   if (app.got_subcommand("render")) return render();
   if (app.got_subcommand("info")) return info();
   if (app.got_subcommand("devices")) return devices();
+  if (app.got_subcommand("bench")) return bench();
   return 2;
 }

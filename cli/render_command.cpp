@@ -136,7 +136,7 @@ void print_summary(const RenderJobSummary& s) {
     for (const auto& event : s.fallback_events) std::printf("  %s\n", event.c_str());
   }
   const double ratio = s.output_bytes > 0 ? static_cast<double>(s.raw_bytes) / static_cast<double>(s.output_bytes) : 0;
-  std::printf("Output: %s, %.1f MB written, compression ratio %.1fx\n", s.output.c_str(),
+  std::printf("Output: %s, %.1f MB of images, compression ratio %.1fx\n", s.output.c_str(),
               static_cast<double>(s.output_bytes) / 1e6, ratio);
 }
 

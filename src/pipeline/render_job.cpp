@@ -329,7 +329,7 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
   KILN_TRY(sink->finish(summary.run_report, summary.fallbacks));
   summary.seconds = elapsed();
   summary.output_bytes = sink->bytes_written();
-  summary.raw_bytes = image_bytes * static_cast<uint64_t>(summary.rendered);
+  summary.raw_bytes = image_bytes * static_cast<uint64_t>(summary.images);  // the sink counts resumed bytes too
   if (!renderer.on_gpu() && backend.is_gpu()) summary.backend += ", then cpu";
   summary.output = sink->describe();
   return summary;

@@ -50,8 +50,8 @@ struct RenderJobSummary {
   int64_t skipped_nonfinite = 0;
   int64_t dropped_no_future = 0;
   double seconds = 0;
-  uint64_t output_bytes = 0;  // encoded image bytes
-  uint64_t raw_bytes = 0;     // uncompressed image bytes
+  uint64_t output_bytes = 0;  // encoded image bytes of the whole output (including resumed units)
+  uint64_t raw_bytes = 0;     // uncompressed bytes of the same images
   std::string backend;
   std::string placement_reason;
   std::string output;
