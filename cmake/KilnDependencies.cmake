@@ -45,7 +45,7 @@ if(NOT KILN_CUDA STREQUAL "OFF")
       endif()
     endif()
     enable_language(CUDA)
-    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD 17)  # CMake 3.25 does not know nvcc 13's C++20 flag; the kernels need only C++17
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     find_package(CUDAToolkit REQUIRED)
     set(KILN_HAS_CUDA ON)

@@ -1,7 +1,8 @@
 #include "io/hdf5_encoder.h"
 
 #include <zlib.h>
-#include <zstd.h>
+
+#include "io/zstd_runs.h"
 
 #include <bit>
 #include <cstring>
@@ -53,10 +54,12 @@ class EncoderBase : public ImageEncoder {
   PixelType m_type;
 };
 
+// Chart images are mostly background: the run-based compressor (zstd_runs.h) is tried first and zstd's own match
+// finder is used only when fewer than half of the bytes were runs. Both write ordinary checksummed zstd frames.
 class ZstdEncoder final : public EncoderBase {
  public:
   ZstdEncoder(int32_t level, int32_t width, int32_t height, PixelType type)
-      : EncoderBase(width, height, type), m_cctx(ZSTD_createCCtx()) {
+      : EncoderBase(width, height, type), m_runs(level), m_cctx(ZSTD_createCCtx()) {
     // Level plus a frame checksum: a corrupted chunk then fails to decode instead of yielding garbage.
     if (m_cctx != nullptr && (ZSTD_isError(ZSTD_CCtx_setParameter(m_cctx, ZSTD_c_compressionLevel, level)) ||
                               ZSTD_isError(ZSTD_CCtx_setParameter(m_cctx, ZSTD_c_checksumFlag, 1)))) {
@@ -72,6 +75,10 @@ class ZstdEncoder final : public EncoderBase {
     if (m_cctx == nullptr) return Status(Errc::kOutOfMemory, "cannot create a zstd context");
     size_t size = 0;
     KILN_TRY_ASSIGN(const uint8_t* src, packed(image, &size));
+    const size_t start = out.size();
+    KILN_TRY(m_runs.compress(src, size, pixel_type_size(image.type), out));
+    if (m_runs.last_matched_bytes() * 2 >= size) return Status::ok();
+    out.resize(start);
     const size_t bound = ZSTD_compressBound(size);
     if (m_scratch.size() < bound) m_scratch.resize(bound);
     const size_t n = ZSTD_compress2(m_cctx, m_scratch.data(), bound, src, size);
@@ -81,6 +88,7 @@ class ZstdEncoder final : public EncoderBase {
   }
 
  private:
+  ZstdRunCompressor m_runs;
   ZSTD_CCtx* m_cctx;
 };
 

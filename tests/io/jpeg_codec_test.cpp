@@ -204,6 +204,28 @@ TEST(JpegCodec, PixelLimitRefusesLargeImages) {
   EXPECT_TRUE(accepted.is_ok()) << accepted.status().to_string();
 }
 
+TEST(JpegCodec, HeaderClaimingAHugeImageIsRefusedBeforeDecoding) {
+  const TestImage image = make_gradient(16, 16, 1, 0);
+  std::vector<uint8_t> jpeg;
+  ASSERT_TRUE(jpeg_encode(image.view, jpeg, 90).is_ok());
+  // Baseline SOF0: FF C0, length (2), precision (1), height (2), width (2).
+  size_t sof = 0;
+  for (size_t i = 2; i + 8 < jpeg.size(); ++i) {
+    if (jpeg[i] == 0xFF && jpeg[i + 1] == 0xC0) {
+      sof = i;
+      break;
+    }
+  }
+  ASSERT_GT(sof, 0u);
+  for (size_t at : {sof + 5, sof + 7}) {  // 60000 x 60000: a bomb under the default 64 Mpx limit
+    jpeg[at] = 60000 >> 8;
+    jpeg[at + 1] = 60000 & 0xFF;
+  }
+  auto decoded = jpeg_decode(jpeg.data(), jpeg.size());
+  ASSERT_FALSE(decoded.is_ok());
+  EXPECT_NE(decoded.status().message().find("exceeds"), std::string::npos) << decoded.status().to_string();
+}
+
 }  // namespace
 }  // namespace kiln
 

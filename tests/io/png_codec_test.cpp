@@ -5,6 +5,8 @@
 #include <vector>
 
 #if KILN_HAS_JPEG
+#include <zlib.h>
+
 #include "io/png_codec.h"
 
 namespace kiln {
@@ -149,6 +151,23 @@ TEST(PngCodec, PixelLimitRefusesLargeImages) {
   EXPECT_NE(refused.status().message().find("exceeds"), std::string::npos);
   auto accepted = png_decode(png.data(), png.size(), 100 * 50);
   EXPECT_TRUE(accepted.is_ok());
+}
+
+TEST(PngCodec, HeaderClaimingAHugeImageIsRefusedBeforeDecoding) {
+  const TestImage image = make_random(16, 16, 1, 0, 9);
+  std::vector<uint8_t> png;
+  ASSERT_TRUE(png_encode(image.view, png).is_ok());
+  // IHDR follows the 8-byte signature: length (4), "IHDR" (4), width (4), height (4), ..., CRC over type+data.
+  ASSERT_EQ(std::string(png.begin() + 12, png.begin() + 16), "IHDR");
+  const uint32_t huge = 60000;  // 3.6 Gpx: a decompression bomb under the default 64 Mpx limit
+  for (int field = 0; field < 2; ++field) {
+    for (int b = 0; b < 4; ++b) png[16 + field * 4 + b] = static_cast<uint8_t>(huge >> (24 - 8 * b));
+  }
+  const uLong crc = crc32(0, png.data() + 12, 17);
+  for (int b = 0; b < 4; ++b) png[29 + b] = static_cast<uint8_t>(crc >> (24 - 8 * b));
+  auto decoded = png_decode(png.data(), png.size());
+  ASSERT_FALSE(decoded.is_ok());
+  EXPECT_NE(decoded.status().message().find("exceeds"), std::string::npos) << decoded.status().to_string();
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ TEST(RenderJob, NpyOutputEqualsDirectRendering) {
   auto summary = render_job_run(config);
   ASSERT_TRUE(summary.is_ok()) << summary.status().to_string();
   EXPECT_EQ(summary->images, 61);
-  EXPECT_EQ(summary->backend, "cpu");
+  EXPECT_FALSE(summary->backend.empty());  // cpu here; a GPU where there is one (same bytes either way)
 
   std::ifstream in(dir.file("out.npy"), std::ios::binary);
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
