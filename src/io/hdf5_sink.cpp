@@ -333,7 +333,8 @@ Status Hdf5Sink::parts_merge() {
     }
   }
   if (m_units == 1) {
-    // One part already is the whole dataset (count = total, first_index = 0): rename it into place.
+    // One part already is the whole dataset (count = total, first_index = 0): add the run report, rename it.
+    KILN_TRY(hdf5::run_report_update(unit_path(0), m_attributes.dataset.run_report, m_attributes.dataset.fallbacks));
     KILN_TRY(hdf5::file_commit(unit_path(0), out));
     KILN_TRY(hdf5::dir_fsync(hdf5::parts_dir(out)));
     return path_remove(hdf5::parts_dir(out));

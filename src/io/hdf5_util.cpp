@@ -471,6 +471,20 @@ Result<Handle> file_open_read(const std::string& path) {
   return file_handle(id);
 }
 
+Status run_report_update(const std::string& path, const std::string& run_report, int64_t fallbacks) {
+  {
+    Handle fapl = plist_handle(file_access_plist());
+    if (!fapl.valid()) return error("cannot create file access properties");
+    const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get());
+    if (id < 0) return error(path + ": cannot open for writing");
+    Handle file = file_handle(id);
+    KILN_TRY(attribute_str(file.get(), "run_report", run_report));
+    KILN_TRY(attribute_i64(file.get(), "fallbacks", fallbacks));
+    KILN_TRY(file.close());
+  }
+  return file_fsync(path);
+}
+
 Result<FileSummary> file_summary_read(const std::string& path) {
   KILN_TRY_ASSIGN(Handle file, file_open_read(path));
   FileSummary summary;

@@ -121,6 +121,8 @@ Result<FileShape> shape_read(hid_t file);
 
 hid_t file_access_plist();  // V110 libver bounds, chunk cache, strong close degree (caller closes)
 Result<Handle> file_open_read(const std::string& path);
+// Replaces the run_report / fallbacks attributes of a finished file in place (then fsyncs it).
+Status run_report_update(const std::string& path, const std::string& run_report, int64_t fallbacks);
 Result<FileSummary> file_summary_read(const std::string& path);
 
 // "" when `have` (read from a file) was made by the same job as `want`/`layout`; otherwise the first
