@@ -1,12 +1,7 @@
 // CSV input for series_load_csv(): one mmap of the file, a single pass over the bytes, std::from_chars for
 // numbers. Only the wanted columns are converted; other fields are skipped (quotes still honoured).
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -16,66 +11,13 @@
 #include <string_view>
 #include <vector>
 
+#include "io/mapped_file.h"
 #include "kiln/series.h"
 
 namespace kiln {
 
 namespace {
 
-// Read-only mapping of a whole file; empty files map to {nullptr, 0}.
-class MappedFile {
- public:
-  MappedFile() = default;
-  ~MappedFile() { reset(); }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-
-  Status open(const std::string& path) {
-    reset();
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      if (errno == ENOENT) return io_error(path + ": no such file");
-      return io_error(path + ": cannot open: " + std::strerror(errno));
-    }
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      const int err = errno;
-      ::close(fd);
-      return io_error(path + ": cannot stat: " + std::strerror(err));
-    }
-    if (!S_ISREG(st.st_mode)) {
-      ::close(fd);
-      return io_error(path + ": not a regular file");
-    }
-    m_size = static_cast<size_t>(st.st_size);
-    if (m_size > 0) {
-      void* p = ::mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (p == MAP_FAILED) {
-        const int err = errno;
-        ::close(fd);
-        m_size = 0;
-        return io_error(path + ": cannot map: " + std::strerror(err));
-      }
-      ::madvise(p, m_size, MADV_SEQUENTIAL);
-      m_data = static_cast<const char*>(p);
-    }
-    ::close(fd);
-    return Status::ok();
-  }
-
-  void reset() {
-    if (m_data != nullptr) ::munmap(const_cast<char*>(m_data), m_size);
-    m_data = nullptr;
-    m_size = 0;
-  }
-
-  const char* data() const { return m_data; }
-  size_t size() const { return m_size; }
-
- private:
-  const char* m_data = nullptr;
-  size_t m_size = 0;
-};
 
 char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
@@ -278,7 +220,7 @@ std::string column_list(const std::vector<std::string>& names) {
 Result<Series> series_load_csv(const std::string& path, const std::string& column, bool ohlc) {
   MappedFile file;
   KILN_TRY(file.open(path));
-  const char* begin = file.data();
+  const char* begin = file.chars();
   const char* end = begin + file.size();
   if (file.size() >= 3 && std::memcmp(begin, "\xEF\xBB\xBF", 3) == 0) begin += 3;
 

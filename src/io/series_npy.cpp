@@ -1,11 +1,6 @@
 // NPY input for series_load_npy(): versions 1-3, little-endian float32/float64/int32/int64, C or Fortran
 // order, shapes (N,), (N,1) and (N,4).
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -13,65 +8,13 @@
 #include <string_view>
 #include <vector>
 
+#include "io/mapped_file.h"
 #include "kiln/series.h"
 
 namespace kiln {
 
 namespace {
 
-// Read-only mapping of a whole file; empty files map to {nullptr, 0}.
-class MappedFile {
- public:
-  MappedFile() = default;
-  ~MappedFile() { reset(); }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-
-  Status open(const std::string& path) {
-    reset();
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      if (errno == ENOENT) return io_error(path + ": no such file");
-      return io_error(path + ": cannot open: " + std::strerror(errno));
-    }
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      const int err = errno;
-      ::close(fd);
-      return io_error(path + ": cannot stat: " + std::strerror(err));
-    }
-    if (!S_ISREG(st.st_mode)) {
-      ::close(fd);
-      return io_error(path + ": not a regular file");
-    }
-    m_size = static_cast<size_t>(st.st_size);
-    if (m_size > 0) {
-      void* p = ::mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (p == MAP_FAILED) {
-        const int err = errno;
-        ::close(fd);
-        m_size = 0;
-        return io_error(path + ": cannot map: " + std::strerror(err));
-      }
-      m_data = static_cast<const unsigned char*>(p);
-    }
-    ::close(fd);
-    return Status::ok();
-  }
-
-  void reset() {
-    if (m_data != nullptr) ::munmap(const_cast<unsigned char*>(m_data), m_size);
-    m_data = nullptr;
-    m_size = 0;
-  }
-
-  const unsigned char* data() const { return m_data; }
-  size_t size() const { return m_size; }
-
- private:
-  const unsigned char* m_data = nullptr;
-  size_t m_size = 0;
-};
 
 enum class NpyType { kF4, kF8, kI4, kI8 };
 
@@ -203,7 +146,7 @@ void convert(const unsigned char* src, size_t count, float* dst) {
 Result<Series> series_load_npy(const std::string& path, bool ohlc) {
   MappedFile file;
   KILN_TRY(file.open(path));
-  const unsigned char* data = file.data();
+  const unsigned char* data = file.bytes();
   const size_t size = file.size();
 
   constexpr unsigned char kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};

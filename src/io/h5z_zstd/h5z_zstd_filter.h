@@ -16,6 +16,20 @@
 
 /* Streaming decompression for frames that do not record their content size (or several concatenated frames).
  * Grows the output buffer geometrically; returns the decoded size, or 0 on error. */
+/* Doubles the output buffer (up to KILN_H5Z_ZSTD_MAX_OUTPUT); 0 on failure, the old buffer stays valid. */
+static int kiln_h5z_zstd_grow(unsigned char** out, size_t* cap, ZSTD_outBuffer* ob) {
+  size_t grown = *cap * 2;
+  unsigned char* bigger;
+  if (grown > KILN_H5Z_ZSTD_MAX_OUTPUT) return 0;
+  bigger = (unsigned char*)realloc(*out, grown);
+  if (bigger == NULL) return 0;
+  *out = bigger;
+  *cap = grown;
+  ob->dst = bigger;
+  ob->size = grown;
+  return 1;
+}
+
 static size_t kiln_h5z_zstd_decompress_stream(const void* src, size_t src_size, void** out_buf, size_t* out_cap) {
   ZSTD_DStream* stream = ZSTD_createDStream();
   size_t cap = src_size * 4 > ZSTD_DStreamOutSize() ? src_size * 4 : ZSTD_DStreamOutSize();
@@ -32,34 +46,14 @@ static size_t kiln_h5z_zstd_decompress_stream(const void* src, size_t src_size, 
   ob.size = cap;
   ob.pos = 0;
   while (in.pos < in.size) {
-    if (ob.pos == ob.size) {
-      size_t grown = cap * 2;
-      unsigned char* bigger;
-      if (grown > KILN_H5Z_ZSTD_MAX_OUTPUT) goto fail;
-      bigger = (unsigned char*)realloc(out, grown);
-      if (bigger == NULL) goto fail;
-      out = bigger;
-      cap = grown;
-      ob.dst = out;
-      ob.size = cap;
-    }
+    if (ob.pos == ob.size && !kiln_h5z_zstd_grow(&out, &cap, &ob)) goto fail;
     last = ZSTD_decompressStream(stream, &ob, &in);
     if (ZSTD_isError(last)) goto fail;
   }
   /* Flush whatever the decoder still holds once all input is consumed. */
   while (last != 0) {
     size_t before = ob.pos;
-    if (ob.pos == ob.size) {
-      size_t grown = cap * 2;
-      unsigned char* bigger;
-      if (grown > KILN_H5Z_ZSTD_MAX_OUTPUT) goto fail;
-      bigger = (unsigned char*)realloc(out, grown);
-      if (bigger == NULL) goto fail;
-      out = bigger;
-      cap = grown;
-      ob.dst = out;
-      ob.size = cap;
-    }
+    if (ob.pos == ob.size && !kiln_h5z_zstd_grow(&out, &cap, &ob)) goto fail;
     last = ZSTD_decompressStream(stream, &ob, &in);
     if (ZSTD_isError(last)) goto fail;
     if (last != 0 && ob.pos == before && ob.pos < ob.size) goto fail; /* truncated frame: no progress possible */
