@@ -35,9 +35,9 @@ class ProgressPrinter {
  public:
   explicit ProgressPrinter(bool quiet) : m_quiet(quiet), m_tty(::isatty(STDERR_FILENO) != 0) {}
 
-  void update(const RenderProgress& p, int64_t resumed) {
+  void update(const RenderProgress& p) {
     if (m_quiet) return;
-    const double rate = p.seconds > 0 ? static_cast<double>(p.done - resumed) / p.seconds : 0.0;
+    const double rate = p.seconds > 0 ? static_cast<double>(p.done - p.resumed) / p.seconds : 0.0;
     if (m_tty) {
       const int width = 30;
       const int filled = static_cast<int>(width * static_cast<double>(p.done) / std::max<int64_t>(1, p.total));
@@ -185,7 +185,7 @@ Runner render_command_add(CLI::App& app) {
       if (!quiet) std::fprintf(stderr, "%s\n", line.c_str());
     };
     for (const auto& note : config.notes) log(note);
-    auto result = render_job_run(config, [&](const RenderProgress& p) { printer.update(p, 0); }, log);
+    auto result = render_job_run(config, [&](const RenderProgress& p) { printer.update(p); }, log);
     if (!result.is_ok()) return exit_with(result.status());
     print_summary(result.value());
     if (!config.preview_path.empty()) std::printf("Preview: %s\n", config.preview_path.c_str());

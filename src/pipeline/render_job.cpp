@@ -138,7 +138,8 @@ void fill_metadata(const Series& series, const WindowPlan& plan, const DatasetLa
   }
 }
 
-Status write_preview(const RenderJobConfig& config, Backend& backend, const Series& series, const WindowPlan& plan) {
+// A handful of images: always on the CPU, so a preview never depends on the GPU path.
+Status write_preview(const RenderJobConfig& config, const Series& series, const WindowPlan& plan) {
   const int64_t count = std::min<int64_t>(config.preview_count, static_cast<int64_t>(plan.starts.size()));
   if (count <= 0) return Status::ok();
   RenderParams params = config.render;
@@ -147,7 +148,7 @@ Status write_preview(const RenderJobConfig& config, Backend& backend, const Seri
                       static_cast<int32_t>(config.windows.seq_len)};
   ImageBatch images;
   images.resize(count, params.width, params.height, 1, PixelType::kU8);
-  KILN_TRY(backend.render(params, windows, images.view(), nullptr));
+  KILN_TRY(BackendRegistry::instance().cpu().render(params, windows, images.view(), nullptr));
   std::vector<ImageView> views;
   for (int64_t i = 0; i < count; ++i) views.push_back(images.view().image(i));
   return preview_write_png(config.preview_path, views, std::min<int32_t>(4, static_cast<int32_t>(count)));
@@ -226,7 +227,7 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
 
   KILN_TRY_ASSIGN(auto sink, sink_create(config.output));
   KILN_TRY_ASSIGN(const int64_t resumed, sink->open(layout, make_attributes(config, series, plan)));
-  if (!config.preview_path.empty()) KILN_TRY(write_preview(config, backend, series, plan));
+  if (!config.preview_path.empty()) KILN_TRY(write_preview(config, series, plan));
 
   const int32_t threads = config.threads > 0 ? config.threads : ThreadPool::hardware_threads();
   const int64_t batch_size = std::max<int64_t>(1, config.batch_size);
@@ -317,7 +318,7 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
       break;
     }
     done += batch.count;
-    if (progress) progress(RenderProgress{done, total, elapsed(), backend.name()});
+    if (progress) progress(RenderProgress{done, first_batch_start, total, elapsed(), backend.name()});
   }
   queue.stop();
   for (auto& t : workers) t.join();

@@ -37,7 +37,8 @@ struct RenderJobConfig {
 };
 
 struct RenderProgress {
-  int64_t done = 0;   // images durable (including resumed ones)
+  int64_t done = 0;     // images durable (including resumed ones)
+  int64_t resumed = 0;  // images that were already there when this run started
   int64_t total = 0;
   double seconds = 0;
   std::string backend;
