@@ -35,8 +35,10 @@ demo: deps build
 test: deps build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
+# Results and how to read them: docs/benchmarks.md.
 bench: deps build
 	$(BUILD_DIR)/bench/render_peers --json $(BUILD_DIR)/render_peers.json
+	KILN_OPENCL_DEVICE_TYPE=all $(BUILD_DIR)/kiln bench render --batch-sizes 1 10 100 1000 --json > $(BUILD_DIR)/bench_render.json
 	rm -rf $(BUILD_DIR)/bench_e2e.h5 $(BUILD_DIR)/bench_e2e.h5.parts
 	$(BUILD_DIR)/kiln render --demo --demo-points 85986 -o $(BUILD_DIR)/bench_e2e.h5 --threads 2 --quiet
 

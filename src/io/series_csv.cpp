@@ -196,6 +196,7 @@ class CsvScanner {
 
 // ',' unless the header has none and uses tabs or semicolons instead.
 char detect_delimiter(const char* begin, const char* end) {
+  if (begin == end) return ',';
   const char* nl = static_cast<const char*>(std::memchr(begin, '\n', static_cast<size_t>(end - begin)));
   const std::string_view header(begin, static_cast<size_t>((nl != nullptr ? nl : end) - begin));
   if (header.find(',') != std::string_view::npos) return ',';

@@ -65,7 +65,7 @@ TEST(ZstdRuns, DenseSparseAndEdgeInputsRoundTrip) {
 
 TEST(ZstdRuns, Float32ImagesUseTheirPixelAsPeriod) {
   std::vector<float> image(200 * 100, 1.0f);
-  for (int x = 0; x < 200; ++x) image[(x / 2 + 5) * 200 + x] = 0.25f * static_cast<float>(x % 4);
+  for (int x = 0; x < 200; ++x) image[(x / 4 + 5) * 200 + x] = 0.25f * static_cast<float>(x % 4);
   std::vector<uint8_t> bytes(image.size() * 4);
   std::memcpy(bytes.data(), image.data(), bytes.size());
   expect_round_trip(bytes, 4);
