@@ -11,7 +11,7 @@ DEBIAN_PACKAGES := build-essential cmake pkg-config \
   ocl-icd-opencl-dev opencl-clhpp-headers opencl-c-headers pocl-opencl-icd clinfo \
   python3 python3-numpy python3-h5py python3-pytest python3-matplotlib
 
-.PHONY: deps build demo test bench clean
+.PHONY: deps build demo test bench sanitize clean
 
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \
@@ -41,6 +41,13 @@ bench: deps build
 	KILN_OPENCL_DEVICE_TYPE=all $(BUILD_DIR)/kiln bench render --batch-sizes 1 10 100 1000 --json > $(BUILD_DIR)/bench_render.json
 	rm -rf $(BUILD_DIR)/bench_e2e.h5 $(BUILD_DIR)/bench_e2e.h5.parts
 	$(BUILD_DIR)/kiln render --demo --demo-points 85986 -o $(BUILD_DIR)/bench_e2e.h5 --threads 2 --quiet
+
+# Every test again under AddressSanitizer + UndefinedBehaviorSanitizer (no CUDA; about 15 minutes on 2 cores).
+sanitize: deps
+	cmake -S . -B build-asan -DKILN_SANITIZE="address,undefined" -DKILN_CUDA=OFF -DKILN_BUILD_BENCH=OFF \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
 clean:
 	rm -rf $(BUILD_DIR)
