@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "io/hdf5_zstd_register.h"
 #include "kiln/series.h"
 
 namespace kiln {
@@ -138,6 +139,7 @@ Result<Series> series_load_hdf5(const std::string& path, const std::string& data
     H5Eclear2(H5E_DEFAULT);
     return unsupported_format(path + ": not an HDF5 file");
   }
+  KILN_TRY(hdf5_zstd_register());  // zstd-compressed inputs read without HDF5_PLUGIN_PATH
   Hdf5Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!file.valid()) return io_error(path + ": cannot open: " + hdf5_last_error());
 

@@ -155,6 +155,18 @@ def test_labels(tmp_path):
     assert attrs["dropped_no_future"] == 1
 
 
+def test_zstd_compressed_hdf5_input_needs_no_plugin_path(tmp_path):
+    close = np.cumsum(np.random.default_rng(2).normal(size=300)).astype(np.float64) + 100
+    with h5py.File(tmp_path / "in.h5", "w") as f:  # written through kiln's plugin (HDF5_PLUGIN_PATH in conftest)
+        f.create_dataset("prices/close", data=close, chunks=(64,), compression=32015, compression_opts=(3,))
+    out = tmp_path / "out.h5"
+    run_kiln("render", f"{tmp_path / 'in.h5'}:/prices/close", "-o", out, "--seq-len", 50, "--width", 40,
+             "--height", 20, "-q", env={"HDF5_PLUGIN_PATH": "/nonexistent"})
+    data, attrs = read_dataset(out)
+    np.testing.assert_array_equal(data["sequences"][0], close[:50].astype(np.float32))
+    assert attrs["source"].endswith("in.h5:/prices/close")
+
+
 def test_predecessor_config_is_accepted_and_flags_win(tmp_path):
     (tmp_path / "config.yaml").write_text(
         "data:\n  symbol: BTCUSDT\n  interval: 1m\n"
