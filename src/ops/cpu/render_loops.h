@@ -27,25 +27,34 @@ inline InteriorStep interior_step(const KilnSegment& g) {
 }
 
 // Rows [*first, *last] of [y_lo, y_hi] in column px where segment g is certainly interior (0 < t < 1), so the
-// interior formula equals kiln_capsule_coverage there. The analytic bounds are shrunk by a margin in t and by one
-// row, which covers any float rounding in computing them.
+// interior formula equals kiln_capsule_coverage there; an empty range is returned as first = y_hi + 1,
+// last = y_hi. The analytic bounds are shrunk by a margin in t and by one row, which covers any float rounding in
+// computing them, and clamped before conversion (nearly horizontal segments give huge or infinite bounds).
 inline void interior_rows(const KilnSegment& g, const InteriorStep& step, float px, int32_t y_lo, int32_t y_hi,
                           int32_t* first, int32_t* last) {
   constexpr float kMargin = 1e-3f;
   const float t0 = ((px - g.ax) * g.dx - g.ay * g.dy) * g.inv_len2;  // t at row 0
-  float lo = static_cast<float>(y_lo);
-  float hi = static_cast<float>(y_hi);
+  const float row_lo = static_cast<float>(y_lo);
+  const float row_hi = static_cast<float>(y_hi);
+  float lo = row_lo;
+  float hi = row_hi;
   if (step.rows_per_t == 0.0f) {
     if (!(t0 > kMargin && t0 < 1.0f - kMargin)) hi = lo - 1.0f;
   } else {
     float a = (kMargin - t0) * step.rows_per_t;
     float b = (1.0f - kMargin - t0) * step.rows_per_t;
     if (a > b) std::swap(a, b);
+    if (a != a || b != b) a = b = row_hi + 2.0f;  // NaN (0 * inf): claim nothing; the cap formula is always exact
     lo = std::max(lo, std::ceil(a) + 1.0f);
     hi = std::min(hi, std::floor(b) - 1.0f);
   }
-  *first = static_cast<int32_t>(lo);
-  *last = static_cast<int32_t>(std::max(hi, lo - 1.0f));
+  if (!(lo <= hi)) {  // also catches NaN bounds
+    *first = y_hi + 1;
+    *last = y_hi;
+    return;
+  }
+  *first = static_cast<int32_t>(std::clamp(lo, row_lo, row_hi));
+  *last = static_cast<int32_t>(std::clamp(hi, row_lo, row_hi));
 }
 
 struct LineScratch {
@@ -60,6 +69,25 @@ struct OhlcScratch {
   std::vector<float> bar_delta;  // ink - background per bar
   std::vector<float> accum;
 };
+
+// kBlock rows of one column, max-combined into `block`: the canonical per-pixel coverage ...
+inline void cap_block(const KilnSegment& g, float px, int32_t y0, float r, float* block) {
+  const float fy = static_cast<float>(y0);
+  for (int32_t j = 0; j < kBlock; ++j) {
+    const float value = kiln_capsule_coverage(g, px, fy + static_cast<float>(j), r);
+    block[j] = block[j] > value ? block[j] : value;
+  }
+}
+
+// ... or, for rows known to be interior, the cheap formula that equals it there.
+template <int32_t kThin>
+inline void interior_block(const KilnSegment& g, float px, int32_t y0, float r, float* block) {
+  const float fy = static_cast<float>(y0);
+  for (int32_t j = 0; j < kBlock; ++j) {
+    const float value = kiln_coverage_interior(g, px, fy + static_cast<float>(j), r, kThin);
+    block[j] = block[j] > value ? block[j] : value;
+  }
+}
 
 template <typename Pixel>
 inline void fill_image(Pixel* image, int64_t pixels, float background) {
@@ -174,27 +202,16 @@ void render_line_image(const kiln::RenderParams& p, const float* values, int32_t
       const KilnSegment g = s.segments[k];
       int32_t in_lo = 0;
       int32_t in_hi = -1;
+      // Blocks start at y_lo and may run up to kBlock - 1 rows past y_hi (the buffer is padded); a block uses the
+      // cheap interior formula when all its rows are interior, else the full capsule formula.
       interior_rows(g, s.steps[k], px, y_lo, y_hi + kBlock - 1, &in_lo, &in_hi);
       for (int32_t y0 = y_lo; y0 <= y_hi; y0 += kBlock) {
-        float* block = cov + y0;
-        const float fy = static_cast<float>(y0);
-        if (y0 >= in_lo && y0 + kBlock - 1 <= in_hi) {
-          if (thin) {
-            for (int32_t j = 0; j < kBlock; ++j) {
-              const float value = kiln_coverage_interior(g, px, fy + static_cast<float>(j), r, 1);
-              block[j] = block[j] > value ? block[j] : value;
-            }
-          } else {
-            for (int32_t j = 0; j < kBlock; ++j) {
-              const float value = kiln_coverage_interior(g, px, fy + static_cast<float>(j), r, 0);
-              block[j] = block[j] > value ? block[j] : value;
-            }
-          }
+        if (y0 < in_lo || y0 + kBlock - 1 > in_hi) {
+          cap_block(g, px, y0, r, cov + y0);
+        } else if (thin) {
+          interior_block<1>(g, px, y0, r, cov + y0);
         } else {
-          for (int32_t j = 0; j < kBlock; ++j) {
-            const float value = kiln_capsule_coverage(g, px, fy + static_cast<float>(j), r);
-            block[j] = block[j] > value ? block[j] : value;
-          }
+          interior_block<0>(g, px, y0, r, cov + y0);
         }
       }
     }
