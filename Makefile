@@ -9,7 +9,8 @@ DEBIAN_PACKAGES := build-essential cmake pkg-config \
   libgtest-dev libgmock-dev libbenchmark-dev \
   libopencv-dev libcairo2-dev \
   ocl-icd-opencl-dev opencl-clhpp-headers opencl-c-headers pocl-opencl-icd clinfo \
-  python3 python3-numpy python3-h5py python3-pytest python3-matplotlib
+  python3 python3-dev pybind11-dev python3-numpy python3-h5py python3-pytest python3-matplotlib python3-pandas \
+  python3-torch
 
 .PHONY: deps build demo test bench sanitize clean
 

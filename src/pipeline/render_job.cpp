@@ -93,7 +93,7 @@ Status write_preview(const RenderJobConfig& config, const Series& series, const 
 
 std::string RenderJobConfig::output_config_json() const {
   nlohmann::json j;
-  j["input"] = demo ? "demo" : input.path;
+  j["input"] = series ? series->source : demo ? "demo" : input.path;
   if (demo) j["demo_points"] = demo_points;
   j["column"] = input.column;
   j["ohlc"] = input.ohlc;
@@ -124,12 +124,13 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
   const auto started = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
 
-  Series series;
-  if (config.demo) {
-    series = series_demo(config.demo_points);
-  } else {
-    KILN_TRY_ASSIGN(series, series_load(config.input));
+  Series loaded;
+  if (!config.series && config.demo) {
+    loaded = series_demo(config.demo_points);
+  } else if (!config.series) {
+    KILN_TRY_ASSIGN(loaded, series_load(config.input));
   }
+  const Series& series = config.series ? *config.series : loaded;
   WindowSpec spec = config.windows;
   spec.ohlc = config.render.style == ChartStyle::kOhlc;
   if (spec.ohlc && series.channels != 4) {

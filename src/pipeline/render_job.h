@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@ namespace kiln {
 
 struct RenderJobConfig {
   SeriesSource input;
+  std::shared_ptr<const Series> series;  // an in-memory series (Python callers); takes precedence over input
   bool demo = false;
   int64_t demo_points = 10099;
   WindowSpec windows;
