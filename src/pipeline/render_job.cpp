@@ -42,7 +42,10 @@ DatasetAttributes make_attributes(const RenderJobConfig& config, const Series& s
   a.height = config.render.height;
   a.dpi = config.dpi;
   a.source = series.source;
-  a.column = config.render.style == ChartStyle::kOhlc ? "Open,High,Low,Close" : series.column;
+  // The column a line chart draws: Close of OHLC data, else the series' own column.
+  a.column = config.render.style == ChartStyle::kOhlc ? "Open,High,Low,Close"
+             : series.channels == 4                  ? "Close"
+                                                     : series.column;
   a.skipped_windows = plan.skipped_nonfinite;
   a.dropped_no_future = plan.dropped_no_future;
   a.label_horizon = config.windows.label_horizon;
