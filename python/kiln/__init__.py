@@ -1,0 +1,38 @@
+"""kiln: chart images from sliding windows of price series.
+
+Rendering runs in kiln's C++ core (CPU, CUDA or OpenCL); errors are raised as :class:`KilnError` subclasses that
+also derive from the matching builtin (``KilnValueError`` is a ``ValueError``, ``KilnIOError`` an ``OSError``, ...).
+"""
+from ._kiln import (
+    KilnDeviceError,
+    KilnError,
+    KilnIOError,
+    KilnMemoryError,
+    KilnNotImplementedError,
+    KilnValueError,
+    devices,
+    render,
+    render_windows,
+    window_plan,
+)
+from ._kiln import version as __version__
+from .datasets import ChartDataset
+from .storage import KilnFile, create_images_from_data, open  # noqa: A004 (kiln.open, like h5py.File)
+
+__all__ = [
+    "ChartDataset",
+    "KilnDeviceError",
+    "KilnError",
+    "KilnFile",
+    "KilnIOError",
+    "KilnMemoryError",
+    "KilnNotImplementedError",
+    "KilnValueError",
+    "__version__",
+    "create_images_from_data",
+    "devices",
+    "open",
+    "render",
+    "render_windows",
+    "window_plan",
+]

@@ -1,0 +1,12 @@
+// Registration functions of the _kiln extension, one per binding file.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace kiln::py {
+
+void render_bindings_add(pybind11::module_& m);   // render, render_windows
+void dataset_bindings_add(pybind11::module_& m);  // window_plan, render_job
+void devices_bindings_add(pybind11::module_& m);  // devices
+
+}  // namespace kiln::py

@@ -1,0 +1,16 @@
+// The _kiln extension module: errors first (the bindings raise them), then the functions.
+#include <pybind11/pybind11.h>
+
+#include "bindings.h"
+#include "errors.h"
+#include "kiln/version.h"
+
+PYBIND11_MODULE(_kiln, m) {
+  m.doc() = "kiln: chart images from sliding windows of price series (C++ core)";
+  kiln::py::errors_register(m);
+  kiln::py::render_bindings_add(m);
+  kiln::py::dataset_bindings_add(m);
+  kiln::py::devices_bindings_add(m);
+  m.attr("version") = KILN_VERSION_STRING;
+  m.attr("__version__") = KILN_VERSION_STRING;
+}

@@ -1,0 +1,36 @@
+"""Shared fixtures: seeded random-walk series and the kiln CLI path (KILN_CLI, set by ctest)."""
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+
+def random_walk(n, seed=0, ohlc=False):
+    rng = np.random.default_rng(seed)
+    close = (100 + np.cumsum(rng.standard_normal(n))).astype(np.float32)
+    if not ohlc:
+        return close
+    open_ = np.concatenate([[close[0]], close[:-1]]).astype(np.float32)
+    spread = np.abs(rng.standard_normal(n)).astype(np.float32)
+    high = np.maximum(open_, close) + spread
+    low = np.minimum(open_, close) - spread
+    return np.ascontiguousarray(np.stack([open_, high, low, close], axis=1), dtype=np.float32)
+
+
+@pytest.fixture
+def walk():
+    return random_walk(400, seed=7)
+
+
+@pytest.fixture
+def ohlc_walk():
+    return random_walk(300, seed=11, ohlc=True)
+
+
+@pytest.fixture
+def kiln_cli():
+    path = os.environ.get("KILN_CLI") or shutil.which("kiln")
+    if not path or not os.path.exists(path):
+        pytest.skip("kiln CLI not found (set KILN_CLI)")
+    return path
