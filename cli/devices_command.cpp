@@ -2,7 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "kiln/device.h"
+#include "pipeline/devices_report.h"
 
 namespace kiln::cli {
 
@@ -11,26 +11,7 @@ Runner devices_command_add(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "Print JSON");
   return [json] {
-    const auto& registry = BackendRegistry::instance();
-    nlohmann::json out;
-    out["backends"] = nlohmann::json::array();
-    for (const auto& status : registry.statuses()) {
-      nlohmann::json b;
-      b["name"] = backend_kind_name(status.kind);
-      b["available"] = status.available;
-      b["reason"] = status.reason;
-      b["priority"] = out["backends"].size();
-      b["devices"] = nlohmann::json::array();
-      for (const auto& backend : registry.backends()) {
-        if (backend->kind() != status.kind) continue;
-        for (const auto& d : backend->devices()) {
-          b["devices"].push_back({{"name", d.name}, {"vendor", d.vendor}, {"version", d.version},
-                                  {"total_memory", d.total_memory}, {"free_memory", d.free_memory},
-                                  {"compute_units", d.compute_units}, {"pool_bytes", d.pool_bytes}});
-        }
-      }
-      out["backends"].push_back(b);
-    }
+    const nlohmann::json out = nlohmann::json::parse(devices_report_json());
     if (*json) {
       std::printf("%s\n", out.dump(2).c_str());
       return 0;

@@ -3,6 +3,8 @@
 Rendering runs in kiln's C++ core (CPU, CUDA or OpenCL); errors are raised as :class:`KilnError` subclasses that
 also derive from the matching builtin (``KilnValueError`` is a ``ValueError``, ``KilnIOError`` an ``OSError``, ...).
 """
+import json as _json
+
 from ._kiln import (
     KilnDeviceError,
     KilnError,
@@ -10,7 +12,7 @@ from ._kiln import (
     KilnMemoryError,
     KilnNotImplementedError,
     KilnValueError,
-    devices,
+    devices_json,
     render,
     render_windows,
     window_plan,
@@ -36,3 +38,8 @@ __all__ = [
     "render_windows",
     "window_plan",
 ]
+
+
+def devices():
+    """Backends in priority order (CPU last) with their devices and memory, as `kiln devices --json` prints them."""
+    return _json.loads(devices_json())["backends"]
