@@ -12,7 +12,7 @@ DEBIAN_PACKAGES := build-essential cmake pkg-config \
   python3 python3-dev pybind11-dev python3-numpy python3-h5py python3-pytest python3-matplotlib python3-pandas \
   python3-torch
 
-.PHONY: deps build demo test bench sanitize clean
+.PHONY: deps build demo test tsan bench sanitize clean
 
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \
@@ -33,8 +33,16 @@ demo: deps build
 	$(BUILD_DIR)/kiln render --demo -o demo.h5 --preview demo_preview.png
 	$(BUILD_DIR)/kiln info demo.h5
 
-test: deps build
+# The pipeline and profiler tests also run under ThreadSanitizer (a separate build in build-tsan), then every test.
+test: deps build tsan
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+TSAN_DIR ?= build-tsan
+tsan: deps
+	cmake -S . -B $(TSAN_DIR) -DKILN_SANITIZE=thread -DKILN_CUDA=OFF -DKILN_OPENCL=OFF -DKILN_BUILD_BENCH=OFF \
+	  -DKILN_BUILD_PYTHON=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build $(TSAN_DIR) -j $(JOBS) --target kiln_tests_pipeline kiln_tests_profiler
+	cd $(TSAN_DIR) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --output-on-failure -j $(JOBS) -L "pipeline|profiler"
 
 # Results and how to read them: docs/benchmarks.md.
 bench: deps build

@@ -1,7 +1,11 @@
 #include <cstdio>
+#include <string>
 
 #include "cli/commands.h"
 #include "kiln/version.h"
+#include "profiler/profile_summary.h"
+#include "profiler/profiler.h"
+#include "profiler/trace_export.h"
 
 namespace kiln::cli {
 
@@ -25,14 +29,29 @@ int main(int argc, char** argv) {
   CLI::App app{"kiln: chart-image datasets and image processing on GPU or CPU"};
   app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION_STRING);
   app.require_subcommand(1);
+  std::string trace_path;
+  bool profile = false;
+  app.add_option("--trace", trace_path, "Write a Chrome trace (Perfetto, chrome://tracing) of this command")
+      ->configurable(false);
+  app.add_flag("--profile", profile, "Print per-range timings (calls, total, mean, p95, share) at exit");
+  app.fallthrough();
   const auto render = kiln::cli::render_command_add(app);
   const auto info = kiln::cli::info_command_add(app);
   const auto devices = kiln::cli::devices_command_add(app);
   const auto bench = kiln::cli::bench_command_add(app);
   CLI11_PARSE(app, argc, argv);
-  if (app.got_subcommand("render")) return render();
-  if (app.got_subcommand("info")) return info();
-  if (app.got_subcommand("devices")) return devices();
-  if (app.got_subcommand("bench")) return bench();
-  return 2;
+  if (profile || !trace_path.empty()) {
+    kiln::Profiler::instance().enable(true);
+    kiln::Profiler::instance().set_thread_name("main");
+  }
+  int code = 2;
+  if (app.got_subcommand("render")) code = render();
+  if (app.got_subcommand("info")) code = info();
+  if (app.got_subcommand("devices")) code = devices();
+  if (app.got_subcommand("bench")) code = bench();
+  if (profile) std::fputs(kiln::profile_summary_table().c_str(), stderr);
+  if (!trace_path.empty()) {
+    if (const kiln::Status s = kiln::trace_write_chrome(trace_path); !s.is_ok()) return kiln::cli::exit_with(s);
+  }
+  return code;
 }

@@ -12,6 +12,7 @@
 #include "core/thread_pool.h"
 #include "io/preview.h"
 #include "pipeline/render_fallback.h"
+#include "profiler/profiler.h"
 #include "kiln/version.h"
 
 namespace kiln {
@@ -190,9 +191,11 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
 
   const size_t image_bytes = static_cast<size_t>(layout.width) * layout.height * pixel_type_size(layout.dtype);
   auto worker = [&] {
+    Profiler::instance().set_thread_name("render worker");
     auto encoder = sink->make_encoder();
     ImageBatch images;
     auto encode_all = [&](const BatchView& view, EncodedBatch& encoded) {
+      KILN_PROFILE_SCOPE("encode");
       for (int64_t i = 0; i < view.count; ++i) {
         KILN_TRY(encoder->encode(view.image(i), encoded.bytes));
         encoded.offsets.push_back(encoded.bytes.size());
@@ -208,7 +211,11 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
           const BatchView view{reinterpret_cast<void*>(host->handle), count, layout.width, layout.height, 1,
                                layout.dtype, static_cast<int64_t>(image_bytes)};
           const WindowBatch windows{series.values.data(), series.channels, plan.starts.data() + first, count, seq_len};
-          Status status = renderer.render(config.render, windows, view);
+          Status status;
+          {
+            KILN_PROFILE_SCOPE("render");
+            status = renderer.render(config.render, windows, view);
+          }
           if (status.is_ok()) status = encode_all(view, encoded);
           backend.host_release(*host);
           return status;
@@ -218,7 +225,10 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
         const int64_t n = std::min<int64_t>(kRenderGroup, count - g);
         images.resize(n, layout.width, layout.height, 1, layout.dtype);
         const WindowBatch windows{series.values.data(), series.channels, plan.starts.data() + first + g, n, seq_len};
-        KILN_TRY(renderer.render(config.render, windows, images.view()));
+        {
+          KILN_PROFILE_SCOPE("render");
+          KILN_TRY(renderer.render(config.render, windows, images.view()));
+        }
         KILN_TRY(encode_all(images.view(), encoded));
       }
       return Status::ok();
@@ -229,15 +239,19 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
       const int64_t first = first_batch_start + b * batch_size;
       const int32_t count = static_cast<int32_t>(std::min(batch_size, total - first));
       EncodedBatch encoded;
-      encoded.clear();
-      encoded.first = first;
-      encoded.count = count;
-      if (Status status = render_and_encode(first, count, encoded); !status.is_ok()) {
-        error.set(status);
-        queue.stop();
-        return;
+      {
+        KILN_PROFILE_SCOPE("batch");
+        encoded.clear();
+        encoded.first = first;
+        encoded.count = count;
+        if (Status status = render_and_encode(first, count, encoded); !status.is_ok()) {
+          error.set(status);
+          queue.stop();
+          return;
+        }
+        fill_metadata(series, plan, layout, first, count, &encoded);
+        profile_flow_begin("batch", static_cast<uint64_t>(b));
       }
-      fill_metadata(series, plan, layout, first, count, &encoded);
       queue.put(b, std::move(encoded));
     }
   };
@@ -250,13 +264,19 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
   for (int64_t b = 0; b < batch_count; ++b) {
     EncodedBatch batch;
     if (!queue.take(&batch)) break;
-    Status status = sink->write(batch);
+    Status status;
+    {
+      KILN_PROFILE_SCOPE("write");
+      profile_flow_end("batch", static_cast<uint64_t>(b));
+      status = sink->write(batch);
+    }
     if (!status.is_ok()) {
       error.set(status);
       queue.stop();
       break;
     }
     done += batch.count;
+    profile_counter("images written", static_cast<double>(done));
     if (progress) progress(RenderProgress{done, first_batch_start, total, elapsed(), backend.name()});
   }
   queue.stop();
@@ -266,7 +286,10 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
   summary.fallbacks = renderer.fallbacks();
   summary.fallback_events = renderer.events();
   summary.run_report = renderer.report_json();
-  KILN_TRY(sink->finish(summary.run_report, summary.fallbacks));
+  {
+    KILN_PROFILE_SCOPE("finish");
+    KILN_TRY(sink->finish(summary.run_report, summary.fallbacks));
+  }
   summary.seconds = elapsed();
   summary.output_bytes = sink->bytes_written();
   summary.raw_bytes = image_bytes * static_cast<uint64_t>(summary.images);  // the sink counts resumed bytes too

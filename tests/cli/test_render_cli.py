@@ -218,3 +218,19 @@ def test_preview_and_info(tmp_path):
     assert (tmp_path / "grid.png").stat().st_size > 100
     info = run_kiln("info", out).stdout
     assert "images" in info and "skipped_windows" in info
+
+
+def test_trace_and_profile(tmp_path):
+    trace = tmp_path / "trace.json"
+    result = run_kiln("--profile", "--trace", trace, "render", "--demo", "--demo-points", 700, "--width", 64,
+                      "--height", 32, "--batch-size", 100, "-o", tmp_path / "t.h5", "-q")
+    assert "render" in result.stderr and "p95 ms" in result.stderr  # the --profile table
+    events = json.loads(trace.read_text())["traceEvents"]
+    complete = [e for e in events if e["ph"] == "X"]
+    assert {"batch", "render", "encode", "write", "finish"} <= {e["name"] for e in complete}
+    assert all(e["dur"] >= 0 and {"ts", "pid", "tid"} <= set(e) for e in complete)
+    names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert {"main", "render worker"} <= names
+    starts = {e["id"] for e in events if e["ph"] == "s"}
+    ends = {e["id"] for e in events if e["ph"] == "f"}
+    assert starts == ends and len(starts) == 7  # 601 windows in batches of 100: one flow each, worker -> writer

@@ -1,0 +1,138 @@
+// Pipeline overhead: a 3-stage pipeline whose middle stage is the slowest (busy-waits a fixed cost per
+// item, one worker) against that stage's function run alone in a loop. A pipeline that overlaps its
+// stages well runs at the speed of its slowest stage: ratio close to 1.
+//
+//   pipeline_throughput [--items N] [--cost-us C] [--reps R] [--unordered] [--table]
+// Prints one JSON object: {"pipeline_items_per_s":..,"slowest_stage_items_per_s":..,"ratio":..,...}
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/pipeline.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Payload {
+  int64_t id = 0;
+  uint64_t acc = 0;
+};
+
+// Spins for `ns` of wall time (the stage's "work"); touches the payload so it is not optimized away.
+void busy_wait(Payload& p, int64_t ns) {
+  const auto until = Clock::now() + std::chrono::nanoseconds(ns);
+  uint64_t x = p.acc + static_cast<uint64_t>(p.id);
+  while (Clock::now() < until) x = x * 6364136223846793005ull + 1442695040888963407ull;
+  p.acc = x;
+}
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct Sample {
+  double mean = 0.0;
+  double stddev = 0.0;
+};
+
+Sample summarize(const std::vector<double>& v) {
+  Sample s;
+  for (double x : v) s.mean += x;
+  s.mean /= static_cast<double>(v.size());
+  for (double x : v) s.stddev += (x - s.mean) * (x - s.mean);
+  s.stddev = v.size() > 1 ? std::sqrt(s.stddev / static_cast<double>(v.size() - 1)) : 0.0;
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t items = 10000;
+  int64_t cost_ns = 50'000;
+  int reps = 3;
+  bool ordered = true;
+  bool table = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--items" && i + 1 < argc) items = std::atoll(argv[++i]);
+    else if (a == "--cost-us" && i + 1 < argc) cost_ns = static_cast<int64_t>(std::atof(argv[++i]) * 1000.0);
+    else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--unordered") ordered = false;
+    else if (a == "--table") table = true;
+    else {
+      std::fprintf(stderr, "usage: %s [--items N] [--cost-us C] [--reps R] [--unordered] [--table]\n", argv[0]);
+      return 2;
+    }
+  }
+  const int64_t light_ns = cost_ns / 10;  // the other two stages: a tenth of the cost, two workers each
+
+  kiln::Pipeline<Payload> pipeline;
+  auto stage = [](int64_t ns) {
+    return [ns](Payload& p) {
+      busy_wait(p, ns);
+      return kiln::Status::ok();
+    };
+  };
+  if (!pipeline.add_stage({"decode", 2, 8}, stage(light_ns)).is_ok() ||
+      !pipeline.add_stage({"slow", 1, 8}, stage(cost_ns)).is_ok() ||
+      !pipeline.add_stage({"encode", 2, 8}, stage(light_ns)).is_ok()) {
+    return 1;
+  }
+  kiln::RunOptions options;
+  options.ordered = ordered;
+  options.sink_queue_capacity = 8;
+
+  std::vector<double> alone_rates;
+  std::vector<double> pipeline_rates;
+  std::string last_table;
+  for (int r = -1; r < reps; ++r) {  // r = -1: warmup, not recorded
+    // The slowest stage's function alone, on one thread.
+    Payload p;
+    const auto t0 = Clock::now();
+    for (int64_t i = 0; i < items; ++i) {
+      p.id = i;
+      busy_wait(p, cost_ns);
+    }
+    const double alone = static_cast<double>(items) / seconds_since(t0);
+
+    int64_t next = 0;
+    uint64_t sink_acc = 0;
+    const auto t1 = Clock::now();
+    const kiln::Status st = pipeline.run(
+        [&]() -> std::optional<Payload> {
+          if (next >= items) return std::nullopt;
+          return Payload{next++, 0};
+        },
+        [&](Payload&& x) {
+          sink_acc += x.acc;
+          return kiln::Status::ok();
+        },
+        options);
+    const double piped = static_cast<double>(items) / seconds_since(t1);
+    if (!st.is_ok()) {
+      std::fprintf(stderr, "pipeline failed: %s\n", st.to_string().c_str());
+      return 1;
+    }
+    if (r >= 0) {
+      alone_rates.push_back(alone);
+      pipeline_rates.push_back(piped);
+    }
+    last_table = kiln::pipeline_stats_table(pipeline.stats());
+    if (sink_acc == 42) std::fprintf(stderr, " ");  // keep sink_acc alive
+  }
+  const Sample a = summarize(alone_rates);
+  const Sample b = summarize(pipeline_rates);
+  if (table) std::fprintf(stderr, "%s", last_table.c_str());
+  std::printf(
+      "{\"pipeline_items_per_s\":%.1f,\"slowest_stage_items_per_s\":%.1f,\"ratio\":%.4f,"
+      "\"pipeline_stddev\":%.1f,\"slowest_stage_stddev\":%.1f,\"items\":%lld,\"cost_us\":%.3f,\"reps\":%d,"
+      "\"ordered\":%s,\"stages\":[\"decode x2\",\"slow x1\",\"encode x2\"]}\n",
+      b.mean, a.mean, b.mean / a.mean, b.stddev, a.stddev, static_cast<long long>(items),
+      static_cast<double>(cost_ns) / 1000.0, reps, ordered ? "true" : "false");
+  return 0;
+}
