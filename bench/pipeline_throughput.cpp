@@ -2,7 +2,9 @@
 // item, one worker) against that stage's function run alone in a loop. A pipeline that overlaps its
 // stages well runs at the speed of its slowest stage: ratio close to 1.
 //
-//   pipeline_throughput [--items N] [--cost-us C] [--reps R] [--unordered] [--table]
+//   pipeline_throughput [--items N] [--cost-us C] [--light-frac F] [--reps R] [--unordered] [--table]
+// The two outer stages cost F x C each (default 0.02): the pipeline needs 1 + 2F cores in all, so on a
+// machine with fewer free cores the ratio measures the load, not the pipeline (load is printed too).
 // Prints one JSON object: {"pipeline_items_per_s":..,"slowest_stage_items_per_s":..,"ratio":..,...}
 #include <algorithm>
 #include <chrono>
@@ -12,6 +14,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "pipeline/pipeline.h"
@@ -52,24 +55,27 @@ Sample summarize(const std::vector<double>& v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int64_t items = 10000;
-  int64_t cost_ns = 50'000;
+  int64_t items = 2500;
+  int64_t cost_ns = 200'000;
   int reps = 3;
   bool ordered = true;
   bool table = false;
+  double light_frac = 0.02;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--items" && i + 1 < argc) items = std::atoll(argv[++i]);
     else if (a == "--cost-us" && i + 1 < argc) cost_ns = static_cast<int64_t>(std::atof(argv[++i]) * 1000.0);
+    else if (a == "--light-frac" && i + 1 < argc) light_frac = std::atof(argv[++i]);
     else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (a == "--unordered") ordered = false;
     else if (a == "--table") table = true;
     else {
-      std::fprintf(stderr, "usage: %s [--items N] [--cost-us C] [--reps R] [--unordered] [--table]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--items N] [--cost-us C] [--light-frac F] [--reps R] [--unordered] [--table]\n",
+                   argv[0]);
       return 2;
     }
   }
-  const int64_t light_ns = cost_ns / 10;  // the other two stages: a tenth of the cost, two workers each
+  const auto light_ns = static_cast<int64_t>(static_cast<double>(cost_ns) * light_frac);  // outer stages, 2 workers each
 
   kiln::Pipeline<Payload> pipeline;
   auto stage = [](int64_t ns) {
@@ -128,11 +134,18 @@ int main(int argc, char** argv) {
   const Sample a = summarize(alone_rates);
   const Sample b = summarize(pipeline_rates);
   if (table) std::fprintf(stderr, "%s", last_table.c_str());
+  double load = -1.0;
+  if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(f, "%lf", &load) != 1) load = -1.0;
+    std::fclose(f);
+  }
   std::printf(
       "{\"pipeline_items_per_s\":%.1f,\"slowest_stage_items_per_s\":%.1f,\"ratio\":%.4f,"
-      "\"pipeline_stddev\":%.1f,\"slowest_stage_stddev\":%.1f,\"items\":%lld,\"cost_us\":%.3f,\"reps\":%d,"
-      "\"ordered\":%s,\"stages\":[\"decode x2\",\"slow x1\",\"encode x2\"]}\n",
+      "\"pipeline_stddev\":%.1f,\"slowest_stage_stddev\":%.1f,\"items\":%lld,\"cost_us\":%.3f,\"light_frac\":%.3f,"
+      "\"reps\":%d,\"ordered\":%s,\"stages\":[\"decode x2\",\"slow x1\",\"encode x2\"],\"hardware_threads\":%u,"
+      "\"loadavg_1m\":%.2f}\n",
       b.mean, a.mean, b.mean / a.mean, b.stddev, a.stddev, static_cast<long long>(items),
-      static_cast<double>(cost_ns) / 1000.0, reps, ordered ? "true" : "false");
+      static_cast<double>(cost_ns) / 1000.0, light_frac, reps, ordered ? "true" : "false",
+      std::thread::hardware_concurrency(), load);
   return 0;
 }

@@ -131,6 +131,7 @@ void print_summary(const RenderJobSummary& s) {
               static_cast<long long>(s.dropped_no_future));
   const double rate = s.seconds > 0 ? static_cast<double>(s.rendered) / s.seconds : 0.0;
   std::printf("Time: %.2f s, %.0f images/s\n", s.seconds, rate);
+  std::fputs(s.stage_table.c_str(), stdout);
   if (s.fallbacks > 0) {
     std::printf("Fallbacks: %lld\n", static_cast<long long>(s.fallbacks));
     for (const auto& event : s.fallback_events) std::printf("  %s\n", event.c_str());

@@ -1,6 +1,7 @@
 // MPMC bounded blocking queue: the link between two pipeline stages.
 //
-// push blocks while the queue is full (backpressure), pop blocks while it is empty. close() ends the
+// push blocks while the queue is full (backpressure) until it is down to half, pop blocks while it is
+// empty. close() ends the
 // stream: pushes fail at once, pops drain what is left and then fail. cancel() wakes every waiter and
 // makes push and pop fail at once, dropping what is queued. The queue reports its high-water mark and
 // the total time producers and consumers spent blocked.
@@ -151,9 +152,12 @@ class BoundedQueue {
     *out = std::move(m_items.front());
     m_items.pop_front();
     ++m_stats.popped;
-    const bool wake = m_push_waiters > 0;
+    // Blocked producers are woken in a group once the queue is down to half (hysteresis): one wake-up
+    // per capacity/2 items instead of one per item, so the consumer (the bottleneck when the queue
+    // is full) is not slowed by a context switch per item. A capacity of 1 or 2 wakes on every pop.
+    const bool wake = m_push_waiters > 0 && m_items.size() <= m_capacity / 2;
     lock.unlock();
-    if (wake) m_not_full.notify_one();
+    if (wake) m_not_full.notify_all();
   }
 
   const size_t m_capacity;

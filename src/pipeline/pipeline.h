@@ -47,6 +47,7 @@
 #include "kiln/status.h"
 #include "pipeline/bounded_queue.h"
 #include "pipeline/pipeline_stats.h"
+#include "profiler/profiler.h"
 
 namespace kiln {
 
@@ -287,6 +288,7 @@ class Pipeline {
   }
 
   void source_loop(RunState& rs, const SourceFn& source, StageStats& st) {
+    Profiler::instance().set_thread_name("source");
     Queue& out = *rs.queues.front();
     for (int64_t id = 0;; ++id) {
       if (rs.stopping()) break;
@@ -319,6 +321,7 @@ class Pipeline {
 
   void worker_loop(RunState& rs, size_t s, StageStats& st) {
     const Stage& stage = m_stages[s];
+    Profiler::instance().set_thread_name(stage.options.name);  // stage workers are named in traces
     Queue& in = *rs.queues[s];
     Queue& out = *rs.queues[s + 1];
     const bool ordered = rs.options.ordered;

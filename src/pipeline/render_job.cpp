@@ -1,14 +1,13 @@
 #include "pipeline/render_job.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <ctime>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "core/buffer_pool.h"
-#include "pipeline/batch_queue.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/render_items.h"
 #include "core/thread_pool.h"
 #include "io/preview.h"
 #include "pipeline/render_fallback.h"
@@ -21,8 +20,8 @@ namespace {
 
 // CPU backends render a few images at a time, so each image is encoded while it is still in cache.
 constexpr int64_t kRenderGroup = 4;
-// Batches in flight beyond the next one to be written, per worker.
-constexpr int64_t kInFlightPerWorker = 2;
+// GPU batches rendering at once (each on its own queue/stream), so transfers and kernels overlap with encoding.
+constexpr int32_t kGpuBatchesInFlight = 2;
 
 std::string utc_now_iso8601() {
   const std::time_t now = std::time(nullptr);
@@ -185,103 +184,94 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
   summary.placement_reason = placement.reason;
   summary.threads = threads;
 
-  BatchQueue queue(0, kInFlightPerWorker * threads);
-  FirstError error;
-  std::atomic<int64_t> next_batch{0};
-
   const size_t image_bytes = static_cast<size_t>(layout.width) * layout.height * pixel_type_size(layout.dtype);
-  auto worker = [&] {
-    Profiler::instance().set_thread_name("render worker");
-    auto encoder = sink->make_encoder();
-    ImageBatch images;
-    auto encode_all = [&](const BatchView& view, EncodedBatch& encoded) {
-      KILN_PROFILE_SCOPE("encode");
-      for (int64_t i = 0; i < view.count; ++i) {
-        KILN_TRY(encoder->encode(view.image(i), encoded.bytes));
-        encoded.offsets.push_back(encoded.bytes.size());
-      }
-      return Status::ok();
-    };
-    // GPU: the whole batch in one call, into the backend's pinned/mapped host memory, then encode.
-    // CPU: a few images at a time, each encoded while still in cache.
-    auto render_and_encode = [&](int64_t first, int32_t count, EncodedBatch& encoded) -> Status {
-      if (renderer.on_gpu()) {
-        auto host = backend.host_acquire(count * image_bytes);
-        if (host.is_ok()) {
-          const BatchView view{reinterpret_cast<void*>(host->handle), count, layout.width, layout.height, 1,
-                               layout.dtype, static_cast<int64_t>(image_bytes)};
-          const WindowBatch windows{series.values.data(), series.channels, plan.starts.data() + first, count, seq_len};
-          Status status;
-          {
-            KILN_PROFILE_SCOPE("render");
-            status = renderer.render(config.render, windows, view);
-          }
-          if (status.is_ok()) status = encode_all(view, encoded);
-          backend.host_release(*host);
-          return status;
-        }
-      }
-      for (int64_t g = 0; g < count; g += kRenderGroup) {
-        const int64_t n = std::min<int64_t>(kRenderGroup, count - g);
-        images.resize(n, layout.width, layout.height, 1, layout.dtype);
-        const WindowBatch windows{series.values.data(), series.channels, plan.starts.data() + first + g, n, seq_len};
-        {
-          KILN_PROFILE_SCOPE("render");
-          KILN_TRY(renderer.render(config.render, windows, images.view()));
-        }
-        KILN_TRY(encode_all(images.view(), encoded));
-      }
-      return Status::ok();
-    };
-    for (;;) {
-      const int64_t b = next_batch.fetch_add(1);
-      if (b >= batch_count || !queue.wait_slot(b)) return;
-      const int64_t first = first_batch_start + b * batch_size;
-      const int32_t count = static_cast<int32_t>(std::min(batch_size, total - first));
-      EncodedBatch encoded;
-      {
-        KILN_PROFILE_SCOPE("batch");
-        encoded.clear();
-        encoded.first = first;
-        encoded.count = count;
-        if (Status status = render_and_encode(first, count, encoded); !status.is_ok()) {
-          error.set(status);
-          queue.stop();
-          return;
-        }
-        fill_metadata(series, plan, layout, first, count, &encoded);
-        profile_flow_begin("batch", static_cast<uint64_t>(b));
-      }
-      queue.put(b, std::move(encoded));
+  EncoderPool encoders(*sink);
+
+  auto encode_all = [&](const BatchView& view, EncodedBatch& encoded) {
+    KILN_PROFILE_SCOPE("encode");
+    EncoderPool::Lease encoder = encoders.acquire();
+    for (int64_t i = 0; i < view.count; ++i) {
+      KILN_TRY(encoder->encode(view.image(i), encoded.bytes));
+      encoded.offsets.push_back(encoded.bytes.size());
     }
+    return Status::ok();
+  };
+  auto windows_of = [&](const RenderItem& item, int64_t offset, int64_t count) {
+    return WindowBatch{series.values.data(), series.channels, plan.starts.data() + item.first + offset, count, seq_len};
+  };
+  auto finish_item = [&](RenderItem& item) {
+    fill_metadata(series, plan, layout, item.first, item.count, &item.encoded);
+    profile_flow_begin("batch", static_cast<uint64_t>(item.first));
   };
 
-  std::vector<std::thread> workers;
-  workers.reserve(static_cast<size_t>(threads));
-  for (int32_t t = 0; t < threads; ++t) workers.emplace_back(worker);
+  // CPU: one stage renders a few images at a time and encodes each while it is still in cache.
+  auto render_and_encode = [&](RenderItem& item) -> Status {
+    KILN_PROFILE_SCOPE("batch");
+    thread_local ImageBatch images;
+    item.encoded.clear();
+    for (int64_t g = 0; g < item.count; g += kRenderGroup) {
+      const int64_t n = std::min<int64_t>(kRenderGroup, item.count - g);
+      images.resize(n, layout.width, layout.height, 1, layout.dtype);
+      {
+        KILN_PROFILE_SCOPE("render");
+        KILN_TRY(renderer.render(config.render, windows_of(item, g, n), images.view()));
+      }
+      KILN_TRY(encode_all(images.view(), item.encoded));
+    }
+    finish_item(item);
+    return Status::ok();
+  };
+  // GPU: the whole batch in one call into the backend's pinned/mapped host memory; encoding is its own stage, so
+  // the next batches upload and render while this one is compressed.
+  auto render_batch = [&](RenderItem& item) -> Status {
+    KILN_PROFILE_SCOPE("render");
+    KILN_TRY_ASSIGN(item.host, HostBlock::acquire(backend, item.count * image_bytes));
+    return renderer.render(config.render, windows_of(item, 0, item.count), item.host.view(item.count, layout));
+  };
+  auto encode_batch = [&](RenderItem& item) -> Status {
+    item.encoded.clear();
+    KILN_TRY(encode_all(item.host.view(item.count, layout), item.encoded));
+    item.host.reset();
+    finish_item(item);
+    return Status::ok();
+  };
 
+  Pipeline<RenderItem> pipeline;
+  if (renderer.on_gpu()) {
+    KILN_TRY(pipeline.add_stage({"render", kGpuBatchesInFlight, kGpuBatchesInFlight}, render_batch));
+    KILN_TRY(pipeline.add_stage({"encode", threads, 2}, encode_batch));
+  } else {
+    KILN_TRY(pipeline.add_stage({"render+encode", threads, static_cast<size_t>(threads)}, render_and_encode));
+  }
+
+  int64_t next_batch = 0;
+  auto source = [&]() -> std::optional<RenderItem> {
+    if (next_batch >= batch_count) return std::nullopt;
+    RenderItem item;
+    item.first = first_batch_start + next_batch * batch_size;
+    item.count = static_cast<int32_t>(std::min(batch_size, total - item.first));
+    ++next_batch;
+    return item;
+  };
   int64_t done = first_batch_start;
-  for (int64_t b = 0; b < batch_count; ++b) {
-    EncodedBatch batch;
-    if (!queue.take(&batch)) break;
-    Status status;
-    {
-      KILN_PROFILE_SCOPE("write");
-      profile_flow_end("batch", static_cast<uint64_t>(b));
-      status = sink->write(batch);
-    }
-    if (!status.is_ok()) {
-      error.set(status);
-      queue.stop();
-      break;
-    }
-    done += batch.count;
+  auto write = [&](RenderItem&& item) -> Status {
+    KILN_PROFILE_SCOPE("write");
+    profile_flow_end("batch", static_cast<uint64_t>(item.first));
+    item.encoded.first = item.first;
+    item.encoded.count = item.count;
+    KILN_TRY(sink->write(item.encoded));
+    done += item.count;
     profile_counter("images written", static_cast<double>(done));
     if (progress) progress(RenderProgress{done, first_batch_start, total, elapsed(), backend.name()});
-  }
-  queue.stop();
-  for (auto& t : workers) t.join();
-  KILN_TRY(error.get());
+    return Status::ok();
+  };
+  RunOptions run_options;
+  run_options.ordered = true;
+  run_options.on_error = ErrorPolicy::kFail;  // an image that cannot be rendered or written stops the job
+  run_options.sink_queue_capacity = static_cast<size_t>(2 * threads);
+  const Status run_status = pipeline.run(source, write, run_options);
+  summary.stage_table = pipeline_stats_table(pipeline.stats());
+  KILN_TRY(run_status);
 
   summary.fallbacks = renderer.fallbacks();
   summary.fallback_events = renderer.events();

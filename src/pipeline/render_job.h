@@ -62,6 +62,7 @@ struct RenderJobSummary {
   int64_t fallbacks = 0;              // fallback events (batch halvings, moves to the CPU)
   std::vector<std::string> fallback_events;  // each kind once, with its reason
   std::string run_report;             // JSON stored with the output
+  std::string stage_table;            // per-stage pipeline statistics, bottleneck named
 };
 
 using ProgressFn = std::function<void(const RenderProgress&)>;

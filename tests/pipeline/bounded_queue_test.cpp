@@ -77,6 +77,28 @@ TEST(BoundedQueue, PushBlocksWhileFullAndReportsWait) {
   EXPECT_EQ(q.stats().high_water, 1);
 }
 
+TEST(BoundedQueue, BlockedProducerWakesWhenDownToHalf) {
+  BoundedQueue<int> q(4);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(q.push(i));
+  std::atomic<bool> pushed{false};
+  std::thread producer([&] {
+    EXPECT_TRUE(q.push(4));
+    pushed = true;
+  });
+  std::this_thread::sleep_for(10ms);
+  int v = 0;
+  ASSERT_TRUE(q.pop(&v));  // 3 left: above half, the producer keeps waiting (hysteresis)
+  std::this_thread::sleep_for(10ms);
+  EXPECT_FALSE(pushed.load());
+  ASSERT_TRUE(q.pop(&v));  // 2 left: half, wakes it
+  producer.join();
+  EXPECT_TRUE(pushed.load());
+  for (int expect = 2; expect <= 4; ++expect) {
+    ASSERT_TRUE(q.pop(&v));
+    EXPECT_EQ(v, expect);
+  }
+}
+
 TEST(BoundedQueue, CloseDrainsThenFails) {
   BoundedQueue<int> q(4);
   ASSERT_TRUE(q.push(1));

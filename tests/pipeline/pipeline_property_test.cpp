@@ -24,6 +24,13 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// "s<index>" (appending, not "s" + to_string: GCC 12 warns -Wrestrict on that, a false positive).
+std::string stage_name(int64_t index) {
+  std::string name = "s";
+  name += std::to_string(index);
+  return name;
+}
+
 struct Sample {
   int64_t id = 0;
   std::vector<int32_t> trail;  // the stages that touched it, in order
@@ -76,7 +83,7 @@ Config random_config(uint64_t seed) {
   const int stages = uniform(1, 4);
   for (int s = 0; s < stages; ++s) {
     c.stages.push_back(
-        StageOptions{"s" + std::to_string(s), uniform(1, 4), static_cast<size_t>(uniform(1, 5))});
+        StageOptions{stage_name(s), uniform(1, 4), static_cast<size_t>(uniform(1, 5))});
   }
   c.fail_rate = std::uniform_real_distribution<double>(0.0, 0.25)(rng);
   c.sleep_rate = std::uniform_real_distribution<double>(0.0, 0.3)(rng);
@@ -136,7 +143,7 @@ TEST(PipelineProperty, SkipNeverLosesOrDuplicates) {
       ASSERT_GE(q.id, 0);
       ASSERT_LT(q.id, c.items);
       reached[static_cast<size_t>(q.id)]++;
-      EXPECT_EQ(q.stage, "s" + std::to_string(c.first_failing_stage(q.id)));
+      EXPECT_EQ(q.stage, stage_name(c.first_failing_stage(q.id)));
       EXPECT_NE(q.error.find("injected"), std::string::npos);
     }
     for (int64_t id = 0; id < c.items; ++id) {
@@ -284,7 +291,7 @@ TEST(PipelineProperty, SlowStageIsTheBottleneck) {
     Pipeline<Sample> p;
     for (int s = 0; s < stages; ++s) {
       const bool is_slow = s == slow;
-      ASSERT_TRUE(p.add_stage({"s" + std::to_string(s), is_slow ? 1 : 1 + static_cast<int32_t>(rng() % 3),
+      ASSERT_TRUE(p.add_stage({stage_name(s), is_slow ? 1 : 1 + static_cast<int32_t>(rng() % 3),
                                1 + rng() % 4},
                               [is_slow](Sample&) {
                                 if (is_slow) std::this_thread::sleep_for(250us);
@@ -298,7 +305,7 @@ TEST(PipelineProperty, SlowStageIsTheBottleneck) {
     const PipelineStats& s = p.stats();
     for (const StageStats& row : s.stages) EXPECT_EQ(row.items, 60) << row.name;
     ASSERT_GE(s.bottleneck(), 0);
-    EXPECT_EQ(s.stages[static_cast<size_t>(s.bottleneck())].name, "s" + std::to_string(slow))
+    EXPECT_EQ(s.stages[static_cast<size_t>(s.bottleneck())].name, stage_name(slow))
         << pipeline_stats_table(s);
     EXPECT_NE(pipeline_stats_table(s).find("bottleneck: s" + std::to_string(slow)), std::string::npos);
   }
