@@ -1,8 +1,7 @@
 // MPMC bounded blocking queue: the link between two pipeline stages.
 //
 // push blocks while the queue is full (backpressure) until it is down to half, pop blocks while it is
-// empty. close() ends the
-// stream: pushes fail at once, pops drain what is left and then fail. cancel() wakes every waiter and
+// empty. close() ends the stream: pushes fail at once, pops drain what is left and then fail. cancel() wakes every waiter and
 // makes push and pop fail at once, dropping what is queued. The queue reports its high-water mark and
 // the total time producers and consumers spent blocked.
 #pragma once
@@ -14,6 +13,8 @@
 #include <deque>
 #include <mutex>
 #include <utility>
+
+#include "profiler/profiler.h"
 
 namespace kiln {
 
@@ -57,6 +58,7 @@ class BoundedQueue {
     if (size > m_stats.high_water) m_stats.high_water = size;
     const bool wake = m_pop_waiters > 0;
     lock.unlock();
+    if (m_depth_counter != nullptr) profile_counter(m_depth_counter, static_cast<double>(size));
     if (wake) m_not_empty.notify_one();
     return true;
   }
@@ -124,6 +126,8 @@ class BoundedQueue {
   }
 
   size_t capacity() const { return m_capacity; }
+  // Report the queue's depth as a profiler counter under this name (a stable string, see profile_intern).
+  void set_depth_counter(const char* name) { m_depth_counter = name; }
   size_t size() const {
     std::lock_guard<std::mutex> lock(m_mutex);
     return m_items.size();
@@ -156,7 +160,9 @@ class BoundedQueue {
     // per capacity/2 items instead of one per item, so the consumer (the bottleneck when the queue
     // is full) is not slowed by a context switch per item. A capacity of 1 or 2 wakes on every pop.
     const bool wake = m_push_waiters > 0 && m_items.size() <= m_capacity / 2;
+    const auto size = static_cast<double>(m_items.size());
     lock.unlock();
+    if (m_depth_counter != nullptr) profile_counter(m_depth_counter, size);
     if (wake) m_not_full.notify_all();
   }
 
@@ -165,6 +171,7 @@ class BoundedQueue {
   std::condition_variable m_not_full;
   std::condition_variable m_not_empty;
   std::deque<T> m_items;
+  const char* m_depth_counter = nullptr;
   int32_t m_push_waiters = 0;
   int32_t m_pop_waiters = 0;
   bool m_closed = false;

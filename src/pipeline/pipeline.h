@@ -116,8 +116,12 @@ class Pipeline {
     }
 
     RunState rs(options, in_flight_limit(options));
-    for (const Stage& s : m_stages) rs.queues.push_back(std::make_unique<Queue>(s.options.queue_capacity));
+    for (const Stage& s : m_stages) {
+      rs.queues.push_back(std::make_unique<Queue>(s.options.queue_capacity));
+      rs.queues.back()->set_depth_counter(profile_intern("queue: " + s.options.name));
+    }
     rs.queues.push_back(std::make_unique<Queue>(std::max<size_t>(1, options.sink_queue_capacity)));
+    rs.queues.back()->set_depth_counter(profile_intern("queue: sink"));
     rs.live = std::make_unique<std::atomic<int32_t>[]>(m_stages.size() + 1);
     std::vector<std::vector<StageStats>> tallies(m_stages.size());
     for (size_t s = 0; s < m_stages.size(); ++s) {

@@ -262,6 +262,7 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
     KILN_TRY(sink->write(item.encoded));
     done += item.count;
     profile_counter("images written", static_cast<double>(done));
+    if (backend.is_gpu()) profile_counter("gpu pool bytes", static_cast<double>(backend.memory_stats().held_bytes));
     if (progress) progress(RenderProgress{done, first_batch_start, total, elapsed(), backend.name()});
     return Status::ok();
   };

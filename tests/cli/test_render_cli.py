@@ -231,6 +231,8 @@ def test_trace_and_profile(tmp_path):
     assert all(e["dur"] >= 0 and {"ts", "pid", "tid"} <= set(e) for e in complete)
     names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
     assert {"main", "source", "render+encode"} <= names  # pipeline stage workers are named after their stage
+    counters = {e["name"] for e in events if e["ph"] == "C"}
+    assert {"queue: render+encode", "queue: sink", "images written"} <= counters
     starts = {e["id"] for e in events if e["ph"] == "s"}
     ends = {e["id"] for e in events if e["ph"] == "f"}
     assert starts == ends and len(starts) == 7  # 601 windows in batches of 100: one flow each, worker -> writer
