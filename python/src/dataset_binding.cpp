@@ -9,6 +9,7 @@
 #include "bindings.h"
 #include "errors.h"
 #include "pipeline/render_job.h"
+#include "render_options.h"
 
 namespace kiln::py {
 
@@ -87,24 +88,11 @@ pyb::dict render_job_py(pyb::handle series_obj, const std::string& output, const
   c.windows.limit = limit;
   c.windows.label_horizon = label_horizon;
   c.windows.label_threshold = label_threshold.value_or(-1.0);
-  c.render.width = width;
-  c.render.height = height;
-  c.render.line_width = static_cast<float>(line_width);
-  Result<ChartStyle> parsed_style = chart_style_parse(style);
-  status_check(parsed_style.status());
-  c.render.style = parsed_style.value();
+  const RenderOptions options = render_options_make(width, height, line_width, style, mode, threads, dtype);
+  c.render = options.params;
+  c.mode = options.mode;
   c.windows.ohlc = c.render.style == ChartStyle::kOhlc;
-  if (dtype == "uint8") {
-    c.render.dtype = PixelType::kU8;
-  } else if (dtype == "float32") {
-    c.render.dtype = PixelType::kF32;
-  } else {
-    raise_value_error("dtype must be 'uint8' or 'float32', got '" + dtype + "'");
-  }
   c.dpi = dpi;
-  Result<ExecMode> parsed_mode = exec_mode_parse(mode);
-  status_check(parsed_mode.status());
-  c.mode = parsed_mode.value();
   c.output.path = output;
   Result<OutputFormat> parsed_format = output_format_parse(format);
   status_check(parsed_format.status());
