@@ -17,13 +17,12 @@ constexpr int32_t kMaxSegmentsPerColumn = 16;
 
 // Per segment: how t (the projection parameter) changes per row, to find the interior rows of a column.
 struct InteriorStep {
-  float t_per_row;  // dy / |d|^2
-  float rows_per_t; // 1 / t_per_row, 0 when t does not depend on the row
+  float rows_per_t;  // 1 / (dy / |d|^2): rows per unit of t; 0 when t does not depend on the row
 };
 
 inline InteriorStep interior_step(const KilnSegment& g) {
   const float t_per_row = g.dy * g.inv_len2;
-  return {t_per_row, t_per_row != 0.0f ? 1.0f / t_per_row : 0.0f};
+  return {t_per_row != 0.0f ? 1.0f / t_per_row : 0.0f};
 }
 
 // Rows [*first, *last] of [y_lo, y_hi] in column px where segment g is certainly interior (0 < t < 1), so the
