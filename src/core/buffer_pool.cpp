@@ -70,12 +70,6 @@ void BufferPool::trim_locked(size_t target_held) {
   }
 }
 
-void BufferPool::set_budget(size_t budget) {
-  std::lock_guard<std::mutex> lock(m_mutex);
-  m_stats.budget = budget;
-  if (budget > 0) trim_locked(budget);
-}
-
 PoolStats BufferPool::stats() const {
   std::lock_guard<std::mutex> lock(m_mutex);
   return m_stats;

@@ -47,7 +47,6 @@ class BufferPool {
   void release(PoolBlock block);
   // Frees every cached (not in use) block.
   void trim();
-  void set_budget(size_t budget);
   PoolStats stats() const;
   const std::string& name() const { return m_name; }
 
