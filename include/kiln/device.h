@@ -19,12 +19,14 @@ struct PoolStats;
 
 enum class BackendKind : uint8_t { kCuda = 0, kOpenCL, kCpu };
 enum class ExecMode : uint8_t { kAuto = 0, kGpu, kCpu };
-enum class OpKind : uint8_t { kRender = 0 };
 
 const char* backend_kind_name(BackendKind kind);
 const char* exec_mode_name(ExecMode mode);
 Result<ExecMode> exec_mode_parse(const std::string& name);  // auto|gpu|cpu
-const char* op_kind_name(OpKind op);                         // "render" (env switch RENDER_GPU)
+const char* op_kind_name(OpKind op);                         // "render", "resize", ...
+// The predecessor's per-operation switch that governs `op`: RENDER_GPU, IMAGE_PROCESSING_GPU (resize, color,
+// preprocess, normalize, warp, mask), IMAGE_ENHANCEMENT_GPU (enhance), QUALITY_CHECKS_GPU (quality).
+const char* op_gpu_switch_name(OpKind op);
 
 struct DeviceInfo {
   std::string name;
@@ -55,7 +57,8 @@ struct RenderTimings {
 // What an op asks of a backend; supports() answers from this alone.
 struct OpRequest {
   OpKind op = OpKind::kRender;
-  const RenderParams* render = nullptr;
+  const RenderParams* render = nullptr;  // kRender
+  const OpCall* call = nullptr;          // image ops (validated)
 };
 
 class Backend {
@@ -72,6 +75,9 @@ class Backend {
   // DeviceError for kernel or driver failures.
   virtual Status render(const RenderParams& params, const WindowBatch& windows, const BatchView& out,
                         ThreadPool* pool, RenderTimings* timings = nullptr) = 0;
+  // Runs one validated image-op call that supports() accepted. `pool` may spread it over threads (CPU only).
+  // Thread-safe like render(). The default is NotImplemented.
+  virtual Status run(const OpCall& call, ThreadPool* pool);
   // Host memory this backend transfers into fastest (pinned for CUDA, mapped for OpenCL, plain for the CPU);
   // block.handle is the host pointer. Render outputs placed here skip a staging copy.
   virtual Result<PoolBlock> host_acquire(size_t bytes);

@@ -1,4 +1,5 @@
-// Image operations. Today: chart rendering (line and OHLC) of series windows.
+// Operations: chart rendering (line and OHLC) of series windows, and the op call every image-op family
+// (include/kiln/image_ops.h) goes through.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,35 @@
 #include "kiln/status.h"
 
 namespace kiln {
+
+// Op families. Each image-op family has a public header include/kiln/ops/<family>.h, its validation in
+// src/ops/<family>.cpp, per-pixel math in src/ops/<family>_px.h and one implementation per backend.
+enum class OpKind : uint8_t {
+  kRender = 0,
+  kResize,      // resize (nearest/bilinear/area/bicubic), crop, letterbox
+  kColor,       // channel swap, to gray, HWC <-> CHW
+  kPreprocess,  // fused resize + swap + normalize + layout + dtype
+  kNormalize,   // channel-wise normalization of f32 NCHW
+  kQuality,     // blur / brightness / contrast / sharpness in one pass
+  kEnhance,     // brightness/contrast/gamma, unsharp mask, PIL-style contrast and sharpness
+  kWarp,        // affine warp, bilinear, with border modes
+  kMask,        // logits -> u8 masks
+};
+inline constexpr int kOpKindCount = 9;
+
+// One call of an image op: the family's parameters (the struct named by its header, by `op`), the input batch
+// and either an output batch or a results array (quality: one QualityMetrics per input image).
+struct OpCall {
+  OpKind op = OpKind::kResize;
+  const void* params = nullptr;
+  VarShapeBatchView in;
+  VarShapeBatchView out;
+  void* results = nullptr;
+};
+
+// InvalidArgument when the call's shapes, types or parameters are wrong for its op; checked before any backend
+// sees it.
+Status op_validate(const OpCall& call);
 
 enum class ChartStyle : uint8_t { kLine = 0, kOhlc };
 

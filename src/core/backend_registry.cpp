@@ -39,8 +39,29 @@ Result<ExecMode> exec_mode_parse(const std::string& name) {
 const char* op_kind_name(OpKind op) {
   switch (op) {
     case OpKind::kRender: return "render";
+    case OpKind::kResize: return "resize";
+    case OpKind::kColor: return "color";
+    case OpKind::kPreprocess: return "preprocess";
+    case OpKind::kNormalize: return "normalize";
+    case OpKind::kQuality: return "quality";
+    case OpKind::kEnhance: return "enhance";
+    case OpKind::kWarp: return "warp";
+    case OpKind::kMask: return "mask";
   }
   return "?";
+}
+
+const char* op_gpu_switch_name(OpKind op) {
+  switch (op) {
+    case OpKind::kRender: return "RENDER_GPU";
+    case OpKind::kEnhance: return "IMAGE_ENHANCEMENT_GPU";
+    case OpKind::kQuality: return "QUALITY_CHECKS_GPU";
+    default: return "IMAGE_PROCESSING_GPU";
+  }
+}
+
+Status Backend::run(const OpCall& call, ThreadPool* /*pool*/) {
+  return Status(Errc::kNotImplemented, name() + " does not run " + op_kind_name(call.op));
 }
 
 Result<PoolBlock> Backend::host_acquire(size_t bytes) {

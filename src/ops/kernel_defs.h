@@ -6,23 +6,41 @@
 
 #if defined(__OPENCL_VERSION__)
 #define KILN_KERNEL_FN static inline
+/* Pointers into image buffers: __global in OpenCL C 1.2 (no generic address space), plain elsewhere. */
+#define KILN_GLOBAL __global
 typedef uchar uint8_t;
+typedef ushort uint16_t;
 typedef int int32_t;
 typedef uint uint32_t;
 typedef long int64_t;
+#define kiln_float_bits(f) as_uint(f)
+#define kiln_bits_float(u) as_float(u)
 #define kiln_sqrtf(x) sqrt(x)
 #define kiln_floorf(x) floor(x)
 #define kiln_ceilf(x) ceil(x)
 #elif defined(__CUDACC__)
 #include <stdint.h>
 #define KILN_KERNEL_FN __host__ __device__ static inline
+#define KILN_GLOBAL
+#ifdef __CUDA_ARCH__
+#define kiln_float_bits(f) __float_as_uint(f)
+#define kiln_bits_float(u) __uint_as_float(u)
+#else
+#include <string.h>
+static inline uint32_t kiln_float_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline float kiln_bits_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+#endif
 #define kiln_sqrtf(x) sqrtf(x)
 #define kiln_floorf(x) floorf(x)
 #define kiln_ceilf(x) ceilf(x)
 #else
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 #define KILN_KERNEL_FN static inline
+#define KILN_GLOBAL
+static inline uint32_t kiln_float_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline float kiln_bits_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 #define kiln_sqrtf(x) sqrtf(x)
 #define kiln_floorf(x) floorf(x)
 #define kiln_ceilf(x) ceilf(x)

@@ -101,14 +101,6 @@ Status apply_image_section(const YAML::Node& image, const std::string& path, Ren
   return Status::ok();
 }
 
-Result<bool> parse_switch(const char* name, const char* value) {
-  std::string v = value;
-  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
-  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
-  return invalid_argument(std::string(name) + "='" + value + "': expected true or false");
-}
-
 bool parse_int(const char* text, int64_t* out) {
   const char* end = text + std::strlen(text);
   auto [ptr, ec] = std::from_chars(text, end, *out);
@@ -139,41 +131,7 @@ Status render_config_apply_yaml(const std::string& path, RenderJobConfig* config
 }
 
 Status render_config_apply_env(RenderJobConfig* config, const EnvLookup& lookup) {
-  if (const char* backend = lookup("GPU_BACKEND"); backend != nullptr && *backend != '\0') {
-    std::string name = backend;
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::tolower(ch); });
-    if (name == "cpu") {
-      config->mode = ExecMode::kCpu;
-    } else if (name == "auto") {
-      config->gpu_only.reset();
-    } else if (name == "cuda") {
-      config->gpu_only = BackendKind::kCuda;
-    } else if (name == "opencl") {
-      config->gpu_only = BackendKind::kOpenCL;
-    } else if (name == "rocm" || name == "mps") {
-      config->gpu_only = BackendKind::kOpenCL;
-      config->notes.push_back("GPU_BACKEND=" + name + ": kiln has no " + (name == "rocm" ? "ROCm" : "Metal") +
-                              " backend; using an OpenCL GPU if there is one");
-    } else {
-      return invalid_argument("GPU_BACKEND='" + std::string(backend) + "': expected auto, cuda, opencl, rocm, mps or cpu");
-    }
-    if (name != "cpu" && config->mode == ExecMode::kCpu) config->mode = ExecMode::kAuto;  // env beats the file
-  }
-  // Per-operation switches (the predecessor's ALL_GPU / <OP>_GPU): RENDER_GPU wins over ALL_GPU. false keeps
-  // rendering on the CPU; true lets it use a GPU (mode auto) even if the config file said cpu.
-  std::optional<bool> render_gpu;
-  for (const char* name : {"ALL_GPU", "RENDER_GPU"}) {
-    if (const char* value = lookup(name); value != nullptr && *value != '\0') {
-      KILN_TRY_ASSIGN(render_gpu, parse_switch(name, value));
-    }
-  }
-  if (render_gpu.has_value()) {
-    if (!*render_gpu) {
-      config->mode = ExecMode::kCpu;
-    } else if (config->mode == ExecMode::kCpu) {
-      config->mode = ExecMode::kAuto;
-    }
-  }
+  KILN_TRY(exec_env_apply(OpKind::kRender, &config->mode, &config->gpu_only, &config->notes, lookup));
   if (const char* batch = lookup("GPU_BATCH_SIZE"); batch != nullptr && *batch != '\0') {
     int64_t value = 0;
     if (!parse_int(batch, &value) || value < 1) return invalid_argument("GPU_BATCH_SIZE='" + std::string(batch) + "': expected a positive integer");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kiln/status.h"
+#include "pipeline/exec_env.h"
 #include "pipeline/render_job.h"
 
 namespace kiln {
@@ -18,7 +19,6 @@ namespace kiln {
 // Unknown sections (data, paths, pipeline, ...) are ignored and listed in *ignored.
 Status render_config_apply_yaml(const std::string& path, RenderJobConfig* config, std::vector<std::string>* ignored);
 
-using EnvLookup = std::function<const char*(const char*)>;
 // GPU_BACKEND (cpu -> mode cpu; cuda|opencl -> only that GPU backend; rocm|mps -> OpenCL, with a note),
 // ALL_GPU / RENDER_GPU (false -> mode cpu; true -> a GPU may be used), GPU_BATCH_SIZE, KILN_THREADS.
 // GPU_DEVICE_ID and GPU_MEMORY_LIMIT_GB are read when the backend registry is built (backend_options_from_env).

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "kiln/device.h"
+#include "ops/cpu/cpu_ops.h"
 #include "ops/cpu/render_cpu.h"
 
 namespace kiln {
@@ -44,7 +45,12 @@ class CpuBackend final : public Backend {
     return {info};
   }
 
-  bool supports(const OpRequest& request) const override { return request.op == OpKind::kRender; }
+  // Every op: the CPU implementations are the references.
+  bool supports(const OpRequest& request) const override {
+    return request.op == OpKind::kRender || request.call != nullptr;
+  }
+
+  Status run(const OpCall& call, ThreadPool* pool) override { return cpu_op_run(call, pool); }
 
   Status render(const RenderParams& params, const WindowBatch& windows, const BatchView& out, ThreadPool* pool,
                 RenderTimings* /*timings*/) override {

@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "core/buffer_pool.h"
+#include "ops/cuda/cuda_ops.h"
 #include "core/fault.h"
 #include "kiln/device.h"
 #include "ops/cuda/common.cuh"
@@ -139,6 +140,7 @@ class CudaBackend final : public Backend {
   }
 
   bool supports(const OpRequest& request) const override {
+    if (request.call != nullptr) return cuda_op_supports(*request.call);
     if (request.op != OpKind::kRender) return false;
     if (request.render == nullptr) return true;
     const RenderParams& p = *request.render;
@@ -170,6 +172,13 @@ class CudaBackend final : public Backend {
   }
 
   PoolStats memory_stats() const override { return m_device_pool.stats(); }
+
+  Status run(const OpCall& call, ThreadPool* /*pool*/) override {
+    KILN_CUDA_CHECK(cudaSetDevice(m_device));
+    KILN_TRY_ASSIGN(ThreadStream * ts, thread_stream());
+    CudaOpContext ctx{ts->stream, m_device_pool};
+    return cuda_op_run(ctx, call);
+  }
 
  private:
   static BufferPool::AllocateFn device_allocate(int32_t device) {

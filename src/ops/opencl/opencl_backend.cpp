@@ -11,6 +11,7 @@
 
 #include "core/buffer_pool.h"
 #include "kiln/device.h"
+#include "ops/opencl/opencl_ops.h"
 #include "ops/opencl/opencl_render.h"
 #include "ops/opencl/opencl_runtime.h"
 
@@ -67,6 +68,7 @@ class OpenclBackend final : public Backend {
 
   // Render requests whose parameters pass validation and whose single image fits one device buffer and the limit.
   bool supports(const OpRequest& request) const override {
+    if (request.call != nullptr) return opencl::opencl_op_supports(*request.call, m_runtime->device);
     if (request.op != OpKind::kRender || request.render == nullptr) return false;
     const RenderParams& params = *request.render;
     WindowBatch probe;
@@ -85,6 +87,17 @@ class OpenclBackend final : public Backend {
     if (windows.count == 0) return Status::ok();
     KILN_TRY_ASSIGN(RenderQueue * queue, queue_for_this_thread());
     return opencl::render_opencl(*queue, m_device_pool, m_runtime->device, params, windows, out, timings);
+  }
+
+  Status run(const OpCall& call, ThreadPool* /*pool*/) override {
+    KILN_TRY_ASSIGN(RenderQueue * queue, queue_for_this_thread());
+    opencl::OpKernels* kernels = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(m_queues_mutex);
+      kernels = &m_op_kernels[std::this_thread::get_id()];
+    }
+    opencl::OpContext ctx{*m_runtime, queue->queue.get(), m_device_pool, *kernels};
+    return opencl::opencl_op_run(ctx, call);
   }
 
   Result<PoolBlock> host_acquire(size_t bytes) override { return m_host_pool.acquire(bytes); }
@@ -147,6 +160,7 @@ class OpenclBackend final : public Backend {
   std::map<uintptr_t, cl_mem> m_host_buffers;  // mapped pointer -> its buffer
   std::mutex m_queues_mutex;
   std::unordered_map<std::thread::id, std::unique_ptr<RenderQueue>> m_queues;
+  std::unordered_map<std::thread::id, opencl::OpKernels> m_op_kernels;  // image-op kernels per thread
   BufferPool m_device_pool;
   BufferPool m_host_pool;
 };

@@ -64,6 +64,7 @@ class ClHandle {
     return &m_object;
   }
   explicit operator bool() const { return m_object != nullptr; }
+  T release() { return std::exchange(m_object, nullptr); }  // the caller now owns the reference
   void reset(T object = nullptr) {
     if (m_object != nullptr) opencl_object_release(m_object);
     m_object = object;

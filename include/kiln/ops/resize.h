@@ -1,0 +1,50 @@
+// Resize (nearest, bilinear, area, bicubic; OpenCV's sampling conventions), crop (a source rectangle per image)
+// and letterbox (fit keeping the aspect ratio, centered, padded). Var-shape in, var-shape out: each input image is
+// resized to the size of the matching output image.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kiln/image.h"
+#include "kiln/op_exec.h"
+
+namespace kiln {
+
+enum class Interp : uint8_t { kNearest = 0, kBilinear, kArea, kBicubic };
+const char* interp_name(Interp interp);            // nearest | bilinear | area | bicubic
+Result<Interp> interp_parse(const std::string& name);
+
+enum class ResizeFit : uint8_t { kStretch = 0, kLetterbox };
+
+struct RectI {
+  int32_t x = 0;
+  int32_t y = 0;
+  int32_t width = 0;
+  int32_t height = 0;
+};
+
+struct ResizeParams {
+  Interp interp = Interp::kBilinear;
+  ResizeFit fit = ResizeFit::kStretch;
+  float pad[4] = {0, 0, 0, 0};  // letterbox border value per channel
+  const RectI* rois = nullptr;  // one source rectangle per image (crop before resizing); nullptr = whole images
+};
+
+// Where a letterboxed image lands inside its output: scale, then offset (for mapping results back).
+struct LetterboxPlacement {
+  float scale = 1;
+  int32_t x = 0;
+  int32_t y = 0;
+  int32_t width = 0;
+  int32_t height = 0;
+};
+LetterboxPlacement letterbox_placement(int32_t in_width, int32_t in_height, int32_t out_width, int32_t out_height);
+
+// Inputs and outputs: same channels (1, 3, 4), type (u8 or f32) and layout, pairwise; sizes may differ per image.
+inline Status resize(const ResizeParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
+                     const ExecOptions& exec = {}, ExecReport* report = nullptr) {
+  return op_run(OpCall{OpKind::kResize, &params, in, out, nullptr}, exec, report);
+}
+
+}  // namespace kiln

@@ -1,0 +1,36 @@
+// Affine warp with bilinear sampling and border modes (cv::warpAffine conventions), and the similarity transform
+// that aligns five face landmarks to the 112x112 ArcFace template.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kiln/image.h"
+#include "kiln/op_exec.h"
+
+namespace kiln {
+
+enum class BorderMode : uint8_t { kConstant = 0, kReplicate, kReflect, kReflect101 };
+const char* border_mode_name(BorderMode mode);
+Result<BorderMode> border_mode_parse(const std::string& name);
+
+struct WarpParams {
+  const float (*matrices)[6] = nullptr;  // one 2x3 row-major matrix per image, mapping source -> destination
+  bool inverse_map = false;              // matrices map destination -> source (cv::WARP_INVERSE_MAP)
+  BorderMode border = BorderMode::kConstant;
+  float border_value[4] = {0, 0, 0, 0};
+};
+
+// u8 or f32 HWC, same channels and type pairwise; output sizes are the targets.
+inline Status warp_affine(const WarpParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
+                          const ExecOptions& exec = {}, ExecReport* report = nullptr) {
+  return op_run(OpCall{OpKind::kWarp, &params, in, out, nullptr}, exec, report);
+}
+
+// The least-squares similarity transform (Umeyama) taking `count` source points to destination points, as a
+// 2x3 source -> destination matrix. InvalidArgument for fewer than 2 points or degenerate input.
+Status similarity_transform_estimate(const float (*src)[2], const float (*dst)[2], int32_t count, float out[6]);
+// The 5-point ArcFace template (eyes, nose, mouth corners) for a 112x112 crop.
+extern const float kArcFaceTemplate112[5][2];
+
+}  // namespace kiln

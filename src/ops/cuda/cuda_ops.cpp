@@ -1,0 +1,167 @@
+#include "ops/cuda/cuda_ops.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/fault.h"
+#include "ops/cuda/common.cuh"
+
+namespace kiln {
+
+namespace {
+
+KilnImageDesc desc_of(const ImageView& v, int64_t offset, bool packed) {
+  KilnImageDesc d{};
+  d.offset = offset;
+  d.width = v.width;
+  d.height = v.height;
+  d.channels = v.channels;
+  d.type = static_cast<int32_t>(v.type);
+  d.layout = static_cast<int32_t>(v.layout);
+  d.row_stride = packed ? static_cast<int32_t>(v.pixel_size() * static_cast<size_t>(v.width))
+                        : static_cast<int32_t>(v.row_stride);
+  d.plane_stride = v.layout == Layout::kCHW ? (packed ? static_cast<int64_t>(d.row_stride) * v.height : v.plane_stride)
+                                            : 0;
+  return d;
+}
+
+Result<CudaDeviceBatch> batch_describe(CudaOpContext& ctx, CudaCallMemory& memory, const VarShapeBatchView& batch) {
+  CudaDeviceBatch out;
+  out.count = batch.count;
+  if (batch.space == MemorySpace::kDevice) {
+    uintptr_t lowest = UINTPTR_MAX;
+    for (int64_t i = 0; i < batch.count; ++i) lowest = std::min(lowest, reinterpret_cast<uintptr_t>(batch[i].data));
+    out.base = reinterpret_cast<uint8_t*>(lowest);
+    for (int64_t i = 0; i < batch.count; ++i) {
+      const ImageView& v = batch[i];
+      out.host_descs.push_back(desc_of(v, static_cast<int64_t>(reinterpret_cast<uintptr_t>(v.data) - lowest), false));
+      out.max_width = std::max(out.max_width, v.width);
+      out.max_height = std::max(out.max_height, v.height);
+    }
+  } else {
+    int64_t total = 0;
+    for (int64_t i = 0; i < batch.count; ++i) {
+      const ImageView& v = batch[i];
+      out.host_descs.push_back(desc_of(v, total, true));
+      total += static_cast<int64_t>((v.packed_bytes() + 255) / 256 * 256);
+      out.max_width = std::max(out.max_width, v.width);
+      out.max_height = std::max(out.max_height, v.height);
+    }
+    KILN_TRY_ASSIGN(void* pixels, memory.acquire(static_cast<size_t>(std::max<int64_t>(total, 256)), "image batch"));
+    out.base = static_cast<uint8_t*>(pixels);
+  }
+  KILN_TRY_ASSIGN(void* descs, cuda_buffer_upload(ctx, memory, out.host_descs.data(),
+                                                  sizeof(KilnImageDesc) * out.host_descs.size(), "image descriptors"));
+  out.descs = static_cast<const KilnImageDesc*>(descs);
+  return out;
+}
+
+// cudaMemcpy2DAsync arguments between a host view and its packed device place (per plane for CHW).
+template <typename Copy>
+Status planes_copy(const ImageView& v, const KilnImageDesc& d, Copy copy) {
+  const int32_t planes = v.layout == Layout::kCHW ? v.channels : 1;
+  const size_t row_bytes = v.pixel_size() * static_cast<size_t>(v.width);
+  for (int32_t p = 0; p < planes; ++p) {
+    KILN_TRY(copy(static_cast<size_t>(d.offset + p * d.plane_stride), static_cast<size_t>(d.row_stride),
+                  static_cast<uint8_t*>(v.data) + p * v.plane_stride, static_cast<size_t>(v.row_stride), row_bytes,
+                  static_cast<size_t>(v.height)));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+CudaCallMemory::~CudaCallMemory() {
+  if (!m_blocks.empty()) (void)cudaStreamSynchronize(m_stream);
+  for (const PoolBlock& block : m_blocks) m_pool.release(block);
+}
+
+Result<void*> CudaCallMemory::acquire(size_t bytes, const char* what) {
+  if (fault_should_fail(FaultSite::kAlloc)) {
+    return Status(Errc::kOutOfMemory, std::string("cuda: injected allocation failure (KILN_FAULT) for ") + what);
+  }
+  KILN_TRY_ASSIGN(PoolBlock block, m_pool.acquire(bytes));
+  m_blocks.push_back(block);
+  return reinterpret_cast<void*>(block.handle);
+}
+
+Result<void*> cuda_buffer_upload(CudaOpContext& ctx, CudaCallMemory& memory, const void* data, size_t bytes,
+                                 const char* what) {
+  KILN_TRY_ASSIGN(void* d, memory.acquire(std::max<size_t>(bytes, 16), what));
+  // Synchronous with respect to the host buffer: callers pass temporaries.
+  if (bytes > 0) {
+    KILN_CUDA_CHECK(cudaMemcpyAsync(d, data, bytes, cudaMemcpyHostToDevice, ctx.stream));
+    KILN_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+  }
+  return d;
+}
+
+Result<CudaDeviceBatch> cuda_batch_upload(CudaOpContext& ctx, CudaCallMemory& memory, const VarShapeBatchView& in) {
+  KILN_TRY_ASSIGN(CudaDeviceBatch batch, batch_describe(ctx, memory, in));
+  if (in.space == MemorySpace::kDevice) return batch;
+  for (int64_t i = 0; i < in.count; ++i) {
+    KILN_TRY(planes_copy(in[i], batch.host_descs[static_cast<size_t>(i)],
+                         [&](size_t dev_offset, size_t dev_pitch, const uint8_t* host, size_t host_pitch, size_t width,
+                             size_t rows) -> Status {
+                           KILN_CUDA_CHECK(cudaMemcpy2DAsync(batch.base + dev_offset, dev_pitch, host, host_pitch,
+                                                             width, rows, cudaMemcpyHostToDevice, ctx.stream));
+                           return Status::ok();
+                         }));
+  }
+  return batch;
+}
+
+Result<CudaDeviceBatch> cuda_batch_alloc(CudaOpContext& ctx, CudaCallMemory& memory, const VarShapeBatchView& out) {
+  return batch_describe(ctx, memory, out);
+}
+
+Status cuda_batch_download(CudaOpContext& ctx, const CudaDeviceBatch& batch, const VarShapeBatchView& out) {
+  if (out.space == MemorySpace::kHost) {
+    for (int64_t i = 0; i < out.count; ++i) {
+      KILN_TRY(planes_copy(out[i], batch.host_descs[static_cast<size_t>(i)],
+                           [&](size_t dev_offset, size_t dev_pitch, uint8_t* host, size_t host_pitch, size_t width,
+                               size_t rows) -> Status {
+                             KILN_CUDA_CHECK(cudaMemcpy2DAsync(host, host_pitch, batch.base + dev_offset, dev_pitch,
+                                                               width, rows, cudaMemcpyDeviceToHost, ctx.stream));
+                             return Status::ok();
+                           }));
+    }
+  }
+  KILN_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+  return Status::ok();
+}
+
+bool cuda_op_supports(const OpCall& call) {
+  switch (call.op) {
+    case OpKind::kResize: return resize_cuda_supports(call);
+    case OpKind::kColor: return color_cuda_supports(call);
+    case OpKind::kPreprocess: return preprocess_cuda_supports(call);
+    case OpKind::kNormalize: return normalize_cuda_supports(call);
+    case OpKind::kQuality: return quality_cuda_supports(call);
+    case OpKind::kEnhance: return enhance_cuda_supports(call);
+    case OpKind::kWarp: return warp_cuda_supports(call);
+    case OpKind::kMask: return mask_cuda_supports(call);
+    case OpKind::kRender: break;
+  }
+  return false;
+}
+
+Status cuda_op_run(CudaOpContext& ctx, const OpCall& call) {
+  if (fault_should_fail(FaultSite::kLaunch)) {
+    return Status(Errc::kDeviceError, "cuda: injected kernel launch failure (KILN_FAULT)");
+  }
+  switch (call.op) {
+    case OpKind::kResize: return resize_cuda(ctx, call);
+    case OpKind::kColor: return color_cuda(ctx, call);
+    case OpKind::kPreprocess: return preprocess_cuda(ctx, call);
+    case OpKind::kNormalize: return normalize_cuda(ctx, call);
+    case OpKind::kQuality: return quality_cuda(ctx, call);
+    case OpKind::kEnhance: return enhance_cuda(ctx, call);
+    case OpKind::kWarp: return warp_cuda(ctx, call);
+    case OpKind::kMask: return mask_cuda(ctx, call);
+    case OpKind::kRender: break;
+  }
+  return Status(Errc::kNotImplemented, std::string("cuda: no ") + op_kind_name(call.op) + " op");
+}
+
+}  // namespace kiln

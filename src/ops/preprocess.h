@@ -1,0 +1,16 @@
+// The preprocess op family, internal side: validation and the per-backend entry points (params in
+// include/kiln/ops/preprocess.h, per-pixel math in preprocess_px.h).
+#pragma once
+
+#include "kiln/ops/preprocess.h"
+
+namespace kiln {
+
+class ThreadPool;
+
+// InvalidArgument when the call's shapes, types or parameters are wrong for preprocess.
+Status preprocess_validate(const OpCall& call);
+// The CPU implementation (the reference every other backend is compared with).
+Status preprocess_cpu(const OpCall& call, ThreadPool* pool);
+
+}  // namespace kiln
