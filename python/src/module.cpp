@@ -6,11 +6,12 @@
 #include "kiln/version.h"
 
 PYBIND11_MODULE(_kiln, m) {
-  m.doc() = "kiln: chart images from sliding windows of price series (C++ core)";
+  m.doc() = "kiln: chart images from price series and batched image ops (C++ core)";
   kiln::py::errors_register(m);
   kiln::py::render_bindings_add(m);
   kiln::py::dataset_bindings_add(m);
   kiln::py::devices_bindings_add(m);
+  kiln::py::image_ops_bindings_add(m);
   m.attr("version") = KILN_VERSION_STRING;
   m.attr("__version__") = KILN_VERSION_STRING;
 }

@@ -14,6 +14,10 @@ Status exec_options_apply_env(OpKind op, ExecOptions* exec, std::vector<std::str
 }
 
 Status op_run(const OpCall& call, const ExecOptions& exec, ExecReport* report) {
+  // Device-space batches can only run where their memory is.
+  if (exec.mode == ExecMode::kCpu && (call.in.space == MemorySpace::kDevice || call.out.space == MemorySpace::kDevice)) {
+    return invalid_argument(std::string(op_kind_name(call.op)) + ": a device batch cannot run in mode cpu");
+  }
   KILN_TRY(op_validate(call));
   if (call.in.count == 0) return Status::ok();
   const BackendRegistry& registry = BackendRegistry::instance();
@@ -21,10 +25,6 @@ Status op_run(const OpCall& call, const ExecOptions& exec, ExecReport* report) {
   request.op = call.op;
   request.call = &call;
   ExecMode mode = exec.mode;
-  // Device-space batches can only run where their memory is.
-  if (mode == ExecMode::kCpu && (call.in.space == MemorySpace::kDevice || call.out.space == MemorySpace::kDevice)) {
-    return invalid_argument(std::string(op_kind_name(call.op)) + ": a device batch cannot run in mode cpu");
-  }
   KILN_TRY_ASSIGN(Placement placement, registry.place(mode, request, exec.gpu_only));
   if (placement.backend->kind() == BackendKind::kCpu &&
       (call.in.space == MemorySpace::kDevice || call.out.space == MemorySpace::kDevice)) {
