@@ -48,21 +48,21 @@ KILN_KERNEL_FN uint32_t kiln_float_to_half(float f) {
   if (abs_bits >= 0x7f800000u) return sign | 0x7c00u | (abs_bits > 0x7f800000u ? 0x200u : 0u);
   if (abs_bits >= 0x477ff000u) return sign | 0x7c00u; /* rounds to >= 65520: infinity */
   if (abs_bits < 0x38800000u) {
-    /* below the smallest normal half: subnormal, rounded to nearest even at 2^-24 */
+    /* below the smallest normal bits16: subnormal, rounded to nearest even at 2^-24 */
     if (abs_bits < 0x33000000u) return sign; /* < 2^-25: zero */
     const uint32_t exponent = abs_bits >> 23;
     const uint32_t mantissa = (abs_bits & 0x7fffffu) | 0x800000u;
     const uint32_t shift = 126u - exponent; /* 14..24 */
-    uint32_t half = mantissa >> shift;
+    uint32_t bits16 = mantissa >> shift;
     const uint32_t rest = mantissa & ((1u << shift) - 1u);
     const uint32_t halfway = 1u << (shift - 1u);
-    if (rest > halfway || (rest == halfway && (half & 1u) != 0u)) half += 1u;
-    return sign | half;
+    if (rest > halfway || (rest == halfway && (bits16 & 1u) != 0u)) bits16 += 1u;
+    return sign | bits16;
   }
-  uint32_t half = ((abs_bits - 0x38000000u) >> 13);
+  uint32_t bits16 = ((abs_bits - 0x38000000u) >> 13);
   const uint32_t rest = abs_bits & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u) != 0u)) half += 1u;
-  return sign | half;
+  if (rest > 0x1000u || (rest == 0x1000u && (bits16 & 1u) != 0u)) bits16 += 1u;
+  return sign | bits16;
 }
 
 /* Saturating u8 from float: NaN -> 0, round half away from zero (OpenCV's saturate_cast rounds half to even;
