@@ -48,7 +48,7 @@ KILN_KERNEL_FN uint32_t kiln_float_to_half(float f) {
   if (abs_bits >= 0x7f800000u) return sign | 0x7c00u | (abs_bits > 0x7f800000u ? 0x200u : 0u);
   if (abs_bits >= 0x477ff000u) return sign | 0x7c00u; /* rounds to >= 65520: infinity */
   if (abs_bits < 0x38800000u) {
-    /* below the smallest normal bits16: subnormal, rounded to nearest even at 2^-24 */
+    /* below the smallest normal half: subnormal, rounded to nearest even at 2^-24 */
     if (abs_bits < 0x33000000u) return sign; /* < 2^-25: zero */
     const uint32_t exponent = abs_bits >> 23;
     const uint32_t mantissa = (abs_bits & 0x7fffffu) | 0x800000u;
