@@ -1,0 +1,113 @@
+// Image decode/encode: JPEG (libjpeg-turbo) and PNG (libspng), from memory or files, the format sniffed from
+// the magic bytes; pixel-count limits against decompression bombs; gray/RGB/RGBA conversion; a batch decoder
+// that spreads files over a ThreadPool and keeps going past bad files. Needs KILN_HAS_JPEG (libspng and
+// libturbojpeg found at configure time); without it every call returns NotImplemented.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kiln/image.h"
+#include "kiln/status.h"
+
+namespace kiln {
+
+class ThreadPool;
+
+enum class ImageFormat : uint8_t { kUnknown = 0, kJpeg, kPng };
+const char* image_format_name(ImageFormat format);  // unknown | jpeg | png
+// From the first bytes: FF D8 FF -> JPEG, 89 'PNG' 0D 0A 1A 0A -> PNG, anything else kUnknown.
+ImageFormat image_format_sniff(const uint8_t* data, size_t size);
+// From the file name's extension (.jpg/.jpeg/.png, any case); kUnknown otherwise.
+ImageFormat image_format_from_path(const std::string& path);
+
+// Default limit on width * height: 64 Mpx.
+inline constexpr int64_t kImageMaxPixels = int64_t{64} * 1024 * 1024;
+// Default limit on the size of a file read by image_decode_file: 512 MiB.
+inline constexpr int64_t kImageMaxFileBytes = int64_t{512} * 1024 * 1024;
+
+struct DecodeOptions {
+  int64_t max_pixels = kImageMaxPixels;  // images over this are refused after reading the header, before any
+                                         // pixel memory is allocated
+  int32_t channels = 0;  // 0: as stored (gray 1, color 3, with alpha 4); 1: gray; 3: RGB; 4: RGBA
+  int64_t max_file_bytes = kImageMaxFileBytes;
+};
+
+// An owning, packed u8 HWC image. Cheap default state; moving keeps the pixel pointer valid.
+struct ImageBuffer {
+  std::vector<uint8_t> pixels;  // width * height * channels bytes
+  int32_t width = 0;
+  int32_t height = 0;
+  int32_t channels = 0;
+
+  ImageView view() const;
+  bool empty() const { return pixels.empty(); }
+  void reset() { *this = ImageBuffer(); }
+};
+
+// Decodes one JPEG or PNG held in memory. UnsupportedFormat for unknown, corrupt or truncated data (a PNG
+// without its complete IEND chunk included; libjpeg warnings such as "premature end of data" count as errors)
+// and for images over max_pixels; InvalidArgument for bad options.
+Result<ImageBuffer> image_decode(const uint8_t* data, size_t size, const DecodeOptions& options = {});
+// Reads and decodes one file; every error message starts with the path ("a.jpg: ...").
+// IoError when the file cannot be read.
+Result<ImageBuffer> image_decode_file(const std::string& path, const DecodeOptions& options = {});
+
+// Converts a u8 HWC image of 1, 3 (RGB) or 4 (RGBA) channels to `channels` (1, 3 or 4): color -> gray with
+// OpenCV's fixed-point weights ((9798 R + 19235 G + 3735 B + 16384) >> 15, alpha ignored), gray -> RGB by
+// replication, added alpha = 255, dropped alpha discarded.
+Result<ImageBuffer> image_convert_channels(const ImageView& image, int32_t channels);
+
+struct EncodeOptions {
+  ImageFormat format = ImageFormat::kUnknown;  // image_encode: required; image_encode_file: kUnknown = from
+                                              // the file extension
+  int32_t jpeg_quality = 95;               // 1..100
+  int32_t png_compression = 6;             // zlib level 0..9
+};
+
+// Encodes a u8 image (HWC, 1/3/4 channels, any row stride; JPEG: 4 channels drop the alpha) to bytes.
+Result<std::vector<uint8_t>> image_encode(const ImageView& image, const EncodeOptions& options = {});
+// Encodes and writes `path` crash-safely (temporary file in the same folder, fsync, rename).
+Status image_encode_file(const ImageView& image, const std::string& path, const EncodeOptions& options = {});
+
+// Reads a whole file (at most max_bytes; larger files give IoError).
+Result<std::vector<uint8_t>> file_read_all(const std::string& path, int64_t max_bytes = kImageMaxFileBytes);
+// Writes bytes to `path` via a temporary file in the same folder, fsync and rename (the file appears whole or
+// not at all).
+Status file_write_atomic(const std::string& path, const uint8_t* data, size_t size);
+
+// The result of decoding many inputs: the images that decoded (in input order) as one var-shape batch, and a
+// status per input. Move-only (the batch views point into `buffers`).
+struct DecodedBatch {
+  std::vector<ImageBuffer> buffers;  // one per decoded image
+  VarShapeBatch images;              // views of buffers, images[k] is input source[k]
+  std::vector<Status> status;        // per input: ok, or why it was skipped
+  std::vector<int64_t> index;        // per input: its position in `images`, or -1
+  std::vector<int64_t> source;       // per image: its input index
+
+  DecodedBatch() = default;
+  DecodedBatch(DecodedBatch&&) noexcept = default;
+  DecodedBatch& operator=(DecodedBatch&&) noexcept = default;
+  DecodedBatch(const DecodedBatch&) = delete;
+  DecodedBatch& operator=(const DecodedBatch&) = delete;
+
+  int64_t inputs() const { return static_cast<int64_t>(status.size()); }
+  int64_t failed() const { return inputs() - images.count(); }
+  void reset() { *this = DecodedBatch(); }
+};
+
+// Decodes every file, spread over `pool` (nullptr: on the calling thread). A bad file only sets its status.
+DecodedBatch image_decode_files(const std::vector<std::string>& paths, const DecodeOptions& options = {},
+                                ThreadPool* pool = nullptr);
+
+// In-memory inputs for image_decode_batch.
+struct EncodedImage {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+};
+DecodedBatch image_decode_batch(const std::vector<EncodedImage>& inputs, const DecodeOptions& options = {},
+                                ThreadPool* pool = nullptr);
+
+}  // namespace kiln

@@ -1,0 +1,373 @@
+// JPEG/PNG decode and encode behind one API (include/kiln/codec.h), wrapping io/png_codec and io/jpeg_codec.
+#include "io/image_codec.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+
+#include "core/thread_pool.h"
+#include "kiln/codec.h"
+
+#if KILN_HAS_JPEG
+#include "io/jpeg_codec.h"
+#include "io/png_codec.h"
+#endif
+
+namespace kiln {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+Status errno_status(const std::string& what) { return io_error(what + ": " + std::strerror(errno)); }
+
+Status with_path(const std::string& path, const Status& status) {
+  return {status.code(), path + ": " + status.message()};
+}
+
+Status options_check(const DecodeOptions& options) {
+  if (options.max_pixels <= 0) return invalid_argument("decode: max_pixels must be positive");
+  if (options.max_file_bytes <= 0) return invalid_argument("decode: max_file_bytes must be positive");
+  if (options.channels != 0 && options.channels != 1 && options.channels != 3 && options.channels != 4)
+    return invalid_argument("decode: channels must be 0 (as stored), 1, 3 or 4, not " +
+                            std::to_string(options.channels));
+  return Status::ok();
+}
+
+Status write_all(int fd, const uint8_t* data, size_t size, const std::string& path) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno_status(path + ": cannot write");
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return Status::ok();
+}
+
+// Gray from RGB with OpenCV's cvtColor weights (u8 path: 15-bit fixed point, rounded).
+inline uint8_t gray_of(uint32_t r, uint32_t g, uint32_t b) {
+  return static_cast<uint8_t>((r * 9798u + g * 19235u + b * 3735u + (1u << 14)) >> 15);
+}
+
+// libspng accepts a stream that ends inside the IEND chunk (all pixel data present); a file cut anywhere is
+// reported as truncated here, so a PNG must contain a complete IEND chunk.
+bool png_has_iend(const uint8_t* data, size_t size) {
+  static constexpr uint8_t kIend[8] = {'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
+  for (size_t i = size; i >= 8; --i) {
+    if (data[i - 8] == 'I' && std::memcmp(data + i - 8, kIend, 8) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// ---- formats ------------------------------------------------------------------------------------------------
+
+const char* image_format_name(ImageFormat format) {
+  switch (format) {
+    case ImageFormat::kJpeg: return "jpeg";
+    case ImageFormat::kPng: return "png";
+    default: return "unknown";
+  }
+}
+
+ImageFormat image_format_sniff(const uint8_t* data, size_t size) {
+  static constexpr uint8_t kPngMagic[8] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
+  if (data == nullptr) return ImageFormat::kUnknown;
+  if (size >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF) return ImageFormat::kJpeg;
+  if (size >= 8 && std::memcmp(data, kPngMagic, 8) == 0) return ImageFormat::kPng;
+  return ImageFormat::kUnknown;
+}
+
+ImageFormat image_format_from_path(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  if (ext == ".jpg" || ext == ".jpeg") return ImageFormat::kJpeg;
+  if (ext == ".png") return ImageFormat::kPng;
+  return ImageFormat::kUnknown;
+}
+
+ImageView ImageBuffer::view() const {
+  ImageView v;
+  v.data = const_cast<uint8_t*>(pixels.data());
+  v.width = width;
+  v.height = height;
+  v.channels = channels;
+  v.row_stride = static_cast<int64_t>(width) * channels;
+  v.type = PixelType::kU8;
+  v.layout = Layout::kHWC;
+  return v;
+}
+
+// ---- files --------------------------------------------------------------------------------------------------
+
+Result<std::vector<uint8_t>> file_read_all(const std::string& path, int64_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno_status(path + ": cannot open");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const Status s = errno_status(path + ": cannot stat");
+    ::close(fd);
+    return s;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return io_error(path + ": not a regular file");
+  }
+  if (st.st_size > max_bytes) {
+    ::close(fd);
+    return io_error(path + ": " + std::to_string(st.st_size) + " bytes, over the limit of " +
+                    std::to_string(max_bytes));
+  }
+  std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const Status s = errno_status(path + ": cannot read");
+      ::close(fd);
+      return s;
+    }
+    if (n == 0) break;  // shrank while reading
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  bytes.resize(done);
+  return bytes;
+}
+
+Result<std::string> temp_file_create(const std::string& final_path) {
+  const fs::path p(final_path);
+  const fs::path dir = p.parent_path();
+  std::string name = ".";
+  name += p.filename().string();
+  name += ".tmp.XXXXXX";
+  std::string tmpl = (dir / name).string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) return errno_status(final_path + ": cannot create a temporary file");
+  // mkstemp creates 0600; give the final file the usual 0666 & ~umask.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  ::close(fd);
+  return tmpl;
+}
+
+Status temp_file_commit(const std::string& tmp, const std::string& final_path) {
+  const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno_status(tmp + ": cannot open");
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) return errno_status(tmp + ": fsync");
+  if (::rename(tmp.c_str(), final_path.c_str()) != 0) return errno_status("cannot rename " + tmp + " to " + final_path);
+  const std::string dir = fs::path(final_path).parent_path().string();
+  const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);  // best effort: some file systems refuse fsync on directories
+    ::close(dfd);
+  }
+  return Status::ok();
+}
+
+Status file_write_atomic(const std::string& path, const uint8_t* data, size_t size) {
+  KILN_TRY_ASSIGN(const std::string tmp, temp_file_create(path));
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) {
+    const Status s = errno_status(tmp + ": cannot open");
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  Status s = write_all(fd, data, size, tmp);
+  ::close(fd);
+  if (s.is_ok()) s = temp_file_commit(tmp, path);
+  if (!s.is_ok()) ::unlink(tmp.c_str());
+  return s;
+}
+
+Status file_copy_atomic(const std::string& from, const std::string& to) {
+  KILN_TRY_ASSIGN(const std::vector<uint8_t> bytes, file_read_all(from, INT64_MAX));
+  return file_write_atomic(to, bytes.data(), bytes.size());
+}
+
+// ---- conversion ---------------------------------------------------------------------------------------------
+
+Result<ImageBuffer> image_convert_channels(const ImageView& image, int32_t channels) {
+  if (image.type != PixelType::kU8 || image.layout != Layout::kHWC)
+    return invalid_argument("convert: expected a uint8 HWC image");
+  if (image.channels != 1 && image.channels != 3 && image.channels != 4)
+    return invalid_argument("convert: input has " + std::to_string(image.channels) + " channels (1, 3 or 4)");
+  if (channels != 1 && channels != 3 && channels != 4)
+    return invalid_argument("convert: cannot convert to " + std::to_string(channels) + " channels (1, 3 or 4)");
+  if (image.width < 0 || image.height < 0 || (image.data == nullptr && image.width * image.height > 0))
+    return invalid_argument("convert: empty image");
+  ImageBuffer out;
+  out.width = image.width;
+  out.height = image.height;
+  out.channels = channels;
+  out.pixels.resize(static_cast<size_t>(image.width) * static_cast<size_t>(image.height) *
+                    static_cast<size_t>(channels));
+  const int32_t cin = image.channels;
+  for (int32_t y = 0; y < image.height; ++y) {
+    const uint8_t* src = image.row<const uint8_t>(y);
+    uint8_t* dst = out.pixels.data() + static_cast<size_t>(y) * static_cast<size_t>(image.width) * channels;
+    for (int32_t x = 0; x < image.width; ++x, src += cin, dst += channels) {
+      if (channels == 1) {
+        dst[0] = cin == 1 ? src[0] : gray_of(src[0], src[1], src[2]);
+      } else {
+        if (cin == 1) {
+          dst[0] = dst[1] = dst[2] = src[0];
+        } else {
+          dst[0] = src[0];
+          dst[1] = src[1];
+          dst[2] = src[2];
+        }
+        if (channels == 4) dst[3] = cin == 4 ? src[3] : 255;
+      }
+    }
+  }
+  return out;
+}
+
+// ---- decode -------------------------------------------------------------------------------------------------
+
+Result<ImageBuffer> image_decode(const uint8_t* data, size_t size, const DecodeOptions& options) {
+  KILN_TRY(options_check(options));
+#if KILN_HAS_JPEG
+  const ImageFormat format = image_format_sniff(data, size);
+  Result<DecodedImage> decoded = unsupported_format("not a JPEG or PNG image (unknown magic bytes)");
+  if (format == ImageFormat::kJpeg) {
+    decoded = jpeg_decode(data, size, options.max_pixels);
+  } else if (format == ImageFormat::kPng) {
+    decoded = png_decode(data, size, options.max_pixels);
+    if (decoded.is_ok() && !png_has_iend(data, size)) decoded = unsupported_format("png: truncated (no IEND chunk)");
+  }
+  if (!decoded.is_ok()) {
+    // Over the pixel limit is a property of the data, like corruption: UnsupportedFormat for both.
+    const Status& s = decoded.status();
+    return Status(s.code() == Errc::kInvalidArgument ? Errc::kUnsupportedFormat : s.code(), s.message());
+  }
+  DecodedImage& img = decoded.value();
+  ImageBuffer out;
+  out.width = img.width;
+  out.height = img.height;
+  out.channels = img.channels;
+  out.pixels = std::move(img.pixels);
+  if (options.channels == 0 || options.channels == out.channels) return out;
+  return image_convert_channels(out.view(), options.channels);
+#else
+  (void)data;
+  (void)size;
+  return Status(Errc::kNotImplemented, "decode: kiln was built without JPEG/PNG support (KILN_JPEG=OFF)");
+#endif
+}
+
+Result<ImageBuffer> image_decode_file(const std::string& path, const DecodeOptions& options) {
+  if (Status s = options_check(options); !s.is_ok()) return with_path(path, s);
+  auto bytes = file_read_all(path, options.max_file_bytes);  // messages already start with the path
+  if (!bytes.is_ok()) return bytes.status();
+  auto image = image_decode(bytes->data(), bytes->size(), options);
+  if (!image.is_ok()) return with_path(path, image.status());
+  return image;
+}
+
+namespace {
+
+template <typename DecodeOne>
+DecodedBatch decode_many(int64_t n, ThreadPool* pool, const DecodeOne& decode_one) {
+  std::vector<Result<ImageBuffer>> results(static_cast<size_t>(n), Result<ImageBuffer>(Status()));
+  auto work = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) results[static_cast<size_t>(i)] = decode_one(i);
+  };
+  if (pool != nullptr && n > 1) {
+    // Contiguous blocks of inputs per worker; each input writes only its own slot.
+    pool->parallel_for(n, [&](int64_t begin, int64_t end) { work(begin, end); });
+  } else {
+    work(0, n);
+  }
+  DecodedBatch batch;
+  batch.status.resize(static_cast<size_t>(n));
+  batch.index.assign(static_cast<size_t>(n), -1);
+  std::vector<ImageView> views;
+  for (int64_t i = 0; i < n; ++i) {
+    Result<ImageBuffer>& r = results[static_cast<size_t>(i)];
+    if (!r.is_ok()) {
+      batch.status[static_cast<size_t>(i)] = r.status();
+      continue;
+    }
+    batch.index[static_cast<size_t>(i)] = static_cast<int64_t>(batch.buffers.size());
+    batch.source.push_back(i);
+    batch.buffers.push_back(std::move(r).value());
+  }
+  views.reserve(batch.buffers.size());
+  for (const ImageBuffer& b : batch.buffers) views.push_back(b.view());
+  batch.images = VarShapeBatch::wrap(std::move(views));
+  return batch;
+}
+
+}  // namespace
+
+DecodedBatch image_decode_files(const std::vector<std::string>& paths, const DecodeOptions& options,
+                                ThreadPool* pool) {
+  return decode_many(static_cast<int64_t>(paths.size()), pool,
+                     [&](int64_t i) { return image_decode_file(paths[static_cast<size_t>(i)], options); });
+}
+
+DecodedBatch image_decode_batch(const std::vector<EncodedImage>& inputs, const DecodeOptions& options,
+                                ThreadPool* pool) {
+  return decode_many(static_cast<int64_t>(inputs.size()), pool, [&](int64_t i) {
+    const EncodedImage& in = inputs[static_cast<size_t>(i)];
+    return image_decode(in.data, in.size, options);
+  });
+}
+
+// ---- encode -------------------------------------------------------------------------------------------------
+
+Result<std::vector<uint8_t>> image_encode(const ImageView& image, const EncodeOptions& options) {
+  if (image.type != PixelType::kU8 || image.layout != Layout::kHWC)
+    return invalid_argument("encode: expected a uint8 HWC image");
+  if (image.data == nullptr || image.width <= 0 || image.height <= 0) return invalid_argument("encode: empty image");
+  if (image.channels != 1 && image.channels != 3 && image.channels != 4)
+    return invalid_argument("encode: " + std::to_string(image.channels) + " channels (expected 1, 3 or 4)");
+#if KILN_HAS_JPEG
+  std::vector<uint8_t> out;
+  switch (options.format) {
+    case ImageFormat::kJpeg:
+      if (options.jpeg_quality < 1 || options.jpeg_quality > 100)
+        return invalid_argument("encode: JPEG quality must be 1..100");
+      KILN_TRY(jpeg_encode(image, out, options.jpeg_quality));
+      return out;
+    case ImageFormat::kPng:
+      if (options.png_compression < 0 || options.png_compression > 9)
+        return invalid_argument("encode: PNG compression level must be 0..9");
+      KILN_TRY(png_encode(image, out, options.png_compression));
+      return out;
+    default: return invalid_argument("encode: no format given (jpeg or png)");
+  }
+#else
+  (void)options;
+  return Status(Errc::kNotImplemented, "encode: kiln was built without JPEG/PNG support (KILN_JPEG=OFF)");
+#endif
+}
+
+Status image_encode_file(const ImageView& image, const std::string& path, const EncodeOptions& options) {
+  EncodeOptions o = options;
+  if (o.format == ImageFormat::kUnknown) o.format = image_format_from_path(path);
+  if (o.format == ImageFormat::kUnknown)
+    return invalid_argument(path + ": cannot tell the format from the extension (.jpg, .jpeg or .png)");
+  auto bytes = image_encode(image, o);
+  if (!bytes.is_ok()) return with_path(path, bytes.status());
+  return file_write_atomic(path, bytes->data(), bytes->size());
+}
+
+}  // namespace kiln

@@ -1,0 +1,273 @@
+#include "io/tensor_writer.h"
+
+#include <fcntl.h>
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "io/hdf5_util.h"
+#include "io/image_codec.h"
+#include "kiln/codec.h"
+
+namespace kiln {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The NPY header is reserved at this size and rewritten in place with the final N (v1.0 allows 65535).
+constexpr size_t kNpyHeaderBytes = 256;
+
+Status errno_status(const std::string& what) { return io_error(what + ": " + std::strerror(errno)); }
+
+Status pwrite_all(int fd, const void* data, size_t size, int64_t offset, const std::string& path) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  while (size > 0) {
+    const ssize_t n = ::pwrite(fd, p, size, offset);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno_status(path + ": cannot write");
+    }
+    p += n;
+    size -= static_cast<size_t>(n);
+    offset += n;
+  }
+  return Status::ok();
+}
+
+std::string lower_extension(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  return ext;
+}
+
+std::string npy_names_path(const std::string& path) {
+  fs::path p(path);
+  p.replace_extension(".paths.txt");
+  return p.string();
+}
+
+}  // namespace
+
+Result<TensorFileFormat> tensor_file_format_from_path(const std::string& path) {
+  const std::string ext = lower_extension(path);
+  if (ext == ".npy") return TensorFileFormat::kNpy;
+  if (ext == ".h5" || ext == ".hdf5") return TensorFileFormat::kHdf5;
+  return invalid_argument(path + ": output must end in .npy, .h5 or .hdf5");
+}
+
+TensorWriter::~TensorWriter() { abandon(); }
+
+void TensorWriter::abandon() {
+  if (m_fd >= 0) ::close(m_fd);
+  m_fd = -1;
+  if (m_images >= 0) H5Dclose(m_images);
+  if (m_file >= 0) H5Fclose(m_file);
+  if (m_h5_type >= 0) H5Tclose(m_h5_type);
+  m_images = m_file = m_h5_type = -1;
+  if (!m_tmp_path.empty()) ::unlink(m_tmp_path.c_str());
+  m_tmp_path.clear();
+  m_open = false;
+  m_count = 0;
+}
+
+Status TensorWriter::open(const std::string& path, const std::vector<int64_t>& item_shape, PixelType dtype) {
+  abandon();
+  KILN_TRY_ASSIGN(m_format, tensor_file_format_from_path(path));
+  if (dtype != PixelType::kF32 && dtype != PixelType::kF16)
+    return invalid_argument("tensor writer: dtype must be float32 or float16");
+  if (item_shape.empty() || item_shape.size() > 7) return invalid_argument("tensor writer: 1 to 7 item dimensions");
+  size_t elems = 1;
+  for (int64_t d : item_shape) {
+    if (d <= 0) return invalid_argument("tensor writer: item dimensions must be positive");
+    elems *= static_cast<size_t>(d);
+  }
+  m_path = path;
+  m_item_shape = item_shape;
+  m_dtype = dtype;
+  m_item_bytes = elems * pixel_type_size(dtype);
+  m_count = 0;
+  KILN_TRY_ASSIGN(m_tmp_path, temp_file_create(path));
+  if (m_format == TensorFileFormat::kNpy) {
+    m_fd = ::open(m_tmp_path.c_str(), O_RDWR | O_TRUNC | O_CLOEXEC);
+    if (m_fd < 0) {
+      const Status s = errno_status(m_tmp_path + ": cannot open");
+      abandon();
+      return s;
+    }
+    if (Status s = npy_header_write(false); !s.is_ok()) {
+      abandon();
+      return s;
+    }
+  } else if (Status s = h5_open(); !s.is_ok()) {
+    abandon();
+    return s;
+  }
+  m_open = true;
+  return Status::ok();
+}
+
+Status TensorWriter::append(const void* items, int64_t count) {
+  if (!m_open) return invalid_argument("tensor writer: not open");
+  if (count < 0 || (count > 0 && items == nullptr)) return invalid_argument("tensor writer: bad items");
+  if (count == 0) return Status::ok();
+  Status s = m_format == TensorFileFormat::kNpy ? npy_append(items, count) : h5_append(items, count);
+  if (!s.is_ok()) return s;
+  m_count += count;
+  return Status::ok();
+}
+
+Status TensorWriter::finish(const std::vector<std::string>& names, const TensorAttributes& attributes) {
+  if (!m_open) return invalid_argument("tensor writer: not open");
+  if (!names.empty() && static_cast<int64_t>(names.size()) != m_count)
+    return invalid_argument("tensor writer: " + std::to_string(names.size()) + " names for " +
+                            std::to_string(m_count) + " items");
+  Status s;
+  if (m_format == TensorFileFormat::kNpy) {
+    s = npy_header_write(true);
+    if (s.is_ok() && ::close(m_fd) != 0) s = errno_status(m_tmp_path + ": close");
+    m_fd = -1;
+    if (s.is_ok()) {
+      std::string text;
+      for (const std::string& name : names) text += name + "\n";
+      s = file_write_atomic(npy_names_path(m_path), reinterpret_cast<const uint8_t*>(text.data()), text.size());
+    }
+  } else {
+    s = h5_finish(names, attributes);
+  }
+  if (s.is_ok()) s = temp_file_commit(m_tmp_path, m_path);
+  if (!s.is_ok()) {
+    abandon();
+    return s;
+  }
+  m_tmp_path.clear();
+  m_open = false;
+  return Status::ok();
+}
+
+// ---- npy ----------------------------------------------------------------------------------------------------
+
+Status TensorWriter::npy_header_write(bool final_header) {
+  const bool little = std::endian::native == std::endian::little;
+  const char* descr = m_dtype == PixelType::kF16 ? (little ? "<f2" : ">f2") : (little ? "<f4" : ">f4");
+  std::string shape = "(";
+  shape += std::to_string(final_header ? m_count : 0);
+  for (int64_t d : m_item_shape) shape += ", " + std::to_string(d);
+  shape += ")";
+  std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  if (10 + dict.size() + 1 > kNpyHeaderBytes) return invalid_argument("tensor writer: npy header too long");
+  dict.append(kNpyHeaderBytes - 10 - dict.size() - 1, ' ');
+  dict += '\n';
+  std::string header = "\x93NUMPY";
+  header += static_cast<char>(1);
+  header += static_cast<char>(0);
+  header += static_cast<char>(dict.size() & 0xFF);
+  header += static_cast<char>((dict.size() >> 8) & 0xFF);
+  header += dict;
+  return pwrite_all(m_fd, header.data(), header.size(), 0, m_tmp_path);
+}
+
+Status TensorWriter::npy_append(const void* items, int64_t count) {
+  const int64_t offset = static_cast<int64_t>(kNpyHeaderBytes) + m_count * static_cast<int64_t>(m_item_bytes);
+  return pwrite_all(m_fd, items, static_cast<size_t>(count) * m_item_bytes, offset, m_tmp_path);
+}
+
+// ---- hdf5 ---------------------------------------------------------------------------------------------------
+
+Status TensorWriter::h5_open() {
+  hdf5::ErrorScope quiet;
+  if (m_dtype == PixelType::kF16) {
+    // IEEE binary16, the layout h5py and numpy read as float16.
+    m_h5_type = H5Tcopy(H5T_IEEE_F32LE);
+    if (m_h5_type < 0 || H5Tset_fields(m_h5_type, 15, 10, 5, 0, 10) < 0 || H5Tset_size(m_h5_type, 2) < 0 ||
+        H5Tset_ebias(m_h5_type, 15) < 0)
+      return hdf5::error("cannot create the float16 type");
+  }
+  m_file = H5Fcreate(m_tmp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (m_file < 0) return hdf5::error(m_tmp_path + ": cannot create");
+  std::vector<hsize_t> dims{0}, max_dims{H5S_UNLIMITED}, chunk{1};
+  for (int64_t d : m_item_shape) {
+    dims.push_back(static_cast<hsize_t>(d));
+    max_dims.push_back(static_cast<hsize_t>(d));
+    chunk.push_back(static_cast<hsize_t>(d));
+  }
+  hdf5::Handle space = hdf5::space_handle(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), max_dims.data()));
+  hdf5::Handle dcpl = hdf5::plist_handle(H5Pcreate(H5P_DATASET_CREATE));
+  if (!space.valid() || !dcpl.valid() || H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()) < 0)
+    return hdf5::error(m_tmp_path + ": cannot set up the images dataset");
+  const hid_t type = m_dtype == PixelType::kF16 ? m_h5_type : H5T_IEEE_F32LE;
+  m_images = H5Dcreate2(m_file, "images", type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT);
+  if (m_images < 0) return hdf5::error(m_tmp_path + ": cannot create the images dataset");
+  return Status::ok();
+}
+
+Status TensorWriter::h5_append(const void* items, int64_t count) {
+  hdf5::ErrorScope quiet;
+  std::vector<hsize_t> dims{static_cast<hsize_t>(m_count + count)};
+  std::vector<hsize_t> start{static_cast<hsize_t>(m_count)}, block{static_cast<hsize_t>(count)};
+  for (int64_t d : m_item_shape) {
+    dims.push_back(static_cast<hsize_t>(d));
+    start.push_back(0);
+    block.push_back(static_cast<hsize_t>(d));
+  }
+  if (H5Dset_extent(m_images, dims.data()) < 0) return hdf5::error(m_tmp_path + ": cannot extend images");
+  hdf5::Handle file_space = hdf5::space_handle(H5Dget_space(m_images));
+  hdf5::Handle mem_space = hdf5::space_handle(H5Screate_simple(static_cast<int>(block.size()), block.data(), nullptr));
+  if (!file_space.valid() || !mem_space.valid() ||
+      H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, block.data(), nullptr) < 0)
+    return hdf5::error(m_tmp_path + ": cannot select rows");
+  const hid_t mem_type = m_dtype == PixelType::kF16 ? m_h5_type : H5T_NATIVE_FLOAT;
+  if (H5Dwrite(m_images, mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, items) < 0)
+    return hdf5::error(m_tmp_path + ": cannot write images");
+  return Status::ok();
+}
+
+Status TensorWriter::h5_finish(const std::vector<std::string>& names, const TensorAttributes& attributes) {
+  hdf5::ErrorScope quiet;
+  hdf5::Handle str_type = hdf5::type_handle(H5Tcopy(H5T_C_S1));
+  if (!str_type.valid() || H5Tset_size(str_type.get(), H5T_VARIABLE) < 0 ||
+      H5Tset_cset(str_type.get(), H5T_CSET_UTF8) < 0)
+    return hdf5::error("cannot create the string type");
+  {
+    std::vector<const char*> ptrs;
+    ptrs.reserve(names.size());
+    for (const std::string& n : names) ptrs.push_back(n.c_str());
+    const hsize_t n = static_cast<hsize_t>(names.size());
+    hdf5::Handle space = hdf5::space_handle(H5Screate_simple(1, &n, nullptr));
+    hdf5::Handle ds = hdf5::dataset_handle(
+        H5Dcreate2(m_file, "paths", str_type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    if (!ds.valid()) return hdf5::error(m_tmp_path + ": cannot create paths");
+    if (n > 0 && H5Dwrite(ds.get(), str_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()) < 0)
+      return hdf5::error(m_tmp_path + ": cannot write paths");
+  }
+  hdf5::Handle scalar = hdf5::space_handle(H5Screate(H5S_SCALAR));
+  for (const auto& [name, value] : attributes.text) {
+    hdf5::Handle attr = hdf5::attribute_handle(
+        H5Acreate2(m_file, name.c_str(), str_type.get(), scalar.get(), H5P_DEFAULT, H5P_DEFAULT));
+    const char* ptr = value.c_str();
+    if (!attr.valid() || H5Awrite(attr.get(), str_type.get(), &ptr) < 0)
+      return hdf5::error(m_tmp_path + ": cannot write attribute " + name);
+  }
+  for (const auto& [name, values] : attributes.numbers) {
+    const hsize_t n = static_cast<hsize_t>(values.size());
+    hdf5::Handle space = hdf5::space_handle(n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr));
+    hdf5::Handle attr = hdf5::attribute_handle(
+        H5Acreate2(m_file, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT));
+    if (!attr.valid() || (n > 0 && H5Awrite(attr.get(), H5T_NATIVE_DOUBLE, values.data()) < 0))
+      return hdf5::error(m_tmp_path + ": cannot write attribute " + name);
+  }
+  herr_t rc = H5Dclose(m_images);
+  m_images = -1;
+  const herr_t rc_file = H5Fclose(m_file);
+  m_file = -1;
+  if (rc < 0 || rc_file < 0) return hdf5::error(m_tmp_path + ": cannot close");
+  return Status::ok();
+}
+
+}  // namespace kiln

@@ -1,0 +1,73 @@
+// Writing an (N, ...) f32/f16 array whose N is known only at the end (inputs may be skipped) to .npy or .h5,
+// crash-safely: everything goes to a temporary file in the destination folder, which is fsynced and renamed to
+// the final name by finish(); until then (and after a failure or abandon()) the destination is untouched.
+//  - .npy: NPY v1.0, little-endian '<f4' / '<f2', C order; the header is rewritten with the final N. The item
+//    names go to "<stem>.paths.txt" (one per line), also via temp + rename, before the array is renamed.
+//  - .h5 / .hdf5: dataset "images" (chunked one item per chunk, f32 or IEEE half), a "paths" variable-length
+//    string dataset, and the given attributes on the root group.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kiln/image.h"
+#include "kiln/status.h"
+
+namespace kiln {
+
+enum class TensorFileFormat : uint8_t { kNpy = 0, kHdf5 };
+// .npy -> kNpy, .h5/.hdf5 -> kHdf5; InvalidArgument for anything else.
+Result<TensorFileFormat> tensor_file_format_from_path(const std::string& path);
+
+struct TensorAttributes {
+  std::vector<std::pair<std::string, std::string>> text;
+  std::vector<std::pair<std::string, std::vector<double>>> numbers;
+};
+
+class TensorWriter {
+ public:
+  TensorWriter() = default;
+  ~TensorWriter();
+  TensorWriter(const TensorWriter&) = delete;
+  TensorWriter& operator=(const TensorWriter&) = delete;
+
+  // item_shape: the shape of one item, e.g. {3, 512, 512}; dtype kF32 or kF16.
+  Status open(const std::string& path, const std::vector<int64_t>& item_shape, PixelType dtype);
+  // Appends `count` packed items (count * item_bytes() bytes; f16 as IEEE half bits).
+  Status append(const void* items, int64_t count);
+  // Writes the names (one per item: paths in .h5, "<stem>.paths.txt" next to .npy) and attributes (.h5 only),
+  // then commits the file under its final name.
+  Status finish(const std::vector<std::string>& names, const TensorAttributes& attributes = {});
+  // Closes and removes the temporary file; the destination stays as it was.
+  void abandon();
+  void reset() { abandon(); }
+
+  int64_t count() const { return m_count; }
+  size_t item_bytes() const { return m_item_bytes; }
+  bool is_open() const { return m_open; }
+  const std::string& path() const { return m_path; }
+
+ private:
+  Status npy_header_write(bool final_header);
+  Status npy_append(const void* items, int64_t count);
+  Status h5_open();
+  Status h5_append(const void* items, int64_t count);
+  Status h5_finish(const std::vector<std::string>& names, const TensorAttributes& attributes);
+
+  std::string m_path;
+  std::string m_tmp_path;
+  TensorFileFormat m_format = TensorFileFormat::kNpy;
+  std::vector<int64_t> m_item_shape;
+  PixelType m_dtype = PixelType::kF32;
+  size_t m_item_bytes = 0;
+  int64_t m_count = 0;
+  bool m_open = false;
+  int m_fd = -1;          // .npy
+  int64_t m_file = -1;    // .h5: hid_t of the file
+  int64_t m_images = -1;  // .h5: hid_t of "images"
+  int64_t m_h5_type = -1;  // .h5: element type (owned when f16)
+};
+
+}  // namespace kiln

@@ -1,0 +1,129 @@
+"""kiln quality from the command line: metrics, thresholds, JSON lines, unreadable files, --filter-to, lists."""
+import json
+import os
+import struct
+import zlib
+
+import numpy as np
+
+from conftest import run_kiln
+
+
+def write_png(path, pixels):
+    """A minimal 8-bit PNG writer (gray HxW or RGB HxWx3), so the tests need no imaging library."""
+    pixels = np.ascontiguousarray(pixels, dtype=np.uint8)
+    height, width = pixels.shape[:2]
+    color = 0 if pixels.ndim == 2 else 2
+    raw = b"".join(b"\x00" + pixels[y].tobytes() for y in range(height))
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, color, 0, 0, 0)
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def noisy(seed, shape=(48, 64, 3)):
+    return np.random.default_rng(seed).integers(0, 256, shape, dtype=np.uint8)
+
+
+def read_lines(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+def gray_metrics(rgb):
+    """blur (Laplacian variance, reflect-101) and brightness of the OpenCV-weighted gray image, in numpy."""
+    r, g, b = (rgb[..., i].astype(np.int64) for i in range(3))
+    gray = ((r * 9798 + g * 19235 + b * 3735 + (1 << 14)) >> 15).astype(np.float64)
+    p = np.pad(gray, 1, mode="reflect")
+    lap = p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:] - 4 * p[1:-1, 1:-1]
+    return lap.var(), gray.mean()
+
+
+def test_metrics_json_lines_and_unreadable_files(tmp_path):
+    images = tmp_path / "imgs"
+    images.mkdir()
+    sharp = noisy(1)
+    write_png(images / "a_sharp.png", sharp)
+    write_png(images / "b_flat.png", np.full((32, 32, 3), 128, np.uint8))
+    write_png(images / "c_dark.png", (noisy(2) // 16).astype(np.uint8))
+    (images / "d_corrupt.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 40)
+    (images / "notes.txt").write_text("not an image")
+    out = tmp_path / "q.jsonl"
+    result = run_kiln("quality", images, "--json", out, "--mode", "cpu", "--threads", 2, "--batch", 2)
+    lines = read_lines(out)
+    assert [os.path.basename(line["path"]) for line in lines] == ["a_sharp.png", "b_flat.png", "c_dark.png",
+                                                                   "d_corrupt.png"]
+    a, flat, dark, corrupt = lines
+    assert a["ok"] and a["pass"] and a["reasons"] == [] and a["backend"] == "cpu"
+    blur, brightness = gray_metrics(sharp)
+    np.testing.assert_allclose(a["blur"], blur, rtol=1e-6)
+    np.testing.assert_allclose(a["brightness"], brightness, rtol=1e-9)
+    for key in ("contrast", "sharpness", "score"):
+        assert isinstance(a[key], float)
+    assert flat["ok"] and not flat["pass"]
+    assert any(r.startswith("blur") for r in flat["reasons"])
+    assert flat["blur"] == 0 and flat["brightness"] == 128
+    assert not dark["pass"] and any(r.startswith("brightness") for r in dark["reasons"])
+    assert corrupt == {"path": corrupt["path"], "ok": False, "error": corrupt["error"]}
+    assert "d_corrupt.png" in corrupt["error"]
+    assert "4 images: 1 passed, 2 failed, 1 unreadable" in result.stdout
+    assert "Backend: cpu" in result.stdout
+    assert "images/s" in result.stdout
+
+
+def test_thresholds_and_filter_to_copies_passing_files(tmp_path):
+    write_png(tmp_path / "one.png", noisy(3))
+    write_png(tmp_path / "two.png", noisy(4))
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    write_png(sub / "one.png", noisy(5))  # same name as ../one.png: copied as one_2.png
+    write_png(tmp_path / "flat.png", np.full((16, 16), 200, np.uint8))
+    keep = tmp_path / "keep"
+    run_kiln("quality", tmp_path / "one.png", tmp_path / "two.png", sub / "one.png", tmp_path / "flat.png",
+             "--filter-to", keep, "-q")
+    assert sorted(os.listdir(keep)) == ["one.png", "one_2.png", "two.png"]
+    assert (keep / "one.png").read_bytes() == (tmp_path / "one.png").read_bytes()
+    assert (keep / "one_2.png").read_bytes() == (sub / "one.png").read_bytes()
+    # An impossible threshold fails everything, with the reason.
+    out = tmp_path / "strict.jsonl"
+    run_kiln("quality", tmp_path / "one.png", "--min-score", 1.5, "--json", out)
+    (line,) = read_lines(out)
+    assert not line["pass"] and any(r.startswith("score") for r in line["reasons"])
+
+
+def test_list_files_and_exit_codes(tmp_path):
+    write_png(tmp_path / "x.png", noisy(6))
+    (tmp_path / "list.txt").write_text("# inputs\nx.png\n\nmissing.png  # reported, not fatal\n")
+    out = tmp_path / "q.jsonl"
+    result = run_kiln("quality", "@" + str(tmp_path / "list.txt"), "--json", out)
+    lines = read_lines(out)
+    assert [line["ok"] for line in lines] == [True, False]
+    assert "missing.png" in lines[1]["error"]
+    assert "1 unreadable" in result.stdout
+    result = run_kiln("quality", "--list", tmp_path / "list.txt", "-q")
+    assert "2 images" in result.stdout
+    # Nothing readable: an error exit, but the JSON lines still say why.
+    (tmp_path / "bad.jpg").write_bytes(b"\xff\xd8\xff\xe0 truncated")
+    result = run_kiln("quality", tmp_path / "bad.jpg", "--json", out, check=False)
+    assert result.returncode != 0 and "could be read" in result.stderr
+    assert read_lines(out)[0]["ok"] is False
+    # Usage errors.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert run_kiln("quality", empty, check=False).returncode == 2
+    assert run_kiln("quality", tmp_path / "x.png", "--mode", "fast", check=False).returncode == 2
+    assert run_kiln("quality", "@" + str(tmp_path / "nope.txt"), check=False).returncode == 3
+
+
+def test_environment_switches_are_honored(tmp_path):
+    write_png(tmp_path / "x.png", noisy(7))
+    out = tmp_path / "q.jsonl"
+    run_kiln("quality", tmp_path / "x.png", "--json", out, env={"QUALITY_CHECKS_GPU": "false", "ALL_GPU": "true"})
+    assert read_lines(out)[0]["backend"] == "cpu"
+    result = run_kiln("quality", tmp_path / "x.png", check=False, env={"QUALITY_CHECKS_GPU": "maybe"})
+    assert result.returncode == 2 and "QUALITY_CHECKS_GPU" in result.stderr
+    result = run_kiln("quality", tmp_path / "x.png", check=False, env={"GPU_BACKEND": "quantum"})
+    assert result.returncode == 2 and "GPU_BACKEND" in result.stderr
