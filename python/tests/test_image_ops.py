@@ -19,7 +19,7 @@ def sobel_magnitude_reflect101(gray):
 
 def gray_of(rgb):
     r, g, b = (rgb[..., i].astype(np.int64) for i in range(3))
-    return ((r * 4899 + g * 9617 + b * 1868 + (1 << 13)) >> 14).astype(np.uint8)
+    return ((r * 9798 + g * 19235 + b * 3735 + (1 << 14)) >> 15).astype(np.uint8)  # OpenCV 4 cvtColor
 
 
 def test_quality_matches_numpy_on_gray_and_rgb():
