@@ -1,8 +1,10 @@
-// The preprocess op family, internal side: validation and the per-backend entry points (params in
-// include/kiln/ops/preprocess.h, per-pixel math in preprocess_px.h).
+// The preprocess op family, internal side: validation, the kernel constants and the per-backend entry points
+// (params in include/kiln/ops/preprocess.h, per-pixel math in preprocess_px.h; sampling plans from resize.h).
 #pragma once
 
 #include "kiln/ops/preprocess.h"
+#include "ops/preprocess_px.h"
+#include "ops/resize.h"
 
 namespace kiln {
 
@@ -10,6 +12,8 @@ class ThreadPool;
 
 // InvalidArgument when the call's shapes, types or parameters are wrong for preprocess.
 Status preprocess_validate(const OpCall& call);
+// The per-call constants every backend uses.
+KilnPreprocessConsts preprocess_consts(const PreprocessParams& params);
 // The CPU implementation (the reference every other backend is compared with).
 Status preprocess_cpu(const OpCall& call, ThreadPool* pool);
 

@@ -1,16 +1,37 @@
-// The warp op family, internal side: validation and the per-backend entry points (params in
-// include/kiln/ops/warp.h, per-pixel math in warp_px.h).
+// The warp op family, internal side: validation, the matrices every backend samples with, and the per-backend
+// entry points (params in include/kiln/ops/warp.h, per-pixel math in warp_px.h).
 #pragma once
 
+#include <array>
+#include <vector>
+
 #include "kiln/ops/warp.h"
+#include "ops/image_px.h"
 
 namespace kiln {
 
 class ThreadPool;
 
-// InvalidArgument when the call's shapes, types or parameters are wrong for warp.
+// InvalidArgument when the call's shapes, types or parameters are wrong for warp (including a matrix that
+// cannot be inverted when it maps source -> destination, and non-finite matrix entries or border values).
 Status warp_validate(const OpCall& call);
 // The CPU implementation (the reference every other backend is compared with).
 Status warp_cpu(const OpCall& call, ThreadPool* pool);
+
+// The destination -> source matrix of each of `count` images: params.matrices as given with inverse_map, else
+// their inverses computed in double like cv::invertAffineTransform, then rounded to float.
+std::vector<std::array<float, 6>> warp_source_matrices(const WarpParams& params, int64_t count);
+
+// The descriptor of a host image for the _px.h functions (base = image.data, offset 0, the view's strides).
+inline KilnImageDesc warp_host_desc(const ImageView& v) {
+  KilnImageDesc d{};
+  d.width = v.width;
+  d.height = v.height;
+  d.channels = v.channels;
+  d.row_stride = static_cast<int32_t>(v.row_stride);
+  d.type = static_cast<int32_t>(v.type);
+  d.layout = static_cast<int32_t>(v.layout);
+  return d;
+}
 
 }  // namespace kiln

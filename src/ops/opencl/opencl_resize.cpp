@@ -1,11 +1,57 @@
+// Resize on OpenCL: the host builds each image's sampling tables (resize_plan_make), uploads them with the batch
+// and runs resize_kernel (resize.cl) over every output pixel.
+#include <string>
+
+#include "opencl_resize_source.h"
 #include "ops/opencl/opencl_ops.h"
+#include "ops/resize.h"
 
 namespace kiln::opencl {
 
-bool resize_opencl_supports(const OpCall& /*call*/, const OpenclDevice& /*device*/) { return false; }
+// The resize program's source; the preprocess program is built from it followed by preprocess.cl.
+const char* resize_opencl_source() {
+  // image_px.h names a local variable `half`, a reserved type name in OpenCL C that PoCL's compiler rejects; the
+  // macro renames it (harmless once image_px.h is fixed: no kiln kernel uses the half type).
+  static const std::string source = std::string("#define half kiln_half_bits\n") + resize_program::kSource;
+  return source.c_str();
+}
 
-Status resize_opencl(OpContext& /*ctx*/, const OpCall& /*call*/) {
-  return Status(Errc::kNotImplemented, "opencl: resize not implemented yet");
+bool resize_opencl_supports(const OpCall& call, const OpenclDevice& /*device*/) {
+  return call.params != nullptr;  // every interpolation, fit, type (u8, f32) and layout
+}
+
+Status resize_opencl(OpContext& ctx, const OpCall& call) {
+  KILN_TRY(resize_validate(call));
+  if (call.in.count == 0) return Status::ok();
+  const auto& params = *static_cast<const ResizeParams*>(call.params);
+  ResizeTables tables;
+  for (int64_t i = 0; i < call.in.count; ++i) {
+    const ImageView& in = call.in[i];
+    const ImageView& out = call.out[i];
+    KILN_TRY(resize_tables_append(
+        resize_plan_make(params.interp, params.fit, resize_source_rect(params, in, i), out.width, out.height),
+        &tables));
+  }
+  KilnResizePad pad{};
+  for (int c = 0; c < 4; ++c) pad.v[c] = params.pad[c];
+
+  KILN_TRY_ASSIGN(cl_kernel kernel, ctx.kernel("resize", resize_opencl_source(), "resize_kernel"));
+  CallBuffers buffers(ctx.pool, ctx.device(), ctx.queue);
+  KILN_TRY_ASSIGN(DeviceBatch in, batch_upload(ctx, buffers, call.in));
+  KILN_TRY_ASSIGN(DeviceBatch out, batch_alloc(ctx, buffers, call.out));
+  KILN_TRY_ASSIGN(cl_mem plans, buffer_upload(ctx, buffers, tables.images.data(),
+                                              sizeof(KilnResizeImage) * tables.images.size(), "resize plans"));
+  KILN_TRY_ASSIGN(cl_mem index, buffer_upload(ctx, buffers, tables.index.data(),
+                                              sizeof(int32_t) * tables.index.size(), "resize indices"));
+  KILN_TRY_ASSIGN(cl_mem weight, buffer_upload(ctx, buffers, tables.weight.data(),
+                                               sizeof(float) * tables.weight.size(), "resize weights"));
+  KILN_CL_CHECK(kernel_args_set(kernel, in.pixels, in.descs, out.pixels, out.descs, plans, index, weight, pad));
+  buffers.set_pending(true);
+  KILN_TRY(launch_3d(ctx, kernel, static_cast<size_t>(out.max_width), static_cast<size_t>(out.max_height),
+                     static_cast<size_t>(call.out.count)));
+  KILN_TRY(batch_download(ctx, out, call.out));
+  buffers.set_pending(false);
+  return Status::ok();
 }
 
 }  // namespace kiln::opencl
