@@ -1,7 +1,5 @@
 // Resize on OpenCL: the host builds each image's sampling tables (resize_plan_make), uploads them with the batch
 // and runs resize_kernel (resize.cl) over every output pixel.
-#include <string>
-
 #include "opencl_resize_source.h"
 #include "ops/opencl/opencl_ops.h"
 #include "ops/resize.h"
@@ -9,12 +7,7 @@
 namespace kiln::opencl {
 
 // The resize program's source; the preprocess program is built from it followed by preprocess.cl.
-const char* resize_opencl_source() {
-  // image_px.h names a local variable `half`, a reserved type name in OpenCL C that PoCL's compiler rejects; the
-  // macro renames it (harmless once image_px.h is fixed: no kiln kernel uses the half type).
-  static const std::string source = std::string("#define half kiln_half_bits\n") + resize_program::kSource;
-  return source.c_str();
-}
+const char* resize_opencl_source() { return resize_program::kSource; }
 
 bool resize_opencl_supports(const OpCall& call, const OpenclDevice& /*device*/) {
   return call.params != nullptr;  // every interpolation, fit, type (u8, f32) and layout
