@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "backend_ops/test_backends.h"
-#include "ops/image_px.h"
+#include "ops/image_desc.h"
 
 namespace kiln::test {
 
@@ -60,14 +60,7 @@ ImageView kiln_view(const cv::Mat& mat) {
 }
 
 float pixel_value(const ImageView& image, int32_t x, int32_t y, int32_t c) {
-  KilnImageDesc d{};
-  d.width = image.width;
-  d.height = image.height;
-  d.channels = image.channels;
-  d.row_stride = static_cast<int32_t>(image.row_stride);
-  d.plane_stride = image.plane_stride;
-  d.type = static_cast<int32_t>(image.type);
-  d.layout = static_cast<int32_t>(image.layout);
+  const KilnImageDesc d = image_desc(image);
   return kiln_px_load(static_cast<const uint8_t*>(image.data), d, x, y, c);
 }
 

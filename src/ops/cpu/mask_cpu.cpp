@@ -6,24 +6,13 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "ops/image_desc.h"
 #include "ops/mask.h"
 
 namespace kiln {
 
 namespace {
 
-KilnImageDesc host_desc(const ImageView& v) {
-  KilnImageDesc d{};
-  d.offset = 0;
-  d.width = v.width;
-  d.height = v.height;
-  d.channels = v.channels;
-  d.row_stride = static_cast<int32_t>(v.row_stride);
-  d.plane_stride = v.layout == Layout::kCHW ? v.plane_stride : 0;
-  d.type = static_cast<int32_t>(v.type);
-  d.layout = static_cast<int32_t>(v.layout);
-  return d;
-}
 
 // Runs fn(image, y) for every row of every image (heights from `batch`), on the pool when there is one.
 void rows_for(const std::vector<ImageView>& batch, ThreadPool* pool, const std::function<void(size_t, int32_t)>& fn) {
@@ -48,7 +37,7 @@ enum class Pass { kMedian, kErode, kDilate };
 void pass_run(Pass pass, int32_t radius, const std::vector<ImageView>& src, const std::vector<ImageView>& dst,
               ThreadPool* pool) {
   rows_for(dst, pool, [&](size_t i, int32_t y) {
-    const KilnImageDesc d = host_desc(src[i]);
+    const KilnImageDesc d = image_desc(src[i]);
     const auto* base = static_cast<const uint8_t*>(src[i].data);
     auto* out = dst[i].row<uint8_t>(y);
     for (int32_t x = 0; x < d.width; ++x) {
@@ -85,7 +74,7 @@ Status mask_cpu(const OpCall& call, ThreadPool* pool) {
   const bool decide_to_scratch = smooth && params.smoothing == MaskSmoothing::kMedian;
   const std::vector<ImageView>& decided = decide_to_scratch ? scratch : out;
   rows_for(in, pool, [&](size_t i, int32_t y) {
-    const KilnImageDesc d = host_desc(in[i]);
+    const KilnImageDesc d = image_desc(in[i]);
     const auto* base = static_cast<const uint8_t*>(in[i].data);
     auto* row = decided[i].row<uint8_t>(y);
     for (int32_t x = 0; x < d.width; ++x) row[x] = kiln_mask_decide(base, d, x, y, p);

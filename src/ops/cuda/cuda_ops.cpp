@@ -4,26 +4,13 @@
 #include <string>
 
 #include "core/fault.h"
+#include "ops/image_desc.h"
 #include "ops/cuda/common.cuh"
 
 namespace kiln {
 
 namespace {
 
-KilnImageDesc desc_of(const ImageView& v, int64_t offset, bool packed) {
-  KilnImageDesc d{};
-  d.offset = offset;
-  d.width = v.width;
-  d.height = v.height;
-  d.channels = v.channels;
-  d.type = static_cast<int32_t>(v.type);
-  d.layout = static_cast<int32_t>(v.layout);
-  d.row_stride = packed ? static_cast<int32_t>(v.pixel_size() * static_cast<size_t>(v.width))
-                        : static_cast<int32_t>(v.row_stride);
-  d.plane_stride = v.layout == Layout::kCHW ? (packed ? static_cast<int64_t>(d.row_stride) * v.height : v.plane_stride)
-                                            : 0;
-  return d;
-}
 
 Result<CudaDeviceBatch> batch_describe(CudaOpContext& ctx, CudaCallMemory& memory, const VarShapeBatchView& batch) {
   CudaDeviceBatch out;
@@ -34,7 +21,7 @@ Result<CudaDeviceBatch> batch_describe(CudaOpContext& ctx, CudaCallMemory& memor
     out.base = reinterpret_cast<uint8_t*>(lowest);
     for (int64_t i = 0; i < batch.count; ++i) {
       const ImageView& v = batch[i];
-      out.host_descs.push_back(desc_of(v, static_cast<int64_t>(reinterpret_cast<uintptr_t>(v.data) - lowest), false));
+      out.host_descs.push_back(image_desc(v, static_cast<int64_t>(reinterpret_cast<uintptr_t>(v.data) - lowest)));
       out.max_width = std::max(out.max_width, v.width);
       out.max_height = std::max(out.max_height, v.height);
     }
@@ -42,7 +29,7 @@ Result<CudaDeviceBatch> batch_describe(CudaOpContext& ctx, CudaCallMemory& memor
     int64_t total = 0;
     for (int64_t i = 0; i < batch.count; ++i) {
       const ImageView& v = batch[i];
-      out.host_descs.push_back(desc_of(v, total, true));
+      out.host_descs.push_back(image_desc_packed(v, total));
       total += static_cast<int64_t>((v.packed_bytes() + 255) / 256 * 256);
       out.max_width = std::max(out.max_width, v.width);
       out.max_height = std::max(out.max_height, v.height);

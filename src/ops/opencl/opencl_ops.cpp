@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/fault.h"
+#include "ops/image_desc.h"
 
 namespace kiln::opencl {
 
@@ -43,21 +44,6 @@ Result<cl_program> program_get(const OpenclRuntime& runtime, const char* name, c
   return built;
 }
 
-size_t image_bytes(const ImageView& v) { return v.packed_bytes(); }
-
-KilnImageDesc desc_packed(const ImageView& v, int64_t offset) {
-  KilnImageDesc d{};
-  d.offset = offset;
-  d.width = v.width;
-  d.height = v.height;
-  d.channels = v.channels;
-  d.type = static_cast<int32_t>(v.type);
-  d.layout = static_cast<int32_t>(v.layout);
-  d.row_stride = static_cast<int32_t>(v.pixel_size() * static_cast<size_t>(v.width));
-  d.plane_stride = v.layout == Layout::kCHW ? static_cast<int64_t>(d.row_stride) * v.height : 0;
-  return d;
-}
-
 Result<DeviceBatch> batch_describe(OpContext& ctx, CallBuffers& buffers, const VarShapeBatchView& batch) {
   DeviceBatch out;
   out.count = batch.count;
@@ -67,8 +53,8 @@ Result<DeviceBatch> batch_describe(OpContext& ctx, CallBuffers& buffers, const V
     if (v.pixel_size() * static_cast<size_t>(v.width) > static_cast<size_t>(INT32_MAX)) {
       return invalid_argument("opencl: image row too large");
     }
-    out.host_descs.push_back(desc_packed(v, total));
-    total += static_cast<int64_t>((image_bytes(v) + 63) / 64 * 64);
+    out.host_descs.push_back(image_desc_packed(v, total));
+    total += static_cast<int64_t>((v.packed_bytes() + 63) / 64 * 64);
     out.max_width = std::max(out.max_width, v.width);
     out.max_height = std::max(out.max_height, v.height);
   }
