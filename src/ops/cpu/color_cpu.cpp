@@ -1,11 +1,18 @@
 // The color family on the CPU: rows of every image of the batch spread over the pool, each pixel through
-// color_px.h (the reference for the GPU backends).
+// color_px.h (the reference for the GPU backends), except RGB/BGR -> gray on u8 and f32 HWC images, which run as
+// plain loops specialised on the channel count and order (the same integer math as kiln_color_gray_u8, the same
+// float expression as kiln_color_gray_f), compiled twice on x86-64 (AVX2 and baseline) and picked at run time.
 #include <cstdint>
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "ops/cpu/render_cpu.h"
 #include "ops/color.h"
 #include "ops/color_px.h"
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define KILN_COLOR_AVX2 1
+#endif
 
 namespace kiln {
 
@@ -32,32 +39,122 @@ void rows_for_each(const VarShapeBatchView& batch, ThreadPool* pool, const RowFn
   }
 }
 
+// One row of u8 gray: CN channels per input pixel, red at R (0 or 2), blue at 2 - R.
+template <int CN, int R>
+inline void gray_u8_row_impl(const uint8_t* __restrict src, uint8_t* __restrict dst, int32_t width) {
+  for (int32_t x = 0; x < width; ++x) {
+    const uint8_t* p = src + static_cast<int64_t>(x) * CN;
+    dst[x] = static_cast<uint8_t>((static_cast<int32_t>(p[R]) * KILN_GRAY_U8_R +
+                                   static_cast<int32_t>(p[1]) * KILN_GRAY_U8_G +
+                                   static_cast<int32_t>(p[2 - R]) * KILN_GRAY_U8_B + (1 << 14)) >>
+                                  15);
+  }
+}
+
+// One row of float gray: kiln_color_gray_f(c0, c1, c2, w0, 0.587, w2), channel 0 first.
+template <int CN>
+inline void gray_f32_row_impl(const float* __restrict src, float* __restrict dst, int32_t width, float w0,
+                              float w2) {
+  for (int32_t x = 0; x < width; ++x) {
+    const float* p = src + static_cast<int64_t>(x) * CN;
+    const float a = p[0] * w0;
+    const float b = p[1] * 0.587f;
+    const float c = p[2] * w2;
+    dst[x] = (a + b) + c;
+  }
+}
+
+using GrayU8Fn = void (*)(const uint8_t*, uint8_t*, int32_t);
+using GrayF32Fn = void (*)(const float*, float*, int32_t, float, float);
+
+template <int CN, int R>
+void gray_u8_row(const uint8_t* src, uint8_t* dst, int32_t width) {
+  gray_u8_row_impl<CN, R>(src, dst, width);
+}
+template <int CN>
+void gray_f32_row(const float* src, float* dst, int32_t width, float w0, float w2) {
+  gray_f32_row_impl<CN>(src, dst, width, w0, w2);
+}
+
+#ifdef KILN_COLOR_AVX2
+template <int CN, int R>
+__attribute__((target("avx2"))) void gray_u8_row_avx2(const uint8_t* src, uint8_t* dst, int32_t width) {
+  gray_u8_row_impl<CN, R>(src, dst, width);
+}
+template <int CN>
+__attribute__((target("avx2"))) void gray_f32_row_avx2(const float* src, float* dst, int32_t width, float w0,
+                                                        float w2) {
+  gray_f32_row_impl<CN>(src, dst, width, w0, w2);
+}
+
+// The render ops' ISA choice (KILN_CPU_ISA=scalar|generic forces the plain loops).
+bool have_avx2() { return cpu_isa_active() == CpuIsa::kAvx2; }
+#endif
+
+template <int CN, int R>
+GrayU8Fn pick_gray_u8_order() {
+#ifdef KILN_COLOR_AVX2
+  if (have_avx2()) return &gray_u8_row_avx2<CN, R>;
+#endif
+  return &gray_u8_row<CN, R>;
+}
+
+template <int CN>
+GrayF32Fn pick_gray_f32_cn() {
+#ifdef KILN_COLOR_AVX2
+  if (have_avx2()) return &gray_f32_row_avx2<CN>;
+#endif
+  return &gray_f32_row<CN>;
+}
+
+GrayU8Fn pick_gray_u8(int32_t channels, bool rgb) {
+  if (channels == 3) return rgb ? pick_gray_u8_order<3, 0>() : pick_gray_u8_order<3, 2>();
+  if (channels == 4) return rgb ? pick_gray_u8_order<4, 0>() : pick_gray_u8_order<4, 2>();
+  return nullptr;
+}
+
+GrayF32Fn pick_gray_f32(int32_t channels) {
+  if (channels == 3) return pick_gray_f32_cn<3>();
+  if (channels == 4) return pick_gray_f32_cn<4>();
+  return nullptr;
+}
+
 }  // namespace
 
 Status color_cpu(const OpCall& call, ThreadPool* pool) {
   const auto& params = *static_cast<const ColorParams*>(call.params);
   const auto conversion = static_cast<int32_t>(params.conversion);
+  const bool gray = conversion == KILN_COLOR_RGB_TO_GRAY || conversion == KILN_COLOR_BGR_TO_GRAY;
+  const bool rgb = conversion == KILN_COLOR_RGB_TO_GRAY;
   std::vector<KilnImageDesc> in_descs;
   std::vector<KilnImageDesc> out_descs;
+  std::vector<GrayU8Fn> gray_u8;
+  std::vector<GrayF32Fn> gray_f32;
   for (int64_t i = 0; i < call.in.count; ++i) {
-    in_descs.push_back(color_host_desc(call.in[i]));
-    out_descs.push_back(color_host_desc(call.out[i]));
+    const KilnImageDesc in = color_host_desc(call.in[i]);
+    const KilnImageDesc out = color_host_desc(call.out[i]);
+    in_descs.push_back(in);
+    out_descs.push_back(out);
+    const bool hwc = gray && in.layout == KILN_LAYOUT_HWC && out.layout == KILN_LAYOUT_HWC && in.type == out.type;
+    gray_u8.push_back(hwc && in.type == KILN_PIXEL_U8 ? pick_gray_u8(in.channels, rgb) : nullptr);
+    gray_f32.push_back(hwc && in.type == KILN_PIXEL_F32 ? pick_gray_f32(in.channels) : nullptr);
   }
+  const float w0 = rgb ? 0.299f : 0.114f;
+  const float w2 = rgb ? 0.114f : 0.299f;
   rows_for_each(call.out, pool, [&](int64_t image, int32_t y) {
-    const KilnImageDesc in = in_descs[static_cast<size_t>(image)];
-    const KilnImageDesc out = out_descs[static_cast<size_t>(image)];
+    const auto i = static_cast<size_t>(image);
+    const KilnImageDesc& in = in_descs[i];
+    const KilnImageDesc& out = out_descs[i];
     const auto* in_base = static_cast<const uint8_t*>(call.in[image].data);
     auto* out_base = static_cast<uint8_t*>(call.out[image].data);
-    if (in.type == KILN_PIXEL_U8 && in.layout == KILN_LAYOUT_HWC && out.layout == KILN_LAYOUT_HWC &&
-        (conversion == KILN_COLOR_RGB_TO_GRAY || conversion == KILN_COLOR_BGR_TO_GRAY)) {
-      // The common case as a plain loop (same integer math as kiln_color_gray_u8).
-      const uint8_t* src = in_base + static_cast<int64_t>(y) * in.row_stride;
-      uint8_t* dst = out_base + static_cast<int64_t>(y) * out.row_stride;
-      const int32_t cn = in.channels;
-      const int32_t r_at = conversion == KILN_COLOR_RGB_TO_GRAY ? 0 : 2;
-      for (int32_t x = 0; x < in.width; ++x) {
-        dst[x] = kiln_color_gray_u8(src[x * cn + r_at], src[x * cn + 1], src[x * cn + (2 - r_at)]);
-      }
+    const uint8_t* src = in_base + in.offset + static_cast<int64_t>(y) * in.row_stride;
+    uint8_t* dst = out_base + out.offset + static_cast<int64_t>(y) * out.row_stride;
+    if (gray_u8[i] != nullptr) {
+      gray_u8[i](src, dst, in.width);
+      return;
+    }
+    if (gray_f32[i] != nullptr) {
+      gray_f32[i](reinterpret_cast<const float*>(src), reinterpret_cast<float*>(dst), in.width, w0, w2);
       return;
     }
     for (int32_t x = 0; x < out.width; ++x) kiln_color_pixel(in_base, in, out_base, out, conversion, x, y);

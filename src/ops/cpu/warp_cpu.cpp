@@ -1,6 +1,9 @@
-// The warp family on the CPU: rows of every output image spread over the pool, each pixel through warp_px.h
-// (the reference for the GPU backends).
+// The warp family on the CPU: rows of every output image spread over the pool. Each pixel computes exactly the
+// warp_px.h expressions (the reference for the GPU backends): u8/f32 HWC images with 1-4 channels take a
+// specialised loop for pixels whose four taps lie inside the source (same float operations in the same order,
+// without the per-tap type/layout/border dispatch); every other pixel goes through kiln_warp_pixel itself.
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -10,28 +13,153 @@
 
 namespace kiln {
 
+namespace {
+
+// kiln_floorf(v) and its int32 value for v in [-2^30, 2^30] (kiln_warp_coord_clamp's range), without a libm
+// call: the truncation is exact there, and a zero result keeps the sign of v like floorf (floorf(-0) = -0).
+inline float floor_clamped(float v, int32_t* as_int) {
+  int32_t t = static_cast<int32_t>(v);
+  float tf = static_cast<float>(t);
+  if (tf > v) {  // negative non-integer: |v| < 2^23, so tf - 1 is exact
+    tf -= 1.0f;
+    t -= 1;
+  }
+  *as_int = t;
+  return v == 0.0f ? v : tf;
+}
+
+// kiln_u8_round_even(v): for 0 < v < 255, v - floor(v) is exact and the rule is round half to even, which is
+// what lrintf does in the default rounding mode (one cvtss2si on x86-64).
+inline uint8_t u8_round_even(float v) {
+  if (!(v > 0.0f)) return 0;
+  if (v >= 255.0f) return 255;
+  return static_cast<uint8_t>(std::lrintf(v));
+}
+
+template <typename T>
+inline void store_value(T* dst, float v);
+template <>
+inline void store_value<uint8_t>(uint8_t* dst, float v) {
+  *dst = u8_round_even(v);
+}
+template <>
+inline void store_value<float>(float* dst, float v) {
+  *dst = v;
+}
+
+// One output row of a u8 or f32 HWC image with C channels (input of the same type, layout and channel count).
+template <typename T, int C>
+void warp_row(const uint8_t* in_base, const KilnImageDesc& in, uint8_t* out_base, const KilnImageDesc& out,
+              const float* m, int32_t mode, const float* b, int32_t y) {
+  const float m0 = m[0];
+  const float m2 = m[2];
+  const float m3 = m[3];
+  const float m5 = m[5];
+  const float fyd = static_cast<float>(y);
+  const float row_x = m[1] * fyd;
+  const float row_y = m[4] * fyd;
+  const uint8_t* src = in_base + in.offset;
+  const int64_t in_stride = in.row_stride;
+  // x0 in [0, width - 2] and y0 in [0, height - 2]: all four taps inside
+  const auto x_limit = static_cast<uint32_t>(in.width - 1);
+  const auto y_limit = static_cast<uint32_t>(in.height - 1);
+  T* dst = reinterpret_cast<T*>(out_base + out.offset + static_cast<int64_t>(y) * out.row_stride);
+  const int32_t width = out.width;
+  for (int32_t x = 0; x < width; ++x) {
+    const float fxd = static_cast<float>(x);
+    const float sx = kiln_warp_coord_clamp((m0 * fxd + row_x) + m2);
+    const float sy = kiln_warp_coord_clamp((m3 * fxd + row_y) + m5);
+    int32_t x0;
+    int32_t y0;
+    const float x0f = floor_clamped(sx, &x0);
+    const float y0f = floor_clamped(sy, &y0);
+    if (static_cast<uint32_t>(x0) < x_limit && static_cast<uint32_t>(y0) < y_limit) {
+      const float fx = sx - x0f;
+      const float fy = sy - y0f;
+      const float gx = 1.0f - fx;
+      const float gy = 1.0f - fy;
+      const T* r0 = reinterpret_cast<const T*>(src + static_cast<int64_t>(y0) * in_stride) + static_cast<int64_t>(x0) * C;
+      const T* r1 = reinterpret_cast<const T*>(src + static_cast<int64_t>(y0 + 1) * in_stride) +
+                    static_cast<int64_t>(x0) * C;
+      T* d = dst + static_cast<int64_t>(x) * C;
+      for (int c = 0; c < C; ++c) {
+        const auto p00 = static_cast<float>(r0[c]);
+        const auto p01 = static_cast<float>(r0[C + c]);
+        const auto p10 = static_cast<float>(r1[c]);
+        const auto p11 = static_cast<float>(r1[C + c]);
+        const float top = p00 * gx + p01 * fx;
+        const float bottom = p10 * gx + p11 * fx;
+        const float v = top * gy + bottom * fy;
+        store_value<T>(d + c, v);
+      }
+    } else {
+      kiln_warp_pixel(in_base, in, out_base, out, m, mode, b[0], b[1], b[2], b[3], x, y);
+    }
+  }
+}
+
+using RowFn = void (*)(const uint8_t*, const KilnImageDesc&, uint8_t*, const KilnImageDesc&, const float*, int32_t,
+                       const float*, int32_t);
+
+void generic_row(const uint8_t* in_base, const KilnImageDesc& in, uint8_t* out_base, const KilnImageDesc& out,
+                 const float* m, int32_t mode, const float* b, int32_t y) {
+  for (int32_t x = 0; x < out.width; ++x) {
+    kiln_warp_pixel(in_base, in, out_base, out, m, mode, b[0], b[1], b[2], b[3], x, y);
+  }
+}
+
+template <typename T>
+RowFn pick_channels(int32_t channels) {
+  switch (channels) {
+    case 1:
+      return &warp_row<T, 1>;
+    case 2:
+      return &warp_row<T, 2>;
+    case 3:
+      return &warp_row<T, 3>;
+    case 4:
+      return &warp_row<T, 4>;
+    default:
+      return &generic_row;
+  }
+}
+
+RowFn pick_row(const KilnImageDesc& in, const KilnImageDesc& out) {
+  if (in.type != out.type || in.layout != KILN_LAYOUT_HWC || out.layout != KILN_LAYOUT_HWC ||
+      in.channels != out.channels) {
+    return &generic_row;
+  }
+  if (in.type == KILN_PIXEL_U8) return pick_channels<uint8_t>(in.channels);
+  if (in.type == KILN_PIXEL_F32) return pick_channels<float>(in.channels);
+  return &generic_row;
+}
+
+}  // namespace
+
 Status warp_cpu(const OpCall& call, ThreadPool* pool) {
   const auto& params = *static_cast<const WarpParams*>(call.params);
   const std::vector<std::array<float, 6>> matrices = warp_source_matrices(params, call.in.count);
   const auto mode = static_cast<int32_t>(params.border);
   const float* b = params.border_value;
   std::vector<int64_t> first_row(static_cast<size_t>(call.out.count) + 1, 0);
+  std::vector<KilnImageDesc> in_descs;
+  std::vector<KilnImageDesc> out_descs;
+  std::vector<RowFn> row_fns;
   for (int64_t i = 0; i < call.out.count; ++i) {
     first_row[static_cast<size_t>(i) + 1] = first_row[static_cast<size_t>(i)] + call.out[i].height;
+    in_descs.push_back(warp_host_desc(call.in[i]));
+    out_descs.push_back(warp_host_desc(call.out[i]));
+    row_fns.push_back(pick_row(in_descs.back(), out_descs.back()));
   }
   auto run = [&](int64_t begin, int64_t end) {
     int64_t image = 0;
+    while (first_row[static_cast<size_t>(image) + 1] <= begin) ++image;
     for (int64_t r = begin; r < end; ++r) {
       while (first_row[static_cast<size_t>(image) + 1] <= r) ++image;
-      const auto y = static_cast<int32_t>(r - first_row[static_cast<size_t>(image)]);
-      const KilnImageDesc in = warp_host_desc(call.in[image]);
-      const KilnImageDesc out = warp_host_desc(call.out[image]);
-      const auto* in_base = static_cast<const uint8_t*>(call.in[image].data);
-      auto* out_base = static_cast<uint8_t*>(call.out[image].data);
-      const float* m = matrices[static_cast<size_t>(image)].data();
-      for (int32_t x = 0; x < out.width; ++x) {
-        kiln_warp_pixel(in_base, in, out_base, out, m, mode, b[0], b[1], b[2], b[3], x, y);
-      }
+      const auto i = static_cast<size_t>(image);
+      const auto y = static_cast<int32_t>(r - first_row[i]);
+      row_fns[i](static_cast<const uint8_t*>(call.in[image].data), in_descs[i],
+                 static_cast<uint8_t*>(call.out[image].data), out_descs[i], matrices[i].data(), mode, b, y);
     }
   };
   const int64_t rows = first_row.back();
