@@ -3,6 +3,7 @@
 #pragma once
 
 #include "kiln/ops/color.h"
+#include "ops/image_desc.h"
 #include "ops/image_px.h"
 
 namespace kiln {
@@ -15,17 +16,5 @@ Status color_validate(const OpCall& call);
 Status color_cpu(const OpCall& call, ThreadPool* pool);
 
 // The descriptor of a host image for the _px.h functions (base = image.data, offset 0, the view's strides).
-inline KilnImageDesc color_host_desc(const ImageView& v) {
-  KilnImageDesc d{};
-  d.offset = 0;
-  d.width = v.width;
-  d.height = v.height;
-  d.channels = v.channels;
-  d.row_stride = static_cast<int32_t>(v.row_stride);
-  d.plane_stride = v.layout == Layout::kCHW ? v.plane_stride : 0;
-  d.type = static_cast<int32_t>(v.type);
-  d.layout = static_cast<int32_t>(v.layout);
-  return d;
-}
 
 }  // namespace kiln

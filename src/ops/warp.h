@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kiln/ops/warp.h"
+#include "ops/image_desc.h"
 #include "ops/image_px.h"
 
 namespace kiln {
@@ -23,15 +24,5 @@ Status warp_cpu(const OpCall& call, ThreadPool* pool);
 std::vector<std::array<float, 6>> warp_source_matrices(const WarpParams& params, int64_t count);
 
 // The descriptor of a host image for the _px.h functions (base = image.data, offset 0, the view's strides).
-inline KilnImageDesc warp_host_desc(const ImageView& v) {
-  KilnImageDesc d{};
-  d.width = v.width;
-  d.height = v.height;
-  d.channels = v.channels;
-  d.row_stride = static_cast<int32_t>(v.row_stride);
-  d.type = static_cast<int32_t>(v.type);
-  d.layout = static_cast<int32_t>(v.layout);
-  return d;
-}
 
 }  // namespace kiln

@@ -131,8 +131,8 @@ Status color_cpu(const OpCall& call, ThreadPool* pool) {
   std::vector<GrayU8Fn> gray_u8;
   std::vector<GrayF32Fn> gray_f32;
   for (int64_t i = 0; i < call.in.count; ++i) {
-    const KilnImageDesc in = color_host_desc(call.in[i]);
-    const KilnImageDesc out = color_host_desc(call.out[i]);
+    const KilnImageDesc in = image_desc(call.in[i]);
+    const KilnImageDesc out = image_desc(call.out[i]);
     in_descs.push_back(in);
     out_descs.push_back(out);
     const bool hwc = gray && in.layout == KILN_LAYOUT_HWC && out.layout == KILN_LAYOUT_HWC && in.type == out.type;

@@ -85,57 +85,167 @@ int32_t mean_level(const EnhancePlan& plan, const Plane& src, ThreadPool* pool) 
 
 void point_step(const EnhancePlan& plan, const Plane& src, const Plane& dst, int32_t mean, ThreadPool* pool) {
   const KilnImageDesc& d = src.desc;
+  // kiln_enhance_point depends only on (channel is alpha, value): tabulate it once per call.
+  uint8_t table[256];
+  for (int32_t v = 0; v < 256; ++v) table[v] = kiln_enhance_point(plan.args, plan.lut.data(), d.channels, 0, v, mean);
+  const int32_t channels = d.channels;
+  const int64_t n = static_cast<int64_t>(d.width) * channels;
   rows_for(pool, d.height, [&](int32_t y0, int32_t y1) {
     for (int32_t y = y0; y < y1; ++y) {
       const uint8_t* in = row_ptr(src, y);
       uint8_t* out = row_ptr(dst, y);
-      for (int32_t x = 0; x < d.width; ++x) {
-        for (int32_t c = 0; c < d.channels; ++c) {
-          const int64_t at = static_cast<int64_t>(x) * d.channels + c;
-          out[at] = kiln_enhance_point(plan.args, plan.lut.data(), d.channels, c, in[at], mean);
+      if (channels == 4) {
+        for (int64_t i = 0; i < n; i += 4) {
+          out[i] = table[in[i]];
+          out[i + 1] = table[in[i + 1]];
+          out[i + 2] = table[in[i + 2]];
+          out[i + 3] = in[i + 3];
         }
+      } else {
+        for (int64_t i = 0; i < n; ++i) out[i] = table[in[i]];
       }
     }
   });
 }
 
+// One row of the SMOOTH + blend of PIL Sharpness, values [i0, i1) of the interior (x in [1, width - 1)).
+void sharpness_row(const KilnEnhanceArgs& args, const uint8_t* t, const uint8_t* m, const uint8_t* b, uint8_t* out,
+                   int32_t channels, int64_t i0, int64_t i1) {
+  const int64_t C = channels;
+  const float factor = args.sharpness_factor;
+  for (int64_t i = i0; i < i1; ++i) {
+    const int32_t degenerate =
+        kiln_enhance_smooth(static_cast<float>(t[i - C]), static_cast<float>(t[i]), static_cast<float>(t[i + C]),
+                            static_cast<float>(m[i - C]), static_cast<float>(m[i]), static_cast<float>(m[i + C]),
+                            static_cast<float>(b[i - C]), static_cast<float>(b[i]), static_cast<float>(b[i + C]));
+    out[i] = kiln_enhance_blend(degenerate, m[i], factor);
+  }
+}
+
 void sharpness_step(const EnhancePlan& plan, const Plane& src, const Plane& dst, ThreadPool* pool) {
   const KilnImageDesc& d = src.desc;
+  const int32_t C = d.channels;
+  const int64_t n = static_cast<int64_t>(d.width) * C;
   rows_for(pool, d.height, [&](int32_t y0, int32_t y1) {
     for (int32_t y = y0; y < y1; ++y) {
+      const uint8_t* m = row_ptr(src, y);
       uint8_t* out = row_ptr(dst, y);
-      for (int32_t x = 0; x < d.width; ++x) {
-        for (int32_t c = 0; c < d.channels; ++c) {
-          out[static_cast<int64_t>(x) * d.channels + c] = kiln_enhance_sharpness(plan.args, src.base, d, x, y, c);
-        }
+      if (y == 0 || y == d.height - 1 || d.width < 3) {
+        if (out != m) std::memmove(out, m, static_cast<size_t>(n));
+        continue;
+      }
+      const uint8_t* t = row_ptr(src, y - 1);
+      const uint8_t* b = row_ptr(src, y + 1);
+      for (int32_t c = 0; c < C; ++c) out[c] = m[c];
+      sharpness_row(plan.args, t, m, b, out, C, C, n - C);
+      for (int64_t i = n - C; i < n; ++i) out[i] = m[i];
+      if (C == 4) {
+        for (int64_t i = 3; i < n; i += 4) out[i] = m[i];
       }
     }
   });
+}
+
+// Reflect-101 source indices for taps k of outputs 0..len-1 (only the border parts; the middle is p itself).
+std::vector<int32_t> reflect_table(int32_t len, int32_t r) {
+  std::vector<int32_t> idx(static_cast<size_t>(len) + 2 * static_cast<size_t>(r));
+  for (int64_t j = 0; j < static_cast<int64_t>(idx.size()); ++j) {
+    idx[static_cast<size_t>(j)] = kiln_enhance_reflect101(static_cast<int32_t>(j - r), len);
+  }
+  return idx;
+}
+
+constexpr int64_t kChunk = 512;
+constexpr int64_t kBlock = 16;
+
+// Horizontal Gaussian pass of rows [y0, y1): out[i] = sum_k w[k] * in[reflect(x - r + k)] (per value, in tap order,
+// acc starting at 0.0f exactly as kiln_enhance_blur_row).
+void blur_rows(const Plane& src, const Plane& rows, const float* w, int32_t ksize, const std::vector<int32_t>& xidx,
+               int32_t y0, int32_t y1) {
+  const KilnImageDesc& d = src.desc;
+  const int64_t C = d.channels;
+  const int32_t r = ksize / 2;
+  const int64_t padded = (static_cast<int64_t>(d.width) + 2 * r) * C;
+  std::vector<float> pad(static_cast<size_t>(padded));
+  const int64_t n = static_cast<int64_t>(d.width) * C;
+  for (int32_t y = y0; y < y1; ++y) {
+    const uint8_t* in = row_ptr(src, y);
+    for (int64_t j = 0; j < d.width + 2 * r; ++j) {
+      const uint8_t* px = in + static_cast<int64_t>(xidx[static_cast<size_t>(j)]) * C;
+      for (int64_t c = 0; c < C; ++c) pad[static_cast<size_t>(j * C + c)] = static_cast<float>(px[c]);
+    }
+    auto* out = reinterpret_cast<float*>(row_ptr(rows, y));
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+      const int64_t len = std::min(kChunk, n - i0);
+      const float* base = pad.data() + i0;
+      int64_t j = 0;
+      for (; j + kBlock <= len; j += kBlock) {
+        float acc[kBlock];
+        for (int64_t b = 0; b < kBlock; ++b) acc[b] = 0.0f;
+        for (int32_t k = 0; k < ksize; ++k) {
+          const float wk = w[k];
+          const float* p = base + j + k * C;
+          for (int64_t b = 0; b < kBlock; ++b) acc[b] = acc[b] + wk * p[b];
+        }
+        for (int64_t b = 0; b < kBlock; ++b) out[i0 + j + b] = acc[b];
+      }
+      for (; j < len; ++j) {
+        float acc = 0.0f;
+        for (int32_t k = 0; k < ksize; ++k) acc = acc + w[k] * base[j + k * C];
+        out[i0 + j] = acc;
+      }
+    }
+  }
+}
+
+// Vertical Gaussian pass of row y over the float rows, in tap order from 0.0f as kiln_enhance_blur_col, into
+// acc (values [i0, i0 + len)).
+inline void blur_col_chunk(const Plane& rows, const float* w, int32_t ksize, const std::vector<int32_t>& yidx, int32_t y,
+                           int64_t i0, int64_t len, float* acc) {
+  const float* src[KILN_ENHANCE_MAX_KSIZE];
+  for (int32_t k = 0; k < ksize; ++k) {
+    src[k] = reinterpret_cast<const float*>(row_ptr(rows, yidx[static_cast<size_t>(y + k)])) + i0;
+  }
+  int64_t j = 0;
+  for (; j + kBlock <= len; j += kBlock) {
+    float a[kBlock];
+    for (int64_t b = 0; b < kBlock; ++b) a[b] = 0.0f;
+    for (int32_t k = 0; k < ksize; ++k) {
+      const float wk = w[k];
+      const float* p = src[k] + j;
+      for (int64_t b = 0; b < kBlock; ++b) a[b] = a[b] + wk * p[b];
+    }
+    for (int64_t b = 0; b < kBlock; ++b) acc[j + b] = a[b];
+  }
+  for (; j < len; ++j) {
+    float a = 0.0f;
+    for (int32_t k = 0; k < ksize; ++k) a = a + w[k] * src[k][j];
+    acc[j] = a;
+  }
 }
 
 void unsharp_step(const EnhancePlan& plan, const Plane& src, const Plane& rows, const Plane& dst, ThreadPool* pool) {
   const KilnImageDesc& d = src.desc;
   const int32_t ksize = plan.args.ksize;
+  const int32_t r = ksize / 2;
   const float* w = plan.weights.data();
+  const std::vector<int32_t> xidx = reflect_table(d.width, r);
+  const std::vector<int32_t> yidx = reflect_table(d.height, r);
+  const int64_t n = static_cast<int64_t>(d.width) * d.channels;
+  const int32_t percent = plan.args.percent;
+  const int32_t threshold = plan.args.threshold;
+  rows_for(pool, d.height, [&](int32_t y0, int32_t y1) { blur_rows(src, rows, w, ksize, xidx, y0, y1); });
   rows_for(pool, d.height, [&](int32_t y0, int32_t y1) {
+    float acc[kChunk];
     for (int32_t y = y0; y < y1; ++y) {
-      auto* out = reinterpret_cast<float*>(row_ptr(rows, y));
-      for (int32_t x = 0; x < d.width; ++x) {
-        for (int32_t c = 0; c < d.channels; ++c) {
-          out[static_cast<int64_t>(x) * d.channels + c] = kiln_enhance_blur_row(src.base, d, w, ksize, x, y, c);
-        }
-      }
-    }
-  });
-  rows_for(pool, d.height, [&](int32_t y0, int32_t y1) {
-    for (int32_t y = y0; y < y1; ++y) {
+      const uint8_t* in = row_ptr(src, y);
       uint8_t* out = row_ptr(dst, y);
-      for (int32_t x = 0; x < d.width; ++x) {
-        for (int32_t c = 0; c < d.channels; ++c) {
-          const int32_t blurred = kiln_enhance_blur_col(rows.base, rows.desc, w, ksize, x, y, c);
-          const int32_t value = kiln_enhance_load(src.base, d, x, y, c);
-          out[static_cast<int64_t>(x) * d.channels + c] =
-              kiln_enhance_unsharp(value, blurred, plan.args.percent, plan.args.threshold);
+      for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+        const int64_t len = std::min(kChunk, n - i0);
+        blur_col_chunk(rows, w, ksize, yidx, y, i0, len, acc);
+        for (int64_t j = 0; j < len; ++j) {
+          const int32_t blurred = static_cast<int32_t>(kiln_u8_from_float(acc[j]));
+          out[i0 + j] = kiln_enhance_unsharp(in[i0 + j], blurred, percent, threshold);
         }
       }
     }
@@ -164,21 +274,18 @@ Status enhance_gaussian_blur_cpu(const ImageView& in, const ImageView& out, floa
   std::vector<uint8_t> storage;
   const Plane rows = plane_temp(storage, in, 4);
   const KilnImageDesc& d = src.desc;
-  for (int32_t y = 0; y < d.height; ++y) {
-    auto* r = reinterpret_cast<float*>(row_ptr(rows, y));
-    for (int32_t x = 0; x < d.width; ++x) {
-      for (int32_t c = 0; c < d.channels; ++c) {
-        r[static_cast<int64_t>(x) * d.channels + c] = kiln_enhance_blur_row(src.base, d, w.data(), ksize, x, y, c);
-      }
-    }
-  }
+  const int32_t r = ksize / 2;
+  const std::vector<int32_t> xidx = reflect_table(d.width, r);
+  const std::vector<int32_t> yidx = reflect_table(d.height, r);
+  blur_rows(src, rows, w.data(), ksize, xidx, 0, d.height);
+  const int64_t n = static_cast<int64_t>(d.width) * d.channels;
+  float acc[kChunk];
   for (int32_t y = 0; y < d.height; ++y) {
     uint8_t* o = row_ptr(dst, y);
-    for (int32_t x = 0; x < d.width; ++x) {
-      for (int32_t c = 0; c < d.channels; ++c) {
-        o[static_cast<int64_t>(x) * d.channels + c] =
-            static_cast<uint8_t>(kiln_enhance_blur_col(rows.base, rows.desc, w.data(), ksize, x, y, c));
-      }
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+      const int64_t len = std::min(kChunk, n - i0);
+      blur_col_chunk(rows, w.data(), ksize, yidx, y, i0, len, acc);
+      for (int64_t j = 0; j < len; ++j) o[i0 + j] = kiln_u8_from_float(acc[j]);
     }
   }
   return Status::ok();

@@ -147,8 +147,8 @@ Status warp_cpu(const OpCall& call, ThreadPool* pool) {
   std::vector<RowFn> row_fns;
   for (int64_t i = 0; i < call.out.count; ++i) {
     first_row[static_cast<size_t>(i) + 1] = first_row[static_cast<size_t>(i)] + call.out[i].height;
-    in_descs.push_back(warp_host_desc(call.in[i]));
-    out_descs.push_back(warp_host_desc(call.out[i]));
+    in_descs.push_back(image_desc(call.in[i]));
+    out_descs.push_back(image_desc(call.out[i]));
     row_fns.push_back(pick_row(in_descs.back(), out_descs.back()));
   }
   auto run = [&](int64_t begin, int64_t end) {
