@@ -19,13 +19,12 @@ namespace {
 namespace pyb = pybind11;
 
 ExecOptions exec_make(OpKind op, const std::string& mode) {
+  // The environment first (GPU_BACKEND, ALL_GPU, the op's switch); an explicit mode argument wins over it.
   ExecOptions exec;
   status_check(exec_options_apply_env(op, &exec));
-  if (mode != "auto" || exec.mode == ExecMode::kAuto) {
-    Result<ExecMode> parsed = exec_mode_parse(mode);
-    status_check(parsed.status());
-    if (mode != "auto") exec.mode = parsed.value();
-  }
+  Result<ExecMode> parsed = exec_mode_parse(mode);
+  status_check(parsed.status());
+  if (parsed.value() != ExecMode::kAuto) exec.mode = parsed.value();
   return exec;
 }
 
