@@ -202,6 +202,15 @@ Status resize_tables_append(const ResizePlan& plan, ResizeTables* tables) {
   return Status::ok();
 }
 
+Status resize_tables_build(Interp interp, ResizeFit fit, const RectI* rois, const VarShapeBatchView& in,
+                           const VarShapeBatchView& out, ResizeTables* tables) {
+  for (int64_t i = 0; i < in.count; ++i) {
+    const RectI src = rois != nullptr ? rois[i] : RectI{0, 0, in[i].width, in[i].height};
+    KILN_TRY(resize_tables_append(resize_plan_make(interp, fit, src, out[i].width, out[i].height), tables));
+  }
+  return Status::ok();
+}
+
 RectI resize_source_rect(const ResizeParams& params, const ImageView& image, int64_t i) {
   if (params.rois != nullptr) return params.rois[i];
   return RectI{0, 0, image.width, image.height};

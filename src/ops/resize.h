@@ -44,6 +44,10 @@ struct ResizeTables {
 // InvalidArgument when the tables do not fit int32 offsets.
 Status resize_tables_append(const ResizePlan& plan, ResizeTables* tables);
 
+// The tables of every image of a call: image i sampled from rois[i] (nullptr: the whole image) into out[i].
+Status resize_tables_build(Interp interp, ResizeFit fit, const RectI* rois, const VarShapeBatchView& in,
+                           const VarShapeBatchView& out, ResizeTables* tables);
+
 // The source rectangle of image i (its ROI, or the whole image).
 RectI resize_source_rect(const ResizeParams& params, const ImageView& image, int64_t i);
 

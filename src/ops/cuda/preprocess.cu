@@ -41,17 +41,10 @@ bool preprocess_cuda_supports(const OpCall& call) {
 }
 
 Status preprocess_cuda(CudaOpContext& ctx, const OpCall& call) {
-  KILN_TRY(preprocess_validate(call));
   if (call.in.count == 0) return Status::ok();
   const auto& params = *static_cast<const PreprocessParams*>(call.params);
   ResizeTables tables;
-  for (int64_t i = 0; i < call.in.count; ++i) {
-    const ImageView& in = call.in[i];
-    const ImageView& out = call.out[i];
-    KILN_TRY(resize_tables_append(
-        resize_plan_make(params.interp, params.fit, RectI{0, 0, in.width, in.height}, out.width, out.height),
-        &tables));
-  }
+  KILN_TRY(resize_tables_build(params.interp, params.fit, nullptr, call.in, call.out, &tables));
   const KilnPreprocessConsts consts = preprocess_consts(params);
 
   CudaCallMemory memory(ctx.device_pool, ctx.stream);

@@ -46,17 +46,10 @@ bool resize_cuda_supports(const OpCall& call) {
 }
 
 Status resize_cuda(CudaOpContext& ctx, const OpCall& call) {
-  KILN_TRY(resize_validate(call));
   if (call.in.count == 0) return Status::ok();
   const auto& params = *static_cast<const ResizeParams*>(call.params);
   ResizeTables tables;
-  for (int64_t i = 0; i < call.in.count; ++i) {
-    const ImageView& in = call.in[i];
-    const ImageView& out = call.out[i];
-    KILN_TRY(resize_tables_append(
-        resize_plan_make(params.interp, params.fit, resize_source_rect(params, in, i), out.width, out.height),
-        &tables));
-  }
+  KILN_TRY(resize_tables_build(params.interp, params.fit, params.rois, call.in, call.out, &tables));
   KilnResizePad pad{};
   for (int c = 0; c < 4; ++c) pad.v[c] = params.pad[c];
 
