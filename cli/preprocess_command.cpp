@@ -141,7 +141,7 @@ int run_preprocess(const PreprocessFlags& f, const CLI::App& cmd) {
   TensorWriter writer;
   if (Status s = writer.open(f.output, item_shape, dtype); !s.is_ok()) return exit_with(s);
   std::vector<std::string> written;
-  int64_t unreadable = 0, fallbacks = 0;
+  int64_t unreadable = 0;
   std::string backend, placement;
   std::vector<std::string> fallback_events;
   const auto t0 = std::chrono::steady_clock::now();
@@ -168,10 +168,7 @@ int run_preprocess(const PreprocessFlags& f, const CLI::App& cmd) {
     } else if (backend.find(report.backend) == std::string::npos) {
       backend += "+" + report.backend;
     }
-    if (!report.fallback.empty()) {
-      ++fallbacks;
-      fallback_events.push_back(report.fallback);
-    }
+    if (!report.fallback.empty()) fallback_events.push_back(report.fallback);
     for (int64_t k = 0; k < n; ++k) {
       const ImageView& img = out[k];
       if (!img.is_packed()) return exit_with(Status(Errc::kInvalidArgument, "preprocess: output image not packed"));
@@ -210,8 +207,8 @@ int run_preprocess(const PreprocessFlags& f, const CLI::App& cmd) {
   std::printf("Time: %.2f s, %.0f images/s\n", seconds,
               seconds > 0 ? static_cast<double>(written.size()) / seconds : 0.0);
   std::printf("Backend: %s (%s)\n", backend.c_str(), placement.c_str());
-  if (fallbacks > 0) {
-    std::printf("Fallbacks: %lld\n", static_cast<long long>(fallbacks));
+  if (!fallback_events.empty()) {
+    std::printf("Fallbacks: %zu\n", fallback_events.size());
     for (const auto& e : fallback_events) std::printf("  %s\n", e.c_str());
   }
   std::printf("Output: %s %s %s\n", f.output.c_str(), shape.c_str(), dtype == PixelType::kF16 ? "float16" : "float32");

@@ -100,7 +100,7 @@ int run_quality(const QualityFlags& f, const CLI::App& cmd) {
   DecodeOptions decode;
   decode.max_pixels = f.max_pixels;
 
-  int64_t passed = 0, failed = 0, unreadable = 0, copied = 0, fallbacks = 0;
+  int64_t passed = 0, failed = 0, unreadable = 0, copied = 0;
   std::string backend, placement;
   std::vector<std::string> fallback_events;
   std::set<std::string> used_names;
@@ -127,10 +127,7 @@ int run_quality(const QualityFlags& f, const CLI::App& cmd) {
       } else if (backend.find(report.backend) == std::string::npos) {
         backend += "+" + report.backend;
       }
-      if (!report.fallback.empty()) {
-        ++fallbacks;
-        fallback_events.push_back(report.fallback);
-      }
+      if (!report.fallback.empty()) fallback_events.push_back(report.fallback);
     }
     for (size_t i = 0; i < chunk.size(); ++i) {
       const std::string& path = chunk[i];
@@ -189,8 +186,8 @@ int run_quality(const QualityFlags& f, const CLI::App& cmd) {
               static_cast<long long>(passed), static_cast<long long>(failed), static_cast<long long>(unreadable));
   std::printf("Time: %.2f s, %.0f images/s\n", seconds, seconds > 0 ? static_cast<double>(measured) / seconds : 0.0);
   if (!backend.empty()) std::printf("Backend: %s (%s)\n", backend.c_str(), placement.c_str());
-  if (fallbacks > 0) {
-    std::printf("Fallbacks: %lld\n", static_cast<long long>(fallbacks));
+  if (!fallback_events.empty()) {
+    std::printf("Fallbacks: %zu\n", fallback_events.size());
     for (const auto& e : fallback_events) std::printf("  %s\n", e.c_str());
   }
   if (!f.filter_to.empty()) std::printf("Copied %lld passing files to %s\n", static_cast<long long>(copied), f.filter_to.c_str());
