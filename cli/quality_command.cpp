@@ -14,7 +14,7 @@
 
 #include "cli/commands.h"
 #include "core/thread_pool.h"
-#include "io/image_codec.h"
+#include "io/durable_file.h"
 #include "io/image_inputs.h"
 #include "kiln/codec.h"
 #include "kiln/device.h"
@@ -175,7 +175,7 @@ int run_quality(const QualityFlags& f, const CLI::App& cmd) {
       drop_json_tmp();
       return exit_with(io_error(f.json_path + ": cannot write"));
     }
-    if (Status s = temp_file_commit(json_tmp, f.json_path); !s.is_ok()) {
+    if (Status s = file_commit(json_tmp, f.json_path); !s.is_ok()) {
       drop_json_tmp();
       return exit_with(s);
     }

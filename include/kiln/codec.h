@@ -72,12 +72,6 @@ Result<std::vector<uint8_t>> image_encode(const ImageView& image, const EncodeOp
 // Encodes and writes `path` crash-safely (temporary file in the same folder, fsync, rename).
 Status image_encode_file(const ImageView& image, const std::string& path, const EncodeOptions& options = {});
 
-// Reads a whole file (at most max_bytes; larger files give IoError).
-Result<std::vector<uint8_t>> file_read_all(const std::string& path, int64_t max_bytes = kImageMaxFileBytes);
-// Writes bytes to `path` via a temporary file in the same folder, fsync and rename (the file appears whole or
-// not at all).
-Status file_write_atomic(const std::string& path, const uint8_t* data, size_t size);
-
 // The result of decoding many inputs: the images that decoded (in input order) as one var-shape batch, and a
 // status per input. Move-only (the batch views point into `buffers`).
 struct DecodedBatch {

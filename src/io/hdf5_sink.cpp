@@ -253,7 +253,7 @@ Status Hdf5Sink::unit_open(int64_t k) {
     std::error_code ec;
     fs::create_directories(hdf5::parts_dir(m_spec.path), ec);
     if (ec) return io_error("cannot create " + hdf5::parts_dir(m_spec.path) + ": " + ec.message());
-    KILN_TRY(hdf5::dir_fsync(fs::path(m_spec.path).parent_path().string()));  // the new folder's entry
+    KILN_TRY(dir_fsync(fs::path(m_spec.path).parent_path().string()));  // the new folder's entry
   }
   hdf5::FileAttributes attributes = m_attributes;
   attributes.first_index = unit_first(k);
@@ -268,7 +268,7 @@ Status Hdf5Sink::unit_open(int64_t k) {
 Status Hdf5Sink::unit_commit() {
   const std::string tmp = m_current.path();
   KILN_TRY(m_current.close(true));
-  KILN_TRY(hdf5::file_commit(tmp, unit_path(m_current_unit)));
+  KILN_TRY(file_commit(tmp, unit_path(m_current_unit)));
   m_committed = m_current_unit + 1;
   m_current_unit = -1;
   return Status::ok();
@@ -335,8 +335,8 @@ Status Hdf5Sink::parts_merge() {
   if (m_units == 1) {
     // One part already is the whole dataset (count = total, first_index = 0): add the run report, rename it.
     KILN_TRY(hdf5::run_report_update(unit_path(0), m_attributes.dataset.run_report, m_attributes.dataset.fallbacks));
-    KILN_TRY(hdf5::file_commit(unit_path(0), out));
-    KILN_TRY(hdf5::dir_fsync(hdf5::parts_dir(out)));
+    KILN_TRY(file_commit(unit_path(0), out));
+    KILN_TRY(dir_fsync(hdf5::parts_dir(out)));
     return path_remove(hdf5::parts_dir(out));
   }
   const std::string tmp = out + ".tmp";
@@ -394,7 +394,7 @@ Status Hdf5Sink::parts_merge() {
     KILN_TRY(file.close());
   }
   KILN_TRY(merged.close(true));
-  KILN_TRY(hdf5::file_commit(tmp, out));
+  KILN_TRY(file_commit(tmp, out));
   return path_remove(hdf5::parts_dir(out));
 }
 

@@ -1,16 +1,9 @@
-// HDF5 plumbing shared by the sink, VDS and info: handles, error text, output naming, durable commit.
+// HDF5 plumbing shared by the sink, VDS and info: handles, error text, output naming.
 #include "io/hdf5_util.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <functional>
 
 #include "io/hdf5_zstd_register.h"
 
@@ -154,39 +147,5 @@ std::vector<std::pair<int64_t, std::string>> shards_list(const std::string& out)
 }
 
 std::string file_name(const std::string& path) { return fs::path(path).filename().string(); }
-
-// ---- durability -----------------------------------------------------------------------------------------
-
-namespace {
-
-Status fd_fsync(const std::string& path, int flags) {
-  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
-  if (fd < 0) return io_error(path + ": cannot open for fsync: " + std::strerror(errno));
-  int rc = 0;
-  do {
-    rc = ::fsync(fd);
-  } while (rc != 0 && errno == EINTR);
-  const int err = errno;
-  ::close(fd);
-  // Some filesystems refuse fsync on directories (EINVAL); that is not a durability failure we can fix.
-  if (rc != 0 && !(err == EINVAL && (flags & O_DIRECTORY) != 0)) {
-    return io_error(path + ": fsync failed: " + std::strerror(err));
-  }
-  return Status::ok();
-}
-
-}  // namespace
-
-Status file_fsync(const std::string& path) { return fd_fsync(path, O_RDONLY); }
-
-Status dir_fsync(const std::string& dir) { return fd_fsync(dir.empty() ? "." : dir, O_RDONLY | O_DIRECTORY); }
-
-Status file_commit(const std::string& tmp, const std::string& final_path) {
-  KILN_TRY(file_fsync(tmp));
-  std::error_code ec;
-  fs::rename(tmp, final_path, ec);
-  if (ec) return io_error("cannot rename " + tmp + " to " + final_path + ": " + ec.message());
-  return dir_fsync(fs::path(final_path).parent_path().string());
-}
 
 }  // namespace kiln::hdf5

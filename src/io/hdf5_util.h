@@ -1,5 +1,5 @@
 // Internal HDF5 helpers shared by the sink, the VDS builder and `kiln info`: owning handles, error text from
-// the HDF5 stack, output naming, durable commit (fsync + rename), root attributes and the data-file writer.
+// the HDF5 stack, output naming, root attributes and the data-file writer.
 #pragma once
 
 #include <hdf5.h>
@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "io/durable_file.h"
 #include "io/image_sink.h"
 #include "kiln/status.h"
 
@@ -74,13 +75,6 @@ std::string manifest_path(const std::string& out);             // out.manifest.j
 // Shard files of `out` present on disk (not .tmp), sorted by index.
 std::vector<std::pair<int64_t, std::string>> shards_list(const std::string& out);
 std::string file_name(const std::string& path);  // last path component
-
-// ---- durability -----------------------------------------------------------------------------------------
-
-Status file_fsync(const std::string& path);
-Status dir_fsync(const std::string& dir);
-// fsyncs `tmp`, renames it to `final_path` and fsyncs the directory.
-Status file_commit(const std::string& tmp, const std::string& final_path);
 
 // ---- attributes -----------------------------------------------------------------------------------------
 

@@ -120,7 +120,7 @@ Status manifest_write(const std::string& out_path, const std::vector<ShardEntry>
     out.flush();
     if (!out) return io_error(tmp + ": write failed");
   }
-  return hdf5::file_commit(tmp, path);
+  return file_commit(tmp, path);
 }
 
 }  // namespace
@@ -212,7 +212,7 @@ Status hdf5_vds_build(const std::string& out_path, const std::string& created_at
     KILN_TRY(hdf5::complete_set(file.get()));
     KILN_TRY(file.close());
   }
-  return hdf5::file_commit(tmp, out_path);
+  return file_commit(tmp, out_path);
 }
 
 }  // namespace kiln

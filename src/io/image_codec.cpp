@@ -1,5 +1,5 @@
 // JPEG/PNG decode and encode behind one API (include/kiln/codec.h), wrapping io/png_codec and io/jpeg_codec.
-#include "io/image_codec.h"
+#include "io/durable_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -26,8 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Status errno_status(const std::string& what) { return io_error(what + ": " + std::strerror(errno)); }
-
 Status with_path(const std::string& path, const Status& status) {
   return {status.code(), path + ": " + status.message()};
 }
@@ -38,19 +36,6 @@ Status options_check(const DecodeOptions& options) {
   if (options.channels != 0 && options.channels != 1 && options.channels != 3 && options.channels != 4)
     return invalid_argument("decode: channels must be 0 (as stored), 1, 3 or 4, not " +
                             std::to_string(options.channels));
-  return Status::ok();
-}
-
-Status write_all(int fd, const uint8_t* data, size_t size, const std::string& path) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno_status(path + ": cannot write");
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
   return Status::ok();
 }
 
@@ -107,97 +92,6 @@ ImageView ImageBuffer::view() const {
   v.type = PixelType::kU8;
   v.layout = Layout::kHWC;
   return v;
-}
-
-// ---- files --------------------------------------------------------------------------------------------------
-
-Result<std::vector<uint8_t>> file_read_all(const std::string& path, int64_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno_status(path + ": cannot open");
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const Status s = errno_status(path + ": cannot stat");
-    ::close(fd);
-    return s;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return io_error(path + ": not a regular file");
-  }
-  if (st.st_size > max_bytes) {
-    ::close(fd);
-    return io_error(path + ": " + std::to_string(st.st_size) + " bytes, over the limit of " +
-                    std::to_string(max_bytes));
-  }
-  std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const Status s = errno_status(path + ": cannot read");
-      ::close(fd);
-      return s;
-    }
-    if (n == 0) break;  // shrank while reading
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  bytes.resize(done);
-  return bytes;
-}
-
-Result<std::string> temp_file_create(const std::string& final_path) {
-  const fs::path p(final_path);
-  const fs::path dir = p.parent_path();
-  std::string name = ".";
-  name += p.filename().string();
-  name += ".tmp.XXXXXX";
-  std::string tmpl = (dir / name).string();
-  const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) return errno_status(final_path + ": cannot create a temporary file");
-  // mkstemp creates 0600; give the final file the usual 0666 & ~umask.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
-  ::close(fd);
-  return tmpl;
-}
-
-Status temp_file_commit(const std::string& tmp, const std::string& final_path) {
-  const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno_status(tmp + ": cannot open");
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) return errno_status(tmp + ": fsync");
-  if (::rename(tmp.c_str(), final_path.c_str()) != 0) return errno_status("cannot rename " + tmp + " to " + final_path);
-  const std::string dir = fs::path(final_path).parent_path().string();
-  const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);  // best effort: some file systems refuse fsync on directories
-    ::close(dfd);
-  }
-  return Status::ok();
-}
-
-Status file_write_atomic(const std::string& path, const uint8_t* data, size_t size) {
-  KILN_TRY_ASSIGN(const std::string tmp, temp_file_create(path));
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd < 0) {
-    const Status s = errno_status(tmp + ": cannot open");
-    ::unlink(tmp.c_str());
-    return s;
-  }
-  Status s = write_all(fd, data, size, tmp);
-  ::close(fd);
-  if (s.is_ok()) s = temp_file_commit(tmp, path);
-  if (!s.is_ok()) ::unlink(tmp.c_str());
-  return s;
-}
-
-Status file_copy_atomic(const std::string& from, const std::string& to) {
-  KILN_TRY_ASSIGN(const std::vector<uint8_t> bytes, file_read_all(from, INT64_MAX));
-  return file_write_atomic(to, bytes.data(), bytes.size());
 }
 
 // ---- conversion ---------------------------------------------------------------------------------------------

@@ -19,104 +19,6 @@ namespace kiln {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace {
-
-std::string errno_text() { return std::strerror(errno); }
-
-Status errno_status(const std::string& what) { return io_error(what + ": " + errno_text()); }
-
-class FdCloser {
- public:
-  explicit FdCloser(int fd) : m_fd(fd) {}
-  ~FdCloser() {
-    if (m_fd >= 0) ::close(m_fd);
-  }
-  FdCloser(const FdCloser&) = delete;
-  FdCloser& operator=(const FdCloser&) = delete;
-  int release() { return std::exchange(m_fd, -1); }
-
- private:
-  int m_fd;
-};
-
-}  // namespace
-
-// --- durable files ---
-
-Status fd_write_all(int fd, const void* data, size_t size, const std::string& what) {
-  const auto* p = static_cast<const uint8_t*>(data);
-  while (size > 0) {
-    const ssize_t n = ::write(fd, p, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno_status(what + ": write failed");
-    }
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return Status::ok();
-}
-
-Status fd_pwrite_all(int fd, const void* data, size_t size, int64_t offset, const std::string& what) {
-  const auto* p = static_cast<const uint8_t*>(data);
-  while (size > 0) {
-    const ssize_t n = ::pwrite(fd, p, size, static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno_status(what + ": write failed");
-    }
-    p += n;
-    size -= static_cast<size_t>(n);
-    offset += n;
-  }
-  return Status::ok();
-}
-
-Status dir_sync(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return errno_status(dir + ": cannot open folder");
-  FdCloser closer(fd);
-  if (::fsync(fd) != 0 && errno != EINVAL) return errno_status(dir + ": fsync failed");
-  return Status::ok();
-}
-
-std::string path_parent(const std::string& path) {
-  const fs::path parent = fs::path(path).parent_path();
-  return parent.empty() ? std::string(".") : parent.string();
-}
-
-Status file_write_atomic(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return errno_status(tmp + ": cannot create");
-  {
-    FdCloser closer(fd);
-    KILN_TRY(fd_write_all(fd, bytes.data(), bytes.size(), tmp));
-    if (::fsync(fd) != 0) return errno_status(tmp + ": fsync failed");
-    if (::close(closer.release()) != 0) return errno_status(tmp + ": close failed");
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return errno_status(path + ": rename failed");
-  return dir_sync(path_parent(path));
-}
-
-Result<std::string> file_read_text(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno_status(path + ": cannot open");
-  FdCloser closer(fd);
-  std::string text;
-  char buffer[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno_status(path + ": read failed");
-    }
-    if (n == 0) break;
-    text.append(buffer, static_cast<size_t>(n));
-  }
-  return text;
-}
-
 // --- job description ---
 
 json job_json_make(OutputFormat format, const DatasetLayout& layout, const DatasetAttributes& attributes,
@@ -352,7 +254,7 @@ Status ImageFolderSink::open_dir() {
 
 Status ImageFolderSink::start_fresh() {
   KILN_TRY(remove_own_files(false));
-  KILN_TRY(file_write_atomic(file(kRunFile), m_job.dump(2) + "\n"));
+  KILN_TRY(file_write_atomic(file(kRunFile), m_job.dump(2) + "\n", TempName::kFixed));
   KILN_TRY(m_index.create(file(kIndexFile)));
   m_next = 0;
   return Status::ok();
@@ -399,7 +301,7 @@ Result<int64_t> ImageFolderSink::try_resume(bool& resumable) {
   }
   KILN_TRY_ASSIGN(const int64_t kept, m_index.open_resume(file(kIndexFile), run));
   // Refresh run.json so created_at and the description track this run.
-  KILN_TRY(file_write_atomic(file(kRunFile), m_job.dump(2) + "\n"));
+  KILN_TRY(file_write_atomic(file(kRunFile), m_job.dump(2) + "\n", TempName::kFixed));
   m_next = kept;
   return kept;
 }
@@ -494,9 +396,9 @@ Status ImageFolderSink::finish(const std::string& run_report, int64_t fallbacks)
   manifest["complete"] = true;
   manifest["fallbacks"] = fallbacks;
   if (!run_report.empty()) manifest["run_report"] = json::parse(run_report, nullptr, false);
-  KILN_TRY(file_write_atomic(file(kManifestFile), manifest.dump(2) + "\n"));
+  KILN_TRY(file_write_atomic(file(kManifestFile), manifest.dump(2) + "\n", TempName::kFixed));
   if (::unlinkat(m_dir_fd, kRunFile, 0) != 0 && errno != ENOENT) return errno_status(file(kRunFile) + ": cannot remove");
-  KILN_TRY(dir_sync(m_dir));
+  KILN_TRY(dir_fsync(m_dir));
   m_index.reset();
   m_complete = true;
   return Status::ok();

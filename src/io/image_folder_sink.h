@@ -1,6 +1,6 @@
 // The folder-of-images sink shared by PNG and JPEG (one file per image, price_pattern_{i:06d}.{ext}, plus
 // index.csv, run.json while running and manifest.json when complete), and the pieces the NPY sink reuses:
-// durable file helpers, the job description JSON that resume compares, and the index CSV writer.
+// the job description JSON that resume compares, and the index CSV writer.
 #pragma once
 
 #include <cstddef>
@@ -12,20 +12,10 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "io/durable_file.h"
 #include "io/image_sink.h"
 
 namespace kiln {
-
-// --- durable files (POSIX) ---
-
-Status fd_write_all(int fd, const void* data, size_t size, const std::string& what);
-Status fd_pwrite_all(int fd, const void* data, size_t size, int64_t offset, const std::string& what);
-Status dir_sync(const std::string& dir);
-// Writes `path.tmp`, fsyncs it, renames it over `path` and fsyncs the folder: readers see the old or the new
-// file, never a partial one, also after a power loss.
-Status file_write_atomic(const std::string& path, const std::string& bytes);
-Result<std::string> file_read_text(const std::string& path);
-std::string path_parent(const std::string& path);  // "." for a bare name
 
 // --- job description (run.json, manifest.json, the npy .progress sidecar) ---
 

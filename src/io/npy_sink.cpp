@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -18,6 +17,7 @@
 
 #include "io/image_folder_sink.h"
 #include "io/image_sink.h"
+#include "io/npy_format.h"
 
 namespace kiln {
 
@@ -28,28 +28,6 @@ using nlohmann::json;
 
 constexpr int64_t kCommitImages = 4096;  // images between fdatasync + progress update
 
-Status errno_status(const std::string& what) { return io_error(what + ": " + std::strerror(errno)); }
-
-const char* npy_descr(PixelType type) {
-  if (type == PixelType::kU8) return "|u1";
-  return std::endian::native == std::endian::little ? "<f4" : ">f4";
-}
-
-// NPY v1.0: magic, version, little-endian uint16 header length, then the dict padded with spaces and a final
-// newline so the data starts on a 64-byte boundary.
-std::string npy_header(const DatasetLayout& layout) {
-  std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}, {}, {}), }}",
-                                 npy_descr(layout.dtype), layout.total, layout.height, layout.width);
-  const size_t unpadded = 10 + dict.size() + 1;
-  dict.append((64 - unpadded % 64) % 64, ' ');
-  dict += '\n';
-  std::string header = "\x93NUMPY";
-  header += static_cast<char>(1);
-  header += static_cast<char>(0);
-  header += static_cast<char>(dict.size() & 0xFF);
-  header += static_cast<char>((dict.size() >> 8) & 0xFF);
-  return header + dict;
-}
 
 // Raw copy of one packed image, checked against the array's dtype and shape.
 class NpyImageEncoder final : public ImageEncoder {
@@ -156,7 +134,7 @@ Status NpySink::commit() {
   KILN_TRY(m_index.sync());
   json progress = m_job;
   progress["images_done"] = m_next;
-  KILN_TRY(file_write_atomic(m_progress_path, progress.dump(2) + "\n"));
+  KILN_TRY(file_write_atomic(m_progress_path, progress.dump(2) + "\n", TempName::kFixed));
   m_committed = m_next;
   return Status::ok();
 }
@@ -216,8 +194,8 @@ Result<int64_t> NpySink::open(const DatasetLayout& layout, const DatasetAttribut
   m_layout = layout;
   m_job = job_json_make(OutputFormat::kNpy, layout, attributes, /*complete=*/false);
   m_job["index"] = fs::path(m_index_path).filename().string();
-  m_header = npy_header(layout);
-  if (m_header.size() > 65535 + 10) return invalid_argument("npy: header too long");
+  m_header = npy_header(layout.dtype, {layout.total, layout.height, layout.width});
+  if (m_header.empty()) return invalid_argument("npy: header too long");
 
   std::error_code ec;
   bool existing = false;
@@ -295,9 +273,9 @@ Status NpySink::finish(const std::string& /*run_report*/, int64_t /*fallbacks*/)
   }
   m_fd = -1;
   if (::rename(m_tmp_path.c_str(), m_path.c_str()) != 0) return errno_status(m_path + ": rename failed");
-  KILN_TRY(dir_sync(path_parent(m_path)));
+  KILN_TRY(dir_fsync(path_parent(m_path)));
   if (::unlink(m_progress_path.c_str()) != 0 && errno != ENOENT) return errno_status(m_progress_path + ": cannot remove");
-  KILN_TRY(dir_sync(path_parent(m_path)));
+  KILN_TRY(dir_fsync(path_parent(m_path)));
   m_index.reset();
   m_complete = true;
   return Status::ok();

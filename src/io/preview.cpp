@@ -5,7 +5,7 @@
 #include <string>
 
 #if KILN_HAS_JPEG
-#include "io/image_folder_sink.h"
+#include "io/durable_file.h"
 #include "io/png_codec.h"
 #endif
 
@@ -63,7 +63,7 @@ Status preview_write_png(const std::string& path, const std::vector<ImageView>& 
   grid.type = PixelType::kU8;
   std::vector<uint8_t> png;
   KILN_TRY(png_encode(grid, png, 6));
-  return file_write_atomic(path, std::string(png.begin(), png.end()));
+  return file_write_atomic(path, png.data(), png.size());
 #else
   (void)path;
   (void)images;

@@ -5,14 +5,14 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 
 #include "io/hdf5_util.h"
-#include "io/image_codec.h"
+#include "io/durable_file.h"
+#include "io/npy_format.h"
 #include "kiln/codec.h"
 
 namespace kiln {
@@ -23,23 +23,6 @@ namespace fs = std::filesystem;
 
 // The NPY header is reserved at this size and rewritten in place with the final N (v1.0 allows 65535).
 constexpr size_t kNpyHeaderBytes = 256;
-
-Status errno_status(const std::string& what) { return io_error(what + ": " + std::strerror(errno)); }
-
-Status pwrite_all(int fd, const void* data, size_t size, int64_t offset, const std::string& path) {
-  const auto* p = static_cast<const uint8_t*>(data);
-  while (size > 0) {
-    const ssize_t n = ::pwrite(fd, p, size, offset);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno_status(path + ": cannot write");
-    }
-    p += n;
-    size -= static_cast<size_t>(n);
-    offset += n;
-  }
-  return Status::ok();
-}
 
 std::string lower_extension(const std::string& path) {
   std::string ext = fs::path(path).extension().string();
@@ -136,12 +119,12 @@ Status TensorWriter::finish(const std::vector<std::string>& names, const TensorA
     if (s.is_ok()) {
       std::string text;
       for (const std::string& name : names) text += name + "\n";
-      s = file_write_atomic(npy_names_path(m_path), reinterpret_cast<const uint8_t*>(text.data()), text.size());
+      s = file_write_atomic(npy_names_path(m_path), text);
     }
   } else {
     s = h5_finish(names, attributes);
   }
-  if (s.is_ok()) s = temp_file_commit(m_tmp_path, m_path);
+  if (s.is_ok()) s = file_commit(m_tmp_path, m_path);
   if (!s.is_ok()) {
     abandon();
     return s;
@@ -154,28 +137,16 @@ Status TensorWriter::finish(const std::vector<std::string>& names, const TensorA
 // ---- npy ----------------------------------------------------------------------------------------------------
 
 Status TensorWriter::npy_header_write(bool final_header) {
-  const bool little = std::endian::native == std::endian::little;
-  const char* descr = m_dtype == PixelType::kF16 ? (little ? "<f2" : ">f2") : (little ? "<f4" : ">f4");
-  std::string shape = "(";
-  shape += std::to_string(final_header ? m_count : 0);
-  for (int64_t d : m_item_shape) shape += ", " + std::to_string(d);
-  shape += ")";
-  std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
-  if (10 + dict.size() + 1 > kNpyHeaderBytes) return invalid_argument("tensor writer: npy header too long");
-  dict.append(kNpyHeaderBytes - 10 - dict.size() - 1, ' ');
-  dict += '\n';
-  std::string header = "\x93NUMPY";
-  header += static_cast<char>(1);
-  header += static_cast<char>(0);
-  header += static_cast<char>(dict.size() & 0xFF);
-  header += static_cast<char>((dict.size() >> 8) & 0xFF);
-  header += dict;
-  return pwrite_all(m_fd, header.data(), header.size(), 0, m_tmp_path);
+  std::vector<int64_t> shape{final_header ? m_count : 0};
+  shape.insert(shape.end(), m_item_shape.begin(), m_item_shape.end());
+  const std::string header = npy_header(m_dtype, shape, kNpyHeaderBytes);
+  if (header.empty()) return invalid_argument("tensor writer: npy header too long");
+  return fd_pwrite_all(m_fd, header.data(), header.size(), 0, m_tmp_path);
 }
 
 Status TensorWriter::npy_append(const void* items, int64_t count) {
   const int64_t offset = static_cast<int64_t>(kNpyHeaderBytes) + m_count * static_cast<int64_t>(m_item_bytes);
-  return pwrite_all(m_fd, items, static_cast<size_t>(count) * m_item_bytes, offset, m_tmp_path);
+  return fd_pwrite_all(m_fd, items, static_cast<size_t>(count) * m_item_bytes, offset, m_tmp_path);
 }
 
 // ---- hdf5 ---------------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@
 #include "common/image_ops_util.h"
 #include "common/test_util.h"
 #include "core/thread_pool.h"
+#include "io/durable_file.h"
 #include "kiln/codec.h"
 
 #if KILN_HAS_JPEG
@@ -323,7 +324,7 @@ TEST(CodecBatch, OneBadFileDoesNotAffectTheOthers) {
     ASSERT_TRUE(image_encode_file(sources.back().view(), paths.back()).is_ok());
   }
   // Input 2 is truncated, input 5 does not exist.
-  auto bytes = file_read_all(paths[2]);
+  auto bytes = file_read_all(paths[2], kImageMaxFileBytes);
   ASSERT_TRUE(bytes.is_ok());
   write_bytes(paths[2], std::vector<uint8_t>(bytes->begin(), bytes->begin() + 40));
   fs::remove(paths[5]);

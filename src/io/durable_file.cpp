@@ -1,0 +1,153 @@
+#include "io/durable_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace kiln {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Status fd_fsync(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) return errno_status(path + ": cannot open for fsync");
+  FdCloser closer(fd);
+  int rc = 0;
+  do {
+    rc = ::fsync(fd);
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0 && !(errno == EINVAL && (flags & O_DIRECTORY) != 0)) return errno_status(path + ": fsync failed");
+  return Status::ok();
+}
+
+}  // namespace
+
+Status errno_status(const std::string& what) { return io_error(what + ": " + std::strerror(errno)); }
+
+FdCloser::~FdCloser() {
+  if (m_fd >= 0) ::close(m_fd);
+}
+
+Status fd_write_all(int fd, const void* data, size_t size, const std::string& what) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, p, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno_status(what + ": write failed");
+    }
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return Status::ok();
+}
+
+Status fd_pwrite_all(int fd, const void* data, size_t size, int64_t offset, const std::string& what) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  while (size > 0) {
+    const ssize_t n = ::pwrite(fd, p, size, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno_status(what + ": write failed");
+    }
+    p += n;
+    size -= static_cast<size_t>(n);
+    offset += n;
+  }
+  return Status::ok();
+}
+
+Status file_fsync(const std::string& path) { return fd_fsync(path, O_RDONLY); }
+
+Status dir_fsync(const std::string& dir) { return fd_fsync(dir.empty() ? "." : dir, O_RDONLY | O_DIRECTORY); }
+
+Status file_commit(const std::string& tmp, const std::string& final_path) {
+  KILN_TRY(file_fsync(tmp));
+  if (::rename(tmp.c_str(), final_path.c_str()) != 0) return errno_status("cannot rename " + tmp + " to " + final_path);
+  return dir_fsync(path_parent(final_path));
+}
+
+Result<std::string> temp_file_create(const std::string& final_path) {
+  const fs::path p(final_path);
+  std::string tmpl = (p.parent_path() / ("." + p.filename().string() + ".tmp.XXXXXX")).string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) return errno_status(final_path + ": cannot create a temporary file");
+  // mkstemp creates 0600; give the final file the usual 0666 & ~umask.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  ::close(fd);
+  return tmpl;
+}
+
+namespace {
+
+Status file_write_commit(const std::string& tmp, const std::string& path, const void* data, size_t size) {
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return errno_status(tmp + ": cannot create");
+  {
+    FdCloser closer(fd);
+    KILN_TRY(fd_write_all(fd, data, size, tmp));
+    if (::close(closer.release()) != 0) return errno_status(tmp + ": close failed");
+  }
+  return file_commit(tmp, path);
+}
+
+}  // namespace
+
+Status file_write_atomic(const std::string& path, const void* data, size_t size, TempName temp) {
+  std::string tmp = path + ".tmp";
+  if (temp == TempName::kUnique) {
+    KILN_TRY_ASSIGN(tmp, temp_file_create(path));
+  }
+  const Status s = file_write_commit(tmp, path, data, size);
+  if (!s.is_ok()) ::unlink(tmp.c_str());
+  return s;
+}
+
+Status file_copy_atomic(const std::string& from, const std::string& to) {
+  KILN_TRY_ASSIGN(const std::vector<uint8_t> bytes, file_read_all(from, INT64_MAX));
+  return file_write_atomic(to, bytes.data(), bytes.size());
+}
+
+Result<std::vector<uint8_t>> file_read_all(const std::string& path, int64_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno_status(path + ": cannot open");
+  FdCloser closer(fd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return errno_status(path + ": cannot stat");
+  if (!S_ISREG(st.st_mode)) return io_error(path + ": not a regular file");
+  if (st.st_size > max_bytes) {
+    return io_error(path + ": " + std::to_string(st.st_size) + " bytes, over the limit of " +
+                    std::to_string(max_bytes));
+  }
+  std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno_status(path + ": cannot read");
+    if (n == 0) break;  // shrank while reading
+    done += static_cast<size_t>(n);
+  }
+  bytes.resize(done);
+  return bytes;
+}
+
+Result<std::string> file_read_text(const std::string& path) {
+  KILN_TRY_ASSIGN(const std::vector<uint8_t> bytes, file_read_all(path, INT64_MAX));
+  return std::string(bytes.begin(), bytes.end());
+}
+
+std::string path_parent(const std::string& path) {
+  const fs::path parent = fs::path(path).parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
+}  // namespace kiln
