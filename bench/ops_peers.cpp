@@ -36,7 +36,7 @@
 #include "core/thread_pool.h"
 #include "kiln/device.h"
 #include "kiln/image.h"
-#include "kiln/op_exec.h"
+#include "kiln/exec.h"
 #include "kiln/ops/color.h"
 #include "kiln/ops/enhance.h"
 #include "kiln/ops/mask.h"

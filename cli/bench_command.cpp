@@ -29,7 +29,7 @@
 #include "kiln/ops/quality.h"
 #include "kiln/ops/resize.h"
 #include "kiln/ops/warp.h"
-#include "kiln/series.h"
+#include "kiln/apps/render.h"
 #include "kiln/version.h"
 
 namespace kiln::cli {

@@ -2,7 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "pipeline/devices_report.h"
+#include "exec/devices_report.h"
 
 namespace kiln::cli {
 

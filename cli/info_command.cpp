@@ -2,7 +2,7 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "io/hdf5_info.h"
+#include "apps/render/hdf5_info.h"
 
 namespace kiln::cli {
 

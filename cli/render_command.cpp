@@ -7,8 +7,8 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "pipeline/render_config.h"
-#include "pipeline/render_job.h"
+#include "apps/render/render_config.h"
+#include "apps/render/render_job.h"
 
 namespace kiln::cli {
 

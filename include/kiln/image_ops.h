@@ -1,7 +1,7 @@
 // The image-ops library: every op family, batched on every backend. See docs/ops/.
 #pragma once
 
-#include "kiln/op_exec.h"
+#include "kiln/exec.h"
 #include "kiln/ops/color.h"
 #include "kiln/ops/enhance.h"
 #include "kiln/ops/mask.h"

@@ -8,7 +8,7 @@
 #include "array_input.h"
 #include "bindings.h"
 #include "errors.h"
-#include "pipeline/render_job.h"
+#include "apps/render/render_job.h"
 #include "render_options.h"
 
 namespace kiln::py {

@@ -1,7 +1,7 @@
 // _kiln.devices_json(): the backend registry as JSON text, exactly what `kiln devices --json` prints
 // (kiln.devices() parses it).
 #include "bindings.h"
-#include "pipeline/devices_report.h"
+#include "exec/devices_report.h"
 
 namespace kiln::py {
 

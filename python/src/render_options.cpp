@@ -2,7 +2,7 @@
 
 #include "core/thread_pool.h"
 #include "errors.h"
-#include "pipeline/render_fallback.h"
+#include "exec/render_fallback.h"
 
 namespace kiln::py {
 

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "io/hdf5_util.h"
+#include "io/hdf5_handle.h"
 #include "io/durable_file.h"
 #include "io/npy_format.h"
 #include "kiln/codec.h"

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "kiln/image.h"
-#include "kiln/op_exec.h"
+#include "kiln/exec.h"
 
 namespace kiln {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "kiln/image.h"
-#include "kiln/op_exec.h"
+#include "kiln/exec.h"
 #include "kiln/ops/resize.h"
 
 namespace kiln {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "kiln/image.h"
-#include "kiln/op_exec.h"
+#include "kiln/exec.h"
 
 namespace kiln {
 

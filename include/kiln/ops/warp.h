@@ -6,7 +6,7 @@
 #include <string>
 
 #include "kiln/image.h"
-#include "kiln/op_exec.h"
+#include "kiln/exec.h"
 
 namespace kiln {
 

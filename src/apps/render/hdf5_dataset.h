@@ -1,0 +1,142 @@
+// The chart dataset's HDF5 files, shared by the sink, the VDS builder and `kiln info`: output naming, root
+// attributes and the data-file writer.
+#pragma once
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps/render/image_sink.h"
+#include "io/durable_file.h"
+#include "io/hdf5_handle.h"
+#include "kiln/status.h"
+
+namespace kiln::hdf5 {
+
+inline constexpr int64_t kPartImages = 4096;            // single-file mode commits in parts of this many images
+inline constexpr size_t kChunkCacheBytes = 16u << 20;   // per open dataset; small datasets only (images go direct)
+inline constexpr size_t kChunkCacheSlots = 1021;        // prime, well above chunks per cache
+inline constexpr size_t kSmallChunkTargetBytes = 512u << 10;
+
+// ---- naming ---------------------------------------------------------------------------------------------
+
+std::string parts_dir(const std::string& out);                 // demo.h5.parts
+std::string part_path(const std::string& out, int64_t index);  // demo.h5.parts/part_00000.h5
+std::string shard_path(const std::string& out, int64_t index); // out_batch_0000.h5 next to out.h5
+std::string manifest_path(const std::string& out);             // out.manifest.json
+// Shard files of `out` present on disk (not .tmp), sorted by index.
+std::vector<std::pair<int64_t, std::string>> shards_list(const std::string& out);
+std::string file_name(const std::string& path);  // last path component
+
+// ---- attributes -----------------------------------------------------------------------------------------
+
+struct FileAttributes {
+  DatasetAttributes dataset;
+  std::string compression;      // "zstd-1", "gzip-1", "none"
+  int64_t total = 0;            // images in the whole dataset
+  int64_t images_per_file = 0;  // 0: single-file mode
+  int64_t count = 0;            // images in this file
+  int64_t first_index = 0;      // ordinal of this file's first image in the dataset
+  bool complete = false;
+};
+
+// Shape facts read back from a file's datasets.
+struct FileShape {
+  int64_t count = 0;
+  int32_t width = 0;
+  int32_t height = 0;
+  PixelType dtype = PixelType::kU8;
+  int32_t seq_len = 0;
+  int32_t seq_channels = 1;
+  bool has_labels = false;
+  bool is_virtual = false;
+};
+
+struct FileSummary {
+  FileAttributes attributes;
+  FileShape shape;
+  uint64_t image_bytes = 0;  // stored bytes of `images`
+};
+
+std::string compression_label(Compression compression, int32_t level);  // "zstd-1"
+Status attributes_write(hid_t loc, const FileAttributes& attributes);
+Result<FileAttributes> attributes_read(hid_t loc);
+Result<std::string> attribute_read_string(hid_t attr, const char* name);  // variable- or fixed-length
+Status complete_set(hid_t loc);  // complete = 1
+Result<FileShape> shape_read(hid_t file);
+
+hid_t file_access_plist();  // V110 libver bounds, chunk cache, strong close degree (caller closes)
+Result<Handle> file_open_read(const std::string& path);
+// Replaces the run_report / fallbacks attributes of a finished file in place (then fsyncs it).
+Status run_report_update(const std::string& path, const std::string& run_report, int64_t fallbacks);
+Result<FileSummary> file_summary_read(const std::string& path);
+
+// "" when `have` (read from a file) was made by the same job as `want`/`layout`; otherwise the first
+// difference, e.g. "stride: 2 in the existing file, 1 now". Ignores created_at, count, first_index, complete.
+std::string settings_diff(const FileAttributes& have, const FileShape& have_shape, const FileAttributes& want,
+                          const DatasetLayout& layout);
+DatasetLayout layout_from(const FileAttributes& attributes, const FileShape& shape);
+
+// ---- data files -----------------------------------------------------------------------------------------
+
+// Buffers rows of one small 2-D/3-D dataset and writes whole chunks (independent of batch boundaries).
+class RowWriter {
+ public:
+  RowWriter() = default;
+  Status create(hid_t file, const char* name, hid_t file_type, hid_t mem_type, size_t elem_size,
+                std::vector<hsize_t> row_shape, int64_t rows, bool shuffle);
+  Status append(const void* data, int64_t rows);
+  Status flush();
+  Status close();
+  bool valid() const { return m_dataset.valid(); }
+
+ private:
+  Handle m_dataset;
+  hid_t m_mem_type = H5I_INVALID_HID;
+  std::vector<hsize_t> m_row_shape;
+  size_t m_row_bytes = 0;
+  int64_t m_rows = 0;
+  int64_t m_chunk_rows = 1;
+  int64_t m_written = 0;  // rows flushed to the dataset
+  std::vector<uint8_t> m_buffer;
+  int64_t m_buffered = 0;
+};
+
+// One HDF5 data file (part, shard or merged output): `images` via H5Dwrite_chunk, small datasets buffered.
+class DataFile {
+ public:
+  DataFile() = default;
+  ~DataFile() { abandon(); }
+  DataFile(DataFile&&) noexcept = default;
+  DataFile& operator=(DataFile&&) noexcept = default;
+
+  Status create(const std::string& path, const DatasetLayout& layout, const FileAttributes& attributes,
+                Compression compression, int32_t level);
+  // Stores one already-encoded image (one chunk) at `row` (0-based within this file).
+  Status image_write(int64_t row, const void* data, size_t size, uint32_t filter_mask = 0);
+  // Appends metadata rows in order: sequences (rows * seq_len * seq_channels), index, labels (may be null).
+  Status rows_append(const float* sequences, const int64_t* index, const int8_t* labels, int64_t rows);
+  // Flushes, sets complete=1 when asked, closes every handle.
+  Status close(bool complete);
+  void abandon();  // closes handles ignoring errors (the file stays incomplete)
+  bool is_open() const { return m_file.valid(); }
+  const std::string& path() const { return m_path; }
+  int64_t count() const { return m_count; }
+  uint64_t image_bytes() const { return m_image_bytes; }
+
+ private:
+  std::string m_path;
+  Handle m_file;
+  Handle m_images;
+  RowWriter m_sequences;
+  RowWriter m_index;
+  RowWriter m_labels;
+  int64_t m_count = 0;
+  int64_t m_seq_row = 0;  // floats per sequences row
+  uint64_t m_image_bytes = 0;
+};
+
+}  // namespace kiln::hdf5

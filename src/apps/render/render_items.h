@@ -1,0 +1,108 @@
+// What flows through the render pipeline: a batch of consecutive windows, the host memory it was rendered into
+// (GPU path) and its encoded images; plus the per-thread encoders the encode stage borrows.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "core/buffer_pool.h"
+#include "apps/render/image_sink.h"
+#include "kiln/device.h"
+
+namespace kiln {
+
+// Host memory from a backend's pool (pinned/mapped for GPU backends), returned when dropped.
+class HostBlock {
+ public:
+  HostBlock() = default;
+  ~HostBlock() { reset(); }
+  HostBlock(HostBlock&& other) noexcept { *this = std::move(other); }
+  HostBlock& operator=(HostBlock&& other) noexcept {
+    if (this != &other) {
+      reset();
+      m_backend = std::exchange(other.m_backend, nullptr);
+      m_block = std::exchange(other.m_block, PoolBlock{});
+    }
+    return *this;
+  }
+  HostBlock(const HostBlock&) = delete;
+  HostBlock& operator=(const HostBlock&) = delete;
+
+  static Result<HostBlock> acquire(Backend& backend, size_t bytes) {
+    KILN_TRY_ASSIGN(PoolBlock block, backend.host_acquire(bytes));
+    HostBlock held;
+    held.m_backend = &backend;
+    held.m_block = block;
+    return held;
+  }
+  void reset() {
+    if (m_backend != nullptr && m_block) m_backend->host_release(m_block);
+    m_backend = nullptr;
+    m_block = PoolBlock{};
+  }
+  // The block as `count` packed images of the dataset's shape.
+  BatchView view(int64_t count, const DatasetLayout& layout) const {
+    const auto image_bytes =
+        static_cast<int64_t>(layout.width) * layout.height * static_cast<int64_t>(pixel_type_size(layout.dtype));
+    return BatchView{reinterpret_cast<void*>(m_block.handle), count, layout.width, layout.height, 1, layout.dtype,
+                     image_bytes};
+  }
+
+ private:
+  Backend* m_backend = nullptr;
+  PoolBlock m_block;
+};
+
+struct RenderItem {
+  int64_t first = 0;  // ordinal of the batch's first image in the job
+  int32_t count = 0;
+  HostBlock host;     // GPU path: rendered, not yet encoded
+  EncodedBatch encoded;
+};
+
+// Encoders (each owns a compression context) lent to whichever stage worker needs one.
+class EncoderPool {
+ public:
+  explicit EncoderPool(ImageSink& sink) : m_sink(sink) {}
+
+  class Lease {
+   public:
+    Lease(EncoderPool& pool, std::unique_ptr<ImageEncoder> encoder) : m_pool(pool), m_encoder(std::move(encoder)) {}
+    ~Lease() { m_pool.put(std::move(m_encoder)); }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ImageEncoder* operator->() const { return m_encoder.get(); }
+
+   private:
+    EncoderPool& m_pool;
+    std::unique_ptr<ImageEncoder> m_encoder;
+  };
+
+  Lease acquire() {
+    std::unique_ptr<ImageEncoder> encoder;
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      if (!m_idle.empty()) {
+        encoder = std::move(m_idle.back());
+        m_idle.pop_back();
+      }
+    }
+    if (!encoder) encoder = m_sink.make_encoder();
+    return Lease(*this, std::move(encoder));
+  }
+
+ private:
+  void put(std::unique_ptr<ImageEncoder> encoder) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_idle.push_back(std::move(encoder));
+  }
+
+  ImageSink& m_sink;
+  std::mutex m_mutex;
+  std::vector<std::unique_ptr<ImageEncoder>> m_idle;
+};
+
+}  // namespace kiln

@@ -1,0 +1,292 @@
+#include "apps/render/render_job.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "core/buffer_pool.h"
+#include "pipeline/pipeline.h"
+#include "apps/render/render_items.h"
+#include "core/thread_pool.h"
+#include "apps/render/preview.h"
+#include "exec/render_fallback.h"
+#include "profiler/profiler.h"
+#include "kiln/version.h"
+
+namespace kiln {
+
+namespace {
+
+// CPU backends render a few images at a time, so each image is encoded while it is still in cache.
+constexpr int64_t kRenderGroup = 4;
+// GPU batches rendering at once (each on its own queue/stream), so transfers and kernels overlap with encoding.
+constexpr int32_t kGpuBatchesInFlight = 2;
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+DatasetAttributes make_attributes(const RenderJobConfig& config, const Series& series, const WindowPlan& plan) {
+  DatasetAttributes a;
+  a.seq_len = config.windows.seq_len;
+  a.stride = config.windows.stride;
+  a.line_width = config.render.line_width;
+  a.style = chart_style_name(config.render.style);
+  a.width = config.render.width;
+  a.height = config.render.height;
+  a.dpi = config.dpi;
+  a.source = series.source;
+  // The column a line chart draws: Close of OHLC data, else the series' own column.
+  a.column = config.render.style == ChartStyle::kOhlc ? "Open,High,Low,Close"
+             : series.channels == 4                  ? "Close"
+                                                     : series.column;
+  a.skipped_windows = plan.skipped_nonfinite;
+  a.dropped_no_future = plan.dropped_no_future;
+  a.label_horizon = config.windows.label_horizon;
+  a.label_threshold = config.windows.label_threshold;
+  a.kiln_version = KILN_VERSION_STRING;
+  a.config_json = config.output_config_json();
+  a.created_at = utc_now_iso8601();
+  return a;
+}
+
+// Fills sequences / index / labels for images [first, first + count) of the plan.
+void fill_metadata(const Series& series, const WindowPlan& plan, const DatasetLayout& layout, int64_t first,
+                   int32_t count, EncodedBatch* batch) {
+  const int64_t seq = layout.seq_len;
+  batch->index.assign(plan.starts.begin() + first, plan.starts.begin() + first + count);
+  if (layout.has_labels) batch->labels.assign(plan.labels.begin() + first, plan.labels.begin() + first + count);
+  batch->sequences.resize(static_cast<size_t>(count) * seq * layout.seq_channels);
+  float* out = batch->sequences.data();
+  for (int32_t i = 0; i < count; ++i) {
+    const float* row = series.row(plan.starts[first + i]);
+    if (layout.seq_channels == series.channels) {
+      std::copy(row, row + seq * series.channels, out);
+      out += seq * series.channels;
+    } else {
+      const int32_t lane = series.line_channel();
+      for (int64_t t = 0; t < seq; ++t) *out++ = row[t * series.channels + lane];
+    }
+  }
+}
+
+// A handful of images: always on the CPU, so a preview never depends on the GPU path.
+Status write_preview(const RenderJobConfig& config, const Series& series, const WindowPlan& plan) {
+  const int64_t count = std::min<int64_t>(config.preview_count, static_cast<int64_t>(plan.starts.size()));
+  if (count <= 0) return Status::ok();
+  RenderParams params = config.render;
+  params.dtype = PixelType::kU8;
+  WindowBatch windows{series.values.data(), series.channels, plan.starts.data(), count,
+                      static_cast<int32_t>(config.windows.seq_len)};
+  ImageBatch images;
+  images.resize(count, params.width, params.height, 1, PixelType::kU8);
+  KILN_TRY(BackendRegistry::instance().cpu().render(params, windows, images.view(), nullptr));
+  std::vector<ImageView> views;
+  for (int64_t i = 0; i < count; ++i) views.push_back(images.view().image(i));
+  return preview_write_png(config.preview_path, views, std::min<int32_t>(4, static_cast<int32_t>(count)));
+}
+
+}  // namespace
+
+std::string RenderJobConfig::output_config_json() const {
+  nlohmann::json j;
+  j["input"] = series ? series->source : demo ? "demo" : input.path;
+  if (demo) j["demo_points"] = demo_points;
+  j["column"] = input.column;
+  j["ohlc"] = input.ohlc;
+  j["seq_len"] = windows.seq_len;
+  j["stride"] = windows.stride;
+  j["limit"] = windows.limit;
+  j["label_horizon"] = windows.label_horizon;
+  j["label_threshold"] = windows.label_threshold;
+  j["style"] = chart_style_name(render.style);
+  j["width"] = render.width;
+  j["height"] = render.height;
+  j["dpi"] = dpi;
+  j["line_width"] = render.line_width;
+  j["background"] = render.background;
+  j["ink"] = render.ink;
+  j["ink_bullish"] = render.ink_bullish;
+  j["ink_bearish"] = render.ink_bearish;
+  j["dtype"] = pixel_type_name(render.dtype);
+  j["format"] = output_format_name(output.format);
+  j["compression"] = compression_name(output.compression);
+  j["compression_level"] = output.compression_level;
+  j["images_per_file"] = output.images_per_file;
+  if (output.format == OutputFormat::kJpeg) j["jpeg_quality"] = output.jpeg_quality;
+  return j.dump();
+}
+
+Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const ProgressFn& progress, const LogFn& log) {
+  const auto started = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
+
+  Series loaded;
+  if (!config.series && config.demo) {
+    loaded = series_demo(config.demo_points);
+  } else if (!config.series) {
+    KILN_TRY_ASSIGN(loaded, series_load(config.input));
+  }
+  const Series& series = config.series ? *config.series : loaded;
+  WindowSpec spec = config.windows;
+  spec.ohlc = config.render.style == ChartStyle::kOhlc;
+  if (spec.ohlc && series.channels != 4) {
+    return invalid_argument(series.source + ": OHLC bars need Open/High/Low/Close columns (use --ohlc)");
+  }
+  KILN_TRY_ASSIGN(const WindowPlan plan, window_plan(series, spec));
+  const int64_t total = static_cast<int64_t>(plan.starts.size());
+  if (total == 0) {
+    return invalid_argument(series.source + ": no window to render (" + std::to_string(plan.skipped_nonfinite) +
+                            " skipped for NaN/inf, " + std::to_string(plan.dropped_no_future) +
+                            " without a label horizon value)");
+  }
+
+  const int32_t seq_len = static_cast<int32_t>(spec.seq_len);
+  WindowBatch all_windows{series.values.data(), series.channels, plan.starts.data(), total, seq_len};
+  KILN_TRY(render_validate(config.render, all_windows));
+  const OpRequest request{OpKind::kRender, &config.render};
+  KILN_TRY_ASSIGN(const Placement placement, BackendRegistry::instance().place(config.mode, request, config.gpu_only));
+  Backend& backend = *placement.backend;
+  FallbackRenderer renderer(backend, BackendRegistry::instance().cpu(), config.fallback_on_error, config.batch_size, log);
+
+  DatasetLayout layout;
+  layout.total = total;
+  layout.width = config.render.width;
+  layout.height = config.render.height;
+  layout.dtype = config.render.dtype;
+  layout.seq_len = seq_len;
+  layout.seq_channels = spec.ohlc ? 4 : 1;
+  layout.has_labels = spec.label_horizon > 0;
+
+  KILN_TRY_ASSIGN(auto sink, sink_create(config.output));
+  KILN_TRY_ASSIGN(const int64_t resumed, sink->open(layout, make_attributes(config, series, plan)));
+  if (!config.preview_path.empty()) KILN_TRY(write_preview(config, series, plan));
+
+  const int32_t threads = config.threads > 0 ? config.threads : ThreadPool::hardware_threads();
+  const int64_t batch_size = std::max<int64_t>(1, config.batch_size);
+  const int64_t first_batch_start = std::min(resumed, total);
+  const int64_t batch_count = (total - first_batch_start + batch_size - 1) / batch_size;
+
+  RenderJobSummary summary;
+  summary.images = total;
+  summary.resumed_from = first_batch_start;
+  summary.rendered = total - first_batch_start;
+  summary.skipped_nonfinite = plan.skipped_nonfinite;
+  summary.dropped_no_future = plan.dropped_no_future;
+  summary.backend = backend.name();
+  if (log) log(std::string("Rendering mode: ") + (backend.is_gpu() ? "GPU" : "CPU") + " (" + placement.reason + ")");
+  summary.placement_reason = placement.reason;
+  summary.threads = threads;
+
+  const size_t image_bytes = static_cast<size_t>(layout.width) * layout.height * pixel_type_size(layout.dtype);
+  EncoderPool encoders(*sink);
+
+  auto encode_all = [&](const BatchView& view, EncodedBatch& encoded) {
+    KILN_PROFILE_SCOPE("encode");
+    EncoderPool::Lease encoder = encoders.acquire();
+    for (int64_t i = 0; i < view.count; ++i) {
+      KILN_TRY(encoder->encode(view.image(i), encoded.bytes));
+      encoded.offsets.push_back(encoded.bytes.size());
+    }
+    return Status::ok();
+  };
+  auto windows_of = [&](const RenderItem& item, int64_t offset, int64_t count) {
+    return WindowBatch{series.values.data(), series.channels, plan.starts.data() + item.first + offset, count, seq_len};
+  };
+  auto finish_item = [&](RenderItem& item) {
+    fill_metadata(series, plan, layout, item.first, item.count, &item.encoded);
+    profile_flow_begin("batch", static_cast<uint64_t>(item.first));
+  };
+
+  // CPU: one stage renders a few images at a time and encodes each while it is still in cache.
+  auto render_and_encode = [&](RenderItem& item) -> Status {
+    KILN_PROFILE_SCOPE("batch");
+    thread_local ImageBatch images;
+    item.encoded.clear();
+    for (int64_t g = 0; g < item.count; g += kRenderGroup) {
+      const int64_t n = std::min<int64_t>(kRenderGroup, item.count - g);
+      images.resize(n, layout.width, layout.height, 1, layout.dtype);
+      {
+        KILN_PROFILE_SCOPE("render");
+        KILN_TRY(renderer.render(config.render, windows_of(item, g, n), images.view()));
+      }
+      KILN_TRY(encode_all(images.view(), item.encoded));
+    }
+    finish_item(item);
+    return Status::ok();
+  };
+  // GPU: the whole batch in one call into the backend's pinned/mapped host memory; encoding is its own stage, so
+  // the next batches upload and render while this one is compressed.
+  auto render_batch = [&](RenderItem& item) -> Status {
+    KILN_PROFILE_SCOPE("render");
+    KILN_TRY_ASSIGN(item.host, HostBlock::acquire(backend, item.count * image_bytes));
+    return renderer.render(config.render, windows_of(item, 0, item.count), item.host.view(item.count, layout));
+  };
+  auto encode_batch = [&](RenderItem& item) -> Status {
+    item.encoded.clear();
+    KILN_TRY(encode_all(item.host.view(item.count, layout), item.encoded));
+    item.host.reset();
+    finish_item(item);
+    return Status::ok();
+  };
+
+  Pipeline<RenderItem> pipeline;
+  if (renderer.on_gpu()) {
+    KILN_TRY(pipeline.add_stage({"render", kGpuBatchesInFlight, kGpuBatchesInFlight}, render_batch));
+    KILN_TRY(pipeline.add_stage({"encode", threads, 2}, encode_batch));
+  } else {
+    KILN_TRY(pipeline.add_stage({"render+encode", threads, static_cast<size_t>(threads)}, render_and_encode));
+  }
+
+  int64_t next_batch = 0;
+  auto source = [&]() -> std::optional<RenderItem> {
+    if (next_batch >= batch_count) return std::nullopt;
+    RenderItem item;
+    item.first = first_batch_start + next_batch * batch_size;
+    item.count = static_cast<int32_t>(std::min(batch_size, total - item.first));
+    ++next_batch;
+    return item;
+  };
+  int64_t done = first_batch_start;
+  auto write = [&](RenderItem&& item) -> Status {
+    KILN_PROFILE_SCOPE("write");
+    profile_flow_end("batch", static_cast<uint64_t>(item.first));
+    item.encoded.first = item.first;
+    item.encoded.count = item.count;
+    KILN_TRY(sink->write(item.encoded));
+    done += item.count;
+    profile_counter("images written", static_cast<double>(done));
+    if (backend.is_gpu()) profile_counter("gpu pool bytes", static_cast<double>(backend.memory_stats().held_bytes));
+    if (progress) progress(RenderProgress{done, first_batch_start, total, elapsed(), backend.name()});
+    return Status::ok();
+  };
+  RunOptions run_options;
+  run_options.ordered = true;
+  run_options.on_error = ErrorPolicy::kFail;  // an image that cannot be rendered or written stops the job
+  run_options.sink_queue_capacity = static_cast<size_t>(2 * threads);
+  const Status run_status = pipeline.run(source, write, run_options);
+  summary.stage_table = pipeline_stats_table(pipeline.stats());
+  KILN_TRY(run_status);
+
+  summary.fallbacks = renderer.fallbacks();
+  summary.fallback_events = renderer.events();
+  summary.run_report = renderer.report_json();
+  {
+    KILN_PROFILE_SCOPE("finish");
+    KILN_TRY(sink->finish(summary.run_report, summary.fallbacks));
+  }
+  summary.seconds = elapsed();
+  summary.output_bytes = sink->bytes_written();
+  summary.raw_bytes = image_bytes * static_cast<uint64_t>(summary.images);  // the sink counts resumed bytes too
+  if (!renderer.on_gpu() && backend.is_gpu()) summary.backend += ", then cpu";
+  summary.output = sink->describe();
+  return summary;
+}
+
+}  // namespace kiln

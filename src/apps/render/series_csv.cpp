@@ -1,0 +1,334 @@
+// CSV input for series_load_csv(): one mmap of the file, a single pass over the bytes, std::from_chars for
+// numbers. Only the wanted columns are converted; other fields are skipped (quotes still honoured).
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/mapped_file.h"
+#include "kiln/apps/render.h"
+
+namespace kiln {
+
+namespace {
+
+
+char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
+  }
+  return true;
+}
+
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// Shortens a cell for an error message.
+std::string quote_cell(std::string_view s) {
+  constexpr size_t kMaxShown = 40;
+  std::string out = "'";
+  if (s.size() > kMaxShown) {
+    out.append(s.substr(0, kMaxShown));
+    out += "...";
+  } else {
+    out.append(s);
+  }
+  return out + "'";
+}
+
+enum class CellParse { kOk, kNotNumber };
+
+// Parses a trimmed cell: empty, nan and inf (any case, optional sign) give non-finite values.
+CellParse parse_cell(std::string_view s, float& out) {
+  if (s.empty()) {
+    out = std::numeric_limits<float>::quiet_NaN();
+    return CellParse::kOk;
+  }
+  std::string_view body = s;
+  bool negative = false;
+  if (body.front() == '+' || body.front() == '-') {
+    negative = body.front() == '-';
+    body.remove_prefix(1);
+  }
+  if (body.empty()) return CellParse::kNotNumber;
+  const char first = ascii_lower(body.front());
+  if (first == 'n' || first == 'i') {
+    if (iequals(body, "nan")) {
+      out = std::numeric_limits<float>::quiet_NaN();
+      return CellParse::kOk;
+    }
+    if (iequals(body, "inf") || iequals(body, "infinity")) {
+      out = negative ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+      return CellParse::kOk;
+    }
+    return CellParse::kNotNumber;
+  }
+  if (body.front() == '-' || body.front() == '+') return CellParse::kNotNumber;  // "+-1", "--1"
+  double value = 0.0;
+  const char* begin = body.data();
+  const char* end = body.data() + body.size();
+  const auto [ptr, ec] = std::from_chars(begin, end, value, std::chars_format::general);
+  if (ptr != end) return CellParse::kNotNumber;
+  if (ec == std::errc::result_out_of_range) {
+    // Overflow or underflow: strtod gives the IEEE answer (HUGE_VAL, or 0/denormal).
+    const std::string copy(body);
+    value = std::strtod(copy.c_str(), nullptr);
+  } else if (ec != std::errc()) {
+    return CellParse::kNotNumber;
+  }
+  out = static_cast<float>(negative ? -value : value);
+  return CellParse::kOk;
+}
+
+// A single-pass CSV scanner over [m_pos, m_end). Tracks the physical line number for error messages.
+class CsvScanner {
+ public:
+  CsvScanner(const char* begin, const char* end, char delim) : m_pos(begin), m_end(end), m_delim(delim) {}
+
+  bool at_end() const { return m_pos >= m_end; }
+  int64_t line() const { return m_line; }
+
+  // Skips lines holding only spaces; returns false at the end of the data.
+  bool skip_blank_lines() {
+    while (m_pos < m_end) {
+      const char* p = m_pos;
+      while (p < m_end && (*p == ' ' || *p == '\r' || (*p == '\t' && m_delim != '\t'))) ++p;
+      if (p >= m_end) {
+        m_pos = m_end;
+        return false;
+      }
+      if (*p != '\n') return true;
+      m_pos = p + 1;
+      ++m_line;
+    }
+    return false;
+  }
+
+  // Reads one field. `cell` is the trimmed content (quotes removed; "" unescaped through `scratch`).
+  // `last` is set when the field ends its record. Returns false on an unterminated quote or stray text.
+  bool next_field(std::string_view& cell, bool& last, std::string& scratch, std::string& error) {
+    const char* p = m_pos;
+    while (p < m_end && (*p == ' ' || (*p == '\t' && m_delim != '\t'))) ++p;
+    if (p < m_end && *p == '"') {
+      ++p;
+      const char* start = p;
+      bool escaped = false;
+      for (;;) {
+        const char* q = static_cast<const char*>(std::memchr(p, '"', static_cast<size_t>(m_end - p)));
+        if (q == nullptr) {
+          error = "unterminated quoted field";
+          return false;
+        }
+        if (q + 1 < m_end && q[1] == '"') {
+          escaped = true;
+          p = q + 2;
+          continue;
+        }
+        m_line += std::count(start, q, '\n');
+        if (escaped) {
+          scratch.clear();
+          for (const char* c = start; c < q; ++c) {
+            scratch.push_back(*c);
+            if (*c == '"') ++c;  // "" -> "
+          }
+          cell = trim(scratch);
+        } else {
+          cell = trim(std::string_view(start, static_cast<size_t>(q - start)));
+        }
+        p = q + 1;
+        break;
+      }
+      while (p < m_end && is_blank(*p) && *p != m_delim) ++p;
+      if (p < m_end && *p != m_delim && *p != '\n') {
+        error = "unexpected text after a quoted field";
+        return false;
+      }
+    } else {
+      const char* start = p;
+      while (p < m_end && *p != m_delim && *p != '\n') ++p;
+      cell = trim(std::string_view(start, static_cast<size_t>(p - start)));
+    }
+    if (p >= m_end) {
+      last = true;
+      m_pos = m_end;
+    } else if (*p == '\n') {
+      last = true;
+      m_pos = p + 1;
+      ++m_line;
+    } else {
+      last = false;
+      m_pos = p + 1;
+    }
+    return true;
+  }
+
+  // Skips the rest of the current record (after a field that was not the last one).
+  bool skip_record(std::string& error) {
+    std::string scratch;
+    std::string_view cell;
+    bool last = false;
+    while (!last) {
+      if (!next_field(cell, last, scratch, error)) return false;
+    }
+    return true;
+  }
+
+ private:
+  const char* m_pos;
+  const char* m_end;
+  char m_delim;
+  int64_t m_line = 1;
+};
+
+// ',' unless the header has none and uses tabs or semicolons instead.
+char detect_delimiter(const char* begin, const char* end) {
+  if (begin == end) return ',';
+  const char* nl = static_cast<const char*>(std::memchr(begin, '\n', static_cast<size_t>(end - begin)));
+  const std::string_view header(begin, static_cast<size_t>((nl != nullptr ? nl : end) - begin));
+  if (header.find(',') != std::string_view::npos) return ',';
+  if (header.find('\t') != std::string_view::npos) return '\t';
+  if (header.find(';') != std::string_view::npos) return ';';
+  return ',';
+}
+
+std::string column_list(const std::vector<std::string>& names) {
+  constexpr size_t kMaxListed = 16;
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < kMaxListed; ++i) {
+    if (i > 0) out += ", ";
+    out += names[i].empty() ? std::string("''") : names[i];
+  }
+  if (names.size() > kMaxListed) out += ", ... (" + std::to_string(names.size()) + " in all)";
+  return out;
+}
+
+}  // namespace
+
+Result<Series> series_load_csv(const std::string& path, const std::string& column, bool ohlc) {
+  MappedFile file;
+  KILN_TRY(file.open(path));
+  const char* begin = file.chars();
+  const char* end = begin + file.size();
+  if (file.size() >= 3 && std::memcmp(begin, "\xEF\xBB\xBF", 3) == 0) begin += 3;
+
+  CsvScanner scanner(begin, end, detect_delimiter(begin, end));
+  if (!scanner.skip_blank_lines()) return io_error(path + ": empty file");
+
+  // Header.
+  const int64_t header_line = scanner.line();
+  std::vector<std::string> names;
+  {
+    std::string scratch;
+    std::string error;
+    std::string_view cell;
+    bool last = false;
+    while (!last) {
+      if (!scanner.next_field(cell, last, scratch, error)) {
+        return io_error(path + ":" + std::to_string(header_line) + ": " + error);
+      }
+      names.emplace_back(cell);
+    }
+  }
+
+  // Wanted columns: field index for each channel.
+  std::vector<std::string> wanted;
+  if (ohlc) {
+    wanted = {"Open", "High", "Low", "Close"};
+  } else {
+    wanted = {column.empty() ? std::string("Close") : column};
+  }
+  const int32_t channels = static_cast<int32_t>(wanted.size());
+  std::vector<int64_t> field_of(wanted.size(), -1);
+  for (size_t c = 0; c < wanted.size(); ++c) {
+    const std::string_view want = trim(wanted[c]);
+    for (size_t f = 0; f < names.size(); ++f) {
+      if (iequals(names[f], want)) {
+        field_of[c] = static_cast<int64_t>(f);
+        break;
+      }
+    }
+    if (field_of[c] < 0) {
+      return invalid_argument(path + ":" + std::to_string(header_line) + ": no column '" + std::string(want) +
+                              "' (columns: " + column_list(names) + ")");
+    }
+  }
+  const int64_t max_field = *std::max_element(field_of.begin(), field_of.end());
+  // channel_of[f]: which channel field f feeds, or -1.
+  std::vector<int32_t> channel_of(static_cast<size_t>(max_field + 1), -1);
+  for (int32_t c = 0; c < channels; ++c) channel_of[static_cast<size_t>(field_of[c])] = c;
+
+  Series series;
+  series.channels = channels;
+  series.source = path;
+  series.column = ohlc ? std::string("Open,High,Low,Close") : names[static_cast<size_t>(field_of[0])];
+  {
+    // Upper bound on the rows: one per newline after the header.
+    size_t newlines = 0;
+    for (const char* p = begin; p < end;) {
+      const char* q = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+      if (q == nullptr) break;
+      ++newlines;
+      p = q + 1;
+    }
+    series.values.reserve((newlines + 1) * static_cast<size_t>(channels));
+  }
+
+  std::string scratch;
+  std::string error;
+  float row_values[4] = {0, 0, 0, 0};
+  int64_t rows = 0;
+  while (scanner.skip_blank_lines()) {
+    const int64_t line = scanner.line();
+    bool last = false;
+    int64_t field = 0;
+    for (; field <= max_field && !last; ++field) {
+      std::string_view cell;
+      if (!scanner.next_field(cell, last, scratch, error)) {
+        return io_error(path + ":" + std::to_string(line) + ": " + error);
+      }
+      const int32_t c = channel_of[static_cast<size_t>(field)];
+      if (c < 0) continue;
+      if (parse_cell(cell, row_values[c]) != CellParse::kOk) {
+        return io_error(path + ":" + std::to_string(line) + ": column '" +
+                        names[static_cast<size_t>(field_of[c])] + "': not a number: " + quote_cell(cell));
+      }
+    }
+    if (field <= max_field) {
+      // The record ended before the last wanted field.
+      int32_t missing = 0;
+      for (int32_t c = 0; c < channels; ++c) {
+        if (field_of[c] >= field) {
+          missing = c;
+          break;
+        }
+      }
+      return io_error(path + ":" + std::to_string(line) + ": only " + std::to_string(field) + " field" +
+                      (field == 1 ? "" : "s") + ", column '" + names[static_cast<size_t>(field_of[missing])] +
+                      "' is field " + std::to_string(field_of[missing] + 1));
+    }
+    if (!last && !scanner.skip_record(error)) {
+      return io_error(path + ":" + std::to_string(line) + ": " + error);
+    }
+    series.values.insert(series.values.end(), row_values, row_values + channels);
+    ++rows;
+  }
+  if (rows == 0) return io_error(path + ": header only, no data rows");
+  series.rows = rows;
+  return series;
+}
+
+}  // namespace kiln

@@ -1,0 +1,57 @@
+#include "exec/exec_env.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace kiln {
+
+Result<bool> env_switch_parse(const char* name, const char* value) {
+  std::string v = value;
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
+  return invalid_argument(std::string(name) + "='" + value + "': expected true or false");
+}
+
+Status exec_env_apply(OpKind op, ExecMode* mode, std::optional<BackendKind>* gpu_only,
+                      std::vector<std::string>* notes, const EnvLookup& lookup) {
+  if (const char* backend = lookup("GPU_BACKEND"); backend != nullptr && *backend != '\0') {
+    std::string name = backend;
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    if (name == "cpu") {
+      *mode = ExecMode::kCpu;
+    } else if (name == "auto") {
+      gpu_only->reset();
+    } else if (name == "cuda") {
+      *gpu_only = BackendKind::kCuda;
+    } else if (name == "opencl") {
+      *gpu_only = BackendKind::kOpenCL;
+    } else if (name == "rocm" || name == "mps") {
+      *gpu_only = BackendKind::kOpenCL;
+      if (notes != nullptr) {
+        notes->push_back("GPU_BACKEND=" + name + ": kiln has no " + (name == "rocm" ? "ROCm" : "Metal") +
+                         " backend; using an OpenCL GPU if there is one");
+      }
+    } else {
+      return invalid_argument("GPU_BACKEND='" + std::string(backend) + "': expected auto, cuda, opencl, rocm, mps or cpu");
+    }
+    if (name != "cpu" && *mode == ExecMode::kCpu) *mode = ExecMode::kAuto;  // env beats the file
+  }
+  // The op's own switch wins over ALL_GPU.
+  std::optional<bool> use_gpu;
+  for (const char* name : {"ALL_GPU", op_gpu_switch_name(op)}) {
+    if (const char* value = lookup(name); value != nullptr && *value != '\0') {
+      KILN_TRY_ASSIGN(use_gpu, env_switch_parse(name, value));
+    }
+  }
+  if (use_gpu.has_value()) {
+    if (!*use_gpu) {
+      *mode = ExecMode::kCpu;
+    } else if (*mode == ExecMode::kCpu) {
+      *mode = ExecMode::kAuto;
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace kiln

@@ -1,0 +1,72 @@
+#include "io/hdf5_handle.h"
+
+#include <vector>
+
+namespace kiln::hdf5 {
+
+Handle& Handle::operator=(Handle&& other) noexcept {
+  if (this != &other) {
+    reset();
+    m_id = other.m_id;
+    m_close = other.m_close;
+    other.m_id = H5I_INVALID_HID;
+  }
+  return *this;
+}
+
+void Handle::reset() {
+  if (m_id >= 0 && m_close != nullptr) {
+    ErrorScope quiet;
+    if (m_close(m_id) < 0) H5Eclear2(H5E_DEFAULT);
+  }
+  m_id = H5I_INVALID_HID;
+}
+
+Status Handle::close() {
+  if (m_id < 0) return Status::ok();
+  const hid_t id = m_id;
+  m_id = H5I_INVALID_HID;
+  if (m_close != nullptr && m_close(id) < 0) return error("cannot close HDF5 object");
+  return Status::ok();
+}
+
+ErrorScope::ErrorScope() {
+  H5Eget_auto2(H5E_DEFAULT, &m_func, &m_data);
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
+
+ErrorScope::~ErrorScope() { H5Eset_auto2(H5E_DEFAULT, m_func, m_data); }
+
+namespace {
+
+struct ErrorWalk {
+  std::vector<std::string> lines;
+};
+
+herr_t error_walk_cb(unsigned /*n*/, const H5E_error2_t* err, void* data) {
+  auto* walk = static_cast<ErrorWalk*>(data);
+  std::string line;
+  char minor[256] = {0};
+  if (H5Eget_msg(err->min_num, nullptr, minor, sizeof(minor)) < 0) minor[0] = '\0';
+  if (err->desc != nullptr && err->desc[0] != '\0') line = err->desc;
+  if (minor[0] != '\0') line += std::string(line.empty() ? "" : " (") + minor + (line.empty() ? "" : ")");
+  if (!line.empty()) walk->lines.push_back(std::move(line));
+  return 0;
+}
+
+}  // namespace
+
+Status error(const std::string& what) {
+  ErrorWalk walk;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, error_walk_cb, &walk);
+  H5Eclear2(H5E_DEFAULT);
+  std::string message = what;
+  if (!walk.lines.empty()) {
+    // Outermost (API level) and innermost (the actual cause) are the informative ends of the stack.
+    message += ": " + walk.lines.front();
+    if (walk.lines.size() > 1) message += ": " + walk.lines.back();
+  }
+  return io_error(message);
+}
+
+}  // namespace kiln::hdf5

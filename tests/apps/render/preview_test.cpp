@@ -1,0 +1,112 @@
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "common/test_util.h"
+#include "apps/render/preview.h"
+
+#if KILN_HAS_JPEG
+#include "io/png_codec.h"
+
+namespace kiln {
+namespace {
+
+ImageView view_u8(std::vector<uint8_t>& pixels, int32_t width, int32_t height) {
+  ImageView v;
+  v.data = pixels.data();
+  v.width = width;
+  v.height = height;
+  v.row_stride = width;
+  v.type = PixelType::kU8;
+  return v;
+}
+
+DecodedImage read_png(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  auto decoded = png_decode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  EXPECT_TRUE(decoded.is_ok()) << decoded.status().to_string();
+  return decoded.is_ok() ? decoded.value() : DecodedImage();
+}
+
+TEST(Preview, TilesU8ImagesWithGutter) {
+  // Five 4x3 images, each a constant value, in 3 columns: 2 rows, the last cell empty.
+  std::vector<std::vector<uint8_t>> storage;
+  for (int i = 0; i < 5; ++i) storage.emplace_back(12, static_cast<uint8_t>(10 + i * 40));
+  std::vector<ImageView> images;
+  for (auto& s : storage) images.push_back(view_u8(s, 4, 3));
+  test::TempDir tmp;
+  const std::string path = tmp.file("grid.png");
+  ASSERT_TRUE(preview_write_png(path, images, 3).is_ok());
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+
+  const DecodedImage grid = read_png(path);
+  ASSERT_EQ(grid.width, 3 * 4 + 2 * kPreviewGutter);
+  ASSERT_EQ(grid.height, 2 * 3 + kPreviewGutter);
+  ASSERT_EQ(grid.channels, 1);
+  auto at = [&](int x, int y) { return static_cast<int>(grid.pixels[static_cast<size_t>(y * grid.width + x)]); };
+  for (int i = 0; i < 5; ++i) {
+    const int x0 = (i % 3) * (4 + kPreviewGutter);
+    const int y0 = (i / 3) * (3 + kPreviewGutter);
+    EXPECT_EQ(at(x0, y0), 10 + i * 40) << "tile " << i;
+    EXPECT_EQ(at(x0 + 3, y0 + 2), 10 + i * 40) << "tile " << i;
+  }
+  EXPECT_EQ(at(4, 0), kPreviewGutterGray);   // vertical gutter
+  EXPECT_EQ(at(5, 1), kPreviewGutterGray);
+  EXPECT_EQ(at(0, 3), kPreviewGutterGray);   // horizontal gutter
+  EXPECT_EQ(at(0, 4), kPreviewGutterGray);
+  EXPECT_EQ(at(12, 5), kPreviewGutterGray);  // empty sixth cell
+  EXPECT_EQ(at(15, 7), kPreviewGutterGray);
+}
+
+TEST(Preview, ScalesFloatImagesAndPicksColumns) {
+  std::vector<float> pixels = {0.0f, 0.5f, 1.0f, 1.7f, -0.3f, 0.25f};
+  ImageView v;
+  v.data = pixels.data();
+  v.width = 3;
+  v.height = 2;
+  v.row_stride = 3 * sizeof(float);
+  v.type = PixelType::kF32;
+  test::TempDir tmp;
+  const std::string path = tmp.file("f32.png");
+  // 4 images, columns <= 0: a 2x2 grid.
+  ASSERT_TRUE(preview_write_png(path, {v, v, v, v}, 0).is_ok());
+  const DecodedImage grid = read_png(path);
+  ASSERT_EQ(grid.width, 2 * 3 + kPreviewGutter);
+  ASSERT_EQ(grid.height, 2 * 2 + kPreviewGutter);
+  const std::vector<int> expected = {0, 128, 255, 255, 0, 64};  // x255, rounded, clamped
+  for (int y = 0; y < 2; ++y)
+    for (int x = 0; x < 3; ++x)
+      EXPECT_EQ(grid.pixels[static_cast<size_t>(y * grid.width + x)], expected[static_cast<size_t>(y * 3 + x)]);
+}
+
+TEST(Preview, RejectsBadInput) {
+  test::TempDir tmp;
+  EXPECT_EQ(preview_write_png(tmp.file("a.png"), {}, 2).code(), Errc::kInvalidArgument);
+  std::vector<uint8_t> rgb(27);
+  ImageView v = view_u8(rgb, 3, 3);
+  v.channels = 3;
+  v.row_stride = 9;
+  EXPECT_EQ(preview_write_png(tmp.file("b.png"), {v}, 1).code(), Errc::kInvalidArgument);
+  EXPECT_FALSE(std::filesystem::exists(tmp.file("a.png")));
+}
+
+}  // namespace
+}  // namespace kiln
+
+#else
+TEST(Preview, UnsupportedWithoutLibspng) {
+  std::vector<uint8_t> pixels(4);
+  kiln::ImageView v;
+  v.data = pixels.data();
+  v.width = 2;
+  v.height = 2;
+  v.row_stride = 2;
+  EXPECT_EQ(kiln::preview_write_png("/tmp/kiln_preview_unused.png", {v}, 1).code(), kiln::Errc::kUnsupportedFormat);
+}
+#endif

@@ -1,0 +1,121 @@
+// Config layering: predecessor config.yaml < environment (< flags, tested through the CLI).
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "common/test_util.h"
+#include "apps/render/render_config.h"
+
+namespace kiln {
+namespace {
+
+const char* kPredecessorConfig = R"(data:
+  symbol: BTCUSDT
+  interval: 1m
+  start_date: '2020-01'
+  end_date: '2020-02'
+image:
+  seq_len: 100
+  line_width: 3
+  batch_size: 10000
+  resolution:
+    width: 800
+    height: 500
+    dpi: 100
+  rendering:
+    mode: cpu
+    gpu_batch_size: 5000
+    fallback_on_error: false
+  storage:
+    format: hdf5
+    mode: batch
+    images_per_file: 50000
+  colors: {bullish: 0.2, bearish: 0.0}
+paths:
+  raw_data: data/raw
+pipeline:
+  num_workers: -1
+)";
+
+TEST(RenderConfig, ReadsThePredecessorConfigUnchanged) {
+  test::TempDir dir;
+  test::write_text_file(dir.file("config.yaml"), kPredecessorConfig);
+  RenderJobConfig config;
+  std::vector<std::string> ignored;
+  ASSERT_TRUE(render_config_apply_yaml(dir.file("config.yaml"), &config, &ignored).is_ok());
+  EXPECT_EQ(config.windows.seq_len, 100);
+  EXPECT_EQ(config.render.width, 800);
+  EXPECT_EQ(config.dpi, 100);
+  EXPECT_EQ(config.mode, ExecMode::kCpu);
+  EXPECT_EQ(config.batch_size, 5000);
+  EXPECT_FALSE(config.fallback_on_error);
+  EXPECT_EQ(config.output.images_per_file, 50000);
+  EXPECT_EQ(config.render.ink_bullish, 51);
+  EXPECT_EQ(ignored, (std::vector<std::string>{"data", "paths", "pipeline"}));
+}
+
+TEST(RenderConfig, BadValuesNameTheKey) {
+  test::TempDir dir;
+  test::write_text_file(dir.file("c.yaml"), "image:\n  seq_len: many\n");
+  RenderJobConfig config;
+  const Status s = render_config_apply_yaml(dir.file("c.yaml"), &config, nullptr);
+  EXPECT_EQ(s.code(), Errc::kInvalidArgument);
+  EXPECT_NE(s.message().find("image.seq_len"), std::string::npos) << s.message();
+  test::write_text_file(dir.file("z.yaml"), "image:\n  storage: {format: zarr}\n");
+  EXPECT_EQ(render_config_apply_yaml(dir.file("z.yaml"), &config, nullptr).code(), Errc::kUnsupportedFormat);
+  EXPECT_EQ(render_config_apply_yaml(dir.file("missing.yaml"), &config, nullptr).code(), Errc::kIoError);
+}
+
+TEST(RenderConfig, EnvironmentOverridesTheFile) {
+  test::TempDir dir;
+  test::write_text_file(dir.file("config.yaml"), kPredecessorConfig);
+  RenderJobConfig config;
+  ASSERT_TRUE(render_config_apply_yaml(dir.file("config.yaml"), &config, nullptr).is_ok());
+  std::map<std::string, std::string> env{{"GPU_BACKEND", "auto"}, {"GPU_BATCH_SIZE", "64"}, {"KILN_THREADS", "3"}};
+  auto lookup = [&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  ASSERT_TRUE(render_config_apply_env(&config, lookup).is_ok());
+  EXPECT_EQ(config.mode, ExecMode::kAuto);
+  EXPECT_EQ(config.batch_size, 64);
+  EXPECT_EQ(config.threads, 3);
+  env["GPU_BACKEND"] = "cpu";
+  ASSERT_TRUE(render_config_apply_env(&config, lookup).is_ok());
+  EXPECT_EQ(config.mode, ExecMode::kCpu);
+  env["GPU_BATCH_SIZE"] = "-4";
+  EXPECT_EQ(render_config_apply_env(&config, lookup).code(), Errc::kInvalidArgument);
+  env["GPU_BATCH_SIZE"] = "8";
+  env["GPU_BACKEND"] = "tpu";
+  EXPECT_EQ(render_config_apply_env(&config, lookup).code(), Errc::kInvalidArgument);
+}
+
+TEST(RenderConfig, BackendChoiceAndPerOperationSwitches) {
+  std::map<std::string, std::string> env;
+  auto lookup = [&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  RenderJobConfig config;
+  env = {{"GPU_BACKEND", "opencl"}};
+  ASSERT_TRUE(render_config_apply_env(&config, lookup).is_ok());
+  EXPECT_EQ(config.gpu_only, BackendKind::kOpenCL);
+  env = {{"GPU_BACKEND", "rocm"}};
+  ASSERT_TRUE(render_config_apply_env(&config, lookup).is_ok());
+  EXPECT_EQ(config.gpu_only, BackendKind::kOpenCL);
+  ASSERT_FALSE(config.notes.empty());
+  EXPECT_NE(config.notes.back().find("OpenCL"), std::string::npos);
+
+  config = RenderJobConfig();
+  env = {{"ALL_GPU", "true"}, {"RENDER_GPU", "false"}};  // the per-operation switch wins
+  ASSERT_TRUE(render_config_apply_env(&config, lookup).is_ok());
+  EXPECT_EQ(config.mode, ExecMode::kCpu);
+  env = {{"ALL_GPU", "1"}};
+  ASSERT_TRUE(render_config_apply_env(&config, lookup).is_ok());
+  EXPECT_EQ(config.mode, ExecMode::kAuto);
+  env = {{"RENDER_GPU", "maybe"}};
+  EXPECT_EQ(render_config_apply_env(&config, lookup).code(), Errc::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace kiln
