@@ -35,6 +35,7 @@
 
 #include "core/thread_pool.h"
 #include "kiln/device.h"
+#include "kiln/image_ops.h"
 #include "kiln/image.h"
 #include "kiln/exec.h"
 #include "kiln/ops/color.h"

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "kiln/image.h"
-#include "kiln/ops.h"
+#include "kiln/ops/render.h"
 #include "ops/cpu/render_cpu.h"
 
 namespace {
@@ -158,7 +158,7 @@ class KilnRenderer final : public Renderer {
     windows.starts = m_data.starts.data() + first;
     windows.count = kRing;
     windows.seq_len = kSeqLen;
-    const kiln::Status status = kiln::render_cpu(m_params, windows, m_view, nullptr);
+    const kiln::Status status = kiln::render_cpu(kiln::RenderCall(m_params, windows, m_view).call(), nullptr);
     if (!status.is_ok()) {
       std::fprintf(stderr, "render_peers: kiln: %s\n", status.to_string().c_str());
       std::exit(1);

@@ -22,6 +22,7 @@
 #include "core/thread_pool.h"
 #include "kiln/device.h"
 #include "kiln/ops/color.h"
+#include "kiln/ops/render.h"
 #include "kiln/ops/enhance.h"
 #include "kiln/ops/mask.h"
 #include "kiln/ops/normalize.h"
@@ -70,12 +71,14 @@ Result<nlohmann::json> bench_one(Backend& backend, const RenderParams& params, c
                       static_cast<int64_t>(image_bytes)};
   std::vector<double> seconds;
   std::vector<double> kernel_ms;
-  Status status = backend.render(params, windows, out, pool);  // warm-up: program build, first allocations
+  const RenderCall call(params, windows, out);
+  Status status = op_validate(call.call());
+  if (status.is_ok()) status = backend.run(call.call(), RunContext{pool});  // warm-up: program build, first allocations
   const auto start = std::chrono::steady_clock::now();
   while (status.is_ok() && (seconds.size() < 3 || std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < f.seconds)) {
-    RenderTimings timings;
+    OpTimings timings;
     const auto t0 = std::chrono::steady_clock::now();
-    status = backend.render(params, windows, out, pool, &timings);
+    status = backend.run(call.call(), RunContext{pool, nullptr, &timings});
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     kernel_ms.push_back(backend.is_gpu() ? timings.kernel_ms : seconds.back() * 1e3);
     if (seconds.size() >= 1000) break;
@@ -321,18 +324,19 @@ nlohmann::json bench_op_backend(Backend& backend, const OpCall& call, int32_t it
   row["backend"] = backend.name();
   const auto devices = backend.devices();
   row["device"] = devices.empty() ? "" : devices.front().name;
-  if (!backend.supports(OpRequest{call.op, nullptr, &call})) {
+  if (!backend.supports(call)) {
     row["supported"] = false;
     return row;
   }
   row["supported"] = true;
   std::string first_error;
-  Status warm = backend.run(call, pool);  // program builds, first device allocations
+  const RunContext context{pool};
+  Status warm = backend.run(call, context);  // program builds, first device allocations
   if (!warm.is_ok()) first_error = "warm-up: " + warm.to_string();
   std::vector<double> ms;
   for (int32_t i = 0; i < iterations; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    const Status status = backend.run(call, pool);
+    const Status status = backend.run(call, context);
     const double elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (status.is_ok()) {
       ms.push_back(elapsed);

@@ -13,7 +13,7 @@
 #include "io/tensor_writer.h"
 #include "kiln/codec.h"
 #include "kiln/device.h"
-#include "kiln/ops/preprocess.h"
+#include "kiln/image_ops.h"
 
 namespace kiln::cli {
 

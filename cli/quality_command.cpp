@@ -18,7 +18,7 @@
 #include "io/image_inputs.h"
 #include "kiln/codec.h"
 #include "kiln/device.h"
-#include "kiln/ops/quality.h"
+#include "kiln/image_ops.h"
 
 namespace kiln::cli {
 

@@ -1,9 +1,9 @@
-// Backends, devices and placement. The registry lists backends in priority order; CPU is always last.
+// Backends, devices and streams. The registry lists backends in priority order; CPU is always last. Which backend
+// runs a call is decided in kiln/exec.h (placement, fallback); a backend only answers supports() and runs.
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,10 +23,6 @@ enum class ExecMode : uint8_t { kAuto = 0, kGpu, kCpu };
 const char* backend_kind_name(BackendKind kind);
 const char* exec_mode_name(ExecMode mode);
 Result<ExecMode> exec_mode_parse(const std::string& name);  // auto|gpu|cpu
-const char* op_kind_name(OpKind op);                         // "render", "resize", ...
-// The predecessor's per-operation switch that governs `op`: RENDER_GPU, IMAGE_PROCESSING_GPU (resize, color,
-// preprocess, normalize, warp, mask), IMAGE_ENHANCEMENT_GPU (enhance), QUALITY_CHECKS_GPU (quality).
-const char* op_gpu_switch_name(OpKind op);
 
 struct DeviceInfo {
   std::string name;
@@ -47,18 +43,30 @@ struct BackendOptions {
   bool opencl_allow_cpu_devices = false;
 };
 
-// Per-call timings a backend may report (milliseconds, measured with device events where there are any).
-struct RenderTimings {
+// Times of one call measured with device events (milliseconds), where a backend measures them.
+struct OpTimings {
   double upload_ms = 0;
   double kernel_ms = 0;
   double download_ms = 0;
 };
 
-// What an op asks of a backend; supports() answers from this alone.
-struct OpRequest {
-  OpKind op = OpKind::kRender;
-  const RenderParams* render = nullptr;  // kRender
-  const OpCall* call = nullptr;          // image ops (validated)
+class Backend;
+
+// An in-order queue of work on one backend's device: a CUDA stream, an OpenCL command queue; the CPU's is empty.
+// Used by one thread at a time. Calls given the same stream run one after another on the device.
+class Stream {
+ public:
+  virtual ~Stream() = default;
+  virtual Backend& backend() const = 0;
+  // Waits until everything enqueued on this stream has finished.
+  virtual Status synchronize() = 0;
+};
+
+// What a backend gets besides the call.
+struct RunContext {
+  ThreadPool* pool = nullptr;     // CPU worker threads (the CPU backend); nullptr = the calling thread
+  Stream* stream = nullptr;       // this backend's stream to run on; nullptr = one the backend lends for the call
+  OpTimings* timings = nullptr;   // device-measured times of the call, where the backend measures them
 };
 
 class Backend {
@@ -68,18 +76,17 @@ class Backend {
   virtual std::string name() const = 0;
   virtual bool is_gpu() const = 0;
   virtual std::vector<DeviceInfo> devices() const = 0;
-  virtual bool supports(const OpRequest& request) const = 0;
-  // Renders every window of the batch into `out`. `pool` may spread the batch over threads (CPU only).
-  // Thread-safe: GPU backends keep one stream/queue per calling thread, so calls from several threads overlap.
-  // Errors: OutOfMemory when device buffers cannot be had (the caller may retry with a smaller batch),
-  // DeviceError for kernel or driver failures.
-  virtual Status render(const RenderParams& params, const WindowBatch& windows, const BatchView& out,
-                        ThreadPool* pool, RenderTimings* timings = nullptr) = 0;
-  // Runs one validated image-op call that supports() accepted. `pool` may spread it over threads (CPU only).
-  // Thread-safe like render(). The default is NotImplemented.
-  virtual Status run(const OpCall& call, ThreadPool* pool);
+  // True when this backend runs `call` (parameters and shapes; it must not read pixel memory). Placement asks
+  // nothing else.
+  virtual bool supports(const OpCall& call) const = 0;
+  // Runs a validated call that supports() accepted and returns when its results are in the call's memory.
+  // Thread-safe: calls on different streams overlap. OutOfMemory when device buffers cannot be had (the caller may
+  // retry a smaller batch), DeviceError for kernel or driver failures.
+  virtual Status run(const OpCall& call, const RunContext& ctx) = 0;
+  // A stream of this backend for callers that order their own calls (the CPU's does nothing).
+  virtual Result<std::unique_ptr<Stream>> stream_create();
   // Host memory this backend transfers into fastest (pinned for CUDA, mapped for OpenCL, plain for the CPU);
-  // block.handle is the host pointer. Render outputs placed here skip a staging copy.
+  // block.handle is the host pointer. Outputs placed here skip a staging copy.
   virtual Result<PoolBlock> host_acquire(size_t bytes);
   virtual void host_release(PoolBlock block);
   // The device buffer pool's counters (zeros for the CPU).
@@ -92,24 +99,14 @@ struct BackendStatus {
   std::string reason;  // why not: "not compiled", "no driver", "no device", ...
 };
 
-struct Placement {
-  Backend* backend = nullptr;
-  std::string reason;  // logged: why this backend renders
-};
-
 class BackendRegistry {
  public:
-  // The process-wide registry: compiled GPU backends that found a device, then CPU.
+  // The process-wide registry (src/exec/backends.cpp): compiled GPU backends that found a device, then CPU.
   static BackendRegistry& instance();
 
   const std::vector<std::unique_ptr<Backend>>& backends() const { return m_backends; }
   const std::vector<BackendStatus>& statuses() const { return m_statuses; }
   Backend& cpu() const { return *m_backends.back(); }
-  // auto: first backend that supports the request (GPU before CPU); gpu: first GPU backend that supports it,
-  // else InvalidArgument/DeviceError with the reason; cpu: the CPU backend.
-  // `only` restricts the GPU backends considered (GPU_BACKEND=cuda|opencl).
-  Result<Placement> place(ExecMode mode, const OpRequest& request,
-                          std::optional<BackendKind> only = std::nullopt) const;
 
   void add(std::unique_ptr<Backend> backend, BackendStatus status);  // keeps CPU last
 

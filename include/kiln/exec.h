@@ -1,8 +1,15 @@
-// Running an image-op call: placement (mode, GPU_BACKEND, per-op switches), the backend's run, and the reported
-// fallback to the CPU when a GPU fails.
+// Running op calls: placement (mode, GPU_BACKEND, per-op switches, supports()), the backend's run, and the one
+// fallback path every device-touching call takes: a GPU batch that runs out of memory is halved and retried (the
+// size that worked is kept), a GPU error reruns the rest on the CPU; each kind of event is logged once and all are
+// counted and reported.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,20 +22,76 @@ namespace kiln {
 class ThreadPool;
 
 struct ExecOptions {
-  ExecMode mode = ExecMode::kAuto;
+  ExecMode mode = ExecMode::kAuto;      // gpu: a GPU or an error (no CPU rerun); cpu: never a GPU
   std::optional<BackendKind> gpu_only;  // GPU_BACKEND=cuda|opencl
-  bool fallback_on_error = true;        // a GPU error (device, out of memory) reruns the call on the CPU
+  bool fallback_on_error = true;        // a GPU error reruns the rest of the call (and of the job) on the CPU
   ThreadPool* pool = nullptr;           // CPU worker threads; nullptr = the calling thread only
+  Stream* stream = nullptr;             // run on this stream, so on its backend; nullptr = placement decides
+  int64_t gpu_batch_limit = 0;          // at most this many images per GPU run (0 = the whole call)
 };
 
 // What happened to one call.
 struct ExecReport {
-  std::string backend;    // "cpu", "opencl", "cuda"
-  std::string placement;  // why that backend
+  std::string backend;    // "cpu", "opencl", "cuda": who ran it (the CPU after a fallback)
+  std::string placement;  // why the first backend was chosen
   std::string fallback;   // non-empty when a GPU failed and the CPU reran the call: the GPU's error
 };
 
-// Validates the call (InvalidArgument before any backend sees it), places it and runs it.
+struct Placement {
+  Backend* backend = nullptr;
+  std::string reason;  // logged: why this backend runs the call
+};
+
+// auto: the first GPU backend that supports the call (restricted to `only`), else the CPU; gpu: that GPU or
+// DeviceError with the reasons; cpu: the CPU. InvalidArgument when the CPU is chosen for a call it cannot run
+// (device batches).
+Result<Placement> placement_choose(const BackendRegistry& registry, ExecMode mode, const OpCall& call,
+                                   std::optional<BackendKind> only = std::nullopt);
+
+using LogFn = std::function<void(const std::string&)>;
+
+// Runs op calls with one set of options and keeps what their fallbacks taught across calls: the GPU batch size
+// that fits, and whether the GPU failed (later calls then go straight to the CPU). A job holds one executor for all
+// its calls; op_run() is an executor for a single call. Thread-safe.
+class OpExecutor {
+ public:
+  // `log` receives the first message of each kind of fallback event; `registry` defaults to the process's.
+  explicit OpExecutor(ExecOptions options = {}, LogFn log = {}, const BackendRegistry* registry = nullptr);
+  OpExecutor(const OpExecutor&) = delete;
+  OpExecutor& operator=(const OpExecutor&) = delete;
+
+  // Validates the call (InvalidArgument before any backend sees it), places it and runs it, halving GPU batches
+  // that run out of memory and rerunning on the CPU after a GPU error (fallback_on_error, not in mode gpu).
+  Status run(const OpCall& call, ExecReport* report = nullptr);
+  // Where `call` would run now (nothing is validated or run); the first placement names the job's backend.
+  Result<Placement> place(const OpCall& call);
+
+  const ExecOptions& options() const { return m_options; }
+  bool moved_to_cpu() const { return m_on_cpu.load(); }
+  int64_t gpu_batch_limit() const { return m_batch_limit.load(); }
+  int64_t fallbacks() const;                // every event, counted
+  std::vector<std::string> events() const;  // each kind of event once, with its reason
+  // {"backend", "device", "moved_to_cpu", "fallbacks", "events", "gpu_batch_size" (GPU backends)}: the first
+  // placement's backend and what happened since.
+  std::string report_json() const;
+
+ private:
+  Status run_on_gpu(Backend& gpu, const OpCall& call, int64_t* done);
+  void record(const std::string& kind, const std::string& message);
+
+  ExecOptions m_options;
+  LogFn m_log;
+  const BackendRegistry& m_registry;
+  std::atomic<int64_t> m_batch_limit;
+  std::atomic<bool> m_on_cpu{false};
+  mutable std::mutex m_mutex;  // guards what follows
+  Backend* m_primary = nullptr;
+  std::set<std::string> m_seen;
+  std::vector<std::string> m_events;
+  int64_t m_count = 0;
+};
+
+// One call through a fresh executor.
 Status op_run(const OpCall& call, const ExecOptions& exec = {}, ExecReport* report = nullptr);
 
 // Applies the environment to `exec` for `op`: GPU_BACKEND (cpu|auto|cuda|opencl|rocm|mps), then ALL_GPU and the

@@ -1,4 +1,5 @@
-// The image-ops library: every op family, batched on every backend. See docs/ops/.
+// The ops library: one call per family, batched on every backend, placed and run by op_run (kiln/exec.h).
+// Parameters are in include/kiln/ops/<family>.h; docs/ops/ describes each family.
 #pragma once
 
 #include "kiln/exec.h"
@@ -8,5 +9,64 @@
 #include "kiln/ops/normalize.h"
 #include "kiln/ops/preprocess.h"
 #include "kiln/ops/quality.h"
+#include "kiln/ops/render.h"
 #include "kiln/ops/resize.h"
 #include "kiln/ops/warp.h"
+
+namespace kiln {
+
+// Windows of one series -> `out` (count images of the params' size and dtype, 1 channel).
+inline Status render(const RenderParams& params, const WindowBatch& windows, const BatchView& out,
+                     const ExecOptions& exec = {}, ExecReport* report = nullptr) {
+  KILN_TRY(render_validate(params, windows));
+  const RenderCall call(params, windows, out);
+  return op_run(call.call(), exec, report);
+}
+
+// Inputs and outputs: same channels (1, 3, 4), type (u8 or f32) and layout, pairwise; sizes may differ per image.
+inline Status resize(const ResizeParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
+                     const ExecOptions& exec = {}, ExecReport* report = nullptr) {
+  return op_run(OpCall{OpKind::kResize, &params, in, out, nullptr}, exec, report);
+}
+
+// Same type (u8, f16 or f32) and size in and out, pairwise.
+inline Status color_convert(const ColorParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
+                            const ExecOptions& exec = {}, ExecReport* report = nullptr) {
+  return op_run(OpCall{OpKind::kColor, &params, in, out, nullptr}, exec, report);
+}
+
+// in: u8 HWC, 1/3/4 channels, any sizes. out: f32 or f16, HWC or CHW, same channels; its sizes are the targets.
+inline Status preprocess(const PreprocessParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
+                         const ExecOptions& exec = {}, ExecReport* report = nullptr) {
+  return op_run(OpCall{OpKind::kPreprocess, &params, in, out, nullptr}, exec, report);
+}
+
+inline Status normalize(const NormalizeParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
+                        const ExecOptions& exec = {}, ExecReport* report = nullptr) {
+  return op_run(OpCall{OpKind::kNormalize, &params, in, out, nullptr}, exec, report);
+}
+
+// Fills results[i] (score included) for every image of `in` (u8).
+inline Status quality_measure(const QualityParams& params, const VarShapeBatchView& in, QualityMetrics* results,
+                              const ExecOptions& exec = {}, ExecReport* report = nullptr) {
+  return op_run(OpCall{OpKind::kQuality, &params, in, VarShapeBatchView{}, results}, exec, report);
+}
+
+// u8 HWC, 1/3/4 channels; out has the same shapes (it may be the input batch itself).
+inline Status enhance(const EnhanceParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
+                      const ExecOptions& exec = {}, ExecReport* report = nullptr) {
+  return op_run(OpCall{OpKind::kEnhance, &params, in, out, nullptr}, exec, report);
+}
+
+// u8 or f32 HWC, same channels and type pairwise; output sizes are the targets.
+inline Status warp_affine(const WarpParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
+                          const ExecOptions& exec = {}, ExecReport* report = nullptr) {
+  return op_run(OpCall{OpKind::kWarp, &params, in, out, nullptr}, exec, report);
+}
+
+inline Status mask_postprocess(const MaskParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
+                               const ExecOptions& exec = {}, ExecReport* report = nullptr) {
+  return op_run(OpCall{OpKind::kMask, &params, in, out, nullptr}, exec, report);
+}
+
+}  // namespace kiln

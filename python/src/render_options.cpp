@@ -1,8 +1,10 @@
 #include "render_options.h"
 
+#include <optional>
+
 #include "core/thread_pool.h"
 #include "errors.h"
-#include "exec/render_fallback.h"
+#include "kiln/exec.h"
 
 namespace kiln::py {
 
@@ -35,21 +37,18 @@ RenderOptions render_options_make(int32_t width, int32_t height, double line_wid
 
 Status render_execute(const RenderOptions& options, const WindowBatch& windows, const BatchView& out) {
   KILN_TRY(render_validate(options.params, windows));
-  KILN_TRY(render_validate_output(options.params, windows, out));
-  BackendRegistry& registry = BackendRegistry::instance();
-  const OpRequest request{OpKind::kRender, &options.params};
-  KILN_TRY_ASSIGN(const Placement placement, registry.place(options.mode, request));
-  Backend& backend = *placement.backend;
-  if (backend.is_gpu()) {
-    FallbackRenderer renderer(backend, registry.cpu(), true, kGpuBatchLimit, {});
-    return renderer.render(options.params, windows, out);
-  }
+  const RenderCall call(options.params, windows, out);
+  ExecOptions exec;
+  exec.mode = options.mode;
+  exec.gpu_batch_limit = kGpuBatchLimit;
+  KILN_TRY_ASSIGN(const Placement placement, placement_choose(BackendRegistry::instance(), exec.mode, call.call()));
   // A pool per call: cheap next to rendering, and safe in forked DataLoader workers (no threads inherited).
-  if (windows.count > 1 && options.threads != 1) {
-    ThreadPool pool(options.threads);
-    return backend.render(options.params, windows, out, &pool);
+  std::optional<ThreadPool> pool;
+  if (!placement.backend->is_gpu() && windows.count > 1 && options.threads != 1) {
+    pool.emplace(options.threads);
+    exec.pool = &*pool;
   }
-  return backend.render(options.params, windows, out, nullptr);
+  return op_run(call.call(), exec);
 }
 
 }  // namespace kiln::py

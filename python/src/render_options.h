@@ -6,7 +6,7 @@
 
 #include "kiln/device.h"
 #include "kiln/image.h"
-#include "kiln/ops.h"
+#include "kiln/ops/render.h"
 #include "kiln/status.h"
 
 namespace kiln::py {
@@ -21,8 +21,8 @@ struct RenderOptions {
 RenderOptions render_options_make(int32_t width, int32_t height, double line_width, const std::string& style,
                                   const std::string& mode, int32_t threads, const std::string& dtype);
 
-// Validates, places (BackendRegistry) and renders into `out`. GPU placements go through FallbackRenderer, so a
-// GPU error finishes the batch on the CPU. Call without the GIL.
+// Validates, places and renders into `out` through op_run, so a GPU error finishes the batch on the CPU. Call
+// without the GIL.
 Status render_execute(const RenderOptions& options, const WindowBatch& windows, const BatchView& out);
 
 }  // namespace kiln::py

@@ -36,33 +36,22 @@ Result<ExecMode> exec_mode_parse(const std::string& name) {
   return invalid_argument("unknown mode '" + name + "' (expected auto, gpu or cpu)");
 }
 
-const char* op_kind_name(OpKind op) {
-  switch (op) {
-    case OpKind::kRender: return "render";
-    case OpKind::kResize: return "resize";
-    case OpKind::kColor: return "color";
-    case OpKind::kPreprocess: return "preprocess";
-    case OpKind::kNormalize: return "normalize";
-    case OpKind::kQuality: return "quality";
-    case OpKind::kEnhance: return "enhance";
-    case OpKind::kWarp: return "warp";
-    case OpKind::kMask: return "mask";
-  }
-  return "?";
-}
+namespace {
 
-const char* op_gpu_switch_name(OpKind op) {
-  switch (op) {
-    case OpKind::kRender: return "RENDER_GPU";
-    case OpKind::kEnhance: return "IMAGE_ENHANCEMENT_GPU";
-    case OpKind::kQuality: return "QUALITY_CHECKS_GPU";
-    default: return "IMAGE_PROCESSING_GPU";
-  }
-}
+// The stream of backends that run calls to completion on the calling thread: nothing to order or wait for.
+class HostStream final : public Stream {
+ public:
+  explicit HostStream(Backend& backend) : m_backend(backend) {}
+  Backend& backend() const override { return m_backend; }
+  Status synchronize() override { return Status::ok(); }
 
-Status Backend::run(const OpCall& call, ThreadPool* /*pool*/) {
-  return Status(Errc::kNotImplemented, name() + " does not run " + op_kind_name(call.op));
-}
+ private:
+  Backend& m_backend;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Stream>> Backend::stream_create() { return std::unique_ptr<Stream>(std::make_unique<HostStream>(*this)); }
 
 Result<PoolBlock> Backend::host_acquire(size_t bytes) {
   void* memory = std::malloc(bytes);
@@ -108,33 +97,6 @@ void BackendRegistry::add(std::unique_ptr<Backend> backend, BackendStatus status
   } else {
     m_backends.push_back(std::move(backend));
   }
-}
-
-namespace {
-std::string unavailable_gpus(const std::vector<BackendStatus>& statuses) {
-  std::string text;
-  for (const auto& s : statuses) {
-    if (s.kind == BackendKind::kCpu || s.available) continue;
-    if (!text.empty()) text += "; ";
-    text += std::string(backend_kind_name(s.kind)) + ": " + s.reason;
-  }
-  return text.empty() ? "no GPU backend is compiled in" : text;
-}
-}  // namespace
-
-Result<Placement> BackendRegistry::place(ExecMode mode, const OpRequest& request,
-                                         std::optional<BackendKind> only) const {
-  const std::string op = op_kind_name(request.op);
-  if (mode == ExecMode::kCpu) return Placement{&cpu(), "mode cpu"};
-  std::string declined;
-  for (const auto& backend : m_backends) {
-    if (!backend->is_gpu() || (only && backend->kind() != *only)) continue;
-    if (backend->supports(request)) return Placement{backend.get(), backend->name() + " supports " + op};
-    declined += (declined.empty() ? "" : ", ") + backend->name() + " does not support this " + op;
-  }
-  const std::string why = declined.empty() ? unavailable_gpus(m_statuses) : declined;
-  if (mode == ExecMode::kGpu) return Status(Errc::kDeviceError, "--mode gpu: no usable GPU for " + op + " (" + why + ")");
-  return Placement{&cpu(), "no GPU (" + why + ")"};
 }
 
 }  // namespace kiln

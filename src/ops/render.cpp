@@ -1,16 +1,40 @@
-// Render op boundary: names and argument validation shared by every backend.
+// Render op boundary: names, argument validation shared by every backend, and render calls from window batches.
+#include "ops/render.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <string>
 
-#include "kiln/ops.h"
-
 namespace kiln {
 
 namespace {
+
 constexpr int32_t kMaxSide = 1 << 15;
 constexpr float kMaxLineWidth = 256.0f;
+
+Status params_validate(const RenderParams& params, int32_t seq_len, int32_t channels) {
+  if (params.width < 1 || params.height < 1 || params.width > kMaxSide || params.height > kMaxSide) {
+    return invalid_argument("image size " + std::to_string(params.width) + "x" + std::to_string(params.height) +
+                            " is outside 1..32768");
+  }
+  if (params.style == ChartStyle::kLine &&
+      !(std::isfinite(params.line_width) && params.line_width > 0.0f && params.line_width <= kMaxLineWidth)) {
+    return invalid_argument("line width must be in (0, 256] pixels");
+  }
+  if (params.dtype != PixelType::kU8 && params.dtype != PixelType::kF32) {
+    return invalid_argument("render: images are uint8 or float32");
+  }
+  if (seq_len < 2) return invalid_argument("seq_len must be at least 2");
+  if (channels != 1 && channels != 4) {
+    return invalid_argument("series must have 1 or 4 (OHLC) channels, not " + std::to_string(channels));
+  }
+  if (params.style == ChartStyle::kOhlc && channels != 4) {
+    return invalid_argument("OHLC bars need Open/High/Low/Close data (use --ohlc input)");
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 const char* chart_style_name(ChartStyle style) { return style == ChartStyle::kLine ? "line" : "ohlc"; }
@@ -24,37 +48,54 @@ Result<ChartStyle> chart_style_parse(const std::string& name) {
 }
 
 Status render_validate(const RenderParams& params, const WindowBatch& windows) {
-  if (params.width < 1 || params.height < 1 || params.width > kMaxSide || params.height > kMaxSide) {
-    return invalid_argument("image size " + std::to_string(params.width) + "x" + std::to_string(params.height) +
-                            " is outside 1..32768");
-  }
-  if (params.style == ChartStyle::kLine &&
-      !(std::isfinite(params.line_width) && params.line_width > 0.0f && params.line_width <= kMaxLineWidth)) {
-    return invalid_argument("line width must be in (0, 256] pixels");
-  }
-  if (windows.seq_len < 2) return invalid_argument("seq_len must be at least 2");
   if (windows.count < 0) return invalid_argument("negative window count");
   if (windows.count > 0 && (windows.series == nullptr || windows.starts == nullptr)) {
     return invalid_argument("window batch has no data");
   }
-  if (windows.channels != 1 && windows.channels != 4) {
-    return invalid_argument("series must have 1 or 4 (OHLC) channels, not " + std::to_string(windows.channels));
-  }
-  if (params.style == ChartStyle::kOhlc && windows.channels != 4) {
-    return invalid_argument("OHLC bars need Open/High/Low/Close data (use --ohlc input)");
+  return params_validate(params, windows.seq_len, windows.channels);
+}
+
+Status render_validate(const OpCall& call) {
+  const auto& params = *static_cast<const RenderParams*>(call.params);
+  if (call.out.count != call.in.count) return invalid_argument("render: one output image per window");
+  if (call.in.count == 0) return params_validate(params, 2, params.style == ChartStyle::kOhlc ? 4 : 1);
+  const int32_t seq_len = render_seq_len(call);
+  const int32_t channels = render_channels(call);
+  KILN_TRY(params_validate(params, seq_len, channels));
+  const size_t pixel = pixel_type_size(params.dtype);
+  for (int64_t i = 0; i < call.in.count; ++i) {
+    const ImageView& w = call.in[i];
+    if (w.type != PixelType::kF32 || w.layout != Layout::kHWC || w.height != 1 || w.width != seq_len ||
+        w.channels != channels) {
+      return invalid_argument("render: window " + std::to_string(i) + " is not a 1 x " + std::to_string(seq_len) +
+                              " float32 view with " + std::to_string(channels) + " channels like the first");
+    }
+    const ImageView& o = call.out[i];
+    if (o.width != params.width || o.height != params.height || o.channels != 1 || o.type != params.dtype ||
+        o.layout != Layout::kHWC || o.row_stride != static_cast<int64_t>(pixel) * o.width) {
+      return invalid_argument("render: output image " + std::to_string(i) +
+                              " does not match the render parameters (packed " + std::to_string(params.width) + "x" +
+                              std::to_string(params.height) + " " + pixel_type_name(params.dtype) + ")");
+    }
   }
   return Status::ok();
 }
 
-Status render_validate_output(const RenderParams& params, const WindowBatch& windows, const BatchView& out) {
-  KILN_TRY(render_validate(params, windows));
-  if (out.count != windows.count || out.width != params.width || out.height != params.height ||
-      out.channels != 1 || out.type != params.dtype) {
-    return invalid_argument("output batch does not match the render parameters");
+ImageView render_window_view(const float* series, int32_t channels, int64_t start, int32_t seq_len) {
+  return image_view_packed(const_cast<float*>(series + start * channels), seq_len, 1, channels, PixelType::kF32);
+}
+
+RenderCall::RenderCall(const RenderParams& params, const WindowBatch& windows, const BatchView& out) {
+  m_windows.reserve(static_cast<size_t>(std::max<int64_t>(windows.count, 0)));
+  for (int64_t i = 0; i < windows.count; ++i) {
+    m_windows.push_back(render_window_view(windows.series, windows.channels, windows.starts[i], windows.seq_len));
   }
-  if (windows.count > 0 && out.data == nullptr) return invalid_argument("output batch has no storage");
-  if (out.image_stride < static_cast<int64_t>(out.image_bytes())) return invalid_argument("output images overlap");
-  return Status::ok();
+  m_images.reserve(static_cast<size_t>(std::max<int64_t>(out.count, 0)));
+  for (int64_t i = 0; i < out.count; ++i) m_images.push_back(out.image(i));
+  m_call.op = OpKind::kRender;
+  m_call.params = &params;
+  m_call.in = VarShapeBatchView{m_windows.data(), static_cast<int64_t>(m_windows.size()), MemorySpace::kHost};
+  m_call.out = VarShapeBatchView{m_images.data(), static_cast<int64_t>(m_images.size()), MemorySpace::kHost};
 }
 
 }  // namespace kiln

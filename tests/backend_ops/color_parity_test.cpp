@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/image_ops_util.h"
+#include "kiln/image_ops.h"
 #include "kiln/ops/color.h"
 #include "ops/color.h"
 
@@ -50,9 +51,9 @@ TEST(ColorParity, GpuMatchesCpuExactly) {
         const OpCall cpu_call{OpKind::kColor, &params, in.view(), want.view(), nullptr};
         const OpCall gpu_call{OpKind::kColor, &params, in.view(), got.view(), nullptr};
         ASSERT_TRUE(op_validate(cpu_call).is_ok());
-        ASSERT_TRUE(cpu->run(cpu_call, nullptr).is_ok());
-        ASSERT_TRUE(named.backend->supports(OpRequest{OpKind::kColor, nullptr, &gpu_call})) << named.name;
-        const Status s = named.backend->run(gpu_call, nullptr);
+        ASSERT_TRUE(cpu->run(cpu_call, {}).is_ok());
+        ASSERT_TRUE(named.backend->supports(gpu_call)) << named.name;
+        const Status s = named.backend->run(gpu_call, {});
         ASSERT_TRUE(s.is_ok()) << named.name << ": " << s.message();
         for (int64_t i = 0; i < in.count(); ++i) {
           EXPECT_EQ(std::memcmp(want[i].data, got[i].data, want[i].packed_bytes()), 0)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend_ops/test_backends.h"
+#include "common/render_helpers.h"
 #include "core/buffer_pool.h"
 #include "core/fault.h"
 #include "kiln/device.h"
@@ -76,9 +77,9 @@ Batch make_batch(ChartStyle style, int32_t width, int32_t height, int32_t seq_le
 }
 
 std::vector<uint8_t> render_to_vector(Backend& backend, const Batch& b, Status* status,
-                                      RenderTimings* timings = nullptr) {
+                                      OpTimings* timings = nullptr) {
   std::vector<uint8_t> out(b.bytes(), 0xAB);
-  *status = backend.render(b.params, b.windows(), b.view(out.data()), nullptr, timings);
+  *status = test::render_on(backend, b.params, b.windows(), b.view(out.data()), timings);
   return out;
 }
 
@@ -138,11 +139,10 @@ TEST_F(CudaBackendTest, Identity) {
   EXPECT_EQ(backend().name(), "cuda");
   EXPECT_TRUE(backend().is_gpu());
   RenderParams params;
-  OpRequest request{OpKind::kRender, &params};
-  EXPECT_TRUE(backend().supports(request));
+  EXPECT_TRUE(test::render_supported(backend(), params));
   params.style = ChartStyle::kOhlc;
   params.dtype = PixelType::kF32;
-  EXPECT_TRUE(backend().supports(request));
+  EXPECT_TRUE(test::render_supported(backend(), params, 4));
 }
 
 TEST_F(CudaBackendTest, DeviceInfo) {
@@ -227,9 +227,9 @@ TEST_F(CudaBackendTest, EmptyBatchAndBadOutput) {
   std::vector<uint8_t> out(b.bytes());
   BatchView view = b.view(out.data());
   view.width = 63;
-  EXPECT_EQ(backend().render(b.params, b.windows(), view, nullptr).code(), Errc::kInvalidArgument);
+  EXPECT_EQ(test::render_on(backend(), b.params, b.windows(), view).code(), Errc::kInvalidArgument);
   b.params.style = ChartStyle::kOhlc;  // one channel cannot be drawn as bars
-  EXPECT_EQ(backend().render(b.params, b.windows(), b.view(out.data()), nullptr).code(), Errc::kInvalidArgument);
+  EXPECT_EQ(test::render_on(backend(), b.params, b.windows(), b.view(out.data())).code(), Errc::kInvalidArgument);
 }
 
 TEST_F(CudaBackendTest, PoolReusesBlocksAcrossRenders) {
@@ -341,7 +341,7 @@ TEST_F(CudaBackendTest, PinnedAndStridedOutputs) {
   ASSERT_GE(block.value().bytes, b.bytes());
   void* pinned = reinterpret_cast<void*>(block.value().handle);
   std::memset(pinned, 0xAB, b.bytes());
-  ASSERT_TRUE(backend().render(b.params, b.windows(), b.view(pinned), nullptr).is_ok());
+  ASSERT_TRUE(test::render_on(backend(), b.params, b.windows(), b.view(pinned)).is_ok());
   EXPECT_EQ(std::memcmp(pinned, expected.data(), expected.size()), 0);
   backend().host_release(block.value());
 
@@ -352,7 +352,7 @@ TEST_F(CudaBackendTest, PinnedAndStridedOutputs) {
   std::vector<uint8_t> pageable(strided_bytes);
   for (uint8_t* data : {reinterpret_cast<uint8_t*>(strided_block.value().handle), pageable.data()}) {
     std::memset(data, 0xCD, strided_bytes);
-    ASSERT_TRUE(backend().render(b.params, b.windows(), b.view(data, padded), nullptr).is_ok());
+    ASSERT_TRUE(test::render_on(backend(), b.params, b.windows(), b.view(data, padded)).is_ok());
     for (size_t i = 0; i < b.starts.size(); ++i) {
       EXPECT_EQ(std::memcmp(data + i * padded, expected.data() + i * image_bytes, image_bytes), 0) << "image " << i;
       for (int64_t j = image_bytes; j < padded; ++j) ASSERT_EQ(data[i * padded + j], 0xCD);
@@ -363,7 +363,7 @@ TEST_F(CudaBackendTest, PinnedAndStridedOutputs) {
 
 TEST_F(CudaBackendTest, ReportsTimings) {
   const Batch b = make_batch(ChartStyle::kLine, 800, 500, 100, 8, 12);
-  RenderTimings timings;
+  OpTimings timings;
   timings.kernel_ms = -1.0;
   Status status;
   (void)render_to_vector(backend(), b, &status, &timings);

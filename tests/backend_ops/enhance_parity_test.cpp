@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/image_ops_util.h"
+#include "kiln/image_ops.h"
 #include "kiln/ops/enhance.h"
 #include "ops/enhance.h"
 
@@ -74,12 +75,12 @@ TEST(EnhanceParity, GpuMatchesCpu) {
     VarShapeBatch expected = filled_batch(shapes);
     const OpCall cpu_call{OpKind::kEnhance, &k.params, in.view(), expected.view(), nullptr};
     ASSERT_TRUE(op_validate(cpu_call).is_ok());
-    ASSERT_TRUE(cpu->run(cpu_call, nullptr).is_ok()) << k.name;
+    ASSERT_TRUE(cpu->run(cpu_call, {}).is_ok()) << k.name;
     for (auto& gpu : gpus) {
       VarShapeBatch got = filled_batch(shapes);
       const OpCall call{OpKind::kEnhance, &k.params, in.view(), got.view(), nullptr};
-      ASSERT_TRUE(gpu.backend->supports(OpRequest{OpKind::kEnhance, nullptr, &call})) << gpu.name << " " << k.name;
-      const Status s = gpu.backend->run(call, nullptr);
+      ASSERT_TRUE(gpu.backend->supports(call)) << gpu.name << " " << k.name;
+      const Status s = gpu.backend->run(call, {});
       ASSERT_TRUE(s.is_ok()) << gpu.name << " " << k.name << ": " << s.message();
       for (int64_t i = 0; i < in.count(); ++i) {
         const ImageDiff d = image_diff(expected[i], got[i]);
@@ -98,11 +99,11 @@ TEST(EnhanceParity, StridedViewsAndSingleImage) {
   const EnhanceParams p = enhance_params_predecessor();
   VarShapeBatch expected = filled_batch({{61, 41, 3}});
   auto cpu = cpu_backend_create();
-  ASSERT_TRUE(cpu->run(OpCall{OpKind::kEnhance, &p, in.view(), expected.view(), nullptr}, nullptr).is_ok());
+  ASSERT_TRUE(cpu->run(OpCall{OpKind::kEnhance, &p, in.view(), expected.view(), nullptr}, {}).is_ok());
   for (auto& gpu : gpus) {
     VarShapeBatch out_big = filled_batch({{70, 50, 3}});
     const VarShapeBatch out = VarShapeBatch::wrap({out_big[0].crop(2, 4, 61, 41)});
-    const Status s = gpu.backend->run(OpCall{OpKind::kEnhance, &p, in.view(), out.view(), nullptr}, nullptr);
+    const Status s = gpu.backend->run(OpCall{OpKind::kEnhance, &p, in.view(), out.view(), nullptr}, {});
     ASSERT_TRUE(s.is_ok()) << gpu.name << ": " << s.message();
     EXPECT_EQ(image_diff(expected[0], out[0]).max_abs, 0.0) << gpu.name;
   }
@@ -117,7 +118,7 @@ TEST(EnhanceParity, CoverageListing) {
   for (const ParityCase& k : parity_cases()) {
     const OpCall call{OpKind::kEnhance, &k.params, in.view(), out.view(), nullptr};
     for (auto& gpu : gpus) {
-      EXPECT_TRUE(gpu.backend->supports(OpRequest{OpKind::kEnhance, nullptr, &call})) << gpu.name << " " << k.name;
+      EXPECT_TRUE(gpu.backend->supports(call)) << gpu.name << " " << k.name;
     }
   }
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/image_ops_util.h"
+#include "kiln/image_ops.h"
 #include "kiln/ops/mask.h"
 #include "ops/mask.h"
 
@@ -77,12 +78,12 @@ TEST(MaskParity, GpuMatchesCpu) {
       const OpCall cpu_call{OpKind::kMask, &c.params, in.view(), want.view(), nullptr};
       const OpCall gpu_call{OpKind::kMask, &c.params, in.view(), got.view(), nullptr};
       ASSERT_TRUE(op_validate(cpu_call).is_ok());
-      ASSERT_TRUE(cpu->run(cpu_call, nullptr).is_ok());
-      if (!named.backend->supports(OpRequest{OpKind::kMask, nullptr, &gpu_call})) {
+      ASSERT_TRUE(cpu->run(cpu_call, {}).is_ok());
+      if (!named.backend->supports(gpu_call)) {
         ADD_FAILURE() << named.name << " does not support a host-batch mask call";
         continue;
       }
-      const Status status = named.backend->run(gpu_call, nullptr);
+      const Status status = named.backend->run(gpu_call, {});
       ASSERT_TRUE(status.is_ok()) << status.to_string();
       for (int64_t i = 0; i < in.count(); ++i) {
         const test::ImageDiff d = test::image_diff(want[i], got[i]);
@@ -110,7 +111,7 @@ TEST(MaskParity, CudaDeviceBatchWithLargestComponentIsNotSupported) {
     in_view.space = MemorySpace::kDevice;
     out_view.space = MemorySpace::kDevice;
     const OpCall call{OpKind::kMask, &p, in_view, out_view, nullptr};
-    EXPECT_FALSE(named.backend->supports(OpRequest{OpKind::kMask, nullptr, &call}));
+    EXPECT_FALSE(named.backend->supports(call));
     return;
   }
   GTEST_SKIP() << "no CUDA device";

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/image_ops_util.h"
+#include "kiln/image_ops.h"
 #include "kiln/ops/normalize.h"
 #include "ops/normalize.h"
 
@@ -34,9 +35,9 @@ TEST(NormalizeParity, GpuMatchesCpuExactly) {
       const OpCall cpu_call{OpKind::kNormalize, &params, in.view(), want.view(), nullptr};
       const OpCall gpu_call{OpKind::kNormalize, &params, in.view(), got.view(), nullptr};
       ASSERT_TRUE(op_validate(cpu_call).is_ok());
-      ASSERT_TRUE(cpu->run(cpu_call, nullptr).is_ok());
-      ASSERT_TRUE(named.backend->supports(OpRequest{OpKind::kNormalize, nullptr, &gpu_call})) << named.name;
-      const Status s = named.backend->run(gpu_call, nullptr);
+      ASSERT_TRUE(cpu->run(cpu_call, {}).is_ok());
+      ASSERT_TRUE(named.backend->supports(gpu_call)) << named.name;
+      const Status s = named.backend->run(gpu_call, {});
       ASSERT_TRUE(s.is_ok()) << named.name << ": " << s.message();
       for (int64_t i = 0; i < in.count(); ++i) {
         EXPECT_EQ(std::memcmp(want[i].data, got[i].data, want[i].packed_bytes()), 0)
@@ -45,7 +46,7 @@ TEST(NormalizeParity, GpuMatchesCpuExactly) {
       // In place through the GPU: the output batch is the input batch.
       const auto inplace = test::random_batch(shapes, seed, -2.0f, 2.0f);
       const OpCall inplace_call{OpKind::kNormalize, &params, inplace.view(), inplace.view(), nullptr};
-      ASSERT_TRUE(named.backend->run(inplace_call, nullptr).is_ok());
+      ASSERT_TRUE(named.backend->run(inplace_call, {}).is_ok());
       for (int64_t i = 0; i < in.count(); ++i) {
         EXPECT_EQ(std::memcmp(want[i].data, inplace[i].data, want[i].packed_bytes()), 0) << named.name << " in place";
       }

@@ -12,6 +12,7 @@
 #include "backend_ops/test_backends.h"
 #include "core/buffer_pool.h"
 #include "core/fault.h"
+#include "common/render_helpers.h"
 #include "ops/cpu/render_cpu.h"
 #if KILN_HAS_OPENCL
 #include "ops/opencl/opencl_runtime.h"
@@ -74,17 +75,18 @@ BatchView batch_view(void* data, const RenderParams& p, int64_t count, int64_t s
 }
 
 Status render_into(Backend& backend, const RenderParams& p, const TestBatch& b, std::vector<uint8_t>* out,
-                   RenderTimings* timings = nullptr) {
+                   OpTimings* timings = nullptr) {
   out->assign(image_bytes(p) * b.starts.size(), 0xAB);
-  return backend.render(p, b.view(), batch_view(out->data(), p, static_cast<int64_t>(b.starts.size())), nullptr,
-                        timings);
+  return test::render_on(backend, p, b.view(), batch_view(out->data(), p, static_cast<int64_t>(b.starts.size())),
+                         timings);
 }
 
 // The CPU reference (scalar variant) of the same batch.
 std::vector<uint8_t> render_reference(const RenderParams& p, const TestBatch& b) {
   std::vector<uint8_t> out(image_bytes(p) * b.starts.size(), 0xCD);
   const auto count = static_cast<int64_t>(b.starts.size());
-  scalar::render_images(p, b.view(), batch_view(out.data(), p, count), 0, count);
+  const RenderCall call(p, b.view(), batch_view(out.data(), p, count));
+  scalar::render_images(p, call.call().in, call.call().out, 0, count);
   return out;
 }
 
@@ -129,20 +131,23 @@ TEST_F(OpenclBackendTest, DescribesItsDevice) {
   EXPECT_EQ(devices[0].free_memory, devices[0].total_memory - devices[0].pool_bytes);
 }
 
-TEST_F(OpenclBackendTest, SupportsValidRenderRequestsOnly) {
+TEST_F(OpenclBackendTest, SupportsRenderCallsWhoseImagesFit) {
   RenderParams good = line_params(800, 500);
-  EXPECT_TRUE(m_backend->supports(OpRequest{OpKind::kRender, &good}));
+  EXPECT_TRUE(test::render_supported(*m_backend, good));
   RenderParams ohlc = good;
   ohlc.style = ChartStyle::kOhlc;
   ohlc.dtype = PixelType::kF32;
-  EXPECT_TRUE(m_backend->supports(OpRequest{OpKind::kRender, &ohlc}));
+  EXPECT_TRUE(test::render_supported(*m_backend, ohlc, 4));
+  // Invalid parameters never reach a backend: the op boundary refuses them first.
+  const TestBatch batch = make_batch(1, 10);
   RenderParams empty = good;
   empty.width = 0;
-  EXPECT_FALSE(m_backend->supports(OpRequest{OpKind::kRender, &empty}));
   RenderParams no_line = good;
   no_line.line_width = 0.0f;
-  EXPECT_FALSE(m_backend->supports(OpRequest{OpKind::kRender, &no_line}));
-  EXPECT_FALSE(m_backend->supports(OpRequest{OpKind::kRender, nullptr}));
+  for (const RenderParams& bad : {empty, no_line}) {
+    EXPECT_EQ(test::render_on(*m_backend, bad, batch.view(), batch_view(nullptr, bad, 1)).code(),
+              Errc::kInvalidArgument);
+  }
 }
 
 TEST_F(OpenclBackendTest, ValidatesItsArguments) {
@@ -152,16 +157,16 @@ TEST_F(OpenclBackendTest, ValidatesItsArguments) {
   // Output shape that does not match the params.
   BatchView wrong = batch_view(out.data(), p, 2);
   wrong.width = 63;
-  EXPECT_EQ(m_backend->render(p, batch.view(), wrong, nullptr).code(), Errc::kInvalidArgument);
+  EXPECT_EQ(test::render_on(*m_backend, p, batch.view(), wrong).code(), Errc::kInvalidArgument);
   // OHLC from a 1-channel series.
   RenderParams ohlc = p;
   ohlc.style = ChartStyle::kOhlc;
-  EXPECT_EQ(m_backend->render(ohlc, batch.view(), batch_view(out.data(), p, 2), nullptr).code(),
+  EXPECT_EQ(test::render_on(*m_backend, ohlc, batch.view(), batch_view(out.data(), p, 2)).code(),
             Errc::kInvalidArgument);
   // An empty batch is fine and touches nothing.
   WindowBatch none = batch.view();
   none.count = 0;
-  EXPECT_TRUE(m_backend->render(p, none, batch_view(nullptr, p, 0), nullptr).is_ok());
+  EXPECT_TRUE(test::render_on(*m_backend, p, none, batch_view(nullptr, p, 0)).is_ok());
   EXPECT_EQ(m_backend->memory_stats().allocations, 0u);
 }
 
@@ -209,7 +214,7 @@ TEST_F(OpenclBackendTest, WritesStridedOutputsAndLeavesTheGapsAlone) {
   const size_t stride = packed + 100;
   std::vector<uint8_t> out(stride * 4, 0x5A);
   ASSERT_TRUE(
-      m_backend->render(p, batch.view(), batch_view(out.data(), p, 4, static_cast<int64_t>(stride)), nullptr).is_ok());
+      test::render_on(*m_backend, p, batch.view(), batch_view(out.data(), p, 4, static_cast<int64_t>(stride))).is_ok());
   const auto expected = render_reference(p, batch);
   for (size_t i = 0; i < 4; ++i) {
     EXPECT_EQ(std::memcmp(out.data() + i * stride, expected.data() + i * packed, packed), 0) << "image " << i;
@@ -264,7 +269,7 @@ TEST_F(OpenclBackendTest, MemoryLimitIsRespected) {
 
   // A request that can never fit is not placed on this backend.
   RenderParams huge = line_params(2048, 2048);
-  EXPECT_FALSE(limited.supports(OpRequest{OpKind::kRender, &huge}));
+  EXPECT_FALSE(test::render_supported(limited, huge));
 }
 
 TEST_F(OpenclBackendTest, InjectedFaultsAreReportedAndRecoveredFrom) {
@@ -335,7 +340,7 @@ TEST_F(OpenclBackendTest, RendersIntoHostAcquiredMemory) {
   ASSERT_GE(block->bytes, bytes);
   auto* data = reinterpret_cast<uint8_t*>(block->handle);
   std::memset(data, 0x11, block->bytes);
-  ASSERT_TRUE(m_backend->render(p, batch.view(), batch_view(data, p, 4), nullptr).is_ok());
+  ASSERT_TRUE(test::render_on(*m_backend, p, batch.view(), batch_view(data, p, 4)).is_ok());
   const auto expected = render_reference(p, batch);
   EXPECT_EQ(std::memcmp(data, expected.data(), bytes), 0);
   if (block->bytes > bytes) {
@@ -350,7 +355,7 @@ TEST_F(OpenclBackendTest, RendersIntoHostAcquiredMemory) {
   EXPECT_EQ(again->handle, first.handle);
   auto* inner = reinterpret_cast<uint8_t*>(again->handle) + image_bytes(p);
   const TestBatch three = make_batch(3, 60);
-  ASSERT_TRUE(m_backend->render(p, three.view(), batch_view(inner, p, 3), nullptr).is_ok());
+  ASSERT_TRUE(test::render_on(*m_backend, p, three.view(), batch_view(inner, p, 3)).is_ok());
   EXPECT_EQ(std::memcmp(inner, render_reference(p, three).data(), image_bytes(p) * 3), 0);
   m_backend->host_release(again.value());
 }
@@ -359,7 +364,7 @@ TEST_F(OpenclBackendTest, ReportsTimings) {
   const TestBatch batch = make_batch(4, 100);
   const RenderParams p = line_params(400, 200);
   std::vector<uint8_t> out;
-  RenderTimings timings;
+  OpTimings timings;
   timings.upload_ms = timings.kernel_ms = timings.download_ms = -1.0;
   ASSERT_TRUE(render_into(*m_backend, p, batch, &out, &timings).is_ok());
   EXPECT_GE(timings.upload_ms, 0.0);

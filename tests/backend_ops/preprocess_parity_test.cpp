@@ -10,6 +10,7 @@
 
 #include "backend_ops/test_backends.h"
 #include "common/image_ops_util.h"
+#include "kiln/image_ops.h"
 #include "kiln/ops/preprocess.h"
 #include "ops/preprocess.h"
 
@@ -54,14 +55,14 @@ TEST(PreprocessParity, GpuBackendsMatchTheCpu) {
             params.std[3] = 0.3f;
             auto expected = test::filled_batch(out_shapes);
             const OpCall cpu_call{OpKind::kPreprocess, &params, in.view(), expected.view(), nullptr};
-            ASSERT_TRUE(cpu->run(cpu_call, nullptr).is_ok());
+            ASSERT_TRUE(cpu->run(cpu_call, {}).is_ok());
             for (auto& named : backends) {
               SCOPED_TRACE(named.name + " " + interp_name(interp) + (fit == ResizeFit::kLetterbox ? " letterbox " : " stretch ") +
                            pixel_type_name(type) + " " + layout_name(layout) + (swap ? " swap" : ""));
               auto actual = test::filled_batch(out_shapes);
               const OpCall call{OpKind::kPreprocess, &params, in.view(), actual.view(), nullptr};
-              ASSERT_TRUE(named.backend->supports(OpRequest{OpKind::kPreprocess, nullptr, &call}));
-              const Status status = named.backend->run(call, nullptr);
+              ASSERT_TRUE(named.backend->supports(call));
+              const Status status = named.backend->run(call, {});
               ASSERT_TRUE(status.is_ok()) << status.to_string();
               for (int64_t i = 0; i < actual.count(); ++i) {
                 ASSERT_EQ(std::memcmp(actual[i].data, expected[i].data, actual[i].packed_bytes()), 0)

@@ -72,15 +72,15 @@ TEST(QualityParity, GpuMatchesCpu) {
     std::vector<QualityMetrics> want(static_cast<size_t>(batch.count()));
     const OpCall cpu_call{OpKind::kQuality, &params, batch.view(), VarShapeBatchView{}, want.data()};
     ASSERT_TRUE(op_validate(cpu_call).is_ok());
-    ASSERT_TRUE(cpu->run(cpu_call, nullptr).is_ok()) << c.name;
+    ASSERT_TRUE(cpu->run(cpu_call, {}).is_ok()) << c.name;
     for (auto& [name, backend] : backends) {
       std::vector<QualityMetrics> got(static_cast<size_t>(batch.count()));
       const OpCall call{OpKind::kQuality, &params, batch.view(), VarShapeBatchView{}, got.data()};
-      if (!backend->supports(OpRequest{OpKind::kQuality, nullptr, &call})) {
+      if (!backend->supports(call)) {
         ADD_FAILURE() << name << " does not support quality case " << c.name;
         continue;
       }
-      const Status st = backend->run(call, nullptr);
+      const Status st = backend->run(call, {});
       ASSERT_TRUE(st.is_ok()) << name << " " << c.name << ": " << st.message();
       for (size_t i = 0; i < got.size(); ++i) {
         const ImageShape& s = c.shapes[i];
@@ -100,8 +100,8 @@ TEST(QualityParity, EmptyBatchOnGpu) {
   QualityMetrics m;
   const OpCall call{OpKind::kQuality, &params, VarShapeBatchView{}, VarShapeBatchView{}, &m};
   for (auto& [name, backend] : backends) {
-    ASSERT_TRUE(backend->supports(OpRequest{OpKind::kQuality, nullptr, &call})) << name;
-    EXPECT_TRUE(backend->run(call, nullptr).is_ok()) << name;
+    ASSERT_TRUE(backend->supports(call)) << name;
+    EXPECT_TRUE(backend->run(call, {}).is_ok()) << name;
   }
 }
 

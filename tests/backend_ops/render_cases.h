@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/ops.h"
+#include "kiln/ops/render.h"
 
 namespace kiln::test {
 

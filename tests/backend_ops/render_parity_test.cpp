@@ -7,6 +7,7 @@
 
 #include "backend_ops/render_cases.h"
 #include "backend_ops/test_backends.h"
+#include "common/render_helpers.h"
 #include "ops/cpu/render_cpu.h"
 
 namespace kiln {
@@ -14,7 +15,7 @@ namespace {
 
 class RenderParity : public ::testing::TestWithParam<BackendKind> {};
 
-std::vector<uint8_t> render_on(Backend& backend, const test::RenderCase& c, const std::vector<float>& series,
+std::vector<uint8_t> render_case(Backend& backend, const test::RenderCase& c, const std::vector<float>& series,
                                Status* status) {
   const int32_t channels = c.params.style == ChartStyle::kOhlc ? 4 : 1;
   std::vector<int64_t> starts;
@@ -24,7 +25,7 @@ std::vector<uint8_t> render_on(Backend& backend, const test::RenderCase& c, cons
   std::vector<uint8_t> out(image_bytes * static_cast<size_t>(c.windows), 0xAB);
   const BatchView view{out.data(), c.windows, c.params.width, c.params.height, 1, c.params.dtype,
                        static_cast<int64_t>(image_bytes)};
-  *status = backend.render(c.params, windows, view, nullptr);
+  *status = test::render_on(backend, c.params, windows, view);
   return out;
 }
 
@@ -55,8 +56,8 @@ TEST_P(RenderParity, EveryCaseMatchesTheCpuReference) {
     const auto series = test::render_case_series(c);
     Status cpu_status;
     Status gpu_status;
-    const auto expected = render_on(*cpu, c, series, &cpu_status);
-    const auto actual = render_on(*backend.value(), c, series, &gpu_status);
+    const auto expected = render_case(*cpu, c, series, &cpu_status);
+    const auto actual = render_case(*backend.value(), c, series, &gpu_status);
     ASSERT_TRUE(cpu_status.is_ok()) << cpu_status.to_string();
     ASSERT_TRUE(gpu_status.is_ok()) << gpu_status.to_string();
     EXPECT_LE(max_abs_diff(expected, actual, c.params.dtype), c.max_abs_diff);

@@ -9,6 +9,7 @@
 
 #include "backend_ops/test_backends.h"
 #include "common/image_ops_util.h"
+#include "kiln/image_ops.h"
 #include "kiln/ops/resize.h"
 #include "ops/resize.h"
 
@@ -71,15 +72,15 @@ TEST(ResizeParity, GpuBackendsMatchTheCpu) {
     if (c.rois) params.rois = rois.data();
     auto expected = test::filled_batch(out_shapes);
     const OpCall cpu_call{OpKind::kResize, &params, in.view(), expected.view(), nullptr};
-    ASSERT_TRUE(cpu->run(cpu_call, nullptr).is_ok());
+    ASSERT_TRUE(cpu->run(cpu_call, {}).is_ok());
     for (auto& named : backends) {
       const std::string trace = named.name + " " + interp_name(c.interp) + (c.fit == ResizeFit::kLetterbox ? " letterbox " : " stretch ") +
                                 pixel_type_name(c.type) + " " + layout_name(c.layout) + (c.rois ? " rois" : "");
       SCOPED_TRACE(trace);
       auto actual = test::filled_batch(out_shapes);
       const OpCall call{OpKind::kResize, &params, in.view(), actual.view(), nullptr};
-      ASSERT_TRUE(named.backend->supports(OpRequest{OpKind::kResize, nullptr, &call}));
-      const Status status = named.backend->run(call, nullptr);
+      ASSERT_TRUE(named.backend->supports(call));
+      const Status status = named.backend->run(call, {});
       ASSERT_TRUE(status.is_ok()) << status.to_string();
       for (int64_t i = 0; i < actual.count(); ++i) {
         const auto diff = test::image_diff(actual[i], expected[i], 0.0);

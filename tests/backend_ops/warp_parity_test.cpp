@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/image_ops_util.h"
+#include "kiln/image_ops.h"
 #include "kiln/ops/warp.h"
 #include "ops/warp.h"
 
@@ -52,9 +53,9 @@ TEST(WarpParity, GpuMatchesCpuExactly) {
             const OpCall cpu_call{OpKind::kWarp, &params, in.view(), want.view(), nullptr};
             const OpCall gpu_call{OpKind::kWarp, &params, in.view(), got.view(), nullptr};
             ASSERT_TRUE(op_validate(cpu_call).is_ok());
-            ASSERT_TRUE(cpu->run(cpu_call, nullptr).is_ok());
-            ASSERT_TRUE(named.backend->supports(OpRequest{OpKind::kWarp, nullptr, &gpu_call})) << named.name;
-            const Status st = named.backend->run(gpu_call, nullptr);
+            ASSERT_TRUE(cpu->run(cpu_call, {}).is_ok());
+            ASSERT_TRUE(named.backend->supports(gpu_call)) << named.name;
+            const Status st = named.backend->run(gpu_call, {});
             ASSERT_TRUE(st.is_ok()) << named.name << ": " << st.message();
             for (int64_t i = 0; i < in.count(); ++i) {
               const auto diff = test::image_diff(want[i], got[i], 0.0);

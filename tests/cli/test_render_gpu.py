@@ -37,7 +37,7 @@ def test_kernel_fault_moves_the_rest_to_cpu_and_is_reported(tmp_path, cpu_refere
     out = tmp_path / "fault.h5"
     result = run_kiln(*ARGS, "-o", out, env={**OPENCL, "KILN_FAULT": "kernel:3"})
     assert "Fallbacks: 1" in result.stdout
-    assert result.stderr.count("rendering this batch and the rest of the job on the CPU") == 1
+    assert result.stderr.count("this batch and the rest of the job run on the CPU") == 1
     assert_same_output(cpu_reference, out, ignore=("created_at", "run_report", "fallbacks"))
     data, attrs = read_dataset(out)
     assert attrs["fallbacks"] == 1

@@ -5,9 +5,33 @@
 #include <memory>
 
 #include "core/thread_pool.h"
-#include "ops/cpu/render_cpu.h"
+#include "ops/render.h"
 
 namespace kiln::test {
+
+Status render_cpu_windows(const RenderParams& params, const WindowBatch& windows, const BatchView& out,
+                          ThreadPool* pool) {
+  KILN_TRY(render_validate(params, windows));
+  const RenderCall call(params, windows, out);
+  KILN_TRY(op_validate(call.call()));
+  return render_cpu(call.call(), pool);
+}
+
+Status render_on(Backend& backend, const RenderParams& params, const WindowBatch& windows, const BatchView& out,
+                 OpTimings* timings) {
+  KILN_TRY(render_validate(params, windows));
+  const RenderCall call(params, windows, out);
+  KILN_TRY(op_validate(call.call()));
+  return backend.run(call.call(), RunContext{nullptr, nullptr, timings});
+}
+
+bool render_supported(const Backend& backend, const RenderParams& params, int32_t channels) {
+  std::vector<float> window(static_cast<size_t>(2 * channels));
+  const int64_t start = 0;
+  const WindowBatch windows{window.data(), channels, &start, 1, 2};
+  const BatchView out{nullptr, 1, params.width, params.height, 1, params.dtype, 0};
+  return backend.supports(RenderCall(params, windows, out).call());
+}
 
 std::vector<uint8_t> render_window(const std::vector<float>& window, const RenderParams& params, int32_t channels) {
   const int64_t start = 0;
@@ -15,7 +39,7 @@ std::vector<uint8_t> render_window(const std::vector<float>& window, const Rende
   std::vector<uint8_t> image(static_cast<size_t>(params.width) * params.height);
   const BatchView out{image.data(), 1, params.width, params.height, 1, PixelType::kU8,
                       static_cast<int64_t>(image.size())};
-  const Status status = render_cpu(params, windows, out, nullptr);
+  const Status status = render_cpu_windows(params, windows, out);
   EXPECT_TRUE(status.is_ok()) << status.to_string();
   return image;
 }
@@ -31,7 +55,7 @@ std::vector<uint8_t> render_series(const std::vector<float>& series, int32_t cha
     const WindowBatch windows{series.data(), channels, starts.data() + first, count, seq_len};
     const BatchView out{images.data() + first * image_bytes, count, params.width, params.height, 1, params.dtype,
                         static_cast<int64_t>(image_bytes)};
-    const Status status = render_cpu(params, windows, out, pool.get());
+    const Status status = render_cpu_windows(params, windows, out, pool.get());
     EXPECT_TRUE(status.is_ok()) << status.to_string();
   }
   return images;

@@ -4,9 +4,24 @@
 #include <cstdint>
 #include <vector>
 
-#include "kiln/ops.h"
+#include "kiln/device.h"
+#include "kiln/ops/render.h"
+
+namespace kiln {
+class ThreadPool;
+}
 
 namespace kiln::test {
+
+// The CPU render op on a window batch (validated like op_run does, then render_cpu); `pool` may be null.
+Status render_cpu_windows(const RenderParams& params, const WindowBatch& windows, const BatchView& out,
+                          ThreadPool* pool = nullptr);
+// A render on `backend` the way op_run reaches it: validated (InvalidArgument before the backend sees anything),
+// then run; `timings` receives the backend's device times.
+Status render_on(Backend& backend, const RenderParams& params, const WindowBatch& windows, const BatchView& out,
+                 OpTimings* timings = nullptr);
+// What `backend` answers for a call of one window with these params (the call is not validated).
+bool render_supported(const Backend& backend, const RenderParams& params, int32_t channels = 1);
 
 // Renders one window (1 channel, or 4 interleaved OHLC channels) and returns the u8 image (H*W).
 std::vector<uint8_t> render_window(const std::vector<float>& window, const RenderParams& params, int32_t channels = 1);

@@ -1,4 +1,4 @@
-// Placement: supports() alone decides, CPU is always registered and last, modes behave as documented.
+// The registry: CPU is always registered and last, unavailable backends keep their reason; modes parse.
 #include <gtest/gtest.h>
 
 #include "kiln/device.h"
@@ -8,45 +8,31 @@ namespace {
 
 class FakeGpu final : public Backend {
  public:
-  explicit FakeGpu(bool supports_render) : m_supports(supports_render) {}
   BackendKind kind() const override { return BackendKind::kOpenCL; }
   std::string name() const override { return "fake-gpu"; }
   bool is_gpu() const override { return true; }
   std::vector<DeviceInfo> devices() const override { return {}; }
-  bool supports(const OpRequest& request) const override { return m_supports && request.op == OpKind::kRender; }
-  Status render(const RenderParams&, const WindowBatch&, const BatchView&, ThreadPool*, RenderTimings*) override {
-    return Status::ok();
-  }
-
- private:
-  bool m_supports;
+  bool supports(const OpCall&) const override { return true; }
+  Status run(const OpCall&, const RunContext&) override { return Status::ok(); }
 };
 
-TEST(BackendRegistry, CpuStaysLastAndAutoPrefersASupportingGpu) {
+TEST(BackendRegistry, CpuStaysLast) {
   BackendRegistry registry;
   registry.add(cpu_backend_create(), {BackendKind::kCpu, true, "always"});
-  registry.add(std::make_unique<FakeGpu>(true), {BackendKind::kOpenCL, true, "fake"});
+  registry.add(std::make_unique<FakeGpu>(), {BackendKind::kOpenCL, true, "fake"});
+  registry.add(nullptr, {BackendKind::kCuda, false, "no CUDA device"});
   ASSERT_EQ(registry.backends().size(), 2u);
   EXPECT_EQ(registry.backends().back()->kind(), BackendKind::kCpu);
-  RenderParams params;
-  const OpRequest request{OpKind::kRender, &params};
-  EXPECT_EQ(registry.place(ExecMode::kAuto, request)->backend->name(), "fake-gpu");
-  EXPECT_EQ(registry.place(ExecMode::kGpu, request)->backend->name(), "fake-gpu");
-  EXPECT_EQ(registry.place(ExecMode::kCpu, request)->backend->name(), "cpu");
+  EXPECT_EQ(registry.cpu().name(), "cpu");
+  EXPECT_EQ(registry.statuses().size(), 3u);
 }
 
-TEST(BackendRegistry, UnsupportedOpFallsBackToCpuInAutoAndFailsInGpuMode) {
-  BackendRegistry registry;
-  registry.add(cpu_backend_create(), {BackendKind::kCpu, true, "always"});
-  registry.add(std::make_unique<FakeGpu>(false), {BackendKind::kOpenCL, true, "fake"});
-  RenderParams params;
-  const OpRequest request{OpKind::kRender, &params};
-  const auto placed = registry.place(ExecMode::kAuto, request);
-  ASSERT_TRUE(placed.is_ok());
-  EXPECT_EQ(placed->backend->name(), "cpu");
-  EXPECT_NE(placed->reason.find("does not support"), std::string::npos) << placed->reason;
-  const auto gpu = registry.place(ExecMode::kGpu, request);
-  EXPECT_EQ(gpu.status().code(), Errc::kDeviceError);
+TEST(BackendRegistry, DefaultStreamsBelongToTheirBackend) {
+  FakeGpu gpu;
+  auto stream = gpu.stream_create();
+  ASSERT_TRUE(stream.is_ok());
+  EXPECT_EQ(&stream.value()->backend(), &gpu);
+  EXPECT_TRUE(stream.value()->synchronize().is_ok());
 }
 
 TEST(BackendRegistry, ProcessRegistryExplainsMissingGpus) {

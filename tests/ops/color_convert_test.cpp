@@ -10,6 +10,7 @@
 
 #include "common/image_ops_util.h"
 #include "core/thread_pool.h"
+#include "kiln/image_ops.h"
 #include "kiln/ops/color.h"
 #include "ops/color.h"
 #include "ops/image_px.h"

@@ -11,6 +11,7 @@
 
 #include "common/image_ops_util.h"
 #include "core/thread_pool.h"
+#include "kiln/image_ops.h"
 #include "kiln/ops/enhance.h"
 #include "ops/enhance.h"
 

@@ -8,6 +8,7 @@
 
 #include "common/image_ops_util.h"
 #include "core/thread_pool.h"
+#include "kiln/image_ops.h"
 #include "kiln/ops/mask.h"
 #include "ops/mask.h"
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/image_ops_util.h"
+#include "kiln/image_ops.h"
 #include "kiln/ops/mask.h"
 #include "ops/mask.h"
 

@@ -9,6 +9,7 @@
 
 #include "common/image_ops_util.h"
 #include "core/thread_pool.h"
+#include "kiln/image_ops.h"
 #include "kiln/ops/preprocess.h"
 #include "ops/image_px.h"
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/image_ops_util.h"
+#include "kiln/image_ops.h"
 #include "kiln/ops/preprocess.h"
 #include "ops/preprocess.h"
 

@@ -6,6 +6,7 @@
 
 #include "common/image_ops_util.h"
 #include "core/thread_pool.h"
+#include "kiln/image_ops.h"
 #include "ops/quality.h"
 
 namespace kiln {

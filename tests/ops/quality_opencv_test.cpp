@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/image_ops_util.h"
+#include "kiln/image_ops.h"
 #include "ops/quality.h"
 
 namespace kiln {

@@ -1,6 +1,7 @@
 // quality_score (the predecessor's weights) and quality_judge (thresholds and reasons).
 #include <gtest/gtest.h>
 
+#include "kiln/image_ops.h"
 #include "kiln/ops/quality.h"
 
 namespace kiln {

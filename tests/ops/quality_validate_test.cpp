@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/image_ops_util.h"
+#include "kiln/exec.h"
 #include "ops/quality.h"
 
 namespace kiln {

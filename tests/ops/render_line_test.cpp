@@ -6,7 +6,7 @@
 
 #include "common/reference_render.h"
 #include "common/render_helpers.h"
-#include "ops/cpu/render_cpu.h"
+#include "common/render_helpers.h"
 
 namespace kiln {
 namespace {
@@ -103,7 +103,7 @@ TEST(RenderLine, Float32OutputFollowsPredecessorConvention) {
   const WindowBatch windows{window.data(), 1, &start, 1, 4};
   std::vector<float> image(50 * 21);
   const BatchView out{image.data(), 1, 50, 21, 1, PixelType::kF32, static_cast<int64_t>(image.size() * 4)};
-  ASSERT_TRUE(render_cpu(p, windows, out, nullptr).is_ok());
+  ASSERT_TRUE(test::render_cpu_windows(p, windows, out).is_ok());
   EXPECT_FLOAT_EQ(image[0], 1.0f);                // white background
   EXPECT_FLOAT_EQ(image[10 * 50 + 25], 0.0f);     // centre of the stroke on the middle row (y = 10)
   const auto u8 = render_window(window, line_params(50, 21, 3.0f));

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "ops/cpu/render_cpu.h"
+#include "common/render_helpers.h"
 
 namespace kiln {
 namespace {
@@ -44,15 +44,15 @@ TEST_F(RenderValidate, RejectsShortWindowsAndBadChannels) {
 TEST_F(RenderValidate, RejectsMismatchedOutput) {
   std::vector<uint8_t> image(800 * 500);
   BatchView out{image.data(), 1, 800, 500, 1, PixelType::kU8, 800 * 500};
-  EXPECT_TRUE(render_cpu(params, windows, out, nullptr).is_ok());
+  EXPECT_TRUE(test::render_cpu_windows(params, windows, out).is_ok());
   out.width = 799;
-  EXPECT_EQ(render_cpu(params, windows, out, nullptr).code(), Errc::kInvalidArgument);
+  EXPECT_EQ(test::render_cpu_windows(params, windows, out).code(), Errc::kInvalidArgument);
   out.width = 800;
   out.type = PixelType::kF32;
-  EXPECT_EQ(render_cpu(params, windows, out, nullptr).code(), Errc::kInvalidArgument);
+  EXPECT_EQ(test::render_cpu_windows(params, windows, out).code(), Errc::kInvalidArgument);
   out.type = PixelType::kU8;
   out.count = 2;
-  EXPECT_EQ(render_cpu(params, windows, out, nullptr).code(), Errc::kInvalidArgument);
+  EXPECT_EQ(test::render_cpu_windows(params, windows, out).code(), Errc::kInvalidArgument);
 }
 
 TEST(RenderNames, StylesParse) {

@@ -10,6 +10,7 @@
 
 #include "common/image_ops_util.h"
 #include "core/thread_pool.h"
+#include "kiln/image_ops.h"
 #include "kiln/ops/resize.h"
 #include "ops/resize.h"
 

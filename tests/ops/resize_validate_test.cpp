@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "common/image_ops_util.h"
+#include "kiln/image_ops.h"
 #include "kiln/ops/resize.h"
 #include "ops/resize.h"
 

@@ -16,6 +16,7 @@
 
 #include "common/image_ops_util.h"
 #include "core/thread_pool.h"
+#include "kiln/image_ops.h"
 #include "kiln/ops/warp.h"
 #include "ops/warp.h"
 

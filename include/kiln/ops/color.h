@@ -6,7 +6,7 @@
 #include <string>
 
 #include "kiln/image.h"
-#include "kiln/exec.h"
+#include "kiln/ops.h"
 
 namespace kiln {
 
@@ -24,11 +24,5 @@ Result<ColorConversion> color_conversion_parse(const std::string& name);
 struct ColorParams {
   ColorConversion conversion = ColorConversion::kSwapRB;
 };
-
-// Same type (u8, f16 or f32) and size in and out, pairwise.
-inline Status color_convert(const ColorParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
-                            const ExecOptions& exec = {}, ExecReport* report = nullptr) {
-  return op_run(OpCall{OpKind::kColor, &params, in, out, nullptr}, exec, report);
-}
 
 }  // namespace kiln

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "kiln/image.h"
-#include "kiln/exec.h"
+#include "kiln/ops.h"
 
 namespace kiln {
 
@@ -44,12 +44,6 @@ inline EnhanceParams enhance_params_predecessor() {
   p.unsharp_percent = 120;
   p.unsharp_threshold = 3;
   return p;
-}
-
-// u8 HWC, 1/3/4 channels; out has the same shapes (it may be the input batch itself).
-inline Status enhance(const EnhanceParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
-                      const ExecOptions& exec = {}, ExecReport* report = nullptr) {
-  return op_run(OpCall{OpKind::kEnhance, &params, in, out, nullptr}, exec, report);
 }
 
 }  // namespace kiln

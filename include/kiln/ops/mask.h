@@ -7,7 +7,7 @@
 #include <string>
 
 #include "kiln/image.h"
-#include "kiln/exec.h"
+#include "kiln/ops.h"
 
 namespace kiln {
 
@@ -37,10 +37,5 @@ struct MaskParams {
 };
 inline constexpr int32_t kMaskMaxRadius = 16;
 inline constexpr int32_t kMaskMaxChannels = 256;
-
-inline Status mask_postprocess(const MaskParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
-                               const ExecOptions& exec = {}, ExecReport* report = nullptr) {
-  return op_run(OpCall{OpKind::kMask, &params, in, out, nullptr}, exec, report);
-}
 
 }  // namespace kiln

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "kiln/image.h"
-#include "kiln/exec.h"
+#include "kiln/ops.h"
 
 namespace kiln {
 
@@ -13,10 +13,5 @@ struct NormalizeParams {
   std::vector<float> mean;  // one per channel
   std::vector<float> std;   // one per channel, non-zero
 };
-
-inline Status normalize(const NormalizeParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
-                        const ExecOptions& exec = {}, ExecReport* report = nullptr) {
-  return op_run(OpCall{OpKind::kNormalize, &params, in, out, nullptr}, exec, report);
-}
 
 }  // namespace kiln

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "kiln/image.h"
-#include "kiln/exec.h"
+#include "kiln/ops.h"
 #include "kiln/ops/resize.h"
 
 namespace kiln {
@@ -19,11 +19,5 @@ struct PreprocessParams {
   float mean[4] = {0.485f, 0.456f, 0.406f, 0.0f};  // ImageNet, applied after scale, per output channel
   float std[4] = {0.229f, 0.224f, 0.225f, 1.0f};
 };
-
-// in: u8 HWC, 1/3/4 channels, any sizes. out: f32 or f16, HWC or CHW, same channels; its sizes are the targets.
-inline Status preprocess(const PreprocessParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
-                         const ExecOptions& exec = {}, ExecReport* report = nullptr) {
-  return op_run(OpCall{OpKind::kPreprocess, &params, in, out, nullptr}, exec, report);
-}
 
 }  // namespace kiln

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "kiln/image.h"
-#include "kiln/exec.h"
+#include "kiln/ops.h"
 
 namespace kiln {
 
@@ -43,11 +43,5 @@ struct QualityVerdict {
 //   + 0.25 min(sharpness/100, 1) + 0.10 (1 - occlusion)
 double quality_score(const QualityMetrics& metrics);
 QualityVerdict quality_judge(const QualityMetrics& metrics, const QualityThresholds& thresholds);
-
-// Fills results[i] (score included) for every image of `in` (u8).
-inline Status quality_measure(const QualityParams& params, const VarShapeBatchView& in, QualityMetrics* results,
-                              const ExecOptions& exec = {}, ExecReport* report = nullptr) {
-  return op_run(OpCall{OpKind::kQuality, &params, in, VarShapeBatchView{}, results}, exec, report);
-}
 
 }  // namespace kiln

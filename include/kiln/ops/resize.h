@@ -7,7 +7,7 @@
 #include <string>
 
 #include "kiln/image.h"
-#include "kiln/exec.h"
+#include "kiln/ops.h"
 
 namespace kiln {
 
@@ -40,11 +40,5 @@ struct LetterboxPlacement {
   int32_t height = 0;
 };
 LetterboxPlacement letterbox_placement(int32_t in_width, int32_t in_height, int32_t out_width, int32_t out_height);
-
-// Inputs and outputs: same channels (1, 3, 4), type (u8 or f32) and layout, pairwise; sizes may differ per image.
-inline Status resize(const ResizeParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
-                     const ExecOptions& exec = {}, ExecReport* report = nullptr) {
-  return op_run(OpCall{OpKind::kResize, &params, in, out, nullptr}, exec, report);
-}
 
 }  // namespace kiln

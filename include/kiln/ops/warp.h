@@ -6,7 +6,7 @@
 #include <string>
 
 #include "kiln/image.h"
-#include "kiln/exec.h"
+#include "kiln/ops.h"
 
 namespace kiln {
 
@@ -20,12 +20,6 @@ struct WarpParams {
   BorderMode border = BorderMode::kConstant;
   float border_value[4] = {0, 0, 0, 0};
 };
-
-// u8 or f32 HWC, same channels and type pairwise; output sizes are the targets.
-inline Status warp_affine(const WarpParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
-                          const ExecOptions& exec = {}, ExecReport* report = nullptr) {
-  return op_run(OpCall{OpKind::kWarp, &params, in, out, nullptr}, exec, report);
-}
 
 // The least-squares similarity transform (Umeyama) taking `count` source points to destination points, as a
 // 2x3 source -> destination matrix. InvalidArgument for fewer than 2 points or degenerate input.

@@ -6,11 +6,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/buffer_pool.h"
+#include "kiln/exec.h"
 #include "pipeline/pipeline.h"
 #include "apps/render/render_items.h"
 #include "core/thread_pool.h"
 #include "apps/render/preview.h"
-#include "exec/render_fallback.h"
 #include "profiler/profiler.h"
 #include "kiln/version.h"
 
@@ -86,7 +86,9 @@ Status write_preview(const RenderJobConfig& config, const Series& series, const 
                       static_cast<int32_t>(config.windows.seq_len)};
   ImageBatch images;
   images.resize(count, params.width, params.height, 1, PixelType::kU8);
-  KILN_TRY(BackendRegistry::instance().cpu().render(params, windows, images.view(), nullptr));
+  ExecOptions on_cpu;
+  on_cpu.mode = ExecMode::kCpu;
+  KILN_TRY(op_run(RenderCall(params, windows, images.view()).call(), on_cpu));
   std::vector<ImageView> views;
   for (int64_t i = 0; i < count; ++i) views.push_back(images.view().image(i));
   return preview_write_png(config.preview_path, views, std::min<int32_t>(4, static_cast<int32_t>(count)));
@@ -150,10 +152,20 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
   const int32_t seq_len = static_cast<int32_t>(spec.seq_len);
   WindowBatch all_windows{series.values.data(), series.channels, plan.starts.data(), total, seq_len};
   KILN_TRY(render_validate(config.render, all_windows));
-  const OpRequest request{OpKind::kRender, &config.render};
-  KILN_TRY_ASSIGN(const Placement placement, BackendRegistry::instance().place(config.mode, request, config.gpu_only));
+  ExecOptions exec;
+  exec.mode = config.mode;
+  exec.gpu_only = config.gpu_only;
+  exec.fallback_on_error = config.fallback_on_error;
+  exec.gpu_batch_limit = config.batch_size;
+  OpExecutor executor(exec, log);
+  // Where the job runs decides the pipeline's shape: placed once, on a call of the job's first window.
+  const int64_t first_start = plan.starts.front();
+  ImageBatch probe_image;
+  probe_image.resize(1, config.render.width, config.render.height, 1, config.render.dtype);
+  const RenderCall probe(config.render, WindowBatch{series.values.data(), series.channels, &first_start, 1, seq_len},
+                         probe_image.view());
+  KILN_TRY_ASSIGN(const Placement placement, executor.place(probe.call()));
   Backend& backend = *placement.backend;
-  FallbackRenderer renderer(backend, BackendRegistry::instance().cpu(), config.fallback_on_error, config.batch_size, log);
 
   DatasetLayout layout;
   layout.total = total;
@@ -212,10 +224,7 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
     for (int64_t g = 0; g < item.count; g += kRenderGroup) {
       const int64_t n = std::min<int64_t>(kRenderGroup, item.count - g);
       images.resize(n, layout.width, layout.height, 1, layout.dtype);
-      {
-        KILN_PROFILE_SCOPE("render");
-        KILN_TRY(renderer.render(config.render, windows_of(item, g, n), images.view()));
-      }
+      KILN_TRY(executor.run(RenderCall(config.render, windows_of(item, g, n), images.view()).call()));
       KILN_TRY(encode_all(images.view(), item.encoded));
     }
     finish_item(item);
@@ -224,9 +233,9 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
   // GPU: the whole batch in one call into the backend's pinned/mapped host memory; encoding is its own stage, so
   // the next batches upload and render while this one is compressed.
   auto render_batch = [&](RenderItem& item) -> Status {
-    KILN_PROFILE_SCOPE("render");
     KILN_TRY_ASSIGN(item.host, HostBlock::acquire(backend, item.count * image_bytes));
-    return renderer.render(config.render, windows_of(item, 0, item.count), item.host.view(item.count, layout));
+    const RenderCall call(config.render, windows_of(item, 0, item.count), item.host.view(item.count, layout));
+    return executor.run(call.call());
   };
   auto encode_batch = [&](RenderItem& item) -> Status {
     item.encoded.clear();
@@ -237,7 +246,7 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
   };
 
   Pipeline<RenderItem> pipeline;
-  if (renderer.on_gpu()) {
+  if (backend.is_gpu()) {
     KILN_TRY(pipeline.add_stage({"render", kGpuBatchesInFlight, kGpuBatchesInFlight}, render_batch));
     KILN_TRY(pipeline.add_stage({"encode", threads, 2}, encode_batch));
   } else {
@@ -274,9 +283,9 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
   summary.stage_table = pipeline_stats_table(pipeline.stats());
   KILN_TRY(run_status);
 
-  summary.fallbacks = renderer.fallbacks();
-  summary.fallback_events = renderer.events();
-  summary.run_report = renderer.report_json();
+  summary.fallbacks = executor.fallbacks();
+  summary.fallback_events = executor.events();
+  summary.run_report = executor.report_json();
   {
     KILN_PROFILE_SCOPE("finish");
     KILN_TRY(sink->finish(summary.run_report, summary.fallbacks));
@@ -284,7 +293,7 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
   summary.seconds = elapsed();
   summary.output_bytes = sink->bytes_written();
   summary.raw_bytes = image_bytes * static_cast<uint64_t>(summary.images);  // the sink counts resumed bytes too
-  if (!renderer.on_gpu() && backend.is_gpu()) summary.backend += ", then cpu";
+  if (executor.moved_to_cpu() && backend.is_gpu()) summary.backend += ", then cpu";
   summary.output = sink->describe();
   return summary;
 }

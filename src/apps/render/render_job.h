@@ -9,9 +9,10 @@
 #include <vector>
 
 #include "apps/render/image_sink.h"
-#include "kiln/device.h"
-#include "kiln/ops.h"
 #include "kiln/apps/render.h"
+#include "kiln/device.h"
+#include "kiln/exec.h"
+#include "kiln/ops/render.h"
 #include "kiln/status.h"
 
 namespace kiln {
@@ -66,7 +67,6 @@ struct RenderJobSummary {
 };
 
 using ProgressFn = std::function<void(const RenderProgress&)>;
-using LogFn = std::function<void(const std::string&)>;
 
 // `log` receives one line per notable event (placement, each kind of fallback); it may be called from workers.
 Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const ProgressFn& progress = {},

@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "kiln/device.h"
+#include "core/cpu_isa.h"
 #include "ops/cpu/cpu_ops.h"
-#include "ops/cpu/render_cpu.h"
 
 namespace kiln {
 
@@ -45,16 +45,16 @@ class CpuBackend final : public Backend {
     return {info};
   }
 
-  // Every op: the CPU implementations are the references.
-  bool supports(const OpRequest& request) const override {
-    return request.op == OpKind::kRender || request.call != nullptr;
+  // Every family on host batches: the CPU implementations are the references.
+  bool supports(const OpCall& call) const override {
+    return cpu_op_find(call.op) != nullptr && call.in.space == MemorySpace::kHost &&
+           call.out.space == MemorySpace::kHost;
   }
 
-  Status run(const OpCall& call, ThreadPool* pool) override { return cpu_op_run(call, pool); }
-
-  Status render(const RenderParams& params, const WindowBatch& windows, const BatchView& out, ThreadPool* pool,
-                RenderTimings* /*timings*/) override {
-    return render_cpu(params, windows, out, pool);
+  Status run(const OpCall& call, const RunContext& ctx) override {
+    const CpuOp* op = cpu_op_find(call.op);
+    if (op == nullptr) return Status(Errc::kNotImplemented, std::string("cpu: no ") + op_kind_name(call.op) + " op");
+    return op->run(call, ctx.pool);
   }
 };
 

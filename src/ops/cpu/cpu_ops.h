@@ -1,13 +1,18 @@
-// The CPU backend's image ops (every family; the reference implementations).
+// The CPU backend's op table: every family (the CPU implementations are the references).
 #pragma once
 
-#include "kiln/device.h"
 #include "kiln/ops.h"
 
 namespace kiln {
 
 class ThreadPool;
 
-Status cpu_op_run(const OpCall& call, ThreadPool* pool);
+struct CpuOp {
+  OpKind op;
+  Status (*run)(const OpCall& call, ThreadPool* pool);
+};
+
+// The CPU row of `op`, or nullptr.
+const CpuOp* cpu_op_find(OpKind op);
 
 }  // namespace kiln

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
-#include "ops/cpu/render_cpu.h"
+#include "core/cpu_isa.h"
 #include "ops/quality.h"
 
 #define KILN_QUALITY_VARIANT generic

@@ -1,27 +1,12 @@
 #include "ops/cpu/render_cpu.h"
 
-#include <atomic>
-#include <cstdlib>
-#include <cstring>
-
 #include "core/thread_pool.h"
 
 namespace kiln {
 
 namespace {
 
-CpuIsa isa_from_env(CpuIsa fallback) {
-  const char* forced = std::getenv("KILN_CPU_ISA");
-  if (forced == nullptr) return fallback;
-  if (std::strcmp(forced, "scalar") == 0) return CpuIsa::kScalar;
-  if (std::strcmp(forced, "generic") == 0) return CpuIsa::kGeneric;
-  if (std::strcmp(forced, "avx2") == 0 && cpu_isa_best() == CpuIsa::kAvx2) return CpuIsa::kAvx2;
-  return fallback;
-}
-
-std::atomic<int> g_isa{-1};
-
-using RenderFn = void (*)(const RenderParams&, const WindowBatch&, const BatchView&, int64_t, int64_t);
+using RenderFn = void (*)(const RenderParams&, const VarShapeBatchView&, const VarShapeBatchView&, int64_t, int64_t);
 
 RenderFn render_fn(CpuIsa isa) {
   switch (isa) {
@@ -34,43 +19,14 @@ RenderFn render_fn(CpuIsa isa) {
 
 }  // namespace
 
-const char* cpu_isa_name(CpuIsa isa) {
-  switch (isa) {
-    case CpuIsa::kScalar: return "scalar";
-    case CpuIsa::kGeneric: return "generic";
-    case CpuIsa::kAvx2: return "avx2";
-  }
-  return "?";
-}
-
-CpuIsa cpu_isa_best() {
-#if defined(__x86_64__) || defined(__i386__)
-  if (__builtin_cpu_supports("avx2")) return CpuIsa::kAvx2;
-#endif
-  return CpuIsa::kGeneric;
-}
-
-CpuIsa cpu_isa_active() {
-  int isa = g_isa.load(std::memory_order_relaxed);
-  if (isa < 0) {
-    isa = static_cast<int>(isa_from_env(cpu_isa_best()));
-    g_isa.store(isa, std::memory_order_relaxed);
-  }
-  return static_cast<CpuIsa>(isa);
-}
-
-void cpu_isa_set(CpuIsa isa) {
-  if (isa == CpuIsa::kAvx2 && cpu_isa_best() != CpuIsa::kAvx2) isa = CpuIsa::kGeneric;
-  g_isa.store(static_cast<int>(isa), std::memory_order_relaxed);
-}
-
-Status render_cpu(const RenderParams& params, const WindowBatch& windows, const BatchView& out, ThreadPool* pool) {
-  KILN_TRY(render_validate_output(params, windows, out));
+Status render_cpu(const OpCall& call, ThreadPool* pool) {
+  const auto& params = *static_cast<const RenderParams*>(call.params);
   const RenderFn fn = render_fn(cpu_isa_active());
-  if (pool == nullptr || pool->size() <= 1 || windows.count < 2) {
-    fn(params, windows, out, 0, windows.count);
+  const int64_t count = call.in.count;
+  if (pool == nullptr || pool->size() <= 1 || count < 2) {
+    fn(params, call.in, call.out, 0, count);
   } else {
-    pool->parallel_for(windows.count, [&](int64_t begin, int64_t end) { fn(params, windows, out, begin, end); });
+    pool->parallel_for(count, [&](int64_t begin, int64_t end) { fn(params, call.in, call.out, begin, end); });
   }
   return Status::ok();
 }

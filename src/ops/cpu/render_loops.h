@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "kiln/ops.h"
+#include "kiln/ops/render.h"
 #include "ops/render_px.h"
 
 namespace {
@@ -285,19 +285,19 @@ void render_ohlc_image(const kiln::RenderParams& p, const float* values, int32_t
 }
 
 template <typename Pixel>
-void render_range(const kiln::RenderParams& p, const kiln::WindowBatch& windows, const kiln::BatchView& out,
-                  int64_t begin, int64_t end) {
+void render_range(const kiln::RenderParams& p, const kiln::VarShapeBatchView& windows,
+                  const kiln::VarShapeBatchView& images, int64_t begin, int64_t end) {
   thread_local LineScratch line_scratch;
   thread_local OhlcScratch ohlc_scratch;
-  const int32_t channels = windows.channels;
   for (int64_t i = begin; i < end; ++i) {
-    const float* window = windows.series + windows.starts[i] * channels;
-    Pixel* image = reinterpret_cast<Pixel*>(static_cast<uint8_t*>(out.data) + i * out.image_stride);
+    const kiln::ImageView& w = windows[i];
+    const auto* window = static_cast<const float*>(w.data);
+    auto* image = static_cast<Pixel*>(images[i].data);
     if (p.style == kiln::ChartStyle::kOhlc) {
-      render_ohlc_image(p, window, windows.seq_len, image, ohlc_scratch);
+      render_ohlc_image(p, window, w.width, image, ohlc_scratch);
     } else {
-      const int32_t lane = channels == 4 ? 3 : 0;
-      render_line_image(p, window + lane, channels, windows.seq_len, image, line_scratch);
+      const int32_t lane = w.channels == 4 ? 3 : 0;
+      render_line_image(p, window + lane, w.channels, w.width, image, line_scratch);
     }
   }
 }
@@ -306,12 +306,12 @@ void render_range(const kiln::RenderParams& p, const kiln::WindowBatch& windows,
 
 namespace kiln::KILN_RENDER_VARIANT {
 
-void render_images(const RenderParams& params, const WindowBatch& windows, const BatchView& out, int64_t begin,
-                   int64_t end) {
+void render_images(const RenderParams& params, const VarShapeBatchView& windows, const VarShapeBatchView& images,
+                   int64_t begin, int64_t end) {
   if (params.dtype == PixelType::kU8) {
-    render_range<uint8_t>(params, windows, out, begin, end);
+    render_range<uint8_t>(params, windows, images, begin, end);
   } else {
-    render_range<float>(params, windows, out, begin, end);
+    render_range<float>(params, windows, images, begin, end);
   }
 }
 

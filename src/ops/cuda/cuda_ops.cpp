@@ -5,6 +5,7 @@
 
 #include "core/fault.h"
 #include "ops/image_desc.h"
+#include "ops/op_table.h"
 #include "ops/cuda/common.cuh"
 
 namespace kiln {
@@ -118,37 +119,76 @@ Status cuda_batch_download(CudaOpContext& ctx, const CudaDeviceBatch& batch, con
   return Status::ok();
 }
 
-bool cuda_op_supports(const OpCall& call) {
-  switch (call.op) {
-    case OpKind::kResize: return resize_cuda_supports(call);
-    case OpKind::kColor: return color_cuda_supports(call);
-    case OpKind::kPreprocess: return preprocess_cuda_supports(call);
-    case OpKind::kNormalize: return normalize_cuda_supports(call);
-    case OpKind::kQuality: return quality_cuda_supports(call);
-    case OpKind::kEnhance: return enhance_cuda_supports(call);
-    case OpKind::kWarp: return warp_cuda_supports(call);
-    case OpKind::kMask: return mask_cuda_supports(call);
-    case OpKind::kRender: break;
-  }
-  return false;
-}
+namespace {
 
-Status cuda_op_run(CudaOpContext& ctx, const OpCall& call) {
+// Launch failures injected by KILN_FAULT=kernel:N, before the family's own code.
+template <Status (*Run)(CudaOpContext&, const OpCall&)>
+Status with_fault(CudaOpContext& ctx, const OpCall& call) {
   if (fault_should_fail(FaultSite::kLaunch)) {
     return Status(Errc::kDeviceError, "cuda: injected kernel launch failure (KILN_FAULT)");
   }
-  switch (call.op) {
-    case OpKind::kResize: return resize_cuda(ctx, call);
-    case OpKind::kColor: return color_cuda(ctx, call);
-    case OpKind::kPreprocess: return preprocess_cuda(ctx, call);
-    case OpKind::kNormalize: return normalize_cuda(ctx, call);
-    case OpKind::kQuality: return quality_cuda(ctx, call);
-    case OpKind::kEnhance: return enhance_cuda(ctx, call);
-    case OpKind::kWarp: return warp_cuda(ctx, call);
-    case OpKind::kMask: return mask_cuda(ctx, call);
-    case OpKind::kRender: break;
+  return Run(ctx, call);
+}
+
+constexpr CudaOp kCudaOps[] = {
+    {OpKind::kRender, render_cuda_supports, render_cuda},
+    {OpKind::kResize, resize_cuda_supports, with_fault<resize_cuda>},
+    {OpKind::kColor, color_cuda_supports, with_fault<color_cuda>},
+    {OpKind::kPreprocess, preprocess_cuda_supports, with_fault<preprocess_cuda>},
+    {OpKind::kNormalize, normalize_cuda_supports, with_fault<normalize_cuda>},
+    {OpKind::kQuality, quality_cuda_supports, with_fault<quality_cuda>},
+    {OpKind::kEnhance, enhance_cuda_supports, with_fault<enhance_cuda>},
+    {OpKind::kWarp, warp_cuda_supports, with_fault<warp_cuda>},
+    {OpKind::kMask, mask_cuda_supports, with_fault<mask_cuda>},
+};
+static_assert(op_table_unique(kCudaOps));
+
+}  // namespace
+
+const CudaOp* cuda_op_find(OpKind op) { return op_table_find(kCudaOps, op); }
+
+CudaStream::~CudaStream() {
+  if (stream != nullptr) (void)cudaStreamSynchronize(stream);
+  for (cudaEvent_t& event : events) {
+    if (event != nullptr) (void)cudaEventDestroy(event);
+    event = nullptr;
   }
-  return Status(Errc::kNotImplemented, std::string("cuda: no ") + op_kind_name(call.op) + " op");
+  if (stream != nullptr) (void)cudaStreamDestroy(stream);
+}
+
+Status CudaStream::init(int32_t device) {
+  KILN_CUDA_CHECK(cudaSetDevice(device));
+  KILN_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  for (cudaEvent_t& event : events) KILN_CUDA_CHECK(cudaEventCreate(&event));
+  return Status::ok();
+}
+
+Status CudaStream::synchronize() {
+  KILN_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return Status::ok();
+}
+
+void PinnedBlocks::add(const PoolBlock& block) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_blocks[block.handle] = block.bytes;
+}
+
+PoolBlock PinnedBlocks::remove(PoolBlock block) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  auto it = m_blocks.find(block.handle);
+  if (it == m_blocks.end()) return PoolBlock{};  // not one of ours (or released twice)
+  block.bytes = it->second;
+  m_blocks.erase(it);
+  return block;
+}
+
+bool PinnedBlocks::contains(const void* data, size_t bytes) const {
+  const auto address = reinterpret_cast<uintptr_t>(data);
+  std::lock_guard<std::mutex> lock(m_mutex);
+  auto it = m_blocks.upper_bound(address);
+  if (it == m_blocks.begin()) return false;
+  --it;
+  return address >= it->first && address - it->first + bytes <= it->second;
 }
 
 }  // namespace kiln

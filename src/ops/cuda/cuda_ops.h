@@ -1,11 +1,13 @@
-// Image ops on CUDA: the per-thread context every family's host code gets, var-shape batches in device memory,
-// and one supports/run pair per family (defined in <family>.cu next to its kernels and launch_<family>).
-// Host-compilable: .cpp files may include this.
+// Ops on CUDA: the backend's stream, the context every family's host code gets for one call, var-shape batches in
+// device memory, and the op table: one supports/run pair per family (defined in <family>.cu next to its kernels and
+// launch_<family>, render's host side in cuda_render.cpp). Host-compilable: .cpp files may include this.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <vector>
 
 #include "core/buffer_pool.h"
@@ -30,9 +32,48 @@ class CudaCallMemory {
   std::vector<PoolBlock> m_blocks;
 };
 
+// A non-blocking CUDA stream and the events that time one call's stages on it.
+class CudaStream final : public Stream {
+ public:
+  enum Event { kStart = 0, kUploaded, kRan, kDownloaded, kEventCount };
+
+  explicit CudaStream(Backend& backend) : m_backend(backend) {}
+  ~CudaStream() override;
+  CudaStream(const CudaStream&) = delete;
+  CudaStream& operator=(const CudaStream&) = delete;
+  Status init(int32_t device);  // creates the stream and its events on `device`
+
+  Backend& backend() const override { return m_backend; }
+  Status synchronize() override;
+
+  cudaStream_t stream = nullptr;
+  cudaEvent_t events[kEventCount] = {};
+
+ private:
+  Backend& m_backend;
+};
+
+// Host blocks handed out by the backend's host_acquire(): outputs that lie inside one are copied to directly.
+class PinnedBlocks {
+ public:
+  void add(const PoolBlock& block);
+  // The block starting at block.handle with its size filled in, or an empty block when it is not one of ours.
+  PoolBlock remove(PoolBlock block);
+  // True when [data, data + bytes) lies inside one block.
+  bool contains(const void* data, size_t bytes) const;
+
+ private:
+  mutable std::mutex m_mutex;
+  std::map<uintptr_t, size_t> m_blocks;  // pointer -> bytes
+};
+
 struct CudaOpContext {
-  cudaStream_t stream;  // this thread's
+  cudaStream_t stream;      // the call's
   BufferPool& device_pool;
+  BufferPool& host_pool;    // pinned staging
+  const PinnedBlocks& pinned;
+  CudaStream& timing;       // its events time the stages when `timings` is set
+  OpTimings* timings;
 };
 
 // A var-shape batch on the device: image i starts at base + descs[i].offset. Host inputs are packed into one
@@ -55,9 +96,18 @@ Status cuda_batch_download(CudaOpContext& ctx, const CudaDeviceBatch& batch, con
 Result<void*> cuda_buffer_upload(CudaOpContext& ctx, CudaCallMemory& memory, const void* data, size_t bytes,
                                  const char* what);
 
-bool cuda_op_supports(const OpCall& call);
-Status cuda_op_run(CudaOpContext& ctx, const OpCall& call);
+// A family's row of the CUDA op table.
+struct CudaOp {
+  OpKind op;
+  bool (*supports)(const OpCall& call);
+  Status (*run)(CudaOpContext& ctx, const OpCall& call);
+};
 
+// The CUDA row of `op`, or nullptr.
+const CudaOp* cuda_op_find(OpKind op);
+
+bool render_cuda_supports(const OpCall& call);
+Status render_cuda(CudaOpContext& ctx, const OpCall& call);
 bool resize_cuda_supports(const OpCall& call);
 Status resize_cuda(CudaOpContext& ctx, const OpCall& call);
 bool color_cuda_supports(const OpCall& call);

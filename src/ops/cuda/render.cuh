@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kiln/ops.h"
+#include "kiln/ops/render.h"
 #include "kiln/status.h"
 
 namespace kiln {

@@ -1,18 +1,17 @@
 // The OpenCL backend: one device (GPU/accelerator; CPU devices such as PoCL only when asked for), a device buffer
-// pool under the memory limit, a pool of mapped host buffers, and one command queue per calling thread.
+// pool under the memory limit, a pool of mapped host buffers, and streams (an in-order queue with its own kernel
+// objects) lent to calls that bring none.
 #include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "core/buffer_pool.h"
+#include "core/lending_pool.h"
 #include "kiln/device.h"
 #include "ops/opencl/opencl_ops.h"
-#include "ops/opencl/opencl_render.h"
 #include "ops/opencl/opencl_runtime.h"
 
 namespace kiln {
@@ -21,13 +20,29 @@ namespace {
 
 using opencl::ClHandle;
 using opencl::OpenclRuntime;
-using opencl::RenderQueue;
+
+class OpenclStream final : public Stream {
+ public:
+  explicit OpenclStream(Backend& backend) : m_backend(backend) {}
+  Backend& backend() const override { return m_backend; }
+  Status synchronize() override {
+    KILN_CL_CHECK(clFinish(queue.get()));
+    return Status::ok();
+  }
+
+  ClHandle<cl_command_queue> queue;  // in-order, with profiling
+  opencl::OpKernels kernels;
+
+ private:
+  Backend& m_backend;
+};
 
 class OpenclBackend final : public Backend {
  public:
   OpenclBackend(std::shared_ptr<const OpenclRuntime> runtime, const BackendOptions& options)
       : m_runtime(std::move(runtime)),
         m_options(options),
+        m_streams([this] { return stream_make(); }),
         m_device_pool(
             "opencl device pool", [this](size_t bytes) { return device_allocate(bytes); },
             [](uintptr_t handle, size_t) { clReleaseMemObject(reinterpret_cast<cl_mem>(handle)); },
@@ -66,38 +81,36 @@ class OpenclBackend final : public Backend {
     return {info};
   }
 
-  // Render requests whose parameters pass validation and whose single image fits one device buffer and the limit.
-  bool supports(const OpRequest& request) const override {
-    if (request.call != nullptr) return opencl::opencl_op_supports(*request.call, m_runtime->device);
-    if (request.op != OpKind::kRender || request.render == nullptr) return false;
-    const RenderParams& params = *request.render;
-    WindowBatch probe;
-    probe.channels = params.style == ChartStyle::kOhlc ? 4 : 1;
-    probe.seq_len = 2;
-    if (!render_validate(params, probe).is_ok()) return false;
-    const uint64_t image_bytes =
-        static_cast<uint64_t>(params.width) * static_cast<uint64_t>(params.height) * pixel_type_size(params.dtype);
-    if (image_bytes > m_runtime->device.max_alloc) return false;
-    return m_options.memory_limit_bytes == 0 || image_bytes <= m_options.memory_limit_bytes;
-  }
-
-  Status render(const RenderParams& params, const WindowBatch& windows, const BatchView& out, ThreadPool* /*pool*/,
-                RenderTimings* timings) override {
-    KILN_TRY(render_validate_output(params, windows, out));
-    if (windows.count == 0) return Status::ok();
-    KILN_TRY_ASSIGN(RenderQueue * queue, queue_for_this_thread());
-    return opencl::render_opencl(*queue, m_device_pool, m_runtime->device, params, windows, out, timings);
-  }
-
-  Status run(const OpCall& call, ThreadPool* /*pool*/) override {
-    KILN_TRY_ASSIGN(RenderQueue * queue, queue_for_this_thread());
-    opencl::OpKernels* kernels = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(m_queues_mutex);
-      kernels = &m_op_kernels[std::this_thread::get_id()];
+  // Host batches of a family in the op table that accepts the call, when every image fits one device buffer and the
+  // memory limit (a batch can be halved down to one image, not further).
+  bool supports(const OpCall& call) const override {
+    const opencl::OpenclOp* op = opencl::opencl_op_find(call.op);
+    if (op == nullptr || call.in.space != MemorySpace::kHost || call.out.space != MemorySpace::kHost) return false;
+    uint64_t limit = m_runtime->device.max_alloc;
+    if (m_options.memory_limit_bytes > 0) limit = std::min<uint64_t>(limit, m_options.memory_limit_bytes);
+    for (const VarShapeBatchView* batch : {&call.in, &call.out}) {
+      for (int64_t i = 0; i < batch->count; ++i) {
+        if ((*batch)[i].packed_bytes() > limit) return false;
+      }
     }
-    opencl::OpContext ctx{*m_runtime, queue->queue.get(), m_device_pool, *kernels};
-    return opencl::opencl_op_run(ctx, call);
+    return op->supports(call, m_runtime->device);
+  }
+
+  Status run(const OpCall& call, const RunContext& ctx) override {
+    const opencl::OpenclOp* op = opencl::opencl_op_find(call.op);
+    if (op == nullptr) return Status(Errc::kNotImplemented, std::string("opencl: no ") + op_kind_name(call.op) + " op");
+    if (ctx.stream != nullptr) {
+      auto* stream = dynamic_cast<OpenclStream*>(ctx.stream);
+      if (stream == nullptr || &stream->backend() != this) return invalid_argument("opencl: the stream is not this backend's");
+      return run_on(*stream, *op, call, ctx);
+    }
+    KILN_TRY_ASSIGN(auto lease, m_streams.acquire());
+    return run_on(*lease, *op, call, ctx);
+  }
+
+  Result<std::unique_ptr<Stream>> stream_create() override {
+    KILN_TRY_ASSIGN(std::unique_ptr<OpenclStream> stream, stream_make());
+    return std::unique_ptr<Stream>(std::move(stream));
   }
 
   Result<PoolBlock> host_acquire(size_t bytes) override { return m_host_pool.acquire(bytes); }
@@ -140,15 +153,18 @@ class OpenclBackend final : public Backend {
     m_host_buffers.erase(it);
   }
 
-  // The calling thread's queue and kernels, created on its first render.
-  Result<RenderQueue*> queue_for_this_thread() {
-    const std::thread::id id = std::this_thread::get_id();
-    std::lock_guard<std::mutex> lock(m_queues_mutex);
-    if (auto it = m_queues.find(id); it != m_queues.end()) return it->second.get();
-    KILN_TRY_ASSIGN(auto created, opencl::render_queue_create(*m_runtime));
-    RenderQueue* queue = created.get();
-    m_queues.emplace(id, std::move(created));
-    return queue;
+  Result<std::unique_ptr<OpenclStream>> stream_make() {
+    auto stream = std::make_unique<OpenclStream>(*this);
+    cl_int err = CL_SUCCESS;
+    stream->queue.reset(clCreateCommandQueue(m_runtime->context.get(), m_runtime->device.device,
+                                             CL_QUEUE_PROFILING_ENABLE, &err));
+    if (err != CL_SUCCESS) return opencl::opencl_status(err, "clCreateCommandQueue");
+    return stream;
+  }
+
+  Status run_on(OpenclStream& stream, const opencl::OpenclOp& op, const OpCall& call, const RunContext& ctx) {
+    opencl::OpContext context{*m_runtime, stream.queue.get(), m_device_pool, stream.kernels, ctx.timings};
+    return op.run(context, call);
   }
 
   // Declaration order is destruction order reversed: the pools go first, while the queues and context they
@@ -158,9 +174,7 @@ class OpenclBackend final : public Backend {
   ClHandle<cl_command_queue> m_host_queue;
   std::mutex m_host_mutex;
   std::map<uintptr_t, cl_mem> m_host_buffers;  // mapped pointer -> its buffer
-  std::mutex m_queues_mutex;
-  std::unordered_map<std::thread::id, std::unique_ptr<RenderQueue>> m_queues;
-  std::unordered_map<std::thread::id, opencl::OpKernels> m_op_kernels;  // image-op kernels per thread
+  LendingPool<OpenclStream> m_streams;
   BufferPool m_device_pool;
   BufferPool m_host_pool;
 };

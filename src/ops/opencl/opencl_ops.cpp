@@ -7,6 +7,7 @@
 
 #include "core/fault.h"
 #include "ops/image_desc.h"
+#include "ops/op_table.h"
 
 namespace kiln::opencl {
 
@@ -89,6 +90,11 @@ RectCopy rect_copy(const ImageView& v, const KilnImageDesc& d) {
 Result<cl_kernel> OpContext::kernel(const char* program_name, const char* source, const char* kernel_name) {
   if (auto it = kernels.kernels.find(kernel_name); it != kernels.kernels.end()) return it->second.get();
   KILN_TRY_ASSIGN(cl_program program, program_get(runtime, program_name, source));
+  return kernel(program, kernel_name);
+}
+
+Result<cl_kernel> OpContext::kernel(cl_program program, const char* kernel_name) {
+  if (auto it = kernels.kernels.find(kernel_name); it != kernels.kernels.end()) return it->second.get();
   cl_int err = CL_SUCCESS;
   ClHandle<cl_kernel> created(clCreateKernel(program, kernel_name, &err));
   if (err != CL_SUCCESS) return opencl_status(err, std::string("clCreateKernel(") + kernel_name + ")");
@@ -146,35 +152,23 @@ Status launch_3d(OpContext& ctx, cl_kernel kernel, size_t x, size_t y, size_t im
   return Status::ok();
 }
 
-bool opencl_op_supports(const OpCall& call, const OpenclDevice& device) {
-  if (call.in.space != MemorySpace::kHost || call.out.space != MemorySpace::kHost) return false;
-  switch (call.op) {
-    case OpKind::kResize: return resize_opencl_supports(call, device);
-    case OpKind::kColor: return color_opencl_supports(call, device);
-    case OpKind::kPreprocess: return preprocess_opencl_supports(call, device);
-    case OpKind::kNormalize: return normalize_opencl_supports(call, device);
-    case OpKind::kQuality: return quality_opencl_supports(call, device);
-    case OpKind::kEnhance: return enhance_opencl_supports(call, device);
-    case OpKind::kWarp: return warp_opencl_supports(call, device);
-    case OpKind::kMask: return mask_opencl_supports(call, device);
-    case OpKind::kRender: break;
-  }
-  return false;
-}
+namespace {
 
-Status opencl_op_run(OpContext& ctx, const OpCall& call) {
-  switch (call.op) {
-    case OpKind::kResize: return resize_opencl(ctx, call);
-    case OpKind::kColor: return color_opencl(ctx, call);
-    case OpKind::kPreprocess: return preprocess_opencl(ctx, call);
-    case OpKind::kNormalize: return normalize_opencl(ctx, call);
-    case OpKind::kQuality: return quality_opencl(ctx, call);
-    case OpKind::kEnhance: return enhance_opencl(ctx, call);
-    case OpKind::kWarp: return warp_opencl(ctx, call);
-    case OpKind::kMask: return mask_opencl(ctx, call);
-    case OpKind::kRender: break;
-  }
-  return Status(Errc::kNotImplemented, std::string("opencl: no ") + op_kind_name(call.op) + " op");
-}
+constexpr OpenclOp kOpenclOps[] = {
+    {OpKind::kRender, render_opencl_supports, render_opencl},
+    {OpKind::kResize, resize_opencl_supports, resize_opencl},
+    {OpKind::kColor, color_opencl_supports, color_opencl},
+    {OpKind::kPreprocess, preprocess_opencl_supports, preprocess_opencl},
+    {OpKind::kNormalize, normalize_opencl_supports, normalize_opencl},
+    {OpKind::kQuality, quality_opencl_supports, quality_opencl},
+    {OpKind::kEnhance, enhance_opencl_supports, enhance_opencl},
+    {OpKind::kWarp, warp_opencl_supports, warp_opencl},
+    {OpKind::kMask, mask_opencl_supports, mask_opencl},
+};
+static_assert(op_table_unique(kOpenclOps));
+
+}  // namespace
+
+const OpenclOp* opencl_op_find(OpKind op) { return op_table_find(kOpenclOps, op); }
 
 }  // namespace kiln::opencl

@@ -1,5 +1,5 @@
-// Image ops on OpenCL: the per-thread context every family's host code gets, var-shape batches in device
-// buffers, and one supports/run pair per family (defined in opencl_<family>.cpp around <family>.cl).
+// Ops on OpenCL: the context every family's host code gets for one call, var-shape batches in device buffers, and
+// the op table: one supports/run pair per family (defined in opencl_<family>.cpp around <family>.cl).
 #pragma once
 
 #include <map>
@@ -15,8 +15,8 @@
 
 namespace kiln::opencl {
 
-// One calling thread's kernels for image ops, by kernel name (cl_kernel arguments are per object, so kernels
-// are never shared between threads).
+// One stream's kernel objects, by kernel name (cl_kernel arguments are per object, so kernels are never shared
+// between streams).
 struct OpKernels {
   std::map<std::string, ClHandle<cl_kernel>> kernels;
 };
@@ -24,14 +24,17 @@ struct OpKernels {
 // What a family's OpenCL host code works with during one call.
 struct OpContext {
   const OpenclRuntime& runtime;
-  cl_command_queue queue;  // in-order, this thread's
+  cl_command_queue queue;  // in-order, with profiling: the call's stream
   BufferPool& pool;        // device buffers (use through CallBuffers)
-  OpKernels& kernels;
+  OpKernels& kernels;      // the stream's
+  OpTimings* timings;      // filled when not null (families that time their commands)
 
   const OpenclDevice& device() const { return runtime.device; }
   // The kernel `kernel_name` of the program `program_name` built from `source` (an embedded
   // <name>_program::kSource), built once per device per process; DeviceError with the build log.
   Result<cl_kernel> kernel(const char* program_name, const char* source, const char* kernel_name);
+  // A kernel of an already built program (the runtime's render program).
+  Result<cl_kernel> kernel(cl_program program, const char* kernel_name);
 };
 
 // A var-shape batch in one device buffer: each image packed (HWC rows, or CHW planes, back to back), described by
@@ -57,10 +60,18 @@ Result<cl_mem> buffer_upload(OpContext& ctx, CallBuffers& buffers, const void* d
 // Enqueues `kernel` over a 3-D range (x, y, image), rounded up to the work-group size (kernels check bounds).
 Status launch_3d(OpContext& ctx, cl_kernel kernel, size_t x, size_t y, size_t images);
 
-// True when `call` can run on OpenCL (host batches only: OpenCL 1.2 buffers are not pointers).
-bool opencl_op_supports(const OpCall& call, const OpenclDevice& device);
-Status opencl_op_run(OpContext& ctx, const OpCall& call);
+// A family's row of the OpenCL op table. Families run on host batches only (OpenCL 1.2 buffers are not pointers).
+struct OpenclOp {
+  OpKind op;
+  bool (*supports)(const OpCall& call, const OpenclDevice& device);
+  Status (*run)(OpContext& ctx, const OpCall& call);
+};
 
+// The OpenCL row of `op`, or nullptr.
+const OpenclOp* opencl_op_find(OpKind op);
+
+bool render_opencl_supports(const OpCall& call, const OpenclDevice& device);
+Status render_opencl(OpContext& ctx, const OpCall& call);
 bool resize_opencl_supports(const OpCall& call, const OpenclDevice& device);
 Status resize_opencl(OpContext& ctx, const OpCall& call);
 bool color_opencl_supports(const OpCall& call, const OpenclDevice& device);

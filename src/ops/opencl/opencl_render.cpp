@@ -1,12 +1,15 @@
-#include "ops/opencl/opencl_render.h"
-
+// The render op on OpenCL: the host side of one batch (gather the windows, upload, two launches, download).
+// Kernels are in render.cl, built with the runtime's render program.
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "core/fault.h"
 #include "ops/opencl/opencl_buffers.h"
+#include "ops/opencl/opencl_ops.h"
+#include "ops/render.h"
 #include "ops/render_px.h"
 
 namespace kiln::opencl {
@@ -14,14 +17,6 @@ namespace kiln::opencl {
 namespace {
 
 constexpr size_t kLocalColumns = 64;  // work-items per group along dimension 0 (columns; segments of a window)
-
-
-Result<ClHandle<cl_kernel>> kernel_create(const OpenclRuntime& runtime, const char* name) {
-  cl_int err = CL_SUCCESS;
-  ClHandle<cl_kernel> kernel(clCreateKernel(runtime.program.get(), name, &err));
-  if (err != CL_SUCCESS) return opencl_status(err, std::string("clCreateKernel(") + name + ")");
-  return kernel;
-}
 
 double event_ms(cl_event event) {
   cl_ulong start = 0;
@@ -42,56 +37,72 @@ Status launch_check() {
   return Status::ok();
 }
 
-}  // namespace
+struct RenderKernels {
+  cl_kernel prepare = nullptr;
+  cl_kernel line = nullptr;
+  cl_kernel ohlc = nullptr;
+  size_t local_size = 1;  // work-items per group along the columns (fixed, so PoCL specializes the kernels once)
+};
 
-Result<std::unique_ptr<RenderQueue>> render_queue_create(const OpenclRuntime& runtime) {
-  auto state = std::make_unique<RenderQueue>();
-  cl_int err = CL_SUCCESS;
-  state->queue.reset(
-      clCreateCommandQueue(runtime.context.get(), runtime.device.device, CL_QUEUE_PROFILING_ENABLE, &err));
-  if (err != CL_SUCCESS) return opencl_status(err, "clCreateCommandQueue");
-  KILN_TRY_ASSIGN(state->prepare_kernel, kernel_create(runtime, "render_prepare_kernel"));
-  KILN_TRY_ASSIGN(state->line_kernel, kernel_create(runtime, "render_line_kernel"));
-  KILN_TRY_ASSIGN(state->ohlc_kernel, kernel_create(runtime, "render_ohlc_kernel"));
+Result<RenderKernels> render_kernels(OpContext& ctx) {
+  RenderKernels k;
+  cl_program program = ctx.runtime.program.get();
+  KILN_TRY_ASSIGN(k.prepare, ctx.kernel(program, "render_prepare_kernel"));
+  KILN_TRY_ASSIGN(k.line, ctx.kernel(program, "render_line_kernel"));
+  KILN_TRY_ASSIGN(k.ohlc, ctx.kernel(program, "render_ohlc_kernel"));
   size_t local = kLocalColumns;
-  for (cl_kernel kernel : {state->prepare_kernel.get(), state->line_kernel.get(), state->ohlc_kernel.get()}) {
+  for (cl_kernel kernel : {k.prepare, k.line, k.ohlc}) {
     size_t limit = 0;
-    KILN_CL_CHECK(clGetKernelWorkGroupInfo(kernel, runtime.device.device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(limit),
+    KILN_CL_CHECK(clGetKernelWorkGroupInfo(kernel, ctx.device().device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(limit),
                                            &limit, nullptr));
     local = std::min(local, std::max<size_t>(limit, 1));
   }
-  state->local_size = local;
-  return state;
+  k.local_size = local;
+  return k;
 }
 
-Status render_opencl(RenderQueue& queue, BufferPool& pool, const OpenclDevice& device, const RenderParams& params,
-                     const WindowBatch& windows, const BatchView& out, RenderTimings* timings) {
+}  // namespace
+
+// Every validated render call whose single image fits one device buffer.
+bool render_opencl_supports(const OpCall& call, const OpenclDevice& device) {
+  const auto& params = *static_cast<const RenderParams*>(call.params);
+  const uint64_t image_bytes =
+      static_cast<uint64_t>(params.width) * static_cast<uint64_t>(params.height) * pixel_type_size(params.dtype);
+  return image_bytes <= device.max_alloc;
+}
+
+Status render_opencl(OpContext& ctx, const OpCall& call) {
   constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
-  const int64_t count = windows.count;
-  const int32_t channels = windows.channels;
-  const int32_t seq_len = windows.seq_len;
+  const auto& params = *static_cast<const RenderParams*>(call.params);
+  const int64_t count = call.in.count;
+  const int32_t channels = render_channels(call);
+  const int32_t seq_len = render_seq_len(call);
   const int32_t width = params.width;
   const int32_t height = params.height;
+  if (count == 0) return Status::ok();
   if (count > kMaxInt) return invalid_argument("opencl: more than 2^31 windows in one batch");
+  KILN_TRY_ASSIGN(const RenderKernels kernels, render_kernels(ctx));
 
-  // The rows the batch spans, and the starts relative to them.
-  const auto [first, last] = std::minmax_element(windows.starts, windows.starts + count);
-  const int64_t row_lo = *first;
-  const int64_t rows = *last + seq_len - row_lo;
+  // The windows gathered back to back (they may come from anywhere), window i starting at row i * seq_len.
+  const size_t window_floats = static_cast<size_t>(seq_len) * static_cast<size_t>(channels);
+  std::vector<float> series(static_cast<size_t>(count) * window_floats);
   std::vector<int64_t> starts(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) starts[static_cast<size_t>(i)] = windows.starts[i] - row_lo;
+  for (int64_t i = 0; i < count; ++i) {
+    std::memcpy(series.data() + static_cast<size_t>(i) * window_floats, call.in[i].data, window_floats * sizeof(float));
+    starts[static_cast<size_t>(i)] = i * seq_len;
+  }
 
-  const size_t series_bytes = static_cast<size_t>(rows) * static_cast<size_t>(channels) * sizeof(float);
+  const size_t series_bytes = series.size() * sizeof(float);
   const size_t starts_bytes = starts.size() * sizeof(int64_t);
   const size_t ranges_bytes = static_cast<size_t>(count) * 4 * sizeof(float);
   const bool ohlc = params.style == ChartStyle::kOhlc;
   const size_t segment_bytes =
       ohlc ? 0 : static_cast<size_t>(count) * static_cast<size_t>(seq_len - 1) * sizeof(KilnSegment);
-  const size_t image_bytes = out.image_bytes();
+  const size_t image_bytes = call.out[0].packed_bytes();
   const size_t out_bytes = image_bytes * static_cast<size_t>(count);
 
-  cl_command_queue q = queue.queue.get();
-  CallBuffers buffers(pool, device, q);
+  cl_command_queue q = ctx.queue;
+  CallBuffers buffers(ctx.pool, ctx.device(), q);
   // The output first: it is the large one, and the one a memory limit stops.
   KILN_TRY_ASSIGN(cl_mem out_mem, buffers.acquire(out_bytes, "the output images"));
   KILN_TRY_ASSIGN(cl_mem series_mem, buffers.acquire(series_bytes, "the series rows"));
@@ -107,8 +118,8 @@ Status render_opencl(RenderQueue& queue, BufferPool& pool, const OpenclDevice& d
   ClHandle<cl_event> render_done;
   ClHandle<cl_event> download;
   buffers.set_pending(true);
-  KILN_CL_CHECK(clEnqueueWriteBuffer(q, series_mem, CL_FALSE, 0, series_bytes, windows.series + row_lo * channels, 0,
-                                     nullptr, upload[0].out()));
+  KILN_CL_CHECK(clEnqueueWriteBuffer(q, series_mem, CL_FALSE, 0, series_bytes, series.data(), 0, nullptr,
+                                     upload[0].out()));
   KILN_CL_CHECK(
       clEnqueueWriteBuffer(q, starts_mem, CL_FALSE, 0, starts_bytes, starts.data(), 0, nullptr, upload[1].out()));
 
@@ -116,9 +127,9 @@ Status render_opencl(RenderQueue& queue, BufferPool& pool, const OpenclDevice& d
   // for OHLC, then the line segments.
   const cl_int lane = !ohlc && channels == 4 ? 3 : 0;
   const cl_int lanes = ohlc ? 4 : 1;
-  const size_t local = queue.local_size;
+  const size_t local = kernels.local_size;
   {
-    cl_kernel kernel = queue.prepare_kernel.get();
+    cl_kernel kernel = kernels.prepare;
     KILN_CL_CHECK(kernel_args_set(kernel, series_mem, starts_mem, cl_int{seq_len}, cl_int{channels}, lane, lanes,
                                   cl_int{width}, cl_int{height}, ranges_mem, segments_mem));
     const size_t global = static_cast<size_t>(count) * local;
@@ -132,12 +143,12 @@ Status render_opencl(RenderQueue& queue, BufferPool& pool, const OpenclDevice& d
     const cl_float background = static_cast<float>(params.background);
     cl_kernel kernel = nullptr;
     if (ohlc) {
-      kernel = queue.ohlc_kernel.get();
+      kernel = kernels.ohlc;
       KILN_CL_CHECK(kernel_args_set(kernel, series_mem, starts_mem, ranges_mem, cl_int{seq_len}, cl_int{width},
                                     cl_int{height}, background, static_cast<cl_float>(params.ink_bullish),
                                     static_cast<cl_float>(params.ink_bearish), as_float, out_mem));
     } else {
-      kernel = queue.line_kernel.get();
+      kernel = kernels.line;
       KILN_CL_CHECK(kernel_args_set(kernel, ranges_mem, segments_mem, cl_int{seq_len}, cl_int{width}, cl_int{height},
                                     cl_float{params.line_width}, background, static_cast<cl_float>(params.ink),
                                     as_float, out_mem));
@@ -150,22 +161,33 @@ Status render_opencl(RenderQueue& queue, BufferPool& pool, const OpenclDevice& d
     KILN_CL_CHECK(clEnqueueNDRangeKernel(q, kernel, 1, nullptr, &global, &local, 0, nullptr, render_done.out()));
   }
 
-  // Straight into `out`: one read when its images are packed, else one rectangle (a row per image).
-  if (out.image_stride == static_cast<int64_t>(image_bytes)) {
-    KILN_CL_CHECK(clEnqueueReadBuffer(q, out_mem, CL_FALSE, 0, out_bytes, out.data, 0, nullptr, download.out()));
-  } else {
+  // Straight into `out`: one read when its images are packed back to back, one rectangle (a row per image) when they
+  // are evenly spaced, else a read per image.
+  const auto* first_image = static_cast<const uint8_t*>(call.out[0].data);
+  int64_t stride = count > 1 ? static_cast<const uint8_t*>(call.out[1].data) - first_image : 0;
+  for (int64_t i = 2; i < count && stride > 0; ++i) {
+    if (static_cast<const uint8_t*>(call.out[i].data) - first_image != i * stride) stride = 0;
+  }
+  if (count == 1 || stride == static_cast<int64_t>(image_bytes)) {
+    KILN_CL_CHECK(clEnqueueReadBuffer(q, out_mem, CL_FALSE, 0, out_bytes, call.out[0].data, 0, nullptr, download.out()));
+  } else if (stride > static_cast<int64_t>(image_bytes)) {
     const size_t origin[3] = {0, 0, 0};
     const size_t region[3] = {image_bytes, static_cast<size_t>(count), 1};
     KILN_CL_CHECK(clEnqueueReadBufferRect(q, out_mem, CL_FALSE, origin, origin, region, image_bytes, 0,
-                                          static_cast<size_t>(out.image_stride), 0, out.data, 0, nullptr,
+                                          static_cast<size_t>(stride), 0, call.out[0].data, 0, nullptr,
                                           download.out()));
+  } else {
+    for (int64_t i = 0; i < count; ++i) {
+      KILN_CL_CHECK(clEnqueueReadBuffer(q, out_mem, CL_FALSE, static_cast<size_t>(i) * image_bytes, image_bytes,
+                                        call.out[i].data, 0, nullptr, i + 1 == count ? download.out() : nullptr));
+    }
   }
   cl_event wait = download.get();
   KILN_CL_CHECK(clWaitForEvents(1, &wait));
   KILN_CL_CHECK(clFinish(q));
   buffers.set_pending(false);
 
-  if (timings != nullptr) {
+  if (OpTimings* timings = ctx.timings; timings != nullptr) {
     timings->upload_ms = event_ms(upload[0].get()) + event_ms(upload[1].get());
     timings->kernel_ms = event_ms(prepare_done.get()) + event_ms(render_done.get());
     timings->download_ms = event_ms(download.get());

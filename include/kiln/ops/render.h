@@ -1,0 +1,68 @@
+// Chart rendering: windows of a price series -> anti-aliased line charts or OHLC bars, one gray image per window.
+// As an op call (kiln/ops.h), each window is an input view of the series (1 row of seq_len float32 pixels with the
+// series' 1 or 4 channels, pointing into the series: no copy) and each image an output view (width x height,
+// 1 channel, uint8 or float32, packed rows).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kiln/image.h"
+#include "kiln/ops.h"
+#include "kiln/status.h"
+
+namespace kiln {
+
+enum class ChartStyle : uint8_t { kLine = 0, kOhlc };
+
+const char* chart_style_name(ChartStyle style);
+Result<ChartStyle> chart_style_parse(const std::string& name);  // line|ohlc
+
+struct RenderParams {
+  ChartStyle style = ChartStyle::kLine;
+  int32_t width = 800;
+  int32_t height = 500;
+  float line_width = 3.0f;       // stroke width in pixels (line charts)
+  uint8_t background = 255;
+  uint8_t ink = 0;               // line colour
+  uint8_t ink_bullish = 51;      // OHLC bars with close >= open (predecessor's colors.bullish 0.2)
+  uint8_t ink_bearish = 0;       // OHLC bars with close < open (colors.bearish 0.0)
+  PixelType dtype = PixelType::kU8;  // kF32: level / 255 (white 1.0, ink 0.0 by default)
+};
+
+// Windows of a series: window i is rows [starts[i], starts[i] + seq_len) of `series`, `channels` interleaved values
+// per row (1, or 4 = Open, High, Low, Close).
+struct WindowBatch {
+  const float* series = nullptr;
+  int32_t channels = 1;
+  const int64_t* starts = nullptr;
+  int64_t count = 0;
+  int32_t seq_len = 0;
+};
+
+// InvalidArgument on bad sizes, widths, styles (OHLC needs 4 channels), seq_len < 2.
+Status render_validate(const RenderParams& params, const WindowBatch& windows);
+
+// Window `start` of a series as a render input view.
+ImageView render_window_view(const float* series, int32_t channels, int64_t start, int32_t seq_len);
+
+// A render call with the views it points at: windows -> images of `out` (count, width, height, 1 channel, the
+// params' dtype). `params`, the series and `out` must outlive it. Movable (the views stay where they are).
+class RenderCall {
+ public:
+  RenderCall(const RenderParams& params, const WindowBatch& windows, const BatchView& out);
+  RenderCall(RenderCall&&) noexcept = default;
+  RenderCall& operator=(RenderCall&&) noexcept = default;
+  RenderCall(const RenderCall&) = delete;
+  RenderCall& operator=(const RenderCall&) = delete;
+
+  const OpCall& call() const { return m_call; }
+
+ private:
+  std::vector<ImageView> m_windows;
+  std::vector<ImageView> m_images;
+  OpCall m_call;
+};
+
+}  // namespace kiln
