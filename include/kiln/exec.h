@@ -15,6 +15,7 @@
 
 #include "kiln/device.h"
 #include "kiln/ops.h"
+#include "kiln/params.h"
 #include "kiln/status.h"
 
 namespace kiln {
@@ -93,6 +94,29 @@ class OpExecutor {
 
 // One call through a fresh executor.
 Status op_run(const OpCall& call, const ExecOptions& exec = {}, ExecReport* report = nullptr);
+
+// What users set about execution, the same settings in every job (declared once: exec_params()).
+struct ExecSettings {
+  ExecMode mode = ExecMode::kAuto;
+  int32_t threads = 0;            // CPU worker threads, 0 = all cores
+  int64_t batch_size = 64;        // images per batch (and at most per GPU launch)
+  bool fallback_on_error = true;  // a GPU error reruns the rest on the CPU
+  std::optional<BackendKind> gpu_only{};  // GPU_BACKEND=cuda|opencl (environment only)
+};
+
+// mode, threads (KILN_THREADS), batch_size (GPU_BATCH_SIZE), fallback_on_error.
+const ParamTable<ExecSettings>& exec_params();
+
+using EnvLookup = std::function<const char*(const char*)>;
+const char* env_lookup_process(const char* name);  // std::getenv
+
+// The environment for a job that runs `op`: KILN_THREADS and GPU_BATCH_SIZE, then GPU_BACKEND, ALL_GPU and the
+// op's own switch (see exec_options_apply_env). `notes` receives messages to show the user.
+Status exec_settings_apply_env(ExecSettings* settings, OpKind op, const EnvLookup& lookup,
+                               std::vector<std::string>* notes = nullptr);
+
+// The options of a job's executor: its settings, `pool` for the CPU, GPU launches of at most batch_size images.
+ExecOptions exec_options_make(const ExecSettings& settings, ThreadPool* pool);
 
 // Applies the environment to `exec` for `op`: GPU_BACKEND (cpu|auto|cuda|opencl|rocm|mps), then ALL_GPU and the
 // op's own switch (op_gpu_switch_name; it wins over ALL_GPU): false keeps the op on the CPU, true lets it use a GPU.

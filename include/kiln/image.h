@@ -4,7 +4,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include "kiln/status.h"
 
 namespace kiln {
 
@@ -22,6 +25,9 @@ inline size_t pixel_type_size(PixelType type) {
 }
 const char* pixel_type_name(PixelType type);  // uint8 | float32 | float16
 const char* layout_name(Layout layout);        // hwc | chw
+// The names above, any case, and the short forms u8, f32, f16; InvalidArgument otherwise.
+Result<PixelType> pixel_type_parse(const std::string& name);
+Result<Layout> layout_parse(const std::string& name);
 
 struct ImageView {
   void* data = nullptr;

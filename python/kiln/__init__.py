@@ -1,10 +1,12 @@
-"""kiln: chart images from sliding windows of price series.
+"""kiln: chart images from sliding windows of price series, and batched image processing.
 
-Rendering runs in kiln's C++ core (CPU, CUDA or OpenCL); errors are raised as :class:`KilnError` subclasses that
+Every function runs in kiln's C++ core (CPU, CUDA or OpenCL) and takes the same settings, by the same names, as
+the command line (`kiln render --help`, `kiln quality --help`, ...); errors are raised as :class:`KilnError` subclasses that
 also derive from the matching builtin (``KilnValueError`` is a ``ValueError``, ``KilnIOError`` an ``OSError``, ...).
 """
 import json as _json
 
+from . import _kiln
 from ._kiln import (
     KilnDeviceError,
     KilnError,
@@ -13,13 +15,17 @@ from ._kiln import (
     KilnNotImplementedError,
     KilnValueError,
     devices_json,
-    preprocess,
-    quality,
-    render,
-    render_windows,
-    window_plan,
 )
 from ._kiln import version as __version__
+from ._params import declared as _declared
+
+render = _declared(_kiln.render, "render", positional=["windows"])
+render_windows = _declared(_kiln.render_windows, "render_windows", positional=["series", "starts", "seq_len"])
+window_plan = _declared(_kiln.window_plan, "window_plan", positional=["series"], explicit=[("ohlc", False)])
+render_job = _declared(_kiln.render_job, "render_job", positional=[("series", None)],
+                       explicit=[("config", None), ("source", "<array>")])
+quality = _declared(_kiln.quality, "quality", positional=["images"])
+preprocess = _declared(_kiln.preprocess, "preprocess", positional=["images"])
 from .datasets import ChartDataset
 from .storage import KilnFile, create_images_from_data, open  # noqa: A004 (kiln.open, like h5py.File)
 
@@ -39,6 +45,7 @@ __all__ = [
     "preprocess",
     "quality",
     "render",
+    "render_job",
     "render_windows",
     "window_plan",
 ]

@@ -77,7 +77,7 @@ def create_images_from_data(data, output_path, seq_len=100, line_width=3, batch_
     output_path = os.fspath(output_path)
     _kiln.render_job(
         series,
-        output_path,
+        output=output_path,
         format=fmt,
         compression=str(storage.get("compression", "zstd")),
         images_per_file=images_per_file,

@@ -5,9 +5,8 @@
 
 namespace kiln::py {
 
-void render_bindings_add(pybind11::module_& m);   // render, render_windows
-void dataset_bindings_add(pybind11::module_& m);  // window_plan, render_job
-void devices_bindings_add(pybind11::module_& m);  // devices
+void render_bindings_add(pybind11::module_& m);     // render, render_windows, window_plan, render_job
+void devices_bindings_add(pybind11::module_& m);    // devices
 void image_ops_bindings_add(pybind11::module_& m);  // quality, preprocess
 
 }  // namespace kiln::py

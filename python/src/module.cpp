@@ -3,15 +3,16 @@
 
 #include "bindings.h"
 #include "errors.h"
+#include "params_py.h"
 #include "kiln/version.h"
 
 PYBIND11_MODULE(_kiln, m) {
   m.doc() = "kiln: chart images from price series and batched image ops (C++ core)";
   kiln::py::errors_register(m);
   kiln::py::render_bindings_add(m);
-  kiln::py::dataset_bindings_add(m);
   kiln::py::devices_bindings_add(m);
   kiln::py::image_ops_bindings_add(m);
+  kiln::py::params_bindings_add(m);
   m.attr("version") = KILN_VERSION_STRING;
   m.attr("__version__") = KILN_VERSION_STRING;
 }

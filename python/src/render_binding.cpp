@@ -1,13 +1,18 @@
-// _kiln.render (a batch of windows) and _kiln.render_windows (windows as views into one series).
+// The render application from Python: _kiln.render (a batch of windows), _kiln.render_windows (windows as views
+// into one series), _kiln.window_plan and _kiln.render_job (series -> dataset, the `kiln render` job).
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <optional>
 #include <vector>
 
 #include "array_input.h"
 #include "bindings.h"
+#include "core/thread_pool.h"
 #include "errors.h"
-#include "render_options.h"
+#include "kiln/apps/render.h"
+#include "kiln/image_ops.h"
+#include "py_jobs.h"
 
 namespace kiln::py {
 
@@ -15,86 +20,169 @@ namespace {
 
 namespace pyb = pybind11;
 
-// Allocates the (B, H, W) output, renders with the GIL released, raises on failure.
-pyb::array render_to_array(const RenderOptions& options, const WindowBatch& windows) {
-  const RenderParams& p = options.params;
+// Renders into a new (B, H, W) array with the GIL released; raises on failure. A GPU error finishes the batch on
+// the CPU.
+pyb::array render_to_array(const RenderCallSettings& s, const WindowBatch& windows) {
+  const RenderParams& p = s.render;
+  status_check(render_validate(p, windows));
   const std::vector<pyb::ssize_t> shape{windows.count, p.height, p.width};
   pyb::array out = p.dtype == PixelType::kF32 ? pyb::array(pyb::dtype::of<float>(), shape)
                                               : pyb::array(pyb::dtype::of<uint8_t>(), shape);
-  if (windows.count == 0 || p.width <= 0 || p.height <= 0) {
-    status_check(render_validate(p, windows));
-    return out;
-  }
-  BatchView view;
-  view.data = out.mutable_data();
-  view.count = windows.count;
-  view.width = p.width;
-  view.height = p.height;
-  view.channels = 1;
-  view.type = p.dtype;
-  view.image_stride = static_cast<int64_t>(view.image_bytes());
+  if (windows.count == 0) return out;
+  const BatchView view{out.mutable_data(), windows.count, p.width, p.height, 1, p.dtype,
+                       static_cast<int64_t>(pixel_type_size(p.dtype)) * p.width * p.height};
   Status status;
   {
     pyb::gil_scoped_release release;
-    status = render_execute(options, windows, view);
+    const RenderCall call(p, windows, view);
+    ExecOptions exec = exec_options_make(s.exec, nullptr);
+    auto placement = placement_choose(BackendRegistry::instance(), exec.mode, call.call(), exec.gpu_only);
+    // A pool per call: cheap next to rendering, and safe in forked DataLoader workers (no threads inherited).
+    std::optional<ThreadPool> pool;
+    if (placement.is_ok() && !placement->backend->is_gpu() && windows.count > 1 && s.exec.threads != 1) {
+      pool.emplace(s.exec.threads);
+      exec.pool = &*pool;
+    }
+    status = placement.is_ok() ? op_run(call.call(), exec) : placement.status();
   }
   status_check(status);
   return out;
 }
 
-pyb::array render(pyb::handle windows_obj, int32_t width, int32_t height, double line_width, const std::string& style,
-                  const std::string& mode, int32_t threads, const std::string& dtype) {
-  const RenderOptions options = render_options_make(width, height, line_width, style, mode, threads, dtype);
+RenderCallSettings render_settings(const pyb::kwargs& kwargs, const char* function) {
+  RenderCallSettings s;
+  settings_apply(render_call_params(), &s, &s.exec, OpKind::kRender, kwargs, function);
+  return s;
+}
+
+pyb::array render(pyb::handle windows_obj, const pyb::kwargs& kwargs) {
+  const RenderCallSettings s = render_settings(kwargs, "render");
   const WindowsArray w = windows_from_object(windows_obj);
   // Window i starts at row i * seq_len of the (B * seq_len)-row series the array is.
   std::vector<int64_t> starts(static_cast<size_t>(w.count));
   for (int64_t i = 0; i < w.count; ++i) starts[static_cast<size_t>(i)] = i * w.seq_len;
-  const WindowBatch batch{w.data(), w.channels, starts.data(), w.count, w.seq_len};
-  return render_to_array(options, batch);
+  return render_to_array(s, WindowBatch{w.data(), w.channels, starts.data(), w.count, w.seq_len});
 }
 
-pyb::array render_windows(pyb::handle series_obj, pyb::handle starts_obj, int64_t seq_len, int32_t width,
-                          int32_t height, double line_width, const std::string& style, const std::string& mode,
-                          int32_t threads, const std::string& dtype) {
-  const RenderOptions options = render_options_make(width, height, line_width, style, mode, threads, dtype);
-  const SeriesArray s = series_from_object(series_obj);
+pyb::array render_windows(pyb::handle series_obj, pyb::handle starts_obj, int64_t seq_len, const pyb::kwargs& kwargs) {
+  const RenderCallSettings s = render_settings(kwargs, "render_windows");
+  const SeriesArray series = series_from_object(series_obj);
   const StartArray starts = starts_from_object(starts_obj);
-  if (seq_len < 2 || seq_len > s.rows) {
-    raise_value_error("seq_len must be in [2, " + std::to_string(s.rows) + "] for this series, got " +
+  if (seq_len < 2 || seq_len > series.rows) {
+    raise_value_error("seq_len must be in [2, " + std::to_string(series.rows) + "] for this series, got " +
                       std::to_string(seq_len));
   }
   const int64_t* st = starts.data();
   const int64_t count = starts.shape(0);
   for (int64_t i = 0; i < count; ++i) {
-    if (st[i] < 0 || st[i] + seq_len > s.rows) {
+    if (st[i] < 0 || st[i] + seq_len > series.rows) {
       raise_value_error("starts[" + std::to_string(i) + "] = " + std::to_string(st[i]) + ": window of " +
-                        std::to_string(seq_len) + " rows runs outside the series of " + std::to_string(s.rows) +
+                        std::to_string(seq_len) + " rows runs outside the series of " + std::to_string(series.rows) +
                         " rows");
     }
   }
-  const WindowBatch batch{s.data(), s.channels, st, count, static_cast<int32_t>(seq_len)};
-  return render_to_array(options, batch);
+  return render_to_array(s, WindowBatch{series.data(), series.channels, st, count, static_cast<int32_t>(seq_len)});
+}
+
+// kiln's Series owns its values, so the array is copied once (windows stay views into that copy).
+std::shared_ptr<Series> series_copy(const SeriesArray& s, const std::string& source, const std::string& column) {
+  auto series = std::make_shared<Series>();
+  series->values.assign(s.data(), s.data() + s.rows * s.channels);
+  series->rows = s.rows;
+  series->channels = s.channels;
+  series->source = source;
+  series->column = column;
+  return series;
+}
+
+pyb::tuple window_plan_py(pyb::handle series_obj, bool ohlc, const pyb::kwargs& kwargs) {
+  WindowSpec spec;
+  settings_apply(window_params(), &spec, nullptr, OpKind::kRender, kwargs, "window_plan");
+  spec.ohlc = ohlc;
+  const SeriesArray s = series_from_object(series_obj);
+  if (ohlc && s.channels != 4) raise_value_error("OHLC windows need a (N, 4) Open/High/Low/Close series");
+  const std::shared_ptr<Series> series = series_copy(s, "<array>", "");
+  Result<WindowPlan> plan = window_plan(*series, spec);
+  status_check(plan.status());
+  const WindowPlan& p = plan.value();
+  pyb::array_t<int64_t> starts(static_cast<pyb::ssize_t>(p.starts.size()));
+  std::copy(p.starts.begin(), p.starts.end(), starts.mutable_data());
+  pyb::object labels = pyb::none();
+  if (spec.label_horizon > 0) {
+    pyb::array_t<int8_t> l(static_cast<pyb::ssize_t>(p.labels.size()));
+    std::copy(p.labels.begin(), p.labels.end(), l.mutable_data());
+    labels = l;
+  }
+  return pyb::make_tuple(starts, labels, p.skipped_nonfinite);
+}
+
+pyb::dict summary_dict(const RenderJobSummary& s) {
+  pyb::dict d;
+  d["images"] = s.images;
+  d["rendered"] = s.rendered;
+  d["resumed_from"] = s.resumed_from;
+  d["skipped"] = s.skipped_nonfinite;
+  d["dropped_no_future"] = s.dropped_no_future;
+  d["seconds"] = s.seconds;
+  d["output_bytes"] = s.output_bytes;
+  d["raw_bytes"] = s.raw_bytes;
+  d["backend"] = s.backend;
+  d["placement_reason"] = s.placement_reason;
+  d["output"] = s.output;
+  d["threads"] = s.threads;
+  d["fallbacks"] = s.fallbacks;
+  d["fallback_events"] = s.fallback_events;
+  return d;
+}
+
+// series: an array (N,) or (N, 4), a path (CSV, NPY, file.h5:/dataset), or None with demo=True.
+pyb::dict render_job_py(pyb::handle series_obj, std::optional<std::string> config_path, const std::string& source,
+                        const pyb::kwargs& kwargs) {
+  RenderJobConfig config;
+  if (config_path) status_check(render_config_apply_yaml(*config_path, &config, nullptr));
+  settings_apply(render_job_params(), &config, &config.exec, OpKind::kRender, kwargs, "render_job");
+  if (pyb::isinstance<pyb::str>(series_obj) || PyObject_HasAttrString(series_obj.ptr(), "__fspath__")) {
+    config.input.path = pyb::str(series_obj).cast<std::string>();
+  } else if (!series_obj.is_none()) {
+    config.series = series_copy(series_from_object(series_obj), source, config.input.column);
+  }
+  Result<RenderJobSummary> summary = RenderJobSummary{};
+  {
+    pyb::gil_scoped_release release;
+    summary = render_job_run(config);
+  }
+  status_check(summary.status());
+  return summary_dict(summary.value());
 }
 
 }  // namespace
 
 void render_bindings_add(pyb::module_& m) {
   using namespace pybind11::literals;
-  m.def("render", &render, "windows"_a, "width"_a = 800, "height"_a = 500, "line_width"_a = 3.0, "style"_a = "line",
-        "mode"_a = "auto", "threads"_a = 0, "dtype"_a = "uint8",
+  m.def("render", &render, "windows"_a,
         R"doc(Render a batch of windows into chart images.
 
 windows: float array (B, seq_len), or (B, seq_len, 4) Open/High/Low/Close ("ohlc" needs this form; "line" draws
 Close). A C-contiguous float32 array is read in place (zero copy); other float dtypes or strides are converted to a
-float32 copy first. Returns a (B, height, width) uint8 array (or float32 in [0, 1] with dtype="float32").
-mode: "auto" (GPU if available, else CPU), "gpu" or "cpu". threads: CPU threads, 0 = all. The GIL is released
-while rendering; GPU errors finish the batch on the CPU.)doc");
-  m.def("render_windows", &render_windows, "series"_a, "starts"_a, "seq_len"_a, "width"_a = 800, "height"_a = 500,
-        "line_width"_a = 3.0, "style"_a = "line", "mode"_a = "auto", "threads"_a = 0, "dtype"_a = "uint8",
+float32 copy first. Returns a (B, height, width) uint8 array (or float32 in [0, 1] with dtype="float32"). The GIL is
+released while rendering; GPU errors finish the batch on the CPU.)doc");
+  m.def("render_windows", &render_windows, "series"_a, "starts"_a, "seq_len"_a,
         R"doc(Render windows that are views into one series: window i is rows [starts[i], starts[i] + seq_len).
 
 series: float array (N,) or (N, 4) (C-contiguous float32 is zero copy); starts: 1-D integer array.
 Returns (len(starts), height, width) images.)doc");
+  m.def("window_plan", &window_plan_py, "series"_a, "ohlc"_a = false,
+        R"doc(Plan sliding windows over a series (N,) or (N, 4).
+
+Returns (starts: int64 array of start rows, labels: int8 array or None without label_horizon, skipped: windows
+dropped for NaN/inf). ohlc: windows need all four channels finite.)doc");
+  m.def("render_job", &render_job_py, "series"_a = pyb::none(), "config"_a = pyb::none(), "source"_a = "<array>",
+        R"doc(Render every window of a series to a dataset (hdf5, png, jpeg, npy): the `kiln render` job.
+
+series: an array (N,) or (N, 4) (copied once), a path (CSV, NPY, file.h5:/dataset), or None with demo=True.
+config: a config.yaml applied before the environment and the keywords. source: the name stored for an array.
+The GIL is released while the job runs. Returns a summary dict (images, skipped, seconds, backend, output,
+fallbacks, ...).)doc");
 }
 
 }  // namespace kiln::py

@@ -65,7 +65,7 @@ def test_quality_rejects_bad_input():
 def test_preprocess_identity_size_is_the_normalized_image():
     rng = np.random.default_rng(9)
     img = rng.integers(0, 256, size=(5, 7, 3), dtype=np.uint8)
-    out = kiln.preprocess(img, (5, 7), mean=[0.0], std=[1.0], mode="cpu")
+    out = kiln.preprocess(img, height=5, width=7, mean=[0.0], std=[1.0], mode="cpu")
     assert out.shape == (1, 3, 5, 7) and out.dtype == np.float32
     expected = np.transpose(img.astype(np.float32) / 255.0, (2, 0, 1))
     np.testing.assert_allclose(out[0], expected, rtol=0, atol=1e-6)
@@ -74,15 +74,15 @@ def test_preprocess_identity_size_is_the_normalized_image():
 def test_preprocess_imagenet_defaults_layouts_and_half():
     rng = np.random.default_rng(11)
     images = [rng.integers(0, 256, size=(h, w, 3), dtype=np.uint8) for h, w in [(40, 60), (33, 17)]]
-    chw = kiln.preprocess(images, (16, 24))
-    hwc = kiln.preprocess(images, (16, 24), layout="hwc")
-    half = kiln.preprocess(images, (16, 24), dtype="float16")
+    chw = kiln.preprocess(images, height=16, width=24)
+    hwc = kiln.preprocess(images, height=16, width=24, layout="hwc")
+    half = kiln.preprocess(images, height=16, width=24, dtype="float16")
     assert chw.shape == (2, 3, 16, 24) and hwc.shape == (2, 16, 24, 3) and half.dtype == np.float16
     np.testing.assert_array_equal(np.transpose(hwc, (0, 3, 1, 2)), chw)
     np.testing.assert_array_equal(half, chw.astype(np.float16))
     # A flat image stays flat: (v / 255 - mean) / std per channel.
     flat = np.full((9, 9, 3), 200, dtype=np.uint8)
-    out = kiln.preprocess(flat, (4, 4))
+    out = kiln.preprocess(flat, height=4, width=4)
     mean = np.array([0.485, 0.456, 0.406], dtype=np.float32)
     std = np.array([0.229, 0.224, 0.225], dtype=np.float32)
     np.testing.assert_allclose(out[0, :, 0, 0], (200 / 255 - mean) / std, rtol=1e-5)
@@ -91,8 +91,8 @@ def test_preprocess_imagenet_defaults_layouts_and_half():
 def test_preprocess_rejects_bad_arguments():
     img = np.zeros((8, 8, 3), dtype=np.uint8)
     with pytest.raises(ValueError):
-        kiln.preprocess(img, (0, 8))
+        kiln.preprocess(img, height=0, width=8)
     with pytest.raises(ValueError):
-        kiln.preprocess(img, (8, 8), layout="nchw")
+        kiln.preprocess(img, height=8, width=8, layout="nchw")
     with pytest.raises(ValueError):
-        kiln.preprocess(img, (8, 8), interp="lanczos")
+        kiln.preprocess(img, height=8, width=8, interp="lanczos")

@@ -5,13 +5,16 @@
 
 namespace kiln {
 
+namespace {
+
 Result<bool> env_switch_parse(const char* name, const char* value) {
-  std::string v = value;
-  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
-  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
-  return invalid_argument(std::string(name) + "='" + value + "': expected true or false");
+  ParamSpec spec;
+  spec.type = ParamType::kBool;
+  KILN_TRY_ASSIGN(const ParamValue parsed, param_parse(spec, value, name));
+  return std::get<bool>(parsed);
 }
+
+}  // namespace
 
 Status exec_env_apply(OpKind op, ExecMode* mode, std::optional<BackendKind>* gpu_only,
                       std::vector<std::string>* notes, const EnvLookup& lookup) {

@@ -8,18 +8,15 @@
 #include <vector>
 
 #include "kiln/device.h"
+#include "kiln/exec.h"
 #include "kiln/status.h"
 
 namespace kiln {
-
-using EnvLookup = std::function<const char*(const char*)>;
 
 // GPU_BACKEND: cpu -> mode cpu; auto -> any GPU; cuda|opencl -> only that GPU backend; rocm|mps -> OpenCL with a
 // note. Then ALL_GPU and op_gpu_switch_name(op) (the op's switch wins): false -> mode cpu; true -> mode auto when
 // it was cpu. InvalidArgument for values it cannot parse.
 Status exec_env_apply(OpKind op, ExecMode* mode, std::optional<BackendKind>* gpu_only,
                       std::vector<std::string>* notes, const EnvLookup& lookup);
-
-Result<bool> env_switch_parse(const char* name, const char* value);  // 1/0, true/false, yes/no, on/off
 
 }  // namespace kiln

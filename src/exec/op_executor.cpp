@@ -158,7 +158,7 @@ Status op_run(const OpCall& call, const ExecOptions& exec, ExecReport* report) {
 }
 
 Status exec_options_apply_env(OpKind op, ExecOptions* exec, std::vector<std::string>* notes) {
-  return exec_env_apply(op, &exec->mode, &exec->gpu_only, notes, [](const char* name) { return std::getenv(name); });
+  return exec_env_apply(op, &exec->mode, &exec->gpu_only, notes, env_lookup_process);
 }
 
 }  // namespace kiln

@@ -18,6 +18,62 @@ KilnPreprocessConsts preprocess_consts(const PreprocessParams& params) {
   return k;
 }
 
+namespace {
+
+using Channels = float[4];
+
+// A per-channel list: one value per channel; a single value applies to every color channel (not alpha).
+ParamTable<PreprocessParams>& add_channels(ParamTable<PreprocessParams>& t, ParamSpec spec,
+                                           Channels& (*field)(PreprocessParams&), int32_t shown) {
+  spec.type = ParamType::kFloats;
+  spec.min_count = 1;
+  spec.max_count = 4;
+  return t.add_custom(
+      std::move(spec),
+      [field](PreprocessParams& p, const ParamValue& v) {
+        const auto& values = std::get<std::vector<double>>(v);
+        if (values.size() == 2) return invalid_argument("expected 1 value (every color channel) or 3 or 4");
+        Channels& out = field(p);
+        const size_t n = values.size() == 1 ? 3 : values.size();
+        for (size_t c = 0; c < n; ++c) out[c] = static_cast<float>(values[values.size() == 1 ? 0 : c]);
+        return Status::ok();
+      },
+      [field, shown](const PreprocessParams& p) {
+        const Channels& values = field(const_cast<PreprocessParams&>(p));
+        return ParamValue(std::vector<double>(values, values + shown));
+      });
+}
+
+}  // namespace
+
+const ParamTable<PreprocessParams>& preprocess_params() {
+  static const ParamTable<PreprocessParams> table = [] {
+    using P = PreprocessParams;
+    ParamTable<P> t;
+    t.add_choice({.name = "interp", .help = "Interpolation", .choices = {"bilinear", "nearest", "area", "bicubic"}},
+                 [](P& p) -> Interp& { return p.interp; }, interp_parse, interp_name);
+    t.add_custom({.name = "letterbox", .type = ParamType::kBool,
+                  .help = "Keep the aspect ratio, center the image and pad with `pad`"},
+                 [](P& p, const ParamValue& v) {
+                   p.fit = std::get<bool>(v) ? ResizeFit::kLetterbox : ResizeFit::kStretch;
+                   return Status::ok();
+                 },
+                 [](const P& p) { return ParamValue(p.fit == ResizeFit::kLetterbox); });
+    add_channels(t, {.name = "pad", .help = "Letterbox border level per channel", .min = 0, .max = 255},
+                 [](P& p) -> Channels& { return p.pad; }, 1);
+    t.add({.name = "bgr", .help = "Swap the red and blue channels (RGB inputs give B,G,R outputs and back)"},
+          [](P& p) -> bool& { return p.swap_rb; });
+    t.add({.name = "scale", .help = "Factor applied to levels before mean and std"},
+          [](P& p) -> float& { return p.scale; });
+    add_channels(t, {.name = "mean", .help = "Subtracted per output channel, after scale"},
+                 [](P& p) -> Channels& { return p.mean; }, 3);
+    add_channels(t, {.name = "std", .help = "Divisor per output channel, non-zero"},
+                 [](P& p) -> Channels& { return p.std; }, 3);
+    return t;
+  }();
+  return table;
+}
+
 Status preprocess_validate(const OpCall& call) {
   if (call.params == nullptr) return invalid_argument("preprocess: no parameters");
   const auto& params = *static_cast<const PreprocessParams*>(call.params);

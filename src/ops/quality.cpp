@@ -76,6 +76,27 @@ double quality_score(const QualityMetrics& metrics) {
   return 0.25 * blur + 0.20 * brightness + 0.20 * contrast + 0.25 * sharpness + 0.10 * occlusion;
 }
 
+const ParamTable<QualityThresholds>& quality_threshold_params() {
+  static const ParamTable<QualityThresholds> table = [] {
+    using T = QualityThresholds;
+    ParamTable<T> t;
+    t.add({.name = "min_blur", .help = "Minimum blur score (variance of the Laplacian)", .min = 0},
+          [](T& q) -> double& { return q.min_blur; });
+    t.add({.name = "min_brightness", .help = "Minimum mean gray level", .min = 0, .max = 255},
+          [](T& q) -> double& { return q.min_brightness; });
+    t.add({.name = "max_brightness", .help = "Maximum mean gray level", .min = 0, .max = 255},
+          [](T& q) -> double& { return q.max_brightness; });
+    t.add({.name = "min_sharpness", .help = "Minimum mean Sobel gradient magnitude", .min = 0},
+          [](T& q) -> double& { return q.min_sharpness; });
+    t.add({.name = "min_contrast", .help = "Minimum gray standard deviation", .min = 0},
+          [](T& q) -> double& { return q.min_contrast; });
+    t.add({.name = "min_score", .help = "Minimum overall score (scores are in [0, 1])", .min = 0},
+          [](T& q) -> double& { return q.min_score; });
+    return t;
+  }();
+  return table;
+}
+
 QualityVerdict quality_judge(const QualityMetrics& metrics, const QualityThresholds& thresholds) {
   QualityVerdict verdict;
   const auto below = [&](const char* name, double value, double minimum) {

@@ -47,6 +47,38 @@ Result<ChartStyle> chart_style_parse(const std::string& name) {
   return invalid_argument("unknown chart style '" + name + "' (expected line or ohlc)");
 }
 
+const ParamTable<RenderParams>& render_params() {
+  static const ParamTable<RenderParams> table = [] {
+    using P = RenderParams;
+    ParamTable<P> t;
+    t.add({.name = "width", .help = "Image width in pixels", .min = 1, .max = kMaxSide},
+          [](P& p) -> int32_t& { return p.width; });
+    t.add({.name = "height", .help = "Image height in pixels", .min = 1, .max = kMaxSide},
+          [](P& p) -> int32_t& { return p.height; });
+    t.add({.name = "line_width", .help = "Stroke width in pixels (line charts)", .min = 0, .max = kMaxLineWidth},
+          [](P& p) -> float& { return p.line_width; });
+    t.add_choice({.name = "style", .help = "Chart style", .choices = {"line", "ohlc"}},
+                 [](P& p) -> ChartStyle& { return p.style; }, chart_style_parse, chart_style_name);
+    t.add({.name = "background", .help = "Background level", .min = 0, .max = 255},
+          [](P& p) -> uint8_t& { return p.background; });
+    t.add_custom({.name = "ink", .type = ParamType::kInt, .help = "Ink level of lines and bars", .min = 0, .max = 255},
+                 [](P& p, const ParamValue& v) {
+                   p.ink = p.ink_bullish = p.ink_bearish = static_cast<uint8_t>(std::get<int64_t>(v));
+                   return Status::ok();
+                 },
+                 [](const P& p) { return ParamValue(static_cast<int64_t>(p.ink)); });
+    t.add({.name = "ink_bullish", .help = "Ink level of OHLC bars that close at or above the open", .min = 0,
+           .max = 255},
+          [](P& p) -> uint8_t& { return p.ink_bullish; });
+    t.add({.name = "ink_bearish", .help = "Ink level of OHLC bars that close below the open", .min = 0, .max = 255},
+          [](P& p) -> uint8_t& { return p.ink_bearish; });
+    t.add_choice({.name = "dtype", .help = "Pixel type (float32: level / 255)", .choices = {"uint8", "float32"}},
+                 [](P& p) -> PixelType& { return p.dtype; }, pixel_type_parse, pixel_type_name);
+    return t;
+  }();
+  return table;
+}
+
 Status render_validate(const RenderParams& params, const WindowBatch& windows) {
   if (windows.count < 0) return invalid_argument("negative window count");
   if (windows.count > 0 && (windows.series == nullptr || windows.starts == nullptr)) {

@@ -52,7 +52,7 @@ def test_metrics_json_lines_and_unreadable_files(tmp_path):
     (images / "d_corrupt.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 40)
     (images / "notes.txt").write_text("not an image")
     out = tmp_path / "q.jsonl"
-    result = run_kiln("quality", images, "--json", out, "--mode", "cpu", "--threads", 2, "--batch", 2)
+    result = run_kiln("quality", images, "--json", out, "--mode", "cpu", "--threads", 2, "--batch-size", 2)
     lines = read_lines(out)
     assert [os.path.basename(line["path"]) for line in lines] == ["a_sharp.png", "b_flat.png", "c_dark.png",
                                                                    "d_corrupt.png"]

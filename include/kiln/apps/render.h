@@ -1,10 +1,16 @@
-// Time series input (CSV, NPY, HDF5) and sliding-window planning.
+// The render application: series (CSV, NPY, HDF5) -> sliding windows -> chart images -> a dataset (HDF5, PNG/JPEG
+// folders, NPY), resumable. `kiln render` and kiln.render_job run the same job.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "kiln/exec.h"
+#include "kiln/ops/render.h"
+#include "kiln/params.h"
 #include "kiln/status.h"
 
 namespace kiln {
@@ -61,5 +67,94 @@ struct WindowPlan {
 };
 
 Result<WindowPlan> window_plan(const Series& series, const WindowSpec& spec);
+
+// seq_len, stride, limit, label_horizon, label_threshold.
+const ParamTable<WindowSpec>& window_params();
+
+// ---- output ------------------------------------------------------------------------------------------------
+
+// kAuto: npy for a path ending in .npy, else hdf5.
+enum class OutputFormat : uint8_t { kAuto = 0, kHdf5, kPng, kJpeg, kNpy };
+enum class Compression : uint8_t { kZstd = 0, kGzip, kNone };
+
+const char* output_format_name(OutputFormat format);
+const char* compression_name(Compression compression);
+Result<OutputFormat> output_format_parse(const std::string& name);  // auto|hdf5|h5|png|jpeg|jpg|npy
+Result<Compression> compression_parse(const std::string& name);     // zstd|gzip|none
+// What kAuto means for `path`; other formats as given.
+OutputFormat output_format_resolve(OutputFormat format, const std::string& path);
+
+struct OutputSpec {
+  std::string path;  // file (hdf5, npy) or folder (png, jpeg)
+  OutputFormat format = OutputFormat::kAuto;
+  Compression compression = Compression::kZstd;
+  int32_t compression_level = 1;
+  int64_t images_per_file = 0;  // > 0: HDF5 shards {stem}_batch_{idx:04d}.h5 + manifest + VDS {stem}.h5
+  int32_t jpeg_quality = 95;
+  bool overwrite = false;       // replace an existing output
+  bool resume = false;          // continue a killed run with the same settings
+};
+
+// ---- the job -----------------------------------------------------------------------------------------------
+
+struct RenderJobConfig {
+  SeriesSource input;
+  std::shared_ptr<const Series> series;  // an in-memory series (Python callers); takes precedence over input
+  bool demo = false;                     // the built-in synthetic OHLC random walk instead of an input
+  int64_t demo_points = 10099;
+  WindowSpec windows;
+  RenderParams render{.width = 0};  // width 0: 800, or 4 x seq_len for OHLC
+  int32_t dpi = 100;  // stored in the resolution attribute; pixels are given directly
+  OutputSpec output;
+  ExecSettings exec = ExecSettings{.batch_size = 1024};  // batch_size: images per write batch and GPU launch
+  std::string preview;  // a PNG grid of the first images
+  int32_t preview_count = 16;
+
+  // Every setting that determines the output (not threads, batch size or mode), as JSON.
+  std::string output_config_json() const;
+};
+
+// Every setting of the job, declared once (the CLI's flags, Python's keywords, the config file's keys).
+const ParamTable<RenderJobConfig>& render_job_params();
+
+// Reads a config.yaml into `config`: the predecessor's keys (image.seq_len, image.line_width,
+// image.resolution.{width,height,dpi}, image.rendering.{mode,gpu_batch_size,fallback_on_error},
+// image.storage.{format,mode,images_per_file,compression}, image.colors.{bullish,bearish} in 0..1) and, under
+// image:, any declared setting by its name (stride: 5, style: ohlc, ...). Other sections (data, paths, ...) are
+// listed in *ignored.
+Status render_config_apply_yaml(const std::string& path, RenderJobConfig* config, std::vector<std::string>* ignored);
+
+struct RenderProgress {
+  int64_t done = 0;     // images durable (including resumed ones)
+  int64_t resumed = 0;  // images that were already there when this run started
+  int64_t total = 0;
+  double seconds = 0;
+  std::string backend;
+};
+
+struct RenderJobSummary {
+  int64_t images = 0;
+  int64_t rendered = 0;       // images rendered by this run (images - resumed)
+  int64_t resumed_from = 0;
+  int64_t skipped_nonfinite = 0;
+  int64_t dropped_no_future = 0;
+  double seconds = 0;
+  uint64_t output_bytes = 0;  // encoded image bytes of the whole output (including resumed units)
+  uint64_t raw_bytes = 0;     // uncompressed bytes of the same images
+  std::string backend;
+  std::string placement_reason;
+  std::string output;
+  int32_t threads = 0;
+  int64_t fallbacks = 0;                     // fallback events (batch halvings, moves to the CPU)
+  std::vector<std::string> fallback_events;  // each kind once, with its reason
+  std::string run_report;                    // JSON stored with the output
+  std::string stage_table;                   // per-stage pipeline statistics, bottleneck named
+};
+
+using ProgressFn = std::function<void(const RenderProgress&)>;
+
+// `log` receives one line per notable event (placement, each kind of fallback); it may be called from workers.
+Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const ProgressFn& progress = {},
+                                        const LogFn& log = {});
 
 }  // namespace kiln

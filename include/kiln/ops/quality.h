@@ -9,6 +9,7 @@
 
 #include "kiln/image.h"
 #include "kiln/ops.h"
+#include "kiln/params.h"
 
 namespace kiln {
 
@@ -33,6 +34,9 @@ struct QualityThresholds {
   double min_contrast = 0;
   double min_score = 0;
 };
+
+// min_blur, min_brightness, max_brightness, min_sharpness, min_contrast, min_score.
+const ParamTable<QualityThresholds>& quality_threshold_params();
 
 struct QualityVerdict {
   bool pass = true;

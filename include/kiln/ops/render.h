@@ -10,6 +10,7 @@
 
 #include "kiln/image.h"
 #include "kiln/ops.h"
+#include "kiln/params.h"
 #include "kiln/status.h"
 
 namespace kiln {
@@ -40,6 +41,9 @@ struct WindowBatch {
   int64_t count = 0;
   int32_t seq_len = 0;
 };
+
+// width, height, line_width, style, background, ink (sets the bar inks too), ink_bullish, ink_bearish, dtype.
+const ParamTable<RenderParams>& render_params();
 
 // InvalidArgument on bad sizes, widths, styles (OHLC needs 4 channels), seq_len < 2.
 Status render_validate(const RenderParams& params, const WindowBatch& windows);

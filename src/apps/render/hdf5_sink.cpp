@@ -441,7 +441,9 @@ std::string Hdf5Sink::describe() const {
 
 Result<std::unique_ptr<ImageSink>> hdf5_sink_create(const OutputSpec& spec) {
   if (spec.path.empty()) return invalid_argument("no output path given");
-  if (spec.format != OutputFormat::kHdf5) return invalid_argument("hdf5_sink_create needs an HDF5 output spec");
+  if (output_format_resolve(spec.format, spec.path) != OutputFormat::kHdf5) {
+    return invalid_argument("hdf5_sink_create needs an HDF5 output spec");
+  }
   if (spec.images_per_file < 0) return invalid_argument("images_per_file must be >= 0");
   KILN_TRY(hdf5_compression_level_check(spec.compression, spec.compression_level));
   KILN_TRY(hdf5_zstd_register());

@@ -14,6 +14,7 @@ std::string lower(std::string s) {
 
 const char* output_format_name(OutputFormat format) {
   switch (format) {
+    case OutputFormat::kAuto: return "auto";
     case OutputFormat::kHdf5: return "hdf5";
     case OutputFormat::kPng: return "png";
     case OutputFormat::kJpeg: return "jpeg";
@@ -33,11 +34,18 @@ const char* compression_name(Compression compression) {
 
 Result<OutputFormat> output_format_parse(const std::string& name) {
   const std::string n = lower(name);
+  if (n == "auto") return OutputFormat::kAuto;
   if (n == "hdf5" || n == "h5") return OutputFormat::kHdf5;
   if (n == "png") return OutputFormat::kPng;
   if (n == "jpeg" || n == "jpg") return OutputFormat::kJpeg;
   if (n == "npy") return OutputFormat::kNpy;
-  return invalid_argument("unknown output format '" + name + "' (expected hdf5, png, jpeg or npy)");
+  return invalid_argument("unknown output format '" + name + "' (expected auto, hdf5, png, jpeg or npy)");
+}
+
+OutputFormat output_format_resolve(OutputFormat format, const std::string& path) {
+  if (format != OutputFormat::kAuto) return format;
+  const std::string p = lower(path);
+  return p.size() >= 4 && p.compare(p.size() - 4, 4, ".npy") == 0 ? OutputFormat::kNpy : OutputFormat::kHdf5;
 }
 
 Result<Compression> compression_parse(const std::string& name) {
@@ -50,7 +58,8 @@ Result<Compression> compression_parse(const std::string& name) {
 
 Result<std::unique_ptr<ImageSink>> sink_create(const OutputSpec& spec) {
   if (spec.path.empty()) return invalid_argument("no output path given");
-  switch (spec.format) {
+  switch (output_format_resolve(spec.format, spec.path)) {
+    case OutputFormat::kAuto:
     case OutputFormat::kHdf5: return hdf5_sink_create(spec);
     case OutputFormat::kNpy: return npy_sink_create(spec);
 #if KILN_HAS_JPEG

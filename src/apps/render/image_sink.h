@@ -8,29 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "kiln/apps/render.h"
 #include "kiln/image.h"
 #include "kiln/status.h"
 
 namespace kiln {
-
-enum class OutputFormat : uint8_t { kHdf5 = 0, kPng, kJpeg, kNpy };
-enum class Compression : uint8_t { kZstd = 0, kGzip, kNone };
-
-const char* output_format_name(OutputFormat format);
-const char* compression_name(Compression compression);
-Result<OutputFormat> output_format_parse(const std::string& name);  // hdf5|h5|png|jpeg|jpg|npy
-Result<Compression> compression_parse(const std::string& name);     // zstd|gzip|none
-
-struct OutputSpec {
-  std::string path;  // file (hdf5, npy) or folder (png, jpeg)
-  OutputFormat format = OutputFormat::kHdf5;
-  Compression compression = Compression::kZstd;
-  int32_t compression_level = 1;
-  int64_t images_per_file = 0;  // > 0: HDF5 shards {stem}_batch_{idx:04d}.h5 + manifest + VDS {stem}.h5
-  int32_t jpeg_quality = 95;
-  bool overwrite = false;       // replace an existing output
-  bool resume = false;          // continue a killed run with the same settings
-};
 
 // Shape of the whole dataset, known before the first image is rendered.
 struct DatasetLayout {

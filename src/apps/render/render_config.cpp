@@ -1,10 +1,10 @@
-#include "apps/render/render_config.h"
+// The render job's config file: the predecessor's config.yaml, plus any declared setting by name under image:.
+#include "kiln/apps/render.h"
 
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -30,30 +30,39 @@ Status read_scalar(const YAML::Node& node, const std::string& key, const std::st
   return Status::ok();
 }
 
-Status apply_image_section(const YAML::Node& image, const std::string& path, RenderJobConfig* c) {
-  KILN_TRY(read_scalar(image["seq_len"], "image.seq_len", path, &c->windows.seq_len));
-  KILN_TRY(read_scalar(image["stride"], "image.stride", path, &c->windows.stride));
-  KILN_TRY(read_scalar(image["line_width"], "image.line_width", path, &c->render.line_width));
+// A setting under image: by its declared name (the same name as the flag and the Python keyword).
+Status apply_declared(const std::string& key, const YAML::Node& node, const std::string& path, RenderJobConfig* c) {
+  const std::string what = path + ": image." + key;
+  const ParamSet::Entry* entry = render_job_params().find(key);
+  std::string text;
+  if (node.IsSequence()) {
+    for (const auto& item : node) {
+      if (!text.empty()) text += ',';
+      text += item.Scalar();
+    }
+  } else {
+    text = node.Scalar();
+  }
+  KILN_TRY_ASSIGN(const ParamValue value, param_parse(entry->spec, text, what));
+  return render_job_params().set(*c, key, value, what);
+}
+
+Status apply_image_section(const YAML::Node& image, const std::string& path, RenderJobConfig* c,
+                           std::vector<std::string>* ignored) {
+  // Declared names first; the predecessor's nested keys below are more specific and win.
+  for (const auto& entry : image) {
+    const std::string key = entry.first.as<std::string>();
+    if (entry.second.IsMap()) continue;
+    if (render_job_params().find(key) != nullptr) {
+      KILN_TRY(apply_declared(key, entry.second, path, c));
+    } else if (ignored != nullptr) {
+      ignored->push_back("image." + key);
+    }
+  }
   if (const auto res = image["resolution"]) {
     KILN_TRY(read_scalar(res["width"], "image.resolution.width", path, &c->render.width));
     KILN_TRY(read_scalar(res["height"], "image.resolution.height", path, &c->render.height));
     KILN_TRY(read_scalar(res["dpi"], "image.resolution.dpi", path, &c->dpi));
-  }
-  if (const auto style = image["style"]) {
-    std::string name;
-    KILN_TRY(read_scalar(style, "image.style", path, &name));
-    KILN_TRY_ASSIGN(c->render.style, chart_style_parse(name));
-  }
-  if (const auto dtype = image["dtype"]) {
-    std::string name;
-    KILN_TRY(read_scalar(dtype, "image.dtype", path, &name));
-    if (name == "float32") {
-      c->render.dtype = PixelType::kF32;
-    } else if (name == "uint8") {
-      c->render.dtype = PixelType::kU8;
-    } else {
-      return invalid_argument(path + ": image.dtype: expected uint8 or float32, got '" + name + "'");
-    }
   }
   if (const auto colors = image["colors"]) {
     double bullish = -1;
@@ -67,11 +76,11 @@ Status apply_image_section(const YAML::Node& image, const std::string& path, Ren
     if (const auto mode = rendering["mode"]) {
       std::string name;
       KILN_TRY(read_scalar(mode, "image.rendering.mode", path, &name));
-      KILN_TRY_ASSIGN(c->mode, exec_mode_parse(name));
+      KILN_TRY_ASSIGN(c->exec.mode, exec_mode_parse(name));
     }
-    KILN_TRY(read_scalar(rendering["gpu_batch_size"], "image.rendering.gpu_batch_size", path, &c->batch_size));
+    KILN_TRY(read_scalar(rendering["gpu_batch_size"], "image.rendering.gpu_batch_size", path, &c->exec.batch_size));
     KILN_TRY(read_scalar(rendering["fallback_on_error"], "image.rendering.fallback_on_error", path,
-                         &c->fallback_on_error));
+                         &c->exec.fallback_on_error));
   }
   if (const auto storage = image["storage"]) {
     if (const auto format = storage["format"]) {
@@ -101,12 +110,6 @@ Status apply_image_section(const YAML::Node& image, const std::string& path, Ren
   return Status::ok();
 }
 
-bool parse_int(const char* text, int64_t* out) {
-  const char* end = text + std::strlen(text);
-  auto [ptr, ec] = std::from_chars(text, end, *out);
-  return ec == std::errc() && ptr == end;
-}
-
 }  // namespace
 
 Status render_config_apply_yaml(const std::string& path, RenderJobConfig* config, std::vector<std::string>* ignored) {
@@ -122,25 +125,10 @@ Status render_config_apply_yaml(const std::string& path, RenderJobConfig* config
   for (const auto& entry : root) {
     const std::string key = entry.first.as<std::string>();
     if (key == "image") {
-      KILN_TRY(apply_image_section(entry.second, path, config));
+      KILN_TRY(apply_image_section(entry.second, path, config, ignored));
     } else if (ignored != nullptr) {
       ignored->push_back(key);
     }
-  }
-  return Status::ok();
-}
-
-Status render_config_apply_env(RenderJobConfig* config, const EnvLookup& lookup) {
-  KILN_TRY(exec_env_apply(OpKind::kRender, &config->mode, &config->gpu_only, &config->notes, lookup));
-  if (const char* batch = lookup("GPU_BATCH_SIZE"); batch != nullptr && *batch != '\0') {
-    int64_t value = 0;
-    if (!parse_int(batch, &value) || value < 1) return invalid_argument("GPU_BATCH_SIZE='" + std::string(batch) + "': expected a positive integer");
-    config->batch_size = value;
-  }
-  if (const char* threads = lookup("KILN_THREADS"); threads != nullptr && *threads != '\0') {
-    int64_t value = 0;
-    if (!parse_int(threads, &value) || value < 0) return invalid_argument("KILN_THREADS='" + std::string(threads) + "': expected a non-negative integer");
-    config->threads = static_cast<int32_t>(value);
   }
   return Status::ok();
 }

@@ -1,4 +1,4 @@
-#include "apps/render/render_job.h"
+#include "kiln/apps/render.h"
 
 #include <algorithm>
 #include <chrono>
@@ -91,7 +91,18 @@ Status write_preview(const RenderJobConfig& config, const Series& series, const 
   KILN_TRY(op_run(RenderCall(params, windows, images.view()).call(), on_cpu));
   std::vector<ImageView> views;
   for (int64_t i = 0; i < count; ++i) views.push_back(images.view().image(i));
-  return preview_write_png(config.preview_path, views, std::min<int32_t>(4, static_cast<int32_t>(count)));
+  return preview_write_png(config.preview, views, std::min<int32_t>(4, static_cast<int32_t>(count)));
+}
+
+// What the defaults that depend on other settings mean for this job: an OHLC chart reads four columns and is
+// 4 pixels per bar wide unless a width was set; the output format follows the file name unless set.
+RenderJobConfig config_resolve(const RenderJobConfig& requested) {
+  RenderJobConfig config = requested;
+  const bool ohlc = config.render.style == ChartStyle::kOhlc;
+  if (ohlc) config.input.ohlc = true;
+  if (config.render.width == 0) config.render.width = ohlc ? static_cast<int32_t>(4 * config.windows.seq_len) : 800;
+  config.output.format = output_format_resolve(config.output.format, config.output.path);
+  return config;
 }
 
 }  // namespace
@@ -125,7 +136,15 @@ std::string RenderJobConfig::output_config_json() const {
   return j.dump();
 }
 
-Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const ProgressFn& progress, const LogFn& log) {
+Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const ProgressFn& progress,
+                                        const LogFn& log) {
+  if (!requested.series && !requested.demo && requested.input.path.empty()) {
+    return invalid_argument("no input given (a series file, or demo)");
+  }
+  if (requested.output.resume && requested.output.overwrite) {
+    return invalid_argument("resume and overwrite exclude each other");
+  }
+  const RenderJobConfig config = config_resolve(requested);
   const auto started = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
 
@@ -152,12 +171,7 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
   const int32_t seq_len = static_cast<int32_t>(spec.seq_len);
   WindowBatch all_windows{series.values.data(), series.channels, plan.starts.data(), total, seq_len};
   KILN_TRY(render_validate(config.render, all_windows));
-  ExecOptions exec;
-  exec.mode = config.mode;
-  exec.gpu_only = config.gpu_only;
-  exec.fallback_on_error = config.fallback_on_error;
-  exec.gpu_batch_limit = config.batch_size;
-  OpExecutor executor(exec, log);
+  OpExecutor executor(exec_options_make(config.exec, nullptr), log);
   // Where the job runs decides the pipeline's shape: placed once, on a call of the job's first window.
   const int64_t first_start = plan.starts.front();
   ImageBatch probe_image;
@@ -178,10 +192,10 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& config, const Pro
 
   KILN_TRY_ASSIGN(auto sink, sink_create(config.output));
   KILN_TRY_ASSIGN(const int64_t resumed, sink->open(layout, make_attributes(config, series, plan)));
-  if (!config.preview_path.empty()) KILN_TRY(write_preview(config, series, plan));
+  if (!config.preview.empty()) KILN_TRY(write_preview(config, series, plan));
 
-  const int32_t threads = config.threads > 0 ? config.threads : ThreadPool::hardware_threads();
-  const int64_t batch_size = std::max<int64_t>(1, config.batch_size);
+  const int32_t threads = config.exec.threads > 0 ? config.exec.threads : ThreadPool::hardware_threads();
+  const int64_t batch_size = std::max<int64_t>(1, config.exec.batch_size);
   const int64_t first_batch_start = std::min(resumed, total);
   const int64_t batch_count = (total - first_batch_start + batch_size - 1) / batch_size;
 

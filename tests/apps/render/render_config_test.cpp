@@ -4,7 +4,7 @@
 #include <map>
 
 #include "common/test_util.h"
-#include "apps/render/render_config.h"
+#include "kiln/apps/render.h"
 
 namespace kiln {
 namespace {
@@ -46,9 +46,9 @@ TEST(RenderConfig, ReadsThePredecessorConfigUnchanged) {
   EXPECT_EQ(config.windows.seq_len, 100);
   EXPECT_EQ(config.render.width, 800);
   EXPECT_EQ(config.dpi, 100);
-  EXPECT_EQ(config.mode, ExecMode::kCpu);
-  EXPECT_EQ(config.batch_size, 5000);
-  EXPECT_FALSE(config.fallback_on_error);
+  EXPECT_EQ(config.exec.mode, ExecMode::kCpu);
+  EXPECT_EQ(config.exec.batch_size, 5000);  // rendering.gpu_batch_size wins over image.batch_size
+  EXPECT_FALSE(config.exec.fallback_on_error);
   EXPECT_EQ(config.output.images_per_file, 50000);
   EXPECT_EQ(config.render.ink_bullish, 51);
   EXPECT_EQ(ignored, (std::vector<std::string>{"data", "paths", "pipeline"}));
@@ -66,55 +66,79 @@ TEST(RenderConfig, BadValuesNameTheKey) {
   EXPECT_EQ(render_config_apply_yaml(dir.file("missing.yaml"), &config, nullptr).code(), Errc::kIoError);
 }
 
+TEST(RenderConfig, DeclaredSettingsByTheirNames) {
+  test::TempDir dir;
+  test::write_text_file(dir.file("c.yaml"),
+                        "image:\n  stride: 5\n  style: ohlc\n  ink: 40\n  ink_bullish: 90\n  label_threshold: 0.25\n"
+                        "  threads: 3\n  format: npy\n  colour: red\n");
+  RenderJobConfig config;
+  std::vector<std::string> ignored;
+  ASSERT_TRUE(render_config_apply_yaml(dir.file("c.yaml"), &config, &ignored).is_ok());
+  EXPECT_EQ(config.windows.stride, 5);
+  EXPECT_EQ(config.render.style, ChartStyle::kOhlc);
+  EXPECT_EQ(config.render.ink, 40);
+  EXPECT_EQ(config.render.ink_bearish, 40);
+  EXPECT_EQ(config.render.ink_bullish, 90);
+  EXPECT_DOUBLE_EQ(config.windows.label_threshold, 0.25);
+  EXPECT_EQ(config.exec.threads, 3);
+  EXPECT_EQ(config.output.format, OutputFormat::kNpy);
+  EXPECT_EQ(ignored, (std::vector<std::string>{"image.colour"}));
+  test::write_text_file(dir.file("bad.yaml"), "image:\n  jpeg_quality: 101\n");
+  const Status s = render_config_apply_yaml(dir.file("bad.yaml"), &config, nullptr);
+  EXPECT_EQ(s.code(), Errc::kInvalidArgument);
+  EXPECT_NE(s.message().find("image.jpeg_quality"), std::string::npos) << s.message();
+}
+
+EnvLookup lookup_in(const std::map<std::string, std::string>* env) {
+  return [env](const char* name) -> const char* {
+    auto it = env->find(name);
+    return it == env->end() ? nullptr : it->second.c_str();
+  };
+}
+
 TEST(RenderConfig, EnvironmentOverridesTheFile) {
   test::TempDir dir;
   test::write_text_file(dir.file("config.yaml"), kPredecessorConfig);
   RenderJobConfig config;
   ASSERT_TRUE(render_config_apply_yaml(dir.file("config.yaml"), &config, nullptr).is_ok());
   std::map<std::string, std::string> env{{"GPU_BACKEND", "auto"}, {"GPU_BATCH_SIZE", "64"}, {"KILN_THREADS", "3"}};
-  auto lookup = [&](const char* name) -> const char* {
-    auto it = env.find(name);
-    return it == env.end() ? nullptr : it->second.c_str();
-  };
-  ASSERT_TRUE(render_config_apply_env(&config, lookup).is_ok());
-  EXPECT_EQ(config.mode, ExecMode::kAuto);
-  EXPECT_EQ(config.batch_size, 64);
-  EXPECT_EQ(config.threads, 3);
+  ExecSettings& exec = config.exec;
+  ASSERT_TRUE(exec_settings_apply_env(&exec, OpKind::kRender, lookup_in(&env)).is_ok());
+  EXPECT_EQ(exec.mode, ExecMode::kAuto);
+  EXPECT_EQ(exec.batch_size, 64);
+  EXPECT_EQ(exec.threads, 3);
   env["GPU_BACKEND"] = "cpu";
-  ASSERT_TRUE(render_config_apply_env(&config, lookup).is_ok());
-  EXPECT_EQ(config.mode, ExecMode::kCpu);
+  ASSERT_TRUE(exec_settings_apply_env(&exec, OpKind::kRender, lookup_in(&env)).is_ok());
+  EXPECT_EQ(exec.mode, ExecMode::kCpu);
   env["GPU_BATCH_SIZE"] = "-4";
-  EXPECT_EQ(render_config_apply_env(&config, lookup).code(), Errc::kInvalidArgument);
+  EXPECT_EQ(exec_settings_apply_env(&exec, OpKind::kRender, lookup_in(&env)).code(), Errc::kInvalidArgument);
   env["GPU_BATCH_SIZE"] = "8";
   env["GPU_BACKEND"] = "tpu";
-  EXPECT_EQ(render_config_apply_env(&config, lookup).code(), Errc::kInvalidArgument);
+  EXPECT_EQ(exec_settings_apply_env(&exec, OpKind::kRender, lookup_in(&env)).code(), Errc::kInvalidArgument);
 }
 
 TEST(RenderConfig, BackendChoiceAndPerOperationSwitches) {
   std::map<std::string, std::string> env;
-  auto lookup = [&](const char* name) -> const char* {
-    auto it = env.find(name);
-    return it == env.end() ? nullptr : it->second.c_str();
-  };
-  RenderJobConfig config;
+  ExecSettings exec;
+  std::vector<std::string> notes;
   env = {{"GPU_BACKEND", "opencl"}};
-  ASSERT_TRUE(render_config_apply_env(&config, lookup).is_ok());
-  EXPECT_EQ(config.gpu_only, BackendKind::kOpenCL);
+  ASSERT_TRUE(exec_settings_apply_env(&exec, OpKind::kRender, lookup_in(&env), &notes).is_ok());
+  EXPECT_EQ(exec.gpu_only, BackendKind::kOpenCL);
   env = {{"GPU_BACKEND", "rocm"}};
-  ASSERT_TRUE(render_config_apply_env(&config, lookup).is_ok());
-  EXPECT_EQ(config.gpu_only, BackendKind::kOpenCL);
-  ASSERT_FALSE(config.notes.empty());
-  EXPECT_NE(config.notes.back().find("OpenCL"), std::string::npos);
+  ASSERT_TRUE(exec_settings_apply_env(&exec, OpKind::kRender, lookup_in(&env), &notes).is_ok());
+  EXPECT_EQ(exec.gpu_only, BackendKind::kOpenCL);
+  ASSERT_FALSE(notes.empty());
+  EXPECT_NE(notes.back().find("OpenCL"), std::string::npos);
 
-  config = RenderJobConfig();
+  exec = ExecSettings();
   env = {{"ALL_GPU", "true"}, {"RENDER_GPU", "false"}};  // the per-operation switch wins
-  ASSERT_TRUE(render_config_apply_env(&config, lookup).is_ok());
-  EXPECT_EQ(config.mode, ExecMode::kCpu);
+  ASSERT_TRUE(exec_settings_apply_env(&exec, OpKind::kRender, lookup_in(&env)).is_ok());
+  EXPECT_EQ(exec.mode, ExecMode::kCpu);
   env = {{"ALL_GPU", "1"}};
-  ASSERT_TRUE(render_config_apply_env(&config, lookup).is_ok());
-  EXPECT_EQ(config.mode, ExecMode::kAuto);
+  ASSERT_TRUE(exec_settings_apply_env(&exec, OpKind::kRender, lookup_in(&env)).is_ok());
+  EXPECT_EQ(exec.mode, ExecMode::kAuto);
   env = {{"RENDER_GPU", "maybe"}};
-  EXPECT_EQ(render_config_apply_env(&config, lookup).code(), Errc::kInvalidArgument);
+  EXPECT_EQ(exec_settings_apply_env(&exec, OpKind::kRender, lookup_in(&env)).code(), Errc::kInvalidArgument);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 
 #include "common/render_helpers.h"
 #include "common/test_util.h"
-#include "apps/render/render_job.h"
+#include "kiln/apps/render.h"
 
 namespace kiln {
 namespace {
@@ -20,8 +20,8 @@ TEST(RenderJob, NpyOutputEqualsDirectRendering) {
   config.render.height = 32;
   config.windows.seq_len = 20;
   config.windows.stride = 2;
-  config.threads = 2;
-  config.batch_size = 9;
+  config.exec.threads = 2;
+  config.exec.batch_size = 9;
   config.output.path = dir.file("out.npy");
   config.output.format = OutputFormat::kNpy;
   auto summary = render_job_run(config);
@@ -62,7 +62,7 @@ TEST(RenderJob, ProgressReachesTheTotal) {
   config.demo_points = 300;
   config.render.width = 32;
   config.render.height = 16;
-  config.batch_size = 50;
+  config.exec.batch_size = 50;
   config.output.path = dir.file("o.h5");
   int64_t last = 0;
   int calls = 0;
@@ -74,6 +74,41 @@ TEST(RenderJob, ProgressReachesTheTotal) {
   ASSERT_TRUE(summary.is_ok()) << summary.status().to_string();
   EXPECT_EQ(last, 201);
   EXPECT_EQ(calls, 5);
+}
+
+// Defaults that depend on other settings: OHLC charts are 4 pixels per bar wide unless a width is set; the format
+// follows the output's name unless set.
+TEST(RenderJob, OhlcWidthAndFormatFollowTheOtherSettings) {
+  test::TempDir dir;
+  RenderJobConfig config;
+  config.demo = true;
+  config.demo_points = 60;
+  config.windows.seq_len = 10;
+  config.render.style = ChartStyle::kOhlc;
+  config.render.height = 16;
+  config.output.path = dir.file("bars.npy");
+  auto summary = render_job_run(config);
+  ASSERT_TRUE(summary.is_ok()) << summary.status().to_string();
+  std::ifstream in(dir.file("bars.npy"), std::ios::binary);
+  std::string header(128, '\0');
+  in.read(header.data(), 128);
+  EXPECT_NE(header.find("'shape': (51, 16, 40)"), std::string::npos) << header;  // npy, 4 x seq_len wide
+  config.render.width = 24;
+  config.output.path = dir.file("bars.h5");
+  summary = render_job_run(config);
+  ASSERT_TRUE(summary.is_ok()) << summary.status().to_string();
+  EXPECT_NE(summary->output.find("bars.h5"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(dir.file("bars.h5")));
+}
+
+TEST(RenderJob, InputsAndResumeOverwriteAreChecked) {
+  test::TempDir dir;
+  RenderJobConfig config;
+  config.output.path = dir.file("o.h5");
+  EXPECT_EQ(render_job_run(config).status().code(), Errc::kInvalidArgument);  // no input
+  config.demo = true;
+  config.output.resume = config.output.overwrite = true;
+  EXPECT_EQ(render_job_run(config).status().code(), Errc::kInvalidArgument);
 }
 
 }  // namespace

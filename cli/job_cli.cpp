@@ -1,0 +1,42 @@
+#include "cli/job_cli.h"
+
+#include <cstdio>
+
+namespace kiln::cli {
+
+void InputArgs::add_to(CLI::App* cmd) {
+  cmd->add_option("inputs", inputs, "Image files, folders (recursive .jpg/.jpeg/.png) or @list.txt");
+  cmd->add_option("--list", list, "A list file: one path per line, '#' comments (the same as @FILE)");
+}
+
+std::vector<std::string> InputArgs::paths() const {
+  std::vector<std::string> paths = inputs;
+  if (!list.empty()) paths.push_back("@" + list);
+  return paths;
+}
+
+Status job_configure(const CliParams& flags, void* config, ExecSettings* exec, OpKind op, bool quiet) {
+  std::vector<std::string> notes;
+  KILN_TRY(exec_settings_apply_env(exec, op, env_lookup_process, &notes));
+  KILN_TRY(flags.apply(config));
+  if (!quiet) {
+    for (const auto& note : notes) std::fprintf(stderr, "%s\n", note.c_str());
+  }
+  return Status::ok();
+}
+
+void print_time(double seconds, int64_t images) {
+  std::printf("Time: %.2f s, %.0f images/s\n", seconds, seconds > 0 ? static_cast<double>(images) / seconds : 0.0);
+}
+
+void print_backend(const std::string& backend, const std::string& placement) {
+  if (!backend.empty()) std::printf("Backend: %s (%s)\n", backend.c_str(), placement.c_str());
+}
+
+void print_fallbacks(int64_t count, const std::vector<std::string>& events) {
+  if (count == 0) return;
+  std::printf("Fallbacks: %lld\n", static_cast<long long>(count));
+  for (const auto& e : events) std::printf("  %s\n", e.c_str());
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,159 @@
+// The images application from Python: _kiln.quality and _kiln.preprocess run the `kiln quality` / `kiln
+// preprocess` jobs on numpy images (in place) or on image files (paths, folders, @lists).
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "errors.h"
+#include "image_input.h"
+#include "kiln/apps/images.h"
+#include "py_jobs.h"
+
+namespace kiln::py {
+
+namespace {
+
+namespace pyb = pybind11;
+
+bool is_path(pyb::handle obj) {
+  return pyb::isinstance<pyb::str>(obj) || PyObject_HasAttrString(obj.ptr(), "__fspath__");
+}
+
+// Paths (a path, or a list of them) or numpy images; `arrays` keeps the images alive.
+ImageInputs inputs_from(pyb::handle obj, ImageListInput* arrays) {
+  ImageInputs inputs;
+  if (is_path(obj)) {
+    inputs.paths.push_back(pyb::str(obj).cast<std::string>());
+    return inputs;
+  }
+  if ((pyb::isinstance<pyb::list>(obj) || pyb::isinstance<pyb::tuple>(obj)) && pyb::len(obj) > 0 &&
+      is_path(pyb::reinterpret_borrow<pyb::sequence>(obj)[0])) {
+    for (pyb::handle item : obj) {
+      if (!is_path(item)) raise_value_error("images: a list of paths must hold only paths");
+      inputs.paths.push_back(pyb::str(item).cast<std::string>());
+    }
+    return inputs;
+  }
+  *arrays = images_from_object(obj);
+  inputs.images = arrays->batch();
+  return inputs;
+}
+
+template <typename Run>
+auto run_released(Run&& run) {
+  pyb::gil_scoped_release release;
+  return run();
+}
+
+pyb::dict quality(pyb::handle images, const pyb::kwargs& kwargs) {
+  QualityJobConfig config;
+  settings_apply(quality_job_params(), &config, &config.exec, OpKind::kQuality, kwargs, "quality");
+  ImageListInput arrays;
+  const ImageInputs inputs = inputs_from(images, &arrays);
+  std::vector<QualityRecord> records;
+  JobEvents<QualityRecord> events;
+  events.record = [&](const QualityRecord& r) { records.push_back(r); };
+  auto result = run_released([&] { return quality_job_run(config, inputs, events); });
+  status_check(result.status());
+  const auto n = static_cast<pyb::ssize_t>(records.size());
+  std::array<pyb::array_t<double>, 5> columns{pyb::array_t<double>(n), pyb::array_t<double>(n), pyb::array_t<double>(n),
+                                             pyb::array_t<double>(n), pyb::array_t<double>(n)};
+  pyb::array_t<bool> passed(n);
+  pyb::list reasons, errors, names;
+  for (pyb::ssize_t i = 0; i < n; ++i) {
+    const QualityRecord& r = records[static_cast<size_t>(i)];
+    const QualityMetrics& m = r.metrics;
+    const double values[5] = {m.blur, m.brightness, m.contrast, m.sharpness, m.score};
+    for (size_t k = 0; k < 5; ++k) columns[k].mutable_at(i) = r.ok ? values[k] : std::nan("");
+    passed.mutable_at(i) = r.ok && r.verdict.pass;
+    reasons.append(pyb::cast(r.verdict.reasons));
+    errors.append(r.ok ? pyb::object(pyb::none()) : pyb::object(pyb::str(r.error)));
+    names.append(r.name);
+  }
+  const QualityJobSummary& s = result.value();
+  pyb::dict out;
+  const char* column_names[5] = {"blur", "brightness", "contrast", "sharpness", "score"};
+  for (size_t k = 0; k < 5; ++k) out[column_names[k]] = columns[k];
+  out["passed"] = passed;
+  out["reasons"] = reasons;
+  out["errors"] = errors;
+  out["names"] = names;
+  out["backend"] = s.backend;
+  out["copied"] = s.copied;
+  if (!s.fallback_events.empty()) out["fallback"] = s.fallback_events.front();
+  return out;
+}
+
+// numpy images -> the (N, ...) array; paths -> a summary dict (with the array unless `output` was written).
+pyb::object preprocess(pyb::handle images, const pyb::kwargs& kwargs) {
+  PreprocessJobConfig config;
+  settings_apply(preprocess_job_params(), &config, &config.exec, OpKind::kPreprocess, kwargs, "preprocess");
+  ImageListInput arrays;
+  const ImageInputs inputs = inputs_from(images, &arrays);
+  const bool in_memory = inputs.paths.empty();
+  const pyb::dtype dtype = config.dtype == PixelType::kF16 ? pyb::dtype("float16") : pyb::dtype::of<float>();
+  const int32_t channels = in_memory && inputs.images.count > 0 ? inputs.images[0].channels : 3;
+  const std::vector<pyb::ssize_t> item = config.layout == Layout::kCHW
+                                             ? std::vector<pyb::ssize_t>{channels, config.height, config.width}
+                                             : std::vector<pyb::ssize_t>{config.height, config.width, channels};
+  const size_t item_bytes = static_cast<size_t>(channels) * static_cast<size_t>(std::max(config.width, 0)) *
+                            static_cast<size_t>(std::max(config.height, 0)) * pixel_type_size(config.dtype);
+  // Numpy images are written straight into the result; decoded files (count unknown ahead) into a buffer.
+  pyb::array out;
+  std::vector<uint8_t> buffer;
+  TensorMemory memory;
+  if (in_memory) {
+    std::vector<pyb::ssize_t> shape{inputs.images.count};
+    shape.insert(shape.end(), item.begin(), item.end());
+    out = pyb::array(dtype, shape);
+    auto* base = static_cast<uint8_t*>(out.mutable_data());
+    memory = [base, item_bytes](int64_t i) -> void* { return base + static_cast<size_t>(i) * item_bytes; };
+  } else {
+    memory = [&buffer, item_bytes](int64_t i) -> void* {
+      buffer.resize((static_cast<size_t>(i) + 1) * item_bytes);
+      return buffer.data() + static_cast<size_t>(i) * item_bytes;
+    };
+  }
+  auto result = run_released([&] { return preprocess_job_run(config, inputs, &memory); });
+  status_check(result.status());
+  if (in_memory) return out;
+  const PreprocessJobSummary& s = result.value();
+  pyb::dict d;
+  d["written"] = s.written;
+  d["unreadable"] = s.unreadable;
+  d["names"] = s.names;
+  d["backend"] = s.backend;
+  d["seconds"] = s.seconds;
+  if (config.output.empty()) {
+    std::vector<pyb::ssize_t> shape{s.written};
+    shape.insert(shape.end(), item.begin(), item.end());
+    pyb::array array(dtype, shape);
+    std::memcpy(array.mutable_data(), buffer.data(), static_cast<size_t>(s.written) * item_bytes);
+    d["array"] = array;
+  } else {
+    d["output"] = config.output;
+  }
+  return d;
+}
+
+}  // namespace
+
+void image_ops_bindings_add(pyb::module_& m) {
+  using namespace pybind11::literals;
+  m.def("quality", &quality, "images"_a,
+        "Image-quality metrics: blur (Laplacian variance), brightness, contrast, sharpness and score, with pass/fail\n"
+        "against the thresholds, of uint8 images (an array, a stack or a list) or of image files (a path, a list\n"
+        "of paths, a folder, '@list.txt'). Returns a dict of arrays plus 'passed', 'reasons', 'errors', 'names'.");
+  m.def("preprocess", &preprocess, "images"_a,
+        "Fused resize + normalize into an (N, C, H, W) or (N, H, W, C) float32/float16 tensor: of uint8 HWC\n"
+        "images (returns the array) or of image files (returns a summary; with output= the tensor goes to a\n"
+        ".npy/.h5 file, else to summary['array']).");
+}
+
+}  // namespace kiln::py

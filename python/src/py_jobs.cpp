@@ -1,0 +1,36 @@
+#include "py_jobs.h"
+
+#include "errors.h"
+#include "kiln/apps/images.h"
+#include "kiln/apps/render.h"
+#include "params_py.h"
+
+namespace kiln::py {
+
+const ParamTable<RenderCallSettings>& render_call_params() {
+  static const ParamTable<RenderCallSettings> table = [] {
+    using S = RenderCallSettings;
+    ParamTable<S> t;
+    t.include(render_params(), [](S& s) -> RenderParams& { return s.render; });
+    t.include(exec_params(), [](S& s) -> ExecSettings& { return s.exec; });
+    return t;
+  }();
+  return table;
+}
+
+const ParamSet* job_params(const std::string& function) {
+  if (function == "render" || function == "render_windows") return &render_call_params();
+  if (function == "window_plan") return &window_params();
+  if (function == "render_job") return &render_job_params();
+  if (function == "quality") return &quality_job_params();
+  if (function == "preprocess") return &preprocess_job_params();
+  return nullptr;
+}
+
+void settings_apply(const ParamSet& params, void* config, ExecSettings* exec, OpKind op, const pybind11::kwargs& kwargs,
+                    const std::string& function) {
+  if (exec != nullptr) status_check(exec_settings_apply_env(exec, op, env_lookup_process));
+  params_apply_kwargs(params, config, kwargs, function);
+}
+
+}  // namespace kiln::py

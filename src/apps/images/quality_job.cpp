@@ -1,0 +1,164 @@
+// The quality job: decode in batches, measure on the placed backend, judge against the thresholds, and write the
+// JSON lines and the filtered copies crash-safely.
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/images/image_batches.h"
+#include "core/thread_pool.h"
+#include "io/durable_file.h"
+#include "kiln/apps/images.h"
+
+namespace kiln {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A name in the filter folder that no earlier file of this run took: name.ext, then name_2.ext, name_3.ext, ...
+std::string filter_name(const std::string& path, std::set<std::string>* used) {
+  const fs::path p(path);
+  std::string name = p.filename().string();
+  for (int k = 2; used->count(name) > 0; ++k) name = p.stem().string() + "_" + std::to_string(k) + p.extension().string();
+  used->insert(name);
+  return name;
+}
+
+nlohmann::json record_json(const QualityRecord& r) {
+  nlohmann::json line;
+  line["path"] = r.name;
+  line["ok"] = r.ok;
+  if (!r.ok) {
+    line["error"] = r.error;
+    return line;
+  }
+  line["pass"] = r.verdict.pass;
+  line["reasons"] = r.verdict.reasons;
+  line["blur"] = r.metrics.blur;
+  line["brightness"] = r.metrics.brightness;
+  line["contrast"] = r.metrics.contrast;
+  line["sharpness"] = r.metrics.sharpness;
+  line["score"] = r.metrics.score;
+  line["backend"] = r.backend;
+  return line;
+}
+
+// The JSON lines file: a temporary file committed at the end, removed if the job fails.
+class JsonLines {
+ public:
+  ~JsonLines() {
+    if (!m_tmp.empty()) fs::remove(m_tmp);
+  }
+  Status open(const std::string& path) {
+    m_path = path;
+    KILN_TRY_ASSIGN(m_tmp, temp_file_create(path));
+    m_out.open(m_tmp, std::ios::trunc);
+    if (!m_out) return io_error(path + ": cannot write");
+    return Status::ok();
+  }
+  void write(const nlohmann::json& line) {
+    if (m_out.is_open()) m_out << line.dump() << '\n';
+  }
+  Status commit() {
+    if (!m_out.is_open()) return Status::ok();
+    m_out.close();
+    if (!m_out) return io_error(m_path + ": cannot write");
+    KILN_TRY(file_commit(m_tmp, m_path));
+    m_tmp.clear();
+    return Status::ok();
+  }
+
+ private:
+  std::string m_path;
+  std::string m_tmp;
+  std::ofstream m_out;
+};
+
+}  // namespace
+
+const ParamTable<QualityJobConfig>& quality_job_params() {
+  static const ParamTable<QualityJobConfig> table = [] {
+    using C = QualityJobConfig;
+    ParamTable<C> t;
+    t.include(quality_threshold_params(), [](C& c) -> QualityThresholds& { return c.thresholds; });
+    t.add({.name = "bgr", .help = "In-memory 3/4-channel images are BGR(A) (files always decode as RGB)"},
+          [](C& c) -> bool& { return c.bgr; });
+    t.add({.name = "json", .help = "Write one JSON object per input to this file (JSON lines)"},
+          [](C& c) -> std::string& { return c.json; });
+    t.add({.name = "filter_to", .help = "Copy the passing files, byte for byte, into this folder"},
+          [](C& c) -> std::string& { return c.filter_to; });
+    t.add({.name = "max_pixels", .help = "Refuse images with more pixels than this", .min = 1},
+          [](C& c) -> int64_t& { return c.max_pixels; });
+    t.include(exec_params(), [](C& c) -> ExecSettings& { return c.exec; });
+    return t;
+  }();
+  return table;
+}
+
+Result<QualityJobSummary> quality_job_run(const QualityJobConfig& config, const ImageInputs& inputs,
+                                          const JobEvents<QualityRecord>& events) {
+  KILN_TRY_ASSIGN(const ImageBatches batches, ImageBatches::make(inputs));
+  if (!config.filter_to.empty()) {
+    if (!batches.from_files()) return invalid_argument("filter_to copies files: give image paths");
+    std::error_code ec;
+    fs::create_directories(config.filter_to, ec);
+    if (ec) return io_error(config.filter_to + ": cannot create the folder: " + ec.message());
+  }
+  JsonLines json;
+  if (!config.json.empty()) KILN_TRY(json.open(config.json));
+
+  const auto started = std::chrono::steady_clock::now();
+  ThreadPool pool(config.exec.threads);
+  OpExecutor executor(exec_options_make(config.exec, &pool), events.log);
+  QualityParams params;
+  params.bgr = config.bgr;
+  DecodeOptions decode;
+  decode.max_pixels = config.max_pixels;
+  QualityJobSummary summary;
+  summary.total = batches.count();
+  std::set<std::string> used_names;
+
+  for (int64_t first = 0; first < batches.count(); first += config.exec.batch_size) {
+    const int64_t n = std::min(config.exec.batch_size, batches.count() - first);
+    const DecodedBatch batch = batches.take(first, n, decode, &pool);
+    std::vector<QualityMetrics> metrics(static_cast<size_t>(batch.images.count()));
+    ExecReport report;
+    if (batch.images.count() > 0) {
+      const OpCall call{OpKind::kQuality, &params, batch.images.view(), {}, metrics.data()};
+      KILN_TRY(executor.run(call, &report));
+      backends_note(report, &summary.backend, &summary.placement);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      QualityRecord record;
+      record.name = batches.name(first + i);
+      const int64_t k = batch.index[static_cast<size_t>(i)];
+      if (k < 0) {
+        ++summary.unreadable;
+        record.error = batch.status[static_cast<size_t>(i)].message();
+      } else {
+        record.ok = true;
+        record.metrics = metrics[static_cast<size_t>(k)];
+        record.verdict = quality_judge(record.metrics, config.thresholds);
+        record.backend = report.backend;
+        ++(record.verdict.pass ? summary.passed : summary.failed);
+        if (record.verdict.pass && !config.filter_to.empty()) {
+          KILN_TRY(file_copy_atomic(record.name, (fs::path(config.filter_to) / filter_name(record.name, &used_names)).string()));
+          ++summary.copied;
+        }
+      }
+      json.write(record_json(record));
+      if (events.record) events.record(record);
+    }
+    if (events.progress) events.progress(first + n, batches.count(), report.backend);
+  }
+  KILN_TRY(json.commit());
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  summary.fallbacks = executor.fallbacks();
+  summary.fallback_events = executor.events();
+  return summary;
+}
+
+}  // namespace kiln

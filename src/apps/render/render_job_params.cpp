@@ -1,0 +1,71 @@
+// The render job's settings, declared once: `kiln render` flags, kiln.render_job keywords, config-file keys.
+#include "kiln/apps/render.h"
+
+namespace kiln {
+
+const ParamTable<RenderJobConfig>& render_job_params() {
+  static const ParamTable<RenderJobConfig> table = [] {
+    using C = RenderJobConfig;
+    ParamTable<C> t;
+    t.add({.name = "output", .help = "Output file (.h5, .npy) or folder (png, jpeg)", .required = true},
+          [](C& c) -> std::string& { return c.output.path; });
+    t.add_choice({.name = "format", .help = "Output format (auto: npy for a .npy path, else hdf5)",
+                  .choices = {"auto", "hdf5", "png", "jpeg", "npy"}},
+                 [](C& c) -> OutputFormat& { return c.output.format; }, output_format_parse, output_format_name);
+    t.add_choice({.name = "compression", .help = "HDF5 image compression", .choices = {"zstd", "gzip", "none"}},
+                 [](C& c) -> Compression& { return c.output.compression; }, compression_parse, compression_name);
+    t.add({.name = "compression_level", .help = "Compression level (zstd 1-22, gzip and PNG 0-9)", .min = 0,
+           .max = 22},
+          [](C& c) -> int32_t& { return c.output.compression_level; });
+    t.add({.name = "jpeg_quality", .help = "JPEG quality", .min = 1, .max = 100},
+          [](C& c) -> int32_t& { return c.output.jpeg_quality; });
+    t.add({.name = "images_per_file", .help = "Shard HDF5 output: this many images per file, plus a manifest and a "
+                                              "virtual dataset (0: one file)",
+           .min = 0},
+          [](C& c) -> int64_t& { return c.output.images_per_file; });
+    t.add({.name = "resume", .help = "Continue a killed run of the same job"},
+          [](C& c) -> bool& { return c.output.resume; });
+    t.add({.name = "overwrite", .help = "Replace an existing output"}, [](C& c) -> bool& { return c.output.overwrite; });
+    t.add({.name = "column", .help = "CSV column of a line chart (case-insensitive)"},
+          [](C& c) -> std::string& { return c.input.column; });
+    t.add({.name = "ohlc", .help = "Read Open/High/Low/Close (line charts draw Close)"},
+          [](C& c) -> bool& { return c.input.ohlc; });
+    t.include(window_params(), [](C& c) -> WindowSpec& { return c.windows; });
+    t.include(render_params(), [](C& c) -> RenderParams& { return c.render; });
+    t.spec_update("width", [](ParamSpec& s) { s.default_text = "800; OHLC: 4 x seq_len"; });
+    t.add({.name = "dpi", .help = "Stored in the resolution attribute (pixels are given directly)", .min = 1,
+           .max = 10000},
+          [](C& c) -> int32_t& { return c.dpi; });
+    t.add({.name = "preview", .help = "Write a PNG grid of the first images here"},
+          [](C& c) -> std::string& { return c.preview; });
+    t.add({.name = "demo", .help = "Render the built-in synthetic OHLC random walk instead of an input"},
+          [](C& c) -> bool& { return c.demo; });
+    t.add({.name = "demo_points", .help = "Rows of the demo series", .min = 2, .max = 1 << 30},
+          [](C& c) -> int64_t& { return c.demo_points; });
+    t.include(exec_params(), [](C& c) -> ExecSettings& { return c.exec; });
+    return t;
+  }();
+  return table;
+}
+
+const ParamTable<WindowSpec>& window_params() {
+  static const ParamTable<WindowSpec> table = [] {
+    using W = WindowSpec;
+    ParamTable<W> t;
+    t.add({.name = "seq_len", .help = "Window length", .min = 2, .max = 1 << 24},
+          [](W& w) -> int64_t& { return w.seq_len; });
+    t.add({.name = "stride", .help = "Rows between window starts", .min = 1}, [](W& w) -> int64_t& { return w.stride; });
+    t.add({.name = "limit", .help = "At most this many windows", .min = -1, .default_text = "-1 = all"},
+          [](W& w) -> int64_t& { return w.limit; });
+    t.add({.name = "label_horizon", .help = "Label each window by the return this many rows after it (0: no labels)",
+           .min = 0},
+          [](W& w) -> int64_t& { return w.label_horizon; });
+    t.add({.name = "label_threshold",
+           .help = "Dead zone of 3-class labels (0 down / 1 flat / 2 up); negative: 2 classes (1 up / 0 not up)"},
+          [](W& w) -> double& { return w.label_threshold; });
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace kiln
