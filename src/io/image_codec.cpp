@@ -14,6 +14,7 @@
 
 #include "core/thread_pool.h"
 #include "kiln/codec.h"
+#include "ops/image_px.h"  // the gray weights every backend uses
 
 #if KILN_HAS_JPEG
 #include "io/jpeg_codec.h"
@@ -39,10 +40,6 @@ Status options_check(const DecodeOptions& options) {
   return Status::ok();
 }
 
-// Gray from RGB with OpenCV's cvtColor weights (u8 path: 15-bit fixed point, rounded).
-inline uint8_t gray_of(uint32_t r, uint32_t g, uint32_t b) {
-  return static_cast<uint8_t>((r * 9798u + g * 19235u + b * 3735u + (1u << 14)) >> 15);
-}
 
 // libspng accepts a stream that ends inside the IEND chunk (all pixel data present); a file cut anywhere is
 // reported as truncated here, so a PNG must contain a complete IEND chunk.
@@ -117,7 +114,7 @@ Result<ImageBuffer> image_convert_channels(const ImageView& image, int32_t chann
     uint8_t* dst = out.pixels.data() + static_cast<size_t>(y) * static_cast<size_t>(image.width) * channels;
     for (int32_t x = 0; x < image.width; ++x, src += cin, dst += channels) {
       if (channels == 1) {
-        dst[0] = cin == 1 ? src[0] : gray_of(src[0], src[1], src[2]);
+        dst[0] = cin == 1 ? src[0] : static_cast<uint8_t>(kiln_gray_u8(src[0], src[1], src[2]));
       } else {
         if (cin == 1) {
           dst[0] = dst[1] = dst[2] = src[0];

@@ -3,7 +3,7 @@
  * come from their descriptors, so layout conversion is a plain copy between differently laid out images.
  *
  * Copies move the stored bits (u8 bytes, f16/f32 bit patterns), so they are exact for every value, NaN included.
- * Gray: u8 uses OpenCV 4's 15-bit fixed point (R 9798, G 19235, B 3735, rounded: bit-exact with cv::cvtColor);
+ * Gray: u8 uses OpenCV 4's 15-bit fixed point (kiln_gray_u8 in image_px.h: bit-exact with cv::cvtColor);
  * f16/f32 use 0.299 / 0.587 / 0.114 in float, summed in memory order (channel 0 first), like OpenCV's scalar
  * path. */
 #ifndef KILN_OPS_COLOR_PX_H
@@ -21,9 +21,6 @@
 
 /* OpenCV 4's u8 RGB2Gray fixed point (color_rgb.simd.hpp RY15/GY15/BY15, 15 bits, sum 32768); the older 14-bit
  * coefficients (4899, 9617, 1868) differ from cv::cvtColor 4.x by one level on ~0.3 % of random pixels. */
-#define KILN_GRAY_U8_R 9798
-#define KILN_GRAY_U8_G 19235
-#define KILN_GRAY_U8_B 3735
 
 /* Copies channel ci of input pixel (x, y) to channel co of output pixel (x, y) (same pixel type). */
 KILN_KERNEL_FN void kiln_color_copy(KILN_GLOBAL const uint8_t* in_base, KilnImageDesc in, KILN_GLOBAL uint8_t* out_base,
@@ -60,11 +57,6 @@ KILN_KERNEL_FN void kiln_color_bits_store(KILN_GLOBAL uint8_t* base, KilnImageDe
   }
 }
 
-/* Gray of u8 R, G, B: OpenCV's (R*9798 + G*19235 + B*3735 + 2^14) >> 15 (at most 255). */
-KILN_KERNEL_FN uint8_t kiln_color_gray_u8(int32_t r, int32_t g, int32_t b) {
-  return (uint8_t)((r * KILN_GRAY_U8_R + g * KILN_GRAY_U8_G + b * KILN_GRAY_U8_B + (1 << 14)) >> 15);
-}
-
 /* Gray of float channels 0, 1, 2 with weights w0, w1, w2 (the R/B order decides which is 0.299). */
 KILN_KERNEL_FN float kiln_color_gray_f(float c0, float c1, float c2, float w0, float w1, float w2) {
   const float a = c0 * w0;
@@ -93,7 +85,7 @@ KILN_KERNEL_FN void kiln_color_pixel(KILN_GLOBAL const uint8_t* in_base, KilnIma
     if (in.type == KILN_PIXEL_U8) {
       const int32_t r = (int32_t)(rgb ? v0 : v2);
       const int32_t b = (int32_t)(rgb ? v2 : v0);
-      out_base[kiln_px_offset(out, x, y, 0)] = kiln_color_gray_u8(r, (int32_t)v1, b);
+      out_base[kiln_px_offset(out, x, y, 0)] = (uint8_t)kiln_gray_u8(r, (int32_t)v1, b);
     } else {
       const float w0 = rgb ? 0.299f : 0.114f;
       const float w2 = rgb ? 0.114f : 0.299f;

@@ -26,6 +26,15 @@ typedef struct KilnImageDesc {
   int32_t layout; /* KILN_LAYOUT_* */
 } KilnImageDesc;
 
+/* OpenCV 4's u8 RGB -> gray: 15-bit fixed point weights round((0.299, 0.587, 0.114) * 2^15), summing to 2^15,
+ * rounded; bit-exact with cv::cvtColor (the result is at most 255). The only place these weights are written. */
+#define KILN_GRAY_U8_R 9798
+#define KILN_GRAY_U8_G 19235
+#define KILN_GRAY_U8_B 3735
+KILN_KERNEL_FN int32_t kiln_gray_u8(int32_t r, int32_t g, int32_t b) {
+  return (r * KILN_GRAY_U8_R + g * KILN_GRAY_U8_G + b * KILN_GRAY_U8_B + (1 << 14)) >> 15;
+}
+
 /* IEEE binary16 bits -> float (exact). */
 KILN_KERNEL_FN float kiln_half_to_float(uint32_t h) {
   const uint32_t sign = (h & 0x8000u) << 16;

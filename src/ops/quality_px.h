@@ -3,7 +3,7 @@
  * Every metric is reduced to integer sums, so every backend and every split of the work (threads, row blocks,
  * work-groups) gives the same totals bit for bit:
  *   gray      OpenCV 4's u8 fixed-point weights (cvtColor RGB/BGR(A)2GRAY, color_rgb.simd.hpp RY15/GY15/BY15):
- *             (r*9798 + g*19235 + b*3735 + 2^14) >> 15, bit-exact with cv::cvtColor. (The older 14-bit weights
+ *             kiln_gray_u8 (image_px.h), bit-exact with cv::cvtColor. (The older 14-bit weights
  *             (r*4899 + g*9617 + b*1868 + 2^13) >> 14 differ from cvtColor by 1 level on ~0.3% of pixels.)
  *   laplacian [0 1 0; 1 -4 1; 0 1 0] (cv::Laplacian ksize=1), an integer in [-1020, 1020]
  *   sobel     3x3 Sobel gx, gy (cv::Sobel ksize=3), integers in [-1020, 1020]
@@ -43,11 +43,6 @@ KILN_KERNEL_FN int32_t kiln_quality_reflect(int32_t p, int32_t n) {
   return p;
 }
 
-/* OpenCV 4's u8 RGB -> gray (fixed point, 15 bits; weights round(0.299, 0.587, 0.114 * 2^15), summing to 2^15). */
-KILN_KERNEL_FN int32_t kiln_quality_gray_rgb(int32_t r, int32_t g, int32_t b) {
-  return (r * 9798 + g * 19235 + b * 3735 + (1 << 14)) >> 15;
-}
-
 /* Gray level of pixel (x, y) of a u8 image with 1, 3 or 4 channels (HWC or CHW); bgr: channel 0 is blue. */
 KILN_KERNEL_FN int32_t kiln_quality_gray_at(KILN_GLOBAL const uint8_t* base, KilnImageDesc d, int32_t x, int32_t y,
                                             int32_t bgr) {
@@ -55,7 +50,7 @@ KILN_KERNEL_FN int32_t kiln_quality_gray_at(KILN_GLOBAL const uint8_t* base, Kil
   const int32_t c0 = (int32_t)base[kiln_px_offset(d, x, y, 0)];
   const int32_t c1 = (int32_t)base[kiln_px_offset(d, x, y, 1)];
   const int32_t c2 = (int32_t)base[kiln_px_offset(d, x, y, 2)];
-  return bgr != 0 ? kiln_quality_gray_rgb(c2, c1, c0) : kiln_quality_gray_rgb(c0, c1, c2);
+  return bgr != 0 ? kiln_gray_u8(c2, c1, c0) : kiln_gray_u8(c0, c1, c2);
 }
 
 /* Gradient magnitude of integer Sobel responses, as float (exact argument, correctly rounded sqrt). */

@@ -1,6 +1,6 @@
 // The color family on the CPU: rows of every image of the batch spread over the pool, each pixel through
 // color_px.h (the reference for the GPU backends), except RGB/BGR -> gray on u8 and f32 HWC images, which run as
-// plain loops specialised on the channel count and order (the same integer math as kiln_color_gray_u8, the same
+// plain loops specialised on the channel count and order (the same integer math as kiln_gray_u8, the same
 // float expression as kiln_color_gray_f), compiled twice on x86-64 (AVX2 and baseline) and picked at run time.
 #include <cstdint>
 #include <vector>

@@ -71,7 +71,7 @@ template <int kChannels, int kRed, int kBlue>
 void gray_hwc(const uint8_t* __restrict src, int32_t width, uint8_t* __restrict g) {
   for (int32_t x = 0; x < width; ++x) {
     const uint8_t* p = src + kChannels * x;
-    g[x] = static_cast<uint8_t>(kiln_quality_gray_rgb(p[kRed], p[1], p[kBlue]));
+    g[x] = static_cast<uint8_t>(kiln_gray_u8(p[kRed], p[1], p[kBlue]));
   }
 }
 
@@ -92,7 +92,7 @@ void gray_row(const ImageView& v, int32_t y, bool bgr, uint8_t* out) {
     const uint8_t* r = v.row<const uint8_t>(y, bgr ? 2 : 0);
     const uint8_t* gg = v.row<const uint8_t>(y, 1);
     const uint8_t* b = v.row<const uint8_t>(y, bgr ? 0 : 2);
-    for (int32_t x = 0; x < w; ++x) g[x] = static_cast<uint8_t>(kiln_quality_gray_rgb(r[x], gg[x], b[x]));
+    for (int32_t x = 0; x < w; ++x) g[x] = static_cast<uint8_t>(kiln_gray_u8(r[x], gg[x], b[x]));
   }
   out[0] = g[kiln_quality_reflect(-1, w)];
   out[w + 1] = g[kiln_quality_reflect(w, w)];
