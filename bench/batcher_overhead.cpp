@@ -1,16 +1,20 @@
 // Per-request overhead of the dynamic batcher: enqueue + dispatch + complete, in µs.
 // Two modes: "inline" (one thread enqueues a batch then forms it) and "threaded" (producers on
 // their own threads, one consumer blocking in next_batch with the steady clock).
+//
+//   batcher_overhead [--requests N] [--repetitions R]
 // Output: one JSON object, e.g. {"per_request_us": 0.21, "requests": 1000000, ...}.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <string>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "bench_common.h"
+#include "bench_stats.h"
 #include "pipeline/batcher.h"
 #include "pipeline/clock.h"
 
@@ -87,25 +91,21 @@ double threaded_us(int64_t requests, int producers) {
   return elapsed * 1e6 / static_cast<double>(requests);
 }
 
-void mean_std(const std::vector<double>& xs, double* mean, double* stddev) {
-  double sum = 0.0;
-  for (double x : xs) sum += x;
-  *mean = sum / static_cast<double>(xs.size());
-  double var = 0.0;
-  for (double x : xs) var += (x - *mean) * (x - *mean);
-  *stddev = xs.size() > 1 ? std::sqrt(var / static_cast<double>(xs.size() - 1)) : 0.0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   int64_t requests = 200'000;
   int repetitions = 5;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--requests") requests = std::max<int64_t>(1, std::atoll(argv[i + 1]));
-    if (flag == "--repetitions") repetitions = std::max(1, std::atoi(argv[i + 1]));
-  }
+  CLI::App app{"batcher_overhead: per-request overhead of the dynamic batcher; prints one JSON object",
+               "batcher_overhead"};
+  app.add_option_function<int64_t>(
+         "--requests", [&](int64_t n) { requests = std::max<int64_t>(1, n); },
+         "Requests per repetition (default 200000)")
+      ->type_name("N");
+  app.add_option_function<int>(
+         "--repetitions", [&](int n) { repetitions = std::max(1, n); }, "Timed repetitions (default 5)")
+      ->type_name("R");
+  if (const std::optional<int> code = kiln::bench::args_parse(app, argc, argv)) return *code;
   const int producers = 2;
   inline_us(requests / 10 + 1);  // warm-up
   threaded_us(requests / 10 + 1, producers);
@@ -115,16 +115,16 @@ int main(int argc, char** argv) {
     inline_runs.push_back(inline_us(requests));
     threaded_runs.push_back(threaded_us(requests, producers));
   }
-  double inline_mean = 0, inline_std = 0, threaded_mean = 0, threaded_std = 0;
-  mean_std(inline_runs, &inline_mean, &inline_std);
-  mean_std(threaded_runs, &threaded_mean, &threaded_std);
+  const kiln::bench::Stats inline_stats = kiln::bench::stats_of(inline_runs);
+  const kiln::bench::Stats threaded_stats = kiln::bench::stats_of(threaded_runs);
   // The headline figure is the threaded one (real locking and wake-ups), the worse of the two.
-  const double headline = std::max(inline_mean, threaded_mean);
+  const double headline = std::max(inline_stats.mean, threaded_stats.mean);
   std::printf(
       "{\"per_request_us\": %.4f, \"requests\": %lld, \"repetitions\": %d, \"target_us\": 20, "
       "\"inline_us_mean\": %.4f, \"inline_us_std\": %.4f, \"threaded_us_mean\": %.4f, \"threaded_us_std\": %.4f, "
       "\"producers\": %d, \"hardware_threads\": %u}\n",
-      headline, static_cast<long long>(requests), repetitions, inline_mean, inline_std, threaded_mean, threaded_std,
+      headline, static_cast<long long>(requests), repetitions, inline_stats.mean, inline_stats.stddev,
+      threaded_stats.mean, threaded_stats.stddev,
       producers, std::thread::hardware_concurrency());
   return headline <= 20.0 ? 0 : 1;
 }

@@ -6,17 +6,17 @@
 // The two outer stages cost F x C each (default 0.02): the pipeline needs 1 + 2F cores in all, so on a
 // machine with fewer free cores the ratio measures the load, not the pipeline (load is printed too).
 // Prints one JSON object: {"pipeline_items_per_s":..,"slowest_stage_items_per_s":..,"ratio":..,...}
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench_common.h"
+#include "bench_stats.h"
 #include "pipeline/pipeline.h"
 
 namespace {
@@ -38,20 +38,6 @@ void busy_wait(Payload& p, int64_t ns) {
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-struct Sample {
-  double mean = 0.0;
-  double stddev = 0.0;
-};
-
-Sample summarize(const std::vector<double>& v) {
-  Sample s;
-  for (double x : v) s.mean += x;
-  s.mean /= static_cast<double>(v.size());
-  for (double x : v) s.stddev += (x - s.mean) * (x - s.mean);
-  s.stddev = v.size() > 1 ? std::sqrt(s.stddev / static_cast<double>(v.size() - 1)) : 0.0;
-  return s;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -61,20 +47,20 @@ int main(int argc, char** argv) {
   bool ordered = true;
   bool table = false;
   double light_frac = 0.02;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--items" && i + 1 < argc) items = std::atoll(argv[++i]);
-    else if (a == "--cost-us" && i + 1 < argc) cost_ns = static_cast<int64_t>(std::atof(argv[++i]) * 1000.0);
-    else if (a == "--light-frac" && i + 1 < argc) light_frac = std::atof(argv[++i]);
-    else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--unordered") ordered = false;
-    else if (a == "--table") table = true;
-    else {
-      std::fprintf(stderr, "usage: %s [--items N] [--cost-us C] [--light-frac F] [--reps R] [--unordered] [--table]\n",
-                   argv[0]);
-      return 2;
-    }
-  }
+  CLI::App app{"pipeline_throughput: a 3-stage pipeline against its slowest stage alone; prints one JSON object",
+               "pipeline_throughput"};
+  app.add_option("--items", items, "Items per run (default 2500)")->type_name("N");
+  app.add_option_function<double>(
+         "--cost-us", [&](double us) { cost_ns = static_cast<int64_t>(us * 1000.0); },
+         "Cost of the slow stage per item in microseconds (default 200)")
+      ->type_name("C");
+  app.add_option("--light-frac", light_frac, "Cost of each outer stage as a fraction of the slow one (default 0.02)")
+      ->type_name("F");
+  app.add_option_function<int>("--reps", [&](int r) { reps = std::max(1, r); }, "Timed repetitions (default 3)")
+      ->type_name("R");
+  app.add_flag_callback("--unordered", [&] { ordered = false; }, "Let items leave the pipeline out of order");
+  app.add_flag("--table", table, "Print the pipeline's per-stage statistics on stderr");
+  if (const std::optional<int> code = kiln::bench::args_parse(app, argc, argv)) return *code;
   const auto light_ns = static_cast<int64_t>(static_cast<double>(cost_ns) * light_frac);  // outer stages, 2 workers each
 
   kiln::Pipeline<Payload> pipeline;
@@ -131,8 +117,8 @@ int main(int argc, char** argv) {
     last_table = kiln::pipeline_stats_table(pipeline.stats());
     if (sink_acc == 42) std::fprintf(stderr, " ");  // keep sink_acc alive
   }
-  const Sample a = summarize(alone_rates);
-  const Sample b = summarize(pipeline_rates);
+  const kiln::bench::Stats a = kiln::bench::stats_of(alone_rates);
+  const kiln::bench::Stats b = kiln::bench::stats_of(pipeline_rates);
   if (table) std::fprintf(stderr, "%s", last_table.c_str());
   double load = -1.0;
   if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {

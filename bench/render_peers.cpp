@@ -6,15 +6,13 @@
 // Every tool turns one window of seq_len values into a gray uint8 image (white background, black line) with the
 // window's min-max normalization inside the timed loop. Per tool and size: a warm-up, then R repeats of S seconds,
 // reported as images per CPU-second of the rendering thread and per wall-clock second (mean ± sample stddev).
+#include <CLI/CLI.hpp>
 #include <cairo.h>
 #include <opencv2/core.hpp>
 #include <opencv2/core/utility.hpp>
-#include <opencv2/imgproc.hpp>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -24,29 +22,22 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <numbers>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "kiln/image.h"
-#include "kiln/ops/render.h"
-#include "ops/cpu/render_cpu.h"
+#include "bench_common.h"
+#include "bench_stats.h"
+#include "render_peers_renderers.h"
 
 namespace {
 
-constexpr int64_t kWindowCount = 1000;
-constexpr int32_t kSeqLen = 100;
-constexpr int kRing = 4;  // images rendered per call and kept as a reused output buffer
+using namespace kiln::bench;  // the renderers and their dataset, the statistics, the run info
+
 constexpr double kWarmupSeconds = 0.3;
 constexpr double kMatplotlibDpi = 100.0;
 constexpr int kInkSamples = 16;  // windows averaged for the effective line width
 
-struct Config {
-  int32_t width;
-  int32_t height;
-  float line_width;
-};
 constexpr std::array<Config, 2> kConfigs = {{{800, 500, 3.0f}, {224, 224, 2.0f}}};
 
 struct Options {
@@ -57,40 +48,6 @@ struct Options {
   int repeats = 3;
   bool matplotlib = true;
 };
-
-// ---- data --------------------------------------------------------------------------------------------------
-
-// A seeded random walk (splitmix64 + Box-Muller rather than std:: distributions, whose output differs between
-// standard libraries) and the sliding windows over it: window i is walk[i, i + kSeqLen).
-struct Dataset {
-  std::vector<float> walk;
-  std::vector<int64_t> starts;
-
-  const float* window(int64_t i) const { return walk.data() + starts[static_cast<size_t>(i)]; }
-};
-
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-Dataset dataset_make(uint64_t seed) {
-  Dataset d;
-  uint64_t state = seed;
-  auto uniform = [&] { return (static_cast<double>(splitmix64(state) >> 11) + 0.5) * 0x1.0p-53; };
-  double price = 100.0;
-  d.walk.resize(static_cast<size_t>(kWindowCount + kSeqLen - 1));
-  for (float& v : d.walk) {
-    v = static_cast<float>(price);
-    const double step = std::sqrt(-2.0 * std::log(uniform())) * std::cos(2.0 * std::numbers::pi * uniform());
-    price += step;
-  }
-  d.starts.resize(kWindowCount);
-  for (int64_t i = 0; i < kWindowCount; ++i) d.starts[static_cast<size_t>(i)] = i;
-  return d;
-}
 
 // The windows as a (count, seq_len) float32 .npy file (format version 1.0) for the Python peer.
 bool npy_write(const std::string& path, const Dataset& d) {
@@ -111,185 +68,7 @@ bool npy_write(const std::string& path, const Dataset& d) {
   return static_cast<bool>(out);
 }
 
-// Pixel coordinates of a window's points, the same geometry kiln uses (render_px.h): x_i = i (W-1)/(n-1),
-// y = (1 - norm) (H-1), pixel centres at integer coordinates, a flat window on the middle row.
-template <typename Emit>
-void window_points(const float* v, int32_t n, int32_t width, int32_t height, Emit&& emit) {
-  const auto [lo, hi] = std::minmax_element(v, v + n);
-  const float vmin = *lo;
-  const float span = *hi - vmin;
-  const float x_step = static_cast<float>(width - 1) / static_cast<float>(n - 1);
-  const float h1 = static_cast<float>(height - 1);
-  for (int32_t i = 0; i < n; ++i) {
-    const float y = span > 0.0f ? (1.0f - (v[i] - vmin) / span) * h1 : 0.5f * h1;
-    emit(static_cast<float>(i) * x_step, y);
-  }
-}
-
-// ---- renderers ---------------------------------------------------------------------------------------------
-
-// Renders kRing consecutive windows per call into a reused ring of gray images.
-class Renderer {
- public:
-  virtual ~Renderer() = default;
-  virtual void prepare() {}
-  virtual void finish() {}
-  // Windows [first, first + kRing); image slot i holds window first + i afterwards.
-  virtual void render(int64_t first) = 0;
-  virtual const uint8_t* image(int slot) const = 0;
-  virtual int64_t row_stride() const = 0;
-};
-
-class KilnRenderer final : public Renderer {
- public:
-  KilnRenderer(const Dataset& data, const Config& config, kiln::CpuIsa isa) : m_data(data), m_isa(isa) {
-    m_params.style = kiln::ChartStyle::kLine;
-    m_params.width = config.width;
-    m_params.height = config.height;
-    m_params.line_width = config.line_width;
-    m_images.resize(kRing, config.width, config.height, 1, kiln::PixelType::kU8);
-    m_view = m_images.view();
-  }
-  void prepare() override { kiln::cpu_isa_set(m_isa); }
-  void finish() override { kiln::cpu_isa_set(kiln::cpu_isa_best()); }
-  void render(int64_t first) override {
-    kiln::WindowBatch windows;
-    windows.series = m_data.walk.data();
-    windows.starts = m_data.starts.data() + first;
-    windows.count = kRing;
-    windows.seq_len = kSeqLen;
-    const kiln::Status status = kiln::render_cpu(kiln::RenderCall(m_params, windows, m_view).call(), nullptr);
-    if (!status.is_ok()) {
-      std::fprintf(stderr, "render_peers: kiln: %s\n", status.to_string().c_str());
-      std::exit(1);
-    }
-  }
-  const uint8_t* image(int slot) const override { return static_cast<const uint8_t*>(m_view.image(slot).data); }
-  int64_t row_stride() const override { return m_params.width; }
-
- private:
-  const Dataset& m_data;
-  kiln::CpuIsa m_isa;
-  kiln::RenderParams m_params;
-  kiln::ImageBatch m_images;
-  kiln::BatchView m_view;
-};
-
-// cv::polylines with LINE_AA and thickness = line width on a white CV_8UC1 image. Points carry 4 fractional bits
-// (shift = 4) so the subpixel positions match the other tools.
-class OpencvRenderer final : public Renderer {
- public:
-  OpencvRenderer(const Dataset& data, const Config& config)
-      : m_data(data), m_config(config), m_pixels(static_cast<size_t>(kRing) * config.width * config.height) {
-    for (int i = 0; i < kRing; ++i) {
-      m_images[i] = cv::Mat(config.height, config.width, CV_8UC1, m_pixels.data() + i * image_bytes());
-    }
-    m_points.reserve(kSeqLen);
-  }
-  void render(int64_t first) override {
-    constexpr int kShift = 4;
-    constexpr float kScale = 1 << kShift;
-    const int thickness = static_cast<int>(std::lround(m_config.line_width));
-    for (int i = 0; i < kRing; ++i) {
-      cv::Mat& img = m_images[i];
-      img.setTo(cv::Scalar(255));
-      m_points.clear();
-      window_points(m_data.window(first + i), kSeqLen, m_config.width, m_config.height, [&](float x, float y) {
-        m_points.emplace_back(static_cast<int>(std::lround(x * kScale)), static_cast<int>(std::lround(y * kScale)));
-      });
-      cv::polylines(img, m_points, false, cv::Scalar(0), thickness, cv::LINE_AA, kShift);
-    }
-  }
-  const uint8_t* image(int slot) const override { return m_pixels.data() + slot * image_bytes(); }
-  int64_t row_stride() const override { return m_config.width; }
-
- private:
-  size_t image_bytes() const { return static_cast<size_t>(m_config.width) * m_config.height; }
-
-  const Dataset& m_data;
-  Config m_config;
-  std::vector<uint8_t> m_pixels;
-  std::array<cv::Mat, kRing> m_images;
-  std::vector<cv::Point> m_points;
-};
-
-// Cairo on an A8 surface: paint everything opaque, then stroke with the CLEAR operator, so alpha = 255 (1 -
-// coverage) is the gray image itself. Round joins and caps, default antialiasing. Cairo's pixel centres sit at
-// half-integers, hence the +0.5.
-class CairoRenderer final : public Renderer {
- public:
-  CairoRenderer(const Dataset& data, const Config& config)
-      : m_data(data),
-        m_config(config),
-        m_stride(cairo_format_stride_for_width(CAIRO_FORMAT_A8, config.width)),
-        m_pixels(static_cast<size_t>(kRing) * m_stride * config.height) {
-    for (int i = 0; i < kRing; ++i) {
-      m_surfaces[i] = cairo_image_surface_create_for_data(m_pixels.data() + i * image_bytes(), CAIRO_FORMAT_A8,
-                                                          config.width, config.height, m_stride);
-      cairo_t* cr = cairo_create(m_surfaces[i]);
-      cairo_set_line_width(cr, config.line_width);
-      cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
-      cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND);
-      m_contexts[i] = cr;
-    }
-  }
-  ~CairoRenderer() override {
-    for (int i = 0; i < kRing; ++i) {
-      cairo_destroy(m_contexts[i]);
-      cairo_surface_destroy(m_surfaces[i]);
-    }
-  }
-  CairoRenderer(const CairoRenderer&) = delete;
-  CairoRenderer& operator=(const CairoRenderer&) = delete;
-
-  void render(int64_t first) override {
-    for (int i = 0; i < kRing; ++i) {
-      cairo_t* cr = m_contexts[i];
-      cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE);
-      cairo_paint(cr);
-      cairo_set_operator(cr, CAIRO_OPERATOR_CLEAR);
-      bool move = true;
-      window_points(m_data.window(first + i), kSeqLen, m_config.width, m_config.height, [&](float x, float y) {
-        (move ? cairo_move_to : cairo_line_to)(cr, x + 0.5, y + 0.5);
-        move = false;
-      });
-      cairo_stroke(cr);
-      cairo_surface_flush(m_surfaces[i]);
-    }
-  }
-  const uint8_t* image(int slot) const override { return m_pixels.data() + slot * image_bytes(); }
-  int64_t row_stride() const override { return m_stride; }
-
- private:
-  size_t image_bytes() const { return static_cast<size_t>(m_stride) * m_config.height; }
-
-  const Dataset& m_data;
-  Config m_config;
-  int m_stride;
-  std::vector<uint8_t> m_pixels;
-  std::array<cairo_surface_t*, kRing> m_surfaces{};
-  std::array<cairo_t*, kRing> m_contexts{};
-};
-
 // ---- measurement -------------------------------------------------------------------------------------------
-
-struct Stats {
-  double mean = 0.0;
-  double std = 0.0;
-};
-
-Stats stats_of(const std::vector<double>& xs) {
-  Stats s;
-  if (xs.empty()) return s;
-  for (double x : xs) s.mean += x;
-  s.mean /= static_cast<double>(xs.size());
-  if (xs.size() > 1) {
-    double ss = 0.0;
-    for (double x : xs) ss += (x - s.mean) * (x - s.mean);
-    s.std = std::sqrt(ss / static_cast<double>(xs.size() - 1));
-  }
-  return s;
-}
 
 struct Row {
   std::string tool;
@@ -390,24 +169,6 @@ Row measure(const std::string& tool, Renderer& r, const Dataset& d, const Config
 
 // ---- matplotlib (separate Python process) ------------------------------------------------------------------
 
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return q + "'";
-}
-
-std::optional<std::string> command_output(const std::string& command, int* exit_status) {
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return std::nullopt;
-  std::string text;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) text.append(buf, n);
-  const int status = pclose(pipe);
-  *exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return text;
-}
-
 // The numbers after "key": in a flat JSON object: one for a scalar, all of them for an array.
 std::vector<double> json_numbers(const std::string& json, const std::string& key) {
   std::vector<double> values;
@@ -471,26 +232,6 @@ std::optional<Row> measure_matplotlib(const std::string& npy, const Config& c, c
 
 // ---- report ------------------------------------------------------------------------------------------------
 
-std::string git_commit() {
-  int exit_status = -1;
-  const std::optional<std::string> out =
-      command_output("git -C " + shell_quote(KILN_SOURCE_DIR) + " rev-parse --short HEAD 2>/dev/null", &exit_status);
-  if (!out || exit_status != 0 || out->empty()) return "unknown";
-  return out->substr(0, out->find_first_of("\r\n"));
-}
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const size_t colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
-    }
-  }
-  return "unknown";
-}
-
 std::string json_escape(const std::string& s) {
   std::string out;
   for (char ch : s) {
@@ -538,7 +279,7 @@ void print_tables(const std::vector<Row>& rows, const std::vector<Ratio>& ratios
     char size[32];
     std::snprintf(size, sizeof size, "%dx%d", r.config.width, r.config.height);
     std::printf("%-12s %-8s %3g  %12.1f ± %7.1f  %12.1f ± %7.1f  %10.2f  %7.2f\n", r.tool.c_str(), size,
-                r.config.line_width, cpu.mean, cpu.std, wall.mean, wall.std, 1e6 / cpu.mean, r.ink_width);
+                r.config.line_width, cpu.mean, cpu.stddev, wall.mean, wall.stddev, 1e6 / cpu.mean, r.ink_width);
   }
   std::printf("\n%-8s %3s  %-12s %14s %14s\n", "size", "lw", "peer", "kiln/peer CPU", "kiln/peer wall");
   for (const Ratio& q : ratios) {
@@ -578,8 +319,8 @@ bool json_write(const std::string& path, const RunInfo& info, const Options& opt
                  "    {\"tool\": \"%s\", \"width\": %d, \"height\": %d, \"line_width\": %g, \"threads\": 1, "
                  "\"img_per_s\": %.2f, \"img_per_s_std\": %.2f, \"wall_img_per_s\": %.2f, "
                  "\"wall_img_per_s_std\": %.2f, \"ink_width_px\": %.3f}%s\n",
-                 r.tool.c_str(), r.config.width, r.config.height, r.config.line_width, cpu.mean, cpu.std, wall.mean,
-                 wall.std, r.ink_width, i + 1 < rows.size() ? "," : "");
+                 r.tool.c_str(), r.config.width, r.config.height, r.config.line_width, cpu.mean, cpu.stddev, wall.mean,
+                 wall.stddev, r.ink_width, i + 1 < rows.size() ? "," : "");
   }
   std::fprintf(f, "  ],\n  \"ratios\": [\n");
   for (size_t i = 0; i < ratios.size(); ++i) {
@@ -596,59 +337,27 @@ bool json_write(const std::string& path, const RunInfo& info, const Options& opt
 
 // ---- main --------------------------------------------------------------------------------------------------
 
-void usage(FILE* f) {
-  std::fprintf(f,
-               "usage: render_peers [--json FILE] [--seconds S] [--repeats R] [--no-matplotlib] [--dump DIR]\n"
-               "                    [--python PATH]\n"
-               "  --json FILE      also write the results as JSON\n"
-               "  --seconds S      length of one repeat (default 1.0)\n"
-               "  --repeats R      repeats per tool and size (default 3)\n"
-               "  --no-matplotlib  skip the matplotlib peer\n"
-               "  --dump DIR       write window 0 of every tool and size as DIR/<tool>_<W>x<H>.pgm\n"
-               "  --python PATH    interpreter for bench/render_matplotlib.py (default /usr/bin/python3)\n");
-}
-
-std::optional<Options> options_parse(int argc, char** argv) {
-  Options opt;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (arg == "--json" && has_value) {
-      opt.json_path = argv[++i];
-    } else if (arg == "--seconds" && has_value) {
-      opt.seconds = std::atof(argv[++i]);
-    } else if (arg == "--repeats" && has_value) {
-      opt.repeats = std::atoi(argv[++i]);
-    } else if (arg == "--dump" && has_value) {
-      opt.dump_dir = argv[++i];
-    } else if (arg == "--python" && has_value) {
-      opt.python = argv[++i];
-    } else if (arg == "--no-matplotlib") {
-      opt.matplotlib = false;
-    } else if (arg == "-h" || arg == "--help") {
-      usage(stdout);
-      std::exit(0);
-    } else {
-      std::fprintf(stderr, "render_peers: bad argument '%s'\n", arg.c_str());
-      return std::nullopt;
-    }
-  }
-  if (!(opt.seconds > 0.0) || opt.repeats < 1) {
-    std::fprintf(stderr, "render_peers: --seconds must be > 0 and --repeats >= 1\n");
-    return std::nullopt;
-  }
-  return opt;
+void options_add(CLI::App& app, Options& opt) {
+  app.add_option("--json", opt.json_path, "Also write the results as JSON")->type_name("FILE");
+  app.add_option("--seconds", opt.seconds, "Length of one repeat (default 1.0)")->type_name("S")->check(positive());
+  app.add_option("--repeats", opt.repeats, "Repeats per tool and size (default 3)")
+      ->type_name("R")
+      ->check(positive());
+  app.add_flag_callback("--no-matplotlib", [&opt] { opt.matplotlib = false; }, "Skip the matplotlib peer");
+  app.add_option("--dump", opt.dump_dir, "Write window 0 of every tool and size as DIR/<tool>_<W>x<H>.pgm")
+      ->type_name("DIR");
+  app.add_option("--python", opt.python, "Interpreter for bench/render_matplotlib.py (default /usr/bin/python3)")
+      ->type_name("PATH");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::optional<Options> parsed = options_parse(argc, argv);
-  if (!parsed) {
-    usage(stderr);
-    return 2;
-  }
-  const Options& opt = *parsed;
+  Options opt;
+  CLI::App app{"render_peers: line-chart rendering throughput of kiln against OpenCV, Cairo and matplotlib",
+               "render_peers"};
+  options_add(app, opt);
+  if (const std::optional<int> code = args_parse(app, argc, argv)) return *code;
   if (!opt.dump_dir.empty()) std::filesystem::create_directories(opt.dump_dir);
   cv::setNumThreads(1);
 
@@ -673,10 +382,10 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   for (const Config& c : kConfigs) {
     std::vector<std::pair<std::string, std::unique_ptr<Renderer>>> renderers;
-    renderers.emplace_back("kiln", std::make_unique<KilnRenderer>(data, c, kiln::cpu_isa_active()));
-    renderers.emplace_back("kiln-scalar", std::make_unique<KilnRenderer>(data, c, kiln::CpuIsa::kScalar));
-    renderers.emplace_back("opencv", std::make_unique<OpencvRenderer>(data, c));
-    renderers.emplace_back("cairo", std::make_unique<CairoRenderer>(data, c));
+    renderers.emplace_back("kiln", renderer_kiln(data, c, kiln::cpu_isa_active()));
+    renderers.emplace_back("kiln-scalar", renderer_kiln(data, c, kiln::CpuIsa::kScalar));
+    renderers.emplace_back("opencv", renderer_opencv(data, c));
+    renderers.emplace_back("cairo", renderer_cairo(data, c));
     for (auto& [tool, renderer] : renderers) {
       std::fprintf(stderr, "  %s %dx%d ...\n", tool.c_str(), c.width, c.height);
       rows.push_back(measure(tool, *renderer, data, c, opt));

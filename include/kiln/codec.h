@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/enum_names.h"
 #include "kiln/image.h"
 #include "kiln/status.h"
 
@@ -17,7 +18,9 @@ namespace kiln {
 class ThreadPool;
 
 enum class ImageFormat : uint8_t { kUnknown = 0, kJpeg, kPng };
-const char* image_format_name(ImageFormat format);  // unknown | jpeg | png
+inline constexpr EnumName<ImageFormat> kImageFormatNames[] = {
+    {ImageFormat::kUnknown, "unknown"}, {ImageFormat::kJpeg, "jpeg"}, {ImageFormat::kPng, "png"}};
+inline const char* image_format_name(ImageFormat format) { return enum_name(kImageFormatNames, format); }
 // From the first bytes: FF D8 FF -> JPEG, 89 'PNG' 0D 0A 1A 0A -> PNG, anything else kUnknown.
 ImageFormat image_format_sniff(const uint8_t* data, size_t size);
 // From the file name's extension (.jpg/.jpeg/.png, any case); kUnknown otherwise.

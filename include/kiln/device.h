@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/enum_names.h"
 #include "kiln/image.h"
 #include "kiln/ops.h"
 #include "kiln/status.h"
@@ -20,9 +21,13 @@ struct PoolStats;
 enum class BackendKind : uint8_t { kCuda = 0, kOpenCL, kCpu };
 enum class ExecMode : uint8_t { kAuto = 0, kGpu, kCpu };
 
-const char* backend_kind_name(BackendKind kind);
-const char* exec_mode_name(ExecMode mode);
-Result<ExecMode> exec_mode_parse(const std::string& name);  // auto|gpu|cpu
+inline constexpr EnumName<BackendKind> kBackendKindNames[] = {
+    {BackendKind::kCuda, "cuda"}, {BackendKind::kOpenCL, "opencl"}, {BackendKind::kCpu, "cpu"}};
+inline constexpr EnumName<ExecMode> kExecModeNames[] = {
+    {ExecMode::kAuto, "auto"}, {ExecMode::kGpu, "gpu"}, {ExecMode::kCpu, "cpu"}};
+inline const char* backend_kind_name(BackendKind kind) { return enum_name(kBackendKindNames, kind); }
+inline const char* exec_mode_name(ExecMode mode) { return enum_name(kExecModeNames, mode); }
+inline Result<ExecMode> exec_mode_parse(const std::string& name) { return enum_parse(kExecModeNames, name, "mode"); }
 
 struct DeviceInfo {
   std::string name;

@@ -24,7 +24,7 @@ class ThreadPool;
 
 struct ExecOptions {
   ExecMode mode = ExecMode::kAuto;      // gpu: a GPU or an error (no CPU rerun); cpu: never a GPU
-  std::optional<BackendKind> gpu_only;  // GPU_BACKEND=cuda|opencl
+  std::optional<BackendKind> gpu_only{};  // GPU_BACKEND=cuda|opencl
   bool fallback_on_error = true;        // a GPU error reruns the rest of the call (and of the job) on the CPU
   ThreadPool* pool = nullptr;           // CPU worker threads; nullptr = the calling thread only
   Stream* stream = nullptr;             // run on this stream, so on its backend; nullptr = placement decides

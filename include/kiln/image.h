@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/enum_names.h"
 #include "kiln/status.h"
 
 namespace kiln {
@@ -23,11 +24,14 @@ enum class MemorySpace : uint8_t { kHost = 0, kDevice };
 inline size_t pixel_type_size(PixelType type) {
   return type == PixelType::kU8 ? 1 : (type == PixelType::kF16 ? 2 : 4);
 }
-const char* pixel_type_name(PixelType type);  // uint8 | float32 | float16
-const char* layout_name(Layout layout);        // hwc | chw
-// The names above, any case, and the short forms u8, f32, f16; InvalidArgument otherwise.
-Result<PixelType> pixel_type_parse(const std::string& name);
-Result<Layout> layout_parse(const std::string& name);
+inline constexpr EnumName<PixelType> kPixelTypeNames[] = {
+    {PixelType::kU8, "uint8"}, {PixelType::kF32, "float32"}, {PixelType::kF16, "float16"},
+    {PixelType::kU8, "u8"},    {PixelType::kF32, "f32"},     {PixelType::kF16, "f16"}};
+inline constexpr EnumName<Layout> kLayoutNames[] = {{Layout::kHWC, "hwc"}, {Layout::kCHW, "chw"}};
+inline const char* pixel_type_name(PixelType type) { return enum_name(kPixelTypeNames, type); }
+inline Result<PixelType> pixel_type_parse(const std::string& name) { return enum_parse(kPixelTypeNames, name, "dtype"); }
+inline const char* layout_name(Layout layout) { return enum_name(kLayoutNames, layout); }
+inline Result<Layout> layout_parse(const std::string& name) { return enum_parse(kLayoutNames, name, "layout"); }
 
 struct ImageView {
   void* data = nullptr;

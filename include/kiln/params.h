@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "kiln/enum_names.h"
 #include "kiln/status.h"
 
 namespace kiln {
@@ -110,6 +111,22 @@ class ParamTable : public ParamSet {
                               },
                               [field, name](const void* c) -> ParamValue {
                                 return std::string(name(field(*const_cast<C*>(static_cast<const C*>(c)))));
+                              }});
+    return *this;
+  }
+  // An enum named by a table (kiln/enum_names.h): its names are the choices unless the spec lists a subset.
+  template <typename F, typename E, size_t N>
+  ParamTable& add_choice(ParamSpec spec, F field, const EnumName<E> (&table)[N], const char* what) {
+    if (spec.choices.empty()) spec.choices = enum_names(table);
+    spec.type = ParamType::kChoice;
+    m_entries.push_back(Entry{std::move(spec),
+                              [field, &table, what](void* c, const ParamValue& v) -> Status {
+                                KILN_TRY_ASSIGN(E parsed, enum_parse(table, std::get<std::string>(v), what));
+                                field(*static_cast<C*>(c)) = parsed;
+                                return Status::ok();
+                              },
+                              [field, &table](const void* c) -> ParamValue {
+                                return std::string(enum_name(table, field(*const_cast<C*>(static_cast<const C*>(c)))));
                               }});
     return *this;
   }

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -104,9 +105,10 @@ pyb::object preprocess(pyb::handle images, const pyb::kwargs& kwargs) {
                                              : std::vector<pyb::ssize_t>{config.height, config.width, channels};
   const size_t item_bytes = static_cast<size_t>(channels) * static_cast<size_t>(std::max(config.width, 0)) *
                             static_cast<size_t>(std::max(config.height, 0)) * pixel_type_size(config.dtype);
-  // Numpy images are written straight into the result; decoded files (count unknown ahead) into a buffer.
+  // Numpy images are written straight into the result; decoded files (count unknown ahead) each into their own
+  // buffer, so the places already handed out stay valid while more are added.
   pyb::array out;
-  std::vector<uint8_t> buffer;
+  std::vector<std::unique_ptr<uint8_t[]>> buffers;
   TensorMemory memory;
   if (in_memory) {
     std::vector<pyb::ssize_t> shape{inputs.images.count};
@@ -115,9 +117,10 @@ pyb::object preprocess(pyb::handle images, const pyb::kwargs& kwargs) {
     auto* base = static_cast<uint8_t*>(out.mutable_data());
     memory = [base, item_bytes](int64_t i) -> void* { return base + static_cast<size_t>(i) * item_bytes; };
   } else {
-    memory = [&buffer, item_bytes](int64_t i) -> void* {
-      buffer.resize((static_cast<size_t>(i) + 1) * item_bytes);
-      return buffer.data() + static_cast<size_t>(i) * item_bytes;
+    memory = [&buffers, item_bytes](int64_t i) -> void* {
+      if (static_cast<size_t>(i) >= buffers.size()) buffers.resize(static_cast<size_t>(i) + 1);
+      if (!buffers[static_cast<size_t>(i)]) buffers[static_cast<size_t>(i)] = std::make_unique<uint8_t[]>(item_bytes);
+      return buffers[static_cast<size_t>(i)].get();
     };
   }
   auto result = run_released([&] { return preprocess_job_run(config, inputs, &memory); });
@@ -134,7 +137,10 @@ pyb::object preprocess(pyb::handle images, const pyb::kwargs& kwargs) {
     std::vector<pyb::ssize_t> shape{s.written};
     shape.insert(shape.end(), item.begin(), item.end());
     pyb::array array(dtype, shape);
-    std::memcpy(array.mutable_data(), buffer.data(), static_cast<size_t>(s.written) * item_bytes);
+    for (int64_t i = 0; i < s.written; ++i) {
+      std::memcpy(static_cast<uint8_t*>(array.mutable_data()) + static_cast<size_t>(i) * item_bytes,
+                  buffers[static_cast<size_t>(i)].get(), item_bytes);
+    }
     d["array"] = array;
   } else {
     d["output"] = config.output;

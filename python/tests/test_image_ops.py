@@ -96,3 +96,27 @@ def test_preprocess_rejects_bad_arguments():
         kiln.preprocess(img, height=8, width=8, layout="nchw")
     with pytest.raises(ValueError):
         kiln.preprocess(img, height=8, width=8, interp="lanczos")
+
+
+def test_files_run_the_same_jobs_as_the_command_line(tmp_path):
+    from PIL import Image
+
+    rng = np.random.default_rng(4)
+    images = [rng.integers(0, 256, size=(20 + i, 30, 3), dtype=np.uint8) for i in range(3)]
+    for i, img in enumerate(images):
+        Image.fromarray(img).save(tmp_path / f"{i}.png")
+    (tmp_path / "3.png").write_bytes(b"not a png")
+
+    quality = kiln.quality(str(tmp_path), mode="cpu", batch_size=2)
+    assert [n.rsplit("/", 1)[1] for n in quality["names"]] == ["0.png", "1.png", "2.png", "3.png"]
+    assert quality["errors"][:3] == [None] * 3 and "3.png" in quality["errors"][3]
+    assert np.isnan(quality["blur"][3]) and not quality["passed"][3]
+    np.testing.assert_array_equal(quality["blur"][:3], kiln.quality(images, mode="cpu")["blur"])
+
+    summary = kiln.preprocess([str(tmp_path / f"{i}.png") for i in range(4)], width=8, height=6, mode="cpu",
+                              batch_size=2)
+    assert summary["written"] == 3 and summary["unreadable"] == 1
+    np.testing.assert_array_equal(summary["array"], kiln.preprocess(images, width=8, height=6, mode="cpu"))
+    out = tmp_path / "t.npy"
+    summary = kiln.preprocess(str(tmp_path), width=8, height=6, output=str(out), mode="cpu")
+    assert summary["output"] == str(out) and np.load(out).shape == (3, 3, 6, 8)

@@ -1,6 +1,4 @@
 #include <algorithm>
-#include <cctype>
-
 #include <cstdlib>
 #include <cstring>
 
@@ -8,33 +6,6 @@
 #include "kiln/device.h"
 
 namespace kiln {
-
-const char* backend_kind_name(BackendKind kind) {
-  switch (kind) {
-    case BackendKind::kCuda: return "cuda";
-    case BackendKind::kOpenCL: return "opencl";
-    case BackendKind::kCpu: return "cpu";
-  }
-  return "?";
-}
-
-const char* exec_mode_name(ExecMode mode) {
-  switch (mode) {
-    case ExecMode::kAuto: return "auto";
-    case ExecMode::kGpu: return "gpu";
-    case ExecMode::kCpu: return "cpu";
-  }
-  return "?";
-}
-
-Result<ExecMode> exec_mode_parse(const std::string& name) {
-  std::string n = name;
-  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (n == "auto") return ExecMode::kAuto;
-  if (n == "gpu") return ExecMode::kGpu;
-  if (n == "cpu") return ExecMode::kCpu;
-  return invalid_argument("unknown mode '" + name + "' (expected auto, gpu or cpu)");
-}
 
 namespace {
 

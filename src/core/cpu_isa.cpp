@@ -2,33 +2,30 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <cstring>
+
+#include "kiln/enum_names.h"
 
 namespace kiln {
 
 namespace {
 
+constexpr EnumName<CpuIsa> kCpuIsaNames[] = {
+    {CpuIsa::kScalar, "scalar"}, {CpuIsa::kGeneric, "generic"}, {CpuIsa::kAvx2, "avx2"}};
+
+// KILN_CPU_ISA, where the CPU can run it.
 CpuIsa isa_from_env(CpuIsa fallback) {
   const char* forced = std::getenv("KILN_CPU_ISA");
   if (forced == nullptr) return fallback;
-  if (std::strcmp(forced, "scalar") == 0) return CpuIsa::kScalar;
-  if (std::strcmp(forced, "generic") == 0) return CpuIsa::kGeneric;
-  if (std::strcmp(forced, "avx2") == 0 && cpu_isa_best() == CpuIsa::kAvx2) return CpuIsa::kAvx2;
-  return fallback;
+  const Result<CpuIsa> isa = enum_parse(kCpuIsaNames, forced, "KILN_CPU_ISA");
+  if (!isa.is_ok() || (isa.value() == CpuIsa::kAvx2 && cpu_isa_best() != CpuIsa::kAvx2)) return fallback;
+  return isa.value();
 }
 
 std::atomic<int> g_isa{-1};
 
 }  // namespace
 
-const char* cpu_isa_name(CpuIsa isa) {
-  switch (isa) {
-    case CpuIsa::kScalar: return "scalar";
-    case CpuIsa::kGeneric: return "generic";
-    case CpuIsa::kAvx2: return "avx2";
-  }
-  return "?";
-}
+const char* cpu_isa_name(CpuIsa isa) { return enum_name(kCpuIsaNames, isa); }
 
 CpuIsa cpu_isa_best() {
 #if defined(__x86_64__) || defined(__i386__)

@@ -1,37 +1,6 @@
 #include "kiln/image.h"
 
-#include <algorithm>
-#include <cctype>
-
 namespace kiln {
-
-const char* pixel_type_name(PixelType type) {
-  switch (type) {
-    case PixelType::kU8: return "uint8";
-    case PixelType::kF32: return "float32";
-    case PixelType::kF16: return "float16";
-  }
-  return "?";
-}
-
-const char* layout_name(Layout layout) { return layout == Layout::kHWC ? "hwc" : "chw"; }
-
-Result<PixelType> pixel_type_parse(const std::string& name) {
-  std::string n = name;
-  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (n == "uint8" || n == "u8") return PixelType::kU8;
-  if (n == "float32" || n == "f32") return PixelType::kF32;
-  if (n == "float16" || n == "f16") return PixelType::kF16;
-  return invalid_argument("unknown dtype '" + name + "' (uint8, float32 or float16)");
-}
-
-Result<Layout> layout_parse(const std::string& name) {
-  std::string n = name;
-  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (n == "hwc") return Layout::kHWC;
-  if (n == "chw") return Layout::kCHW;
-  return invalid_argument("unknown layout '" + name + "' (chw or hwc)");
-}
 
 ImageView image_view_packed(void* data, int32_t width, int32_t height, int32_t channels, PixelType type,
                             Layout layout) {

@@ -1,5 +1,7 @@
 #include "kiln/params.h"
 
+#include "kiln/enum_names.h"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -70,15 +72,10 @@ bool parse_double(const std::string& text, double* out) {
 }  // namespace
 
 const char* param_type_name(ParamType type) {
-  switch (type) {
-    case ParamType::kInt: return "integer";
-    case ParamType::kFloat: return "number";
-    case ParamType::kBool: return "boolean";
-    case ParamType::kString: return "string";
-    case ParamType::kChoice: return "choice";
-    case ParamType::kFloats: return "numbers";
-  }
-  return "?";
+  static constexpr EnumName<ParamType> kNames[] = {{ParamType::kInt, "integer"},   {ParamType::kFloat, "number"},
+                                                   {ParamType::kBool, "boolean"},  {ParamType::kString, "string"},
+                                                   {ParamType::kChoice, "choice"}, {ParamType::kFloats, "numbers"}};
+  return enum_name(kNames, type);
 }
 
 std::string param_flag(const std::string& name) {

@@ -1,20 +1,17 @@
 #include "kiln/status.h"
 
+#include "kiln/enum_names.h"
+
 namespace kiln {
 
-const char* errc_name(Errc code) {
-  switch (code) {
-    case Errc::kOk: return "Ok";
-    case Errc::kInvalidArgument: return "InvalidArgument";
-    case Errc::kUnsupportedFormat: return "UnsupportedFormat";
-    case Errc::kOutOfMemory: return "OutOfMemory";
-    case Errc::kDeviceError: return "DeviceError";
-    case Errc::kNotImplemented: return "NotImplemented";
-    case Errc::kIoError: return "IoError";
-    case Errc::kCancelled: return "Cancelled";
-  }
-  return "Unknown";
-}
+namespace {
+constexpr EnumName<Errc> kErrcNames[] = {
+    {Errc::kOk, "Ok"},           {Errc::kInvalidArgument, "InvalidArgument"}, {Errc::kUnsupportedFormat, "UnsupportedFormat"},
+    {Errc::kOutOfMemory, "OutOfMemory"}, {Errc::kDeviceError, "DeviceError"}, {Errc::kNotImplemented, "NotImplemented"},
+    {Errc::kIoError, "IoError"}, {Errc::kCancelled, "Cancelled"}};
+}  // namespace
+
+const char* errc_name(Errc code) { return enum_name(kErrcNames, code); }
 
 std::string Status::to_string() const {
   if (is_ok()) return "Ok";

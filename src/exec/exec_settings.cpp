@@ -11,8 +11,8 @@ const ParamTable<ExecSettings>& exec_params() {
     ParamTable<ExecSettings> t;
     t.add_choice({.name = "mode", .help = "Where ops run (auto: a GPU that supports them, else the CPU; gpu: a GPU "
                                           "or an error)",
-                  .choices = {"auto", "gpu", "cpu"}},
-                 [](ExecSettings& s) -> ExecMode& { return s.mode; }, exec_mode_parse, exec_mode_name);
+},
+                 [](ExecSettings& s) -> ExecMode& { return s.mode; }, kExecModeNames, "mode");
     t.add({.name = "threads", .help = "CPU worker threads", .min = 0, .max = 4096, .env = "KILN_THREADS",
            .default_text = "0 = all cores"},
           [](ExecSettings& s) -> int32_t& { return s.threads; });

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -143,6 +144,12 @@ Result<std::vector<uint8_t>> file_read_all(const std::string& path, int64_t max_
 Result<std::string> file_read_text(const std::string& path) {
   KILN_TRY_ASSIGN(const std::vector<uint8_t> bytes, file_read_all(path, INT64_MAX));
   return std::string(bytes.begin(), bytes.end());
+}
+
+std::string path_extension(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
 }
 
 std::string path_parent(const std::string& path) {

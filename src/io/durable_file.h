@@ -59,5 +59,8 @@ Status file_copy_atomic(const std::string& from, const std::string& to);
 Result<std::vector<uint8_t>> file_read_all(const std::string& path, int64_t max_bytes);
 Result<std::string> file_read_text(const std::string& path);
 std::string path_parent(const std::string& path);  // "." for a bare name
+// The file name's extension, lowercase, with its dot (".npy"); "" when it has none. What a path says about its
+// format, in one place.
+std::string path_extension(const std::string& path);
 
 }  // namespace kiln

@@ -55,14 +55,6 @@ bool png_has_iend(const uint8_t* data, size_t size) {
 
 // ---- formats ------------------------------------------------------------------------------------------------
 
-const char* image_format_name(ImageFormat format) {
-  switch (format) {
-    case ImageFormat::kJpeg: return "jpeg";
-    case ImageFormat::kPng: return "png";
-    default: return "unknown";
-  }
-}
-
 ImageFormat image_format_sniff(const uint8_t* data, size_t size) {
   static constexpr uint8_t kPngMagic[8] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
   if (data == nullptr) return ImageFormat::kUnknown;
@@ -72,8 +64,7 @@ ImageFormat image_format_sniff(const uint8_t* data, size_t size) {
 }
 
 ImageFormat image_format_from_path(const std::string& path) {
-  std::string ext = fs::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  const std::string ext = path_extension(path);
   if (ext == ".jpg" || ext == ".jpeg") return ImageFormat::kJpeg;
   if (ext == ".png") return ImageFormat::kPng;
   return ImageFormat::kUnknown;

@@ -1,5 +1,7 @@
 #include "io/image_inputs.h"
 
+#include "kiln/codec.h"
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -33,11 +35,7 @@ Status expand_one(const std::string& arg, std::vector<std::string>* out) {
 
 }  // namespace
 
-bool image_path_is_image(const std::string& path) {
-  std::string ext = fs::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
-}
+bool image_path_is_image(const std::string& path) { return image_format_from_path(path) != ImageFormat::kUnknown; }
 
 Result<std::vector<std::string>> image_inputs_folder(const std::string& dir) {
   std::vector<std::string> files;

@@ -24,12 +24,6 @@ namespace fs = std::filesystem;
 // The NPY header is reserved at this size and rewritten in place with the final N (v1.0 allows 65535).
 constexpr size_t kNpyHeaderBytes = 256;
 
-std::string lower_extension(const std::string& path) {
-  std::string ext = fs::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  return ext;
-}
-
 std::string npy_names_path(const std::string& path) {
   fs::path p(path);
   p.replace_extension(".paths.txt");
@@ -39,7 +33,7 @@ std::string npy_names_path(const std::string& path) {
 }  // namespace
 
 Result<TensorFileFormat> tensor_file_format_from_path(const std::string& path) {
-  const std::string ext = lower_extension(path);
+  const std::string ext = path_extension(path);
   if (ext == ".npy") return TensorFileFormat::kNpy;
   if (ext == ".h5" || ext == ".hdf5") return TensorFileFormat::kHdf5;
   return invalid_argument(path + ": output must end in .npy, .h5 or .hdf5");

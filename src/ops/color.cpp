@@ -5,31 +5,9 @@
 
 namespace kiln {
 
-namespace {
-
-constexpr const char* kColorNames[] = {"swap_rb", "rgb_to_gray", "bgr_to_gray", "gray_to_rgb", "hwc_to_chw",
-                                       "chw_to_hwc"};
-constexpr int kColorCount = 6;
-
-}  // namespace
-
-const char* color_conversion_name(ColorConversion conversion) {
-  const auto i = static_cast<int>(conversion);
-  return i >= 0 && i < kColorCount ? kColorNames[i] : "unknown";
-}
-
-Result<ColorConversion> color_conversion_parse(const std::string& name) {
-  for (int i = 0; i < kColorCount; ++i) {
-    if (name == kColorNames[i]) return static_cast<ColorConversion>(i);
-  }
-  return invalid_argument("color: unknown conversion '" + name +
-                          "' (swap_rb|rgb_to_gray|bgr_to_gray|gray_to_rgb|hwc_to_chw|chw_to_hwc)");
-}
-
 Status color_validate(const OpCall& call) {
   const auto& params = *static_cast<const ColorParams*>(call.params);
-  const auto conversion = static_cast<int>(params.conversion);
-  if (conversion < 0 || conversion >= kColorCount) return invalid_argument("color: unknown conversion");
+  if (std::string(color_conversion_name(params.conversion)) == "?") return invalid_argument("color: unknown conversion");
   if (call.out.count != call.in.count) return invalid_argument("color: input and output counts differ");
   const char* name = color_conversion_name(params.conversion);
   for (int64_t i = 0; i < call.in.count; ++i) {

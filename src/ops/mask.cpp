@@ -8,42 +8,6 @@
 
 namespace kiln {
 
-const char* mask_activation_name(MaskActivation activation) {
-  switch (activation) {
-    case MaskActivation::kAuto: return "auto";
-    case MaskActivation::kSoftmax: return "softmax";
-    case MaskActivation::kSigmoid: return "sigmoid";
-    case MaskActivation::kNone: return "none";
-  }
-  return "unknown";
-}
-
-Result<MaskActivation> mask_activation_parse(const std::string& name) {
-  if (name == "auto") return MaskActivation::kAuto;
-  if (name == "softmax") return MaskActivation::kSoftmax;
-  if (name == "sigmoid") return MaskActivation::kSigmoid;
-  if (name == "none") return MaskActivation::kNone;
-  return invalid_argument("mask: unknown activation '" + name + "' (auto|softmax|sigmoid|none)");
-}
-
-const char* mask_smoothing_name(MaskSmoothing smoothing) {
-  switch (smoothing) {
-    case MaskSmoothing::kNone: return "none";
-    case MaskSmoothing::kMedian: return "median";
-    case MaskSmoothing::kOpen: return "open";
-    case MaskSmoothing::kClose: return "close";
-  }
-  return "unknown";
-}
-
-Result<MaskSmoothing> mask_smoothing_parse(const std::string& name) {
-  if (name == "none") return MaskSmoothing::kNone;
-  if (name == "median") return MaskSmoothing::kMedian;
-  if (name == "open") return MaskSmoothing::kOpen;
-  if (name == "close") return MaskSmoothing::kClose;
-  return invalid_argument("mask: unknown smoothing '" + name + "' (none|median|open|close)");
-}
-
 Status mask_validate(const OpCall& call) {
   const auto* params = static_cast<const MaskParams*>(call.params);
   if (params == nullptr) return invalid_argument("mask: no parameters");

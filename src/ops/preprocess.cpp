@@ -50,8 +50,8 @@ const ParamTable<PreprocessParams>& preprocess_params() {
   static const ParamTable<PreprocessParams> table = [] {
     using P = PreprocessParams;
     ParamTable<P> t;
-    t.add_choice({.name = "interp", .help = "Interpolation", .choices = {"bilinear", "nearest", "area", "bicubic"}},
-                 [](P& p) -> Interp& { return p.interp; }, interp_parse, interp_name);
+    t.add_choice({.name = "interp", .help = "Interpolation"}, [](P& p) -> Interp& { return p.interp; }, kInterpNames,
+                 "interpolation");
     t.add_custom({.name = "letterbox", .type = ParamType::kBool,
                   .help = "Keep the aspect ratio, center the image and pad with `pad`"},
                  [](P& p, const ParamValue& v) {

@@ -37,16 +37,6 @@ Status params_validate(const RenderParams& params, int32_t seq_len, int32_t chan
 
 }  // namespace
 
-const char* chart_style_name(ChartStyle style) { return style == ChartStyle::kLine ? "line" : "ohlc"; }
-
-Result<ChartStyle> chart_style_parse(const std::string& name) {
-  std::string n = name;
-  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (n == "line") return ChartStyle::kLine;
-  if (n == "ohlc" || n == "bars") return ChartStyle::kOhlc;
-  return invalid_argument("unknown chart style '" + name + "' (expected line or ohlc)");
-}
-
 const ParamTable<RenderParams>& render_params() {
   static const ParamTable<RenderParams> table = [] {
     using P = RenderParams;
@@ -57,8 +47,8 @@ const ParamTable<RenderParams>& render_params() {
           [](P& p) -> int32_t& { return p.height; });
     t.add({.name = "line_width", .help = "Stroke width in pixels (line charts)", .min = 0, .max = kMaxLineWidth},
           [](P& p) -> float& { return p.line_width; });
-    t.add_choice({.name = "style", .help = "Chart style", .choices = {"line", "ohlc"}},
-                 [](P& p) -> ChartStyle& { return p.style; }, chart_style_parse, chart_style_name);
+    t.add_choice({.name = "style", .help = "Chart style"}, [](P& p) -> ChartStyle& { return p.style; },
+                 kChartStyleNames, "chart style");
     t.add({.name = "background", .help = "Background level", .min = 0, .max = 255},
           [](P& p) -> uint8_t& { return p.background; });
     t.add_custom({.name = "ink", .type = ParamType::kInt, .help = "Ink level of lines and bars", .min = 0, .max = 255},

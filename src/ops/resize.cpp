@@ -9,24 +9,6 @@
 
 namespace kiln {
 
-const char* interp_name(Interp interp) {
-  switch (interp) {
-    case Interp::kNearest: return "nearest";
-    case Interp::kBilinear: return "bilinear";
-    case Interp::kArea: return "area";
-    case Interp::kBicubic: return "bicubic";
-  }
-  return "unknown";
-}
-
-Result<Interp> interp_parse(const std::string& name) {
-  if (name == "nearest") return Interp::kNearest;
-  if (name == "bilinear" || name == "linear") return Interp::kBilinear;
-  if (name == "area") return Interp::kArea;
-  if (name == "bicubic" || name == "cubic") return Interp::kBicubic;
-  return invalid_argument("unknown interpolation '" + name + "' (nearest|bilinear|area|bicubic)");
-}
-
 LetterboxPlacement letterbox_placement(int32_t in_width, int32_t in_height, int32_t out_width, int32_t out_height) {
   LetterboxPlacement p;
   if (in_width <= 0 || in_height <= 0 || out_width <= 0 || out_height <= 0) return p;

@@ -9,9 +9,6 @@ namespace kiln {
 
 namespace {
 
-constexpr const char* kBorderNames[] = {"constant", "replicate", "reflect", "reflect101"};
-constexpr int kBorderCount = 4;
-
 // det of the 2x2 part, in double (cv::invertAffineTransform).
 double matrix_det(const float m[6]) {
   return static_cast<double>(m[0]) * static_cast<double>(m[4]) - static_cast<double>(m[1]) * static_cast<double>(m[3]);
@@ -23,23 +20,9 @@ double matrix_det(const float m[6]) {
 const float kArcFaceTemplate112[5][2] = {
     {38.2946f, 51.6963f}, {73.5318f, 51.5014f}, {56.0252f, 71.7366f}, {41.5493f, 92.3655f}, {70.7299f, 92.2041f}};
 
-const char* border_mode_name(BorderMode mode) {
-  const auto i = static_cast<int>(mode);
-  return i >= 0 && i < kBorderCount ? kBorderNames[i] : "unknown";
-}
-
-Result<BorderMode> border_mode_parse(const std::string& name) {
-  for (int i = 0; i < kBorderCount; ++i) {
-    if (name == kBorderNames[i]) return static_cast<BorderMode>(i);
-  }
-  if (name == "reflect_101" || name == "reflect-101") return BorderMode::kReflect101;
-  return invalid_argument("warp: unknown border mode '" + name + "' (constant|replicate|reflect|reflect101)");
-}
-
 Status warp_validate(const OpCall& call) {
   const auto& params = *static_cast<const WarpParams*>(call.params);
-  const auto border = static_cast<int>(params.border);
-  if (border < 0 || border >= kBorderCount) return invalid_argument("warp: unknown border mode");
+  if (std::string(border_mode_name(params.border)) == "?") return invalid_argument("warp: unknown border mode");
   for (float v : params.border_value) {
     if (!std::isfinite(v)) return invalid_argument("warp: border value is not finite");
   }

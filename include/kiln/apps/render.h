@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/enum_names.h"
 #include "kiln/exec.h"
 #include "kiln/ops/render.h"
 #include "kiln/params.h"
@@ -77,10 +78,21 @@ const ParamTable<WindowSpec>& window_params();
 enum class OutputFormat : uint8_t { kAuto = 0, kHdf5, kPng, kJpeg, kNpy };
 enum class Compression : uint8_t { kZstd = 0, kGzip, kNone };
 
-const char* output_format_name(OutputFormat format);
-const char* compression_name(Compression compression);
-Result<OutputFormat> output_format_parse(const std::string& name);  // auto|hdf5|h5|png|jpeg|jpg|npy
-Result<Compression> compression_parse(const std::string& name);     // zstd|gzip|none
+inline constexpr EnumName<OutputFormat> kOutputFormatNames[] = {
+    {OutputFormat::kAuto, "auto"}, {OutputFormat::kHdf5, "hdf5"}, {OutputFormat::kPng, "png"},
+    {OutputFormat::kJpeg, "jpeg"}, {OutputFormat::kNpy, "npy"},   {OutputFormat::kHdf5, "h5"},
+    {OutputFormat::kJpeg, "jpg"}};
+inline constexpr EnumName<Compression> kCompressionNames[] = {
+    {Compression::kZstd, "zstd"}, {Compression::kGzip, "gzip"}, {Compression::kNone, "none"},
+    {Compression::kGzip, "deflate"}};
+inline const char* output_format_name(OutputFormat format) { return enum_name(kOutputFormatNames, format); }
+inline Result<OutputFormat> output_format_parse(const std::string& name) {
+  return enum_parse(kOutputFormatNames, name, "output format");
+}
+inline const char* compression_name(Compression c) { return enum_name(kCompressionNames, c); }
+inline Result<Compression> compression_parse(const std::string& name) {
+  return enum_parse(kCompressionNames, name, "compression");
+}
 // What kAuto means for `path`; other formats as given.
 OutputFormat output_format_resolve(OutputFormat format, const std::string& path);
 

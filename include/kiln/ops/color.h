@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "kiln/enum_names.h"
 #include "kiln/image.h"
 #include "kiln/ops.h"
 
@@ -18,8 +19,14 @@ enum class ColorConversion : uint8_t {
   kHwcToChw,    // same pixels, planar output
   kChwToHwc,
 };
-const char* color_conversion_name(ColorConversion conversion);
-Result<ColorConversion> color_conversion_parse(const std::string& name);
+inline constexpr EnumName<ColorConversion> kColorConversionNames[] = {
+    {ColorConversion::kSwapRB, "swap_rb"},     {ColorConversion::kRgbToGray, "rgb_to_gray"},
+    {ColorConversion::kBgrToGray, "bgr_to_gray"}, {ColorConversion::kGrayToRgb, "gray_to_rgb"},
+    {ColorConversion::kHwcToChw, "hwc_to_chw"},  {ColorConversion::kChwToHwc, "chw_to_hwc"}};
+inline const char* color_conversion_name(ColorConversion c) { return enum_name(kColorConversionNames, c); }
+inline Result<ColorConversion> color_conversion_parse(const std::string& name) {
+  return enum_parse(kColorConversionNames, name, "color conversion");
+}
 
 struct ColorParams {
   ColorConversion conversion = ColorConversion::kSwapRB;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "kiln/enum_names.h"
 #include "kiln/image.h"
 #include "kiln/ops.h"
 
@@ -17,10 +18,22 @@ enum class MaskActivation : uint8_t { kAuto = 0, kSoftmax, kSigmoid, kNone };
 // Smoothing of the u8 decision over a (2 radius + 1)^2 square window, border replicated: median (of the class
 // ids or 0/foreground values), open (erode then dilate), close (dilate then erode).
 enum class MaskSmoothing : uint8_t { kNone = 0, kMedian, kOpen, kClose };
-const char* mask_activation_name(MaskActivation activation);         // auto|softmax|sigmoid|none
-Result<MaskActivation> mask_activation_parse(const std::string& name);
-const char* mask_smoothing_name(MaskSmoothing smoothing);            // none|median|open|close
-Result<MaskSmoothing> mask_smoothing_parse(const std::string& name);
+inline constexpr EnumName<MaskActivation> kMaskActivationNames[] = {{MaskActivation::kAuto, "auto"},
+                                                                    {MaskActivation::kSoftmax, "softmax"},
+                                                                    {MaskActivation::kSigmoid, "sigmoid"},
+                                                                    {MaskActivation::kNone, "none"}};
+inline constexpr EnumName<MaskSmoothing> kMaskSmoothingNames[] = {{MaskSmoothing::kNone, "none"},
+                                                                  {MaskSmoothing::kMedian, "median"},
+                                                                  {MaskSmoothing::kOpen, "open"},
+                                                                  {MaskSmoothing::kClose, "close"}};
+inline const char* mask_activation_name(MaskActivation a) { return enum_name(kMaskActivationNames, a); }
+inline Result<MaskActivation> mask_activation_parse(const std::string& name) {
+  return enum_parse(kMaskActivationNames, name, "mask activation");
+}
+inline const char* mask_smoothing_name(MaskSmoothing s) { return enum_name(kMaskSmoothingNames, s); }
+inline Result<MaskSmoothing> mask_smoothing_parse(const std::string& name) {
+  return enum_parse(kMaskSmoothingNames, name, "mask smoothing");
+}
 
 // Input: f32 or f16 images, C channels (1..256, the same for every image), layout kCHW (kHWC accepted for C == 1).
 // Output: u8 images, 1 channel, the same width and height, any layout. See docs/ops/mask.md.

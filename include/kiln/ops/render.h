@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/enum_names.h"
 #include "kiln/image.h"
 #include "kiln/ops.h"
 #include "kiln/params.h"
@@ -17,8 +18,12 @@ namespace kiln {
 
 enum class ChartStyle : uint8_t { kLine = 0, kOhlc };
 
-const char* chart_style_name(ChartStyle style);
-Result<ChartStyle> chart_style_parse(const std::string& name);  // line|ohlc
+inline constexpr EnumName<ChartStyle> kChartStyleNames[] = {
+    {ChartStyle::kLine, "line"}, {ChartStyle::kOhlc, "ohlc"}, {ChartStyle::kOhlc, "bars"}};
+inline const char* chart_style_name(ChartStyle style) { return enum_name(kChartStyleNames, style); }
+inline Result<ChartStyle> chart_style_parse(const std::string& name) {
+  return enum_parse(kChartStyleNames, name, "chart style");
+}
 
 struct RenderParams {
   ChartStyle style = ChartStyle::kLine;

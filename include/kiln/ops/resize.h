@@ -6,14 +6,18 @@
 #include <cstdint>
 #include <string>
 
+#include "kiln/enum_names.h"
 #include "kiln/image.h"
 #include "kiln/ops.h"
 
 namespace kiln {
 
 enum class Interp : uint8_t { kNearest = 0, kBilinear, kArea, kBicubic };
-const char* interp_name(Interp interp);            // nearest | bilinear | area | bicubic
-Result<Interp> interp_parse(const std::string& name);
+inline constexpr EnumName<Interp> kInterpNames[] = {{Interp::kBilinear, "bilinear"}, {Interp::kNearest, "nearest"},
+                                                   {Interp::kArea, "area"},         {Interp::kBicubic, "bicubic"},
+                                                   {Interp::kBilinear, "linear"},   {Interp::kBicubic, "cubic"}};
+inline const char* interp_name(Interp interp) { return enum_name(kInterpNames, interp); }
+inline Result<Interp> interp_parse(const std::string& name) { return enum_parse(kInterpNames, name, "interpolation"); }
 
 enum class ResizeFit : uint8_t { kStretch = 0, kLetterbox };
 

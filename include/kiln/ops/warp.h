@@ -5,14 +5,20 @@
 #include <cstdint>
 #include <string>
 
+#include "kiln/enum_names.h"
 #include "kiln/image.h"
 #include "kiln/ops.h"
 
 namespace kiln {
 
 enum class BorderMode : uint8_t { kConstant = 0, kReplicate, kReflect, kReflect101 };
-const char* border_mode_name(BorderMode mode);
-Result<BorderMode> border_mode_parse(const std::string& name);
+inline constexpr EnumName<BorderMode> kBorderModeNames[] = {
+    {BorderMode::kConstant, "constant"},     {BorderMode::kReplicate, "replicate"},  {BorderMode::kReflect, "reflect"},
+    {BorderMode::kReflect101, "reflect101"}, {BorderMode::kReflect101, "reflect_101"}, {BorderMode::kReflect101, "reflect-101"}};
+inline const char* border_mode_name(BorderMode mode) { return enum_name(kBorderModeNames, mode); }
+inline Result<BorderMode> border_mode_parse(const std::string& name) {
+  return enum_parse(kBorderModeNames, name, "border mode");
+}
 
 struct WarpParams {
   const float (*matrices)[6] = nullptr;  // one 2x3 row-major matrix per image, mapping source -> destination

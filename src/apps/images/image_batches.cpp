@@ -19,7 +19,10 @@ Result<ImageBatches> ImageBatches::make(const ImageInputs& inputs) {
 }
 
 std::string ImageBatches::name(int64_t i) const {
-  return m_from_files ? m_paths[static_cast<size_t>(i)] : "#" + std::to_string(i);
+  if (m_from_files) return m_paths[static_cast<size_t>(i)];
+  std::string name = "#";
+  name += std::to_string(i);
+  return name;
 }
 
 DecodedBatch ImageBatches::take(int64_t first, int64_t n, const DecodeOptions& decode, ThreadPool* pool) const {

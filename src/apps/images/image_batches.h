@@ -2,7 +2,9 @@
 // wrapped without a copy. Also the executor bookkeeping both image jobs share.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,5 +32,41 @@ class ImageBatches {
 
 // Which backends ran a job's batches: "opencl", then "opencl+cpu" once a fallback moved the rest to the CPU.
 void backends_note(const ExecReport& report, std::string* backend, std::string* placement);
+
+// The loop both image jobs run: inputs in batches of `batch_size`; `process` runs the job's op on the images that
+// could be had (decoded index k is image k of the batch); then, for every input in order, `finish` completes its
+// record (k, or -1 when it could not be read: record.error says why) before the record and the progress are
+// reported.
+template <typename Record>
+Status image_batches_run(const ImageBatches& batches, int64_t batch_size, const DecodeOptions& decode,
+                         ThreadPool* pool, const JobEvents<Record>& events, std::string* backend,
+                         std::string* placement,
+                         const std::function<Status(const DecodedBatch& batch, ExecReport* report)>& process,
+                         const std::function<Status(Record& record, int64_t k)>& finish) {
+  for (int64_t first = 0; first < batches.count(); first += batch_size) {
+    const int64_t n = std::min(batch_size, batches.count() - first);
+    const DecodedBatch batch = batches.take(first, n, decode, pool);
+    ExecReport report;
+    if (batch.images.count() > 0) {
+      KILN_TRY(process(batch, &report));
+      backends_note(report, backend, placement);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      Record record;
+      record.name = batches.name(first + i);
+      const int64_t k = batch.index[static_cast<size_t>(i)];
+      if (k < 0) {
+        record.error = batch.status[static_cast<size_t>(i)].message();
+      } else {
+        record.ok = true;
+        record.backend = report.backend;
+      }
+      KILN_TRY(finish(record, k));
+      if (events.record) events.record(record);
+    }
+    if (events.progress) events.progress(first + n, batches.count(), report.backend);
+  }
+  return Status::ok();
+}
 
 }  // namespace kiln

@@ -40,7 +40,7 @@ const ParamTable<PreprocessJobConfig>& preprocess_job_params() {
     t.add({.name = "height", .help = "Output height in pixels", .min = 1, .max = 1 << 15, .required = true},
           [](C& c) -> int32_t& { return c.height; });
     t.add_choice({.name = "layout", .help = "Output layout", .choices = {"chw", "hwc"}},
-                 [](C& c) -> Layout& { return c.layout; }, layout_parse, layout_name);
+                 [](C& c) -> Layout& { return c.layout; }, kLayoutNames, "layout");
     t.add_choice({.name = "dtype", .help = "Output type", .choices = {"float32", "float16"}},
                  [](C& c) -> PixelType& { return c.dtype; }, pixel_type_parse, pixel_type_name);
     t.include(preprocess_params(), [](C& c) -> PreprocessParams& { return c.params; });
@@ -82,11 +82,10 @@ Result<PreprocessJobSummary> preprocess_job_run(const PreprocessJobConfig& confi
   decode.max_pixels = config.max_pixels;
   const ImageShape item{config.width, config.height, channels, config.dtype, config.layout};
 
-  for (int64_t first = 0; first < batches.count(); first += config.exec.batch_size) {
-    const int64_t n = std::min(config.exec.batch_size, batches.count() - first);
-    const DecodedBatch batch = batches.take(first, n, decode, &pool);
+  // Items go straight to the caller's memory, or through a batch of their own to the file.
+  VarShapeBatch out;
+  const auto run = [&](const DecodedBatch& batch, ExecReport* report) {
     const int64_t decoded = batch.images.count();
-    VarShapeBatch out;
     if (config.output.empty()) {
       std::vector<ImageView> views;
       for (int64_t k = 0; k < decoded; ++k) {
@@ -97,30 +96,20 @@ Result<PreprocessJobSummary> preprocess_job_run(const PreprocessJobConfig& confi
     } else {
       out = VarShapeBatch::allocate(std::vector<ImageShape>(static_cast<size_t>(decoded), item));
     }
-    ExecReport report;
-    if (decoded > 0) {
-      const OpCall call{OpKind::kPreprocess, &config.params, batch.images.view(), out.view(), nullptr};
-      KILN_TRY(executor.run(call, &report));
-      backends_note(report, &summary.backend, &summary.placement);
+    return executor.run(OpCall{OpKind::kPreprocess, &config.params, batch.images.view(), out.view(), nullptr}, report);
+  };
+  const auto keep = [&](ImageRecord& record, int64_t k) -> Status {
+    if (k < 0) {
+      ++summary.unreadable;
+      return Status::ok();
     }
-    for (int64_t i = 0; i < n; ++i) {
-      ImageRecord record;
-      record.name = batches.name(first + i);
-      const int64_t k = batch.index[static_cast<size_t>(i)];
-      if (k < 0) {
-        ++summary.unreadable;
-        record.error = batch.status[static_cast<size_t>(i)].message();
-      } else {
-        if (!config.output.empty()) KILN_TRY(writer.append(out[k].data, 1));
-        record.ok = true;
-        record.backend = report.backend;
-        summary.names.push_back(record.name);
-        ++summary.written;
-      }
-      if (events.record) events.record(record);
-    }
-    if (events.progress) events.progress(first + n, batches.count(), report.backend);
-  }
+    if (!config.output.empty()) KILN_TRY(writer.append(out[k].data, 1));
+    summary.names.push_back(record.name);
+    ++summary.written;
+    return Status::ok();
+  };
+  KILN_TRY(image_batches_run<ImageRecord>(batches, config.exec.batch_size, decode, &pool, events, &summary.backend,
+                                          &summary.placement, run, keep));
   if (summary.written == 0) {
     return io_error("none of the " + std::to_string(batches.count()) + " inputs could be read");
   }

@@ -121,39 +121,29 @@ Result<QualityJobSummary> quality_job_run(const QualityJobConfig& config, const 
   summary.total = batches.count();
   std::set<std::string> used_names;
 
-  for (int64_t first = 0; first < batches.count(); first += config.exec.batch_size) {
-    const int64_t n = std::min(config.exec.batch_size, batches.count() - first);
-    const DecodedBatch batch = batches.take(first, n, decode, &pool);
-    std::vector<QualityMetrics> metrics(static_cast<size_t>(batch.images.count()));
-    ExecReport report;
-    if (batch.images.count() > 0) {
-      const OpCall call{OpKind::kQuality, &params, batch.images.view(), {}, metrics.data()};
-      KILN_TRY(executor.run(call, &report));
-      backends_note(report, &summary.backend, &summary.placement);
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      QualityRecord record;
-      record.name = batches.name(first + i);
-      const int64_t k = batch.index[static_cast<size_t>(i)];
-      if (k < 0) {
-        ++summary.unreadable;
-        record.error = batch.status[static_cast<size_t>(i)].message();
-      } else {
-        record.ok = true;
-        record.metrics = metrics[static_cast<size_t>(k)];
-        record.verdict = quality_judge(record.metrics, config.thresholds);
-        record.backend = report.backend;
-        ++(record.verdict.pass ? summary.passed : summary.failed);
-        if (record.verdict.pass && !config.filter_to.empty()) {
-          KILN_TRY(file_copy_atomic(record.name, (fs::path(config.filter_to) / filter_name(record.name, &used_names)).string()));
-          ++summary.copied;
-        }
+  std::vector<QualityMetrics> metrics;
+  const auto measure = [&](const DecodedBatch& batch, ExecReport* report) {
+    metrics.assign(static_cast<size_t>(batch.images.count()), QualityMetrics{});
+    return executor.run(OpCall{OpKind::kQuality, &params, batch.images.view(), {}, metrics.data()}, report);
+  };
+  const auto judge = [&](QualityRecord& record, int64_t k) -> Status {
+    if (k < 0) {
+      ++summary.unreadable;
+    } else {
+      record.metrics = metrics[static_cast<size_t>(k)];
+      record.verdict = quality_judge(record.metrics, config.thresholds);
+      ++(record.verdict.pass ? summary.passed : summary.failed);
+      if (record.verdict.pass && !config.filter_to.empty()) {
+        KILN_TRY(file_copy_atomic(record.name,
+                                  (fs::path(config.filter_to) / filter_name(record.name, &used_names)).string()));
+        ++summary.copied;
       }
-      json.write(record_json(record));
-      if (events.record) events.record(record);
     }
-    if (events.progress) events.progress(first + n, batches.count(), report.backend);
-  }
+    json.write(record_json(record));
+    return Status::ok();
+  };
+  KILN_TRY(image_batches_run<QualityRecord>(batches, config.exec.batch_size, decode, &pool, events, &summary.backend,
+                                            &summary.placement, measure, judge));
   KILN_TRY(json.commit());
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   summary.fallbacks = executor.fallbacks();

@@ -15,7 +15,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "apps/render/image_folder_sink.h"
+#include "apps/render/sink_records.h"
+#include "io/durable_file.h"
 #include "apps/render/image_sink.h"
 #include "io/npy_format.h"
 

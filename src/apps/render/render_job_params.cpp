@@ -9,11 +9,10 @@ const ParamTable<RenderJobConfig>& render_job_params() {
     ParamTable<C> t;
     t.add({.name = "output", .help = "Output file (.h5, .npy) or folder (png, jpeg)", .required = true},
           [](C& c) -> std::string& { return c.output.path; });
-    t.add_choice({.name = "format", .help = "Output format (auto: npy for a .npy path, else hdf5)",
-                  .choices = {"auto", "hdf5", "png", "jpeg", "npy"}},
-                 [](C& c) -> OutputFormat& { return c.output.format; }, output_format_parse, output_format_name);
-    t.add_choice({.name = "compression", .help = "HDF5 image compression", .choices = {"zstd", "gzip", "none"}},
-                 [](C& c) -> Compression& { return c.output.compression; }, compression_parse, compression_name);
+    t.add_choice({.name = "format", .help = "Output format (auto: npy for a .npy path, else hdf5)"},
+                 [](C& c) -> OutputFormat& { return c.output.format; }, kOutputFormatNames, "output format");
+    t.add_choice({.name = "compression", .help = "HDF5 image compression"},
+                 [](C& c) -> Compression& { return c.output.compression; }, kCompressionNames, "compression");
     t.add({.name = "compression_level", .help = "Compression level (zstd 1-22, gzip and PNG 0-9)", .min = 0,
            .max = 22},
           [](C& c) -> int32_t& { return c.output.compression_level; });

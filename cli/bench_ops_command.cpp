@@ -1,0 +1,217 @@
+// kiln bench ops: the image ops per op, image size, backend and batch size: mean time of Backend::run on host
+// batches (uploads and downloads included on GPU backends), images/s, success rate and each GPU backend's
+// improvement over the CPU. The predecessor's benchmark_gpu.py, with every backend really run: the call is
+// validated once, then each backend that supports() it runs it directly, so a GPU is never silently replaced by
+// the CPU fallback.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bench/bench_stats.h"
+#include "cli/bench_commands.h"
+#include "cli/bench_ops_workload.h"
+#include "core/thread_pool.h"
+#include "kiln/device.h"
+#include "kiln/version.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct OpsFlags {
+  std::vector<std::string> ops;  // empty: all of workload_op_names()
+  std::vector<std::string> sizes{"small", "medium", "large"};
+  std::vector<int64_t> batch_sizes{1, 8, 32};
+  int32_t iterations = 10;
+  std::string mode = "auto";
+  int32_t threads = 0;
+  bool json = false;
+};
+
+// The predecessor's benchmark_gpu.py image sizes.
+constexpr std::array<BenchSize, 3> kSizes = {{{"small", 300, 300}, {"medium", 800, 600}, {"large", 1920, 1080}}};
+
+// Iterations of backend.run on the validated call: one untimed warm-up, then `iterations` timed runs; a failed
+// run counts against the success rate and is left out of the time.
+nlohmann::json bench_op_backend(Backend& backend, const OpCall& call, int32_t iterations, ThreadPool* pool) {
+  nlohmann::json row;
+  row["backend"] = backend.name();
+  const auto devices = backend.devices();
+  row["device"] = devices.empty() ? "" : devices.front().name;
+  if (!backend.supports(call)) {
+    row["supported"] = false;
+    return row;
+  }
+  row["supported"] = true;
+  std::string first_error;
+  const RunContext context{pool};
+  Status warm = backend.run(call, context);  // program builds, first device allocations
+  if (!warm.is_ok()) first_error = "warm-up: " + warm.to_string();
+  std::vector<double> ms;
+  for (int32_t i = 0; i < iterations; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Status status = backend.run(call, context);
+    const double elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (status.is_ok()) {
+      ms.push_back(elapsed);
+    } else if (first_error.empty()) {
+      first_error = status.to_string();
+    }
+  }
+  row["iterations"] = iterations;
+  row["successes"] = ms.size();
+  row["success_rate"] = iterations > 0 ? static_cast<double>(ms.size()) / iterations : 0.0;
+  if (!first_error.empty()) row["error"] = first_error;
+  if (!ms.empty()) {
+    const bench::Stats stats = bench::stats_of(ms);
+    row["mean_ms"] = stats.mean;
+    row["std_ms"] = stats.stddev;
+    row["min_ms"] = *std::min_element(ms.begin(), ms.end());
+    row["img_per_s"] = static_cast<double>(call.in.count) / (stats.mean / 1e3);
+  }
+  return row;
+}
+
+void row_print(const nlohmann::json& row, const std::string& op, const BenchSize& size, int64_t batch) {
+  const std::string backend = row["backend"].get<std::string>();
+  if (row.contains("supported") && !row["supported"].get<bool>()) {
+    std::printf("%-16s %-6s %5lld %-8s unsupported\n", op.c_str(), size.name, static_cast<long long>(batch),
+                backend.c_str());
+  } else if (!row.contains("mean_ms")) {
+    std::printf("%-16s %-6s %5lld %-8s error: %s\n", op.c_str(), size.name, static_cast<long long>(batch),
+                backend.c_str(), row.value("error", std::string("failed")).c_str());
+  } else {
+    char vs_cpu[32] = "";
+    if (row.contains("improvement_pct")) {
+      std::snprintf(vs_cpu, sizeof vs_cpu, "%+.1f%%", row["improvement_pct"].get<double>());
+    }
+    std::printf("%-16s %-6s %5lld %-8s %10.3f %9.3f %11.1f %7.0f%% %9s\n", op.c_str(), size.name,
+                static_cast<long long>(batch), backend.c_str(), row["mean_ms"].get<double>(),
+                row["std_ms"].get<double>(), row["img_per_s"].get<double>(), row["success_rate"].get<double>() * 100.0,
+                vs_cpu);
+  }
+  std::fflush(stdout);
+}
+
+// One row per backend for `op` on `batch` images of `size`, appended to out["results"]; GPU rows also get their
+// gain over the CPU row, appended to out["analysis"]["performance_gains"].
+void bench_op(const std::string& op, const BenchSize& size, int64_t batch, const std::vector<Backend*>& backends,
+              const OpsFlags& f, ThreadPool& pool, nlohmann::json& out) {
+  nlohmann::json base{{"op", op}, {"size", size.name}, {"width", size.width}, {"height", size.height},
+                      {"batch_size", batch}};
+  auto workload = workload_make(op, size, batch);
+  Status valid = workload.is_ok() ? Status::ok() : workload.status();
+  OpCall call;
+  if (valid.is_ok()) {
+    call = workload.value()->call();
+    base["shape"] = workload.value()->shape;
+    valid = op_validate(call);
+  }
+  std::vector<nlohmann::json> rows;
+  for (Backend* backend : backends) {
+    nlohmann::json row = base;
+    if (!valid.is_ok()) {
+      row["backend"] = backend->name();
+      row["error"] = valid.to_string();
+      row["iterations"] = 0;
+      row["success_rate"] = 0.0;
+    } else {
+      row.update(bench_op_backend(*backend, call, f.iterations, backend->is_gpu() ? nullptr : &pool));
+    }
+    rows.push_back(row);
+  }
+  // Improvement % = (cpu time - gpu time) / cpu time, the predecessor's definition; speedup = cpu / gpu.
+  const auto cpu_row = std::find_if(rows.begin(), rows.end(), [](const nlohmann::json& r) {
+    return r["backend"] == "cpu" && r.contains("mean_ms");
+  });
+  for (auto& row : rows) {
+    if (row["backend"] != "cpu" && row.contains("mean_ms") && cpu_row != rows.end()) {
+      const double cpu = (*cpu_row)["mean_ms"].get<double>(), gpu = row["mean_ms"].get<double>();
+      row["improvement_pct"] = (cpu - gpu) / cpu * 100.0;
+      row["speedup"] = cpu / gpu;
+      out["analysis"]["performance_gains"].push_back({{"op", op}, {"size", size.name}, {"batch_size", batch},
+                                                      {"backend", row["backend"]},
+                                                      {"improvement_pct", row["improvement_pct"]},
+                                                      {"speedup", row["speedup"]}});
+    }
+    if (!f.json) row_print(row, op, size, batch);
+    out["results"].push_back(row);
+  }
+}
+
+int bench_ops(const OpsFlags& f) {
+  auto mode = exec_mode_parse(f.mode);
+  if (!mode.is_ok()) return exit_with(mode.status());
+  if (f.iterations < 1) return exit_with(invalid_argument("bench ops: --iterations must be >= 1"));
+  const std::vector<std::string>& names = workload_op_names();
+  const std::vector<std::string> ops = f.ops.empty() ? names : f.ops;
+  for (const auto& op : ops) {
+    if (std::find(names.begin(), names.end(), op) == names.end()) {
+      return exit_with(invalid_argument("bench ops: unknown op '" + op + "' (" + workload_op_names_text() + ")"));
+    }
+  }
+  std::vector<BenchSize> sizes;
+  for (const auto& name : f.sizes) {
+    const auto it = std::find_if(kSizes.begin(), kSizes.end(), [&](const BenchSize& s) { return name == s.name; });
+    if (it == kSizes.end()) return exit_with(invalid_argument("bench ops: unknown size '" + name + "' (small, medium, large)"));
+    sizes.push_back(*it);
+  }
+  for (int64_t b : f.batch_sizes) {
+    if (b < 1) return exit_with(invalid_argument("bench ops: batch sizes must be >= 1"));
+  }
+  std::vector<Backend*> backends;
+  for (const auto& backend : BackendRegistry::instance().backends()) {
+    if (mode.value() == ExecMode::kCpu && backend->is_gpu()) continue;
+    if (mode.value() == ExecMode::kGpu && !backend->is_gpu()) continue;
+    backends.push_back(backend.get());
+  }
+  if (backends.empty()) {
+    return exit_with(Status(Errc::kDeviceError, "bench ops: no GPU backend available (kiln devices says why)"));
+  }
+  ThreadPool pool(f.threads);
+
+  nlohmann::json out;
+  out["kiln_version"] = KILN_VERSION_STRING;
+  out["mode"] = f.mode;
+  out["cpu_threads"] = pool.size();
+  out["iterations"] = f.iterations;
+  out["sizes"] = nlohmann::json::object();
+  for (const BenchSize& s : sizes) out["sizes"][s.name] = {s.width, s.height};
+  out["results"] = nlohmann::json::array();
+  out["analysis"]["performance_gains"] = nlohmann::json::array();
+  if (!f.json) {
+    std::printf("%-16s %-6s %5s %-8s %10s %9s %11s %8s %9s\n", "op", "size", "batch", "backend", "mean ms", "std ms",
+                "img/s", "success", "vs cpu");
+  }
+  for (const auto& op : ops) {
+    for (const BenchSize& size : sizes) {
+      for (int64_t batch : f.batch_sizes) bench_op(op, size, batch, backends, f, pool, out);
+    }
+  }
+  if (f.json) std::printf("%s\n", out.dump(2).c_str());
+  return 0;
+}
+
+}  // namespace
+
+Runner bench_ops_command_add(CLI::App& bench) {
+  auto* ops = bench.add_subcommand("ops", "Image-op time per op, image size, backend and batch size");
+  auto f = std::make_shared<OpsFlags>();
+  ops->add_option("--ops", f->ops, "Ops, comma-separated (default all: " + workload_op_names_text() + ")")
+      ->delimiter(',');
+  ops->add_option("--sizes", f->sizes, "small (300x300), medium (800x600), large (1920x1080); default all")
+      ->delimiter(',');
+  ops->add_option("--batch", f->batch_sizes, "Batch sizes (default 1,8,32)")->delimiter(',');
+  ops->add_option("--iterations", f->iterations, "Timed runs per op, size, backend and batch (default 10)");
+  ops->add_option("--mode", f->mode, "auto: every available backend; gpu: GPU backends only; cpu: the CPU only");
+  ops->add_option("--threads", f->threads, "CPU backend threads (default: all)");
+  ops->add_flag("--json", f->json, "Print JSON");
+  return [f] { return bench_ops(*f); };
+}
+
+}  // namespace kiln::cli

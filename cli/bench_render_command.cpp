@@ -1,0 +1,144 @@
+// kiln bench render: per backend and batch size, kernel-only time (device events on GPUs; the render call on
+// the CPU) and end-to-end images/s (upload + kernel + download into host memory), with estimates for 85k, 1M
+// and 40M images. The predecessor's test_gpu_performance.py, measured instead of extrapolated from one run.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bench/bench_stats.h"
+#include "cli/bench_commands.h"
+#include "core/buffer_pool.h"
+#include "core/thread_pool.h"
+#include "kiln/apps/render.h"
+#include "kiln/device.h"
+#include "kiln/ops/render.h"
+#include "kiln/version.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct BenchFlags {
+  std::vector<int64_t> batch_sizes{1, 10, 100, 1000, 5000};
+  int32_t width = 800, height = 500, seq_len = 100;
+  float line_width = 3.0f;
+  std::string style = "line";
+  double seconds = 1.0;  // per (backend, batch size)
+  int32_t threads = 0;
+  bool json = false;
+};
+
+Result<nlohmann::json> bench_one(Backend& backend, const RenderParams& params, const Series& series, int64_t batch,
+                                 const BenchFlags& f, ThreadPool* pool) {
+  std::vector<int64_t> starts(static_cast<size_t>(batch));
+  for (int64_t i = 0; i < batch; ++i) starts[static_cast<size_t>(i)] = i % (series.rows - f.seq_len + 1);
+  const WindowBatch windows{series.values.data(), series.channels, starts.data(), batch, f.seq_len};
+  const size_t image_bytes = static_cast<size_t>(params.width) * params.height;
+  KILN_TRY_ASSIGN(PoolBlock host, backend.host_acquire(image_bytes * static_cast<size_t>(batch)));
+  const BatchView out{reinterpret_cast<void*>(host.handle), batch, params.width, params.height, 1, PixelType::kU8,
+                      static_cast<int64_t>(image_bytes)};
+  std::vector<double> seconds;
+  std::vector<double> kernel_ms;
+  const RenderCall call(params, windows, out);
+  Status status = op_validate(call.call());
+  if (status.is_ok()) status = backend.run(call.call(), RunContext{pool});  // warm-up: program build, first allocations
+  const auto start = std::chrono::steady_clock::now();
+  while (status.is_ok() && (seconds.size() < 3 || std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < f.seconds)) {
+    OpTimings timings;
+    const auto t0 = std::chrono::steady_clock::now();
+    status = backend.run(call.call(), RunContext{pool, nullptr, &timings});
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    kernel_ms.push_back(backend.is_gpu() ? timings.kernel_ms : seconds.back() * 1e3);
+    if (seconds.size() >= 1000) break;
+  }
+  backend.host_release(host);
+  KILN_TRY(status);
+  const bench::Stats e2e = bench::stats_of(seconds), kernel = bench::stats_of(kernel_ms);
+  const double img_per_s = static_cast<double>(batch) / e2e.mean;
+  nlohmann::json row;
+  row["backend"] = backend.name();
+  const auto devices = backend.devices();
+  row["device"] = devices.empty() ? "" : devices.front().name;
+  row["batch_size"] = batch;
+  row["iterations"] = seconds.size();
+  row["e2e_ms_mean"] = e2e.mean * 1e3;
+  row["e2e_ms_std"] = e2e.stddev * 1e3;
+  row["kernel_ms_mean"] = kernel.mean;
+  row["kernel_ms_std"] = kernel.stddev;
+  row["img_per_s"] = img_per_s;
+  row["kernel_img_per_s"] = static_cast<double>(batch) / (kernel.mean / 1e3);
+  row["d2h_gb_per_s"] = static_cast<double>(image_bytes) * img_per_s / 1e9;
+  row["estimate_s"] = {{"85k", 85887 / img_per_s}, {"1M", 1e6 / img_per_s}, {"40M", 4e7 / img_per_s}};
+  return row;
+}
+
+int bench_render(const BenchFlags& f) {
+  RenderParams params;
+  params.width = f.width;
+  params.height = f.height;
+  params.line_width = f.line_width;
+  auto style = chart_style_parse(f.style);
+  if (!style.is_ok()) return exit_with(style.status());
+  params.style = style.value();
+  const int64_t largest = *std::max_element(f.batch_sizes.begin(), f.batch_sizes.end());
+  const Series series = series_demo(std::max<int64_t>(largest, 1000) + f.seq_len);
+  ThreadPool pool(f.threads);
+  nlohmann::json out;
+  out["kiln_version"] = KILN_VERSION_STRING;
+  out["width"] = f.width;
+  out["height"] = f.height;
+  out["line_width"] = f.line_width;
+  out["style"] = f.style;
+  out["seq_len"] = f.seq_len;
+  out["cpu_threads"] = pool.size();
+  out["results"] = nlohmann::json::array();
+  if (!f.json) {
+    std::printf("%-8s %-28s %6s %10s %10s %12s %12s %9s %9s %9s\n", "backend", "device", "batch", "e2e ms", "kernel ms",
+                "img/s", "kernel img/s", "85k s", "1M s", "40M h");
+  }
+  for (const auto& backend : BackendRegistry::instance().backends()) {
+    for (int64_t batch : f.batch_sizes) {
+      auto row = bench_one(*backend, params, series, batch, f, backend->is_gpu() ? nullptr : &pool);
+      if (!row.is_ok()) {
+        std::fprintf(stderr, "kiln: %s batch %lld: %s\n", backend->name().c_str(), static_cast<long long>(batch),
+                     row.status().message().c_str());
+        continue;
+      }
+      const auto& r = row.value();
+      if (!f.json) {
+        std::printf("%-8s %-28.28s %6lld %10.2f %10.2f %12.0f %12.0f %9.1f %9.0f %9.2f\n", backend->name().c_str(),
+                    r["device"].get<std::string>().c_str(), static_cast<long long>(batch), r["e2e_ms_mean"].get<double>(),
+                    r["kernel_ms_mean"].get<double>(), r["img_per_s"].get<double>(), r["kernel_img_per_s"].get<double>(),
+                    r["estimate_s"]["85k"].get<double>(), r["estimate_s"]["1M"].get<double>(),
+                    r["estimate_s"]["40M"].get<double>() / 3600.0);
+        std::fflush(stdout);
+      }
+      out["results"].push_back(r);
+    }
+  }
+  if (f.json) std::printf("%s\n", out.dump(2).c_str());
+  return 0;
+}
+
+}  // namespace
+
+Runner bench_render_command_add(CLI::App& bench) {
+  auto* render = bench.add_subcommand("render", "Render throughput per backend and batch size");
+  auto f = std::make_shared<BenchFlags>();
+  render->add_option("--batch-sizes", f->batch_sizes, "Batch sizes (default 1 10 100 1000 5000)");
+  render->add_option("--width", f->width, "Image width");
+  render->add_option("--height", f->height, "Image height");
+  render->add_option("--line-width", f->line_width, "Line width");
+  render->add_option("--seq-len", f->seq_len, "Window length");
+  render->add_option("--style", f->style, "line | ohlc");
+  render->add_option("--seconds", f->seconds, "Time per backend and batch size (at least 3 iterations)");
+  render->add_option("--threads", f->threads, "CPU backend threads (default: all)");
+  render->add_flag("--json", f->json, "Print JSON");
+  return [f] { return bench_render(*f); };
+}
+
+}  // namespace kiln::cli
