@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/gpu_parity.h"
 #include "common/image_ops_util.h"
 #include "kiln/image_ops.h"
 #include "kiln/ops/color.h"
@@ -22,9 +23,9 @@ std::vector<ImageShape> shapes_of(int32_t channels, PixelType type, Layout layou
   return shapes;
 }
 
-TEST(ColorParity, GpuMatchesCpuExactly) {
-  auto backends = test::gpu_backends_for_parity();
-  if (backends.empty()) GTEST_SKIP() << "no GPU backend (CUDA or OpenCL) available for parity";
+using ColorParity = test::GpuParityTest;
+
+TEST_F(ColorParity, GpuMatchesCpuExactly) {
   const struct {
     ColorConversion conversion;
     int32_t in_channels, out_channels;
@@ -38,9 +39,8 @@ TEST(ColorParity, GpuMatchesCpuExactly) {
                {ColorConversion::kHwcToChw, 1, 1, Layout::kHWC, Layout::kCHW},
                {ColorConversion::kHwcToChw, 3, 3, Layout::kHWC, Layout::kCHW},
                {ColorConversion::kChwToHwc, 4, 4, Layout::kCHW, Layout::kHWC}};
-  auto cpu = cpu_backend_create();
   uint32_t seed = 100;
-  for (auto& named : backends) {
+  for (auto& named : m_backends) {
     for (const auto& k : cases) {
       for (PixelType type : {PixelType::kU8, PixelType::kF16, PixelType::kF32}) {
         ColorParams params;
@@ -48,13 +48,8 @@ TEST(ColorParity, GpuMatchesCpuExactly) {
         const auto in = test::random_batch(shapes_of(k.in_channels, type, k.in_layout), ++seed);
         const auto want = test::filled_batch(shapes_of(k.out_channels, type, k.out_layout));
         const auto got = test::filled_batch(shapes_of(k.out_channels, type, k.out_layout), 0x5A);
-        const OpCall cpu_call{OpKind::kColor, &params, in.view(), want.view(), nullptr};
-        const OpCall gpu_call{OpKind::kColor, &params, in.view(), got.view(), nullptr};
-        ASSERT_TRUE(op_validate(cpu_call).is_ok());
-        ASSERT_TRUE(cpu->run(cpu_call, {}).is_ok());
-        ASSERT_TRUE(named.backend->supports(gpu_call)) << named.name;
-        const Status s = named.backend->run(gpu_call, {});
-        ASSERT_TRUE(s.is_ok()) << named.name << ": " << s.message();
+        ASSERT_NO_FATAL_FAILURE(test::parity_run(
+            *m_cpu, named, OpCall{OpKind::kColor, &params, in.view(), want.view(), nullptr}, got.view()));
         for (int64_t i = 0; i < in.count(); ++i) {
           EXPECT_EQ(std::memcmp(want[i].data, got[i].data, want[i].packed_bytes()), 0)
               << named.name << " " << color_conversion_name(k.conversion) << " " << pixel_type_name(type)

@@ -37,16 +37,11 @@ std::vector<float> random_series(int64_t rows, int32_t channels, uint64_t seed) 
   return series;
 }
 
-struct Batch {
+// Windows to render with `params`.
+struct Batch : test::SeriesWindows {
   RenderParams params;
-  std::vector<float> series;
-  std::vector<int64_t> starts;
-  int32_t channels = 1;
-  int32_t seq_len = 0;
 
-  WindowBatch windows() const {
-    return WindowBatch{series.data(), channels, starts.data(), static_cast<int64_t>(starts.size()), seq_len};
-  }
+  WindowBatch windows() const { return SeriesWindows::view(); }
   size_t image_bytes() const {
     return static_cast<size_t>(params.width) * static_cast<size_t>(params.height) * pixel_type_size(params.dtype);
   }
@@ -91,19 +86,7 @@ std::vector<uint8_t> render_cpu_reference(const Batch& b) {
   return out;
 }
 
-class CudaBackendTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto backend = test::gpu_backend_for_test(BackendKind::kCuda);
-    if (!backend.is_ok()) GTEST_SKIP() << "cuda: " << backend.status().message();
-    m_backend = std::move(backend).value();
-  }
-  void TearDown() override { ASSERT_TRUE(fault_configure("").is_ok()); }
-
-  Backend& backend() { return *m_backend; }
-
-  std::unique_ptr<Backend> m_backend;
-};
+using CudaBackendTest = test::GpuBackendTest<BackendKind::kCuda>;
 
 // Runs everywhere: without a driver or device the factory explains why, without crashing or printing.
 TEST(CudaBackendFactory, ReportsWhyNoDeviceIsUsable) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/gpu_parity.h"
 #include "common/image_ops_util.h"
 #include "kiln/image_ops.h"
 #include "kiln/ops/enhance.h"
@@ -65,23 +66,20 @@ std::vector<ImageShape> parity_shapes() {
           {129, 67, 3}, {2, 2, 1}, {200, 9, 4}, {11, 150, 1}};
 }
 
-TEST(EnhanceParity, GpuMatchesCpu) {
-  auto gpus = gpu_backends_for_parity();
-  if (gpus.empty()) GTEST_SKIP() << "no GPU backend (CUDA device or OpenCL platform) on this machine";
+using EnhanceParity = GpuParityTest;
+
+TEST_F(EnhanceParity, GpuMatchesCpu) {
   const std::vector<ImageShape> shapes = parity_shapes();
   const VarShapeBatch in = random_batch(shapes, 1234);
-  auto cpu = cpu_backend_create();
   for (const ParityCase& k : parity_cases()) {
     VarShapeBatch expected = filled_batch(shapes);
-    const OpCall cpu_call{OpKind::kEnhance, &k.params, in.view(), expected.view(), nullptr};
-    ASSERT_TRUE(op_validate(cpu_call).is_ok());
-    ASSERT_TRUE(cpu->run(cpu_call, {}).is_ok()) << k.name;
-    for (auto& gpu : gpus) {
+    ASSERT_NO_FATAL_FAILURE(
+        cpu_reference_run(*m_cpu, OpCall{OpKind::kEnhance, &k.params, in.view(), expected.view(), nullptr}))
+        << k.name;
+    for (auto& gpu : m_backends) {
       VarShapeBatch got = filled_batch(shapes);
-      const OpCall call{OpKind::kEnhance, &k.params, in.view(), got.view(), nullptr};
-      ASSERT_TRUE(gpu.backend->supports(call)) << gpu.name << " " << k.name;
-      const Status s = gpu.backend->run(call, {});
-      ASSERT_TRUE(s.is_ok()) << gpu.name << " " << k.name << ": " << s.message();
+      ASSERT_NO_FATAL_FAILURE(gpu_run(gpu, OpCall{OpKind::kEnhance, &k.params, in.view(), got.view(), nullptr}))
+          << k.name;
       for (int64_t i = 0; i < in.count(); ++i) {
         const ImageDiff d = image_diff(expected[i], got[i]);
         EXPECT_EQ(d.max_abs, 0.0) << gpu.name << " " << k.name << " image " << i << " (" << shapes[i].width << "x"
@@ -91,16 +89,13 @@ TEST(EnhanceParity, GpuMatchesCpu) {
   }
 }
 
-TEST(EnhanceParity, StridedViewsAndSingleImage) {
-  auto gpus = gpu_backends_for_parity();
-  if (gpus.empty()) GTEST_SKIP() << "no GPU backend (CUDA device or OpenCL platform) on this machine";
+TEST_F(EnhanceParity, StridedViewsAndSingleImage) {
   VarShapeBatch big = random_batch({{80, 60, 3}}, 99);
   const VarShapeBatch in = VarShapeBatch::wrap({big[0].crop(3, 5, 61, 41)});
   const EnhanceParams p = enhance_params_predecessor();
   VarShapeBatch expected = filled_batch({{61, 41, 3}});
-  auto cpu = cpu_backend_create();
-  ASSERT_TRUE(cpu->run(OpCall{OpKind::kEnhance, &p, in.view(), expected.view(), nullptr}, {}).is_ok());
-  for (auto& gpu : gpus) {
+  ASSERT_TRUE(m_cpu->run(OpCall{OpKind::kEnhance, &p, in.view(), expected.view(), nullptr}, {}).is_ok());
+  for (auto& gpu : m_backends) {
     VarShapeBatch out_big = filled_batch({{70, 50, 3}});
     const VarShapeBatch out = VarShapeBatch::wrap({out_big[0].crop(2, 4, 61, 41)});
     const Status s = gpu.backend->run(OpCall{OpKind::kEnhance, &p, in.view(), out.view(), nullptr}, {});
@@ -110,14 +105,12 @@ TEST(EnhanceParity, StridedViewsAndSingleImage) {
 }
 
 // Through op_run with a GPU-only placement: the public wrapper reaches the GPU path and reports it.
-TEST(EnhanceParity, CoverageListing) {
-  auto gpus = gpu_backends_for_parity();
-  if (gpus.empty()) GTEST_SKIP() << "no GPU backend (CUDA device or OpenCL platform) on this machine";
+TEST_F(EnhanceParity, CoverageListing) {
   const VarShapeBatch in = random_batch({{16, 16, 1}, {16, 16, 3}, {16, 16, 4}}, 5);
   VarShapeBatch out = filled_batch({{16, 16, 1}, {16, 16, 3}, {16, 16, 4}});
   for (const ParityCase& k : parity_cases()) {
     const OpCall call{OpKind::kEnhance, &k.params, in.view(), out.view(), nullptr};
-    for (auto& gpu : gpus) {
+    for (auto& gpu : m_backends) {
       EXPECT_TRUE(gpu.backend->supports(call)) << gpu.name << " " << k.name;
     }
   }

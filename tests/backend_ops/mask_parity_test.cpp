@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "common/gpu_parity.h"
 #include "common/image_ops_util.h"
 #include "kiln/image_ops.h"
 #include "kiln/ops/mask.h"
@@ -25,15 +26,9 @@ std::vector<ParityCase> parity_cases() {
   std::vector<ParityCase> cases;
   const auto add = [&](int32_t channels, PixelType type, MaskActivation act, int32_t target, float t,
                        MaskSmoothing s, int32_t radius, bool largest) {
-    MaskParams p;
-    p.activation = act;
-    p.target_class = target;
-    p.threshold = t;
-    p.smoothing = s;
-    p.radius = radius;
-    p.largest_component = largest;
-    p.foreground = 255;
-    cases.push_back({channels, type, p});
+    cases.push_back({channels, type,
+                     MaskParams{.activation = act, .target_class = target, .threshold = t, .smoothing = s,
+                                .radius = radius, .largest_component = largest, .foreground = 255}});
   };
   for (PixelType type : {PixelType::kF32, PixelType::kF16}) {
     add(1, type, MaskActivation::kAuto, -1, 0.5f, MaskSmoothing::kNone, 1, false);
@@ -52,12 +47,11 @@ std::vector<ParityCase> parity_cases() {
   return cases;
 }
 
-TEST(MaskParity, GpuMatchesCpu) {
-  auto backends = test::gpu_backends_for_parity();
-  if (backends.empty()) GTEST_SKIP() << "no GPU backend (neither CUDA nor OpenCL) on this machine";
-  auto cpu = cpu_backend_create();
+using MaskParity = test::GpuParityTest;
+
+TEST_F(MaskParity, GpuMatchesCpu) {
   uint32_t seed = 1000;
-  for (auto& named : backends) {
+  for (auto& named : m_backends) {
     int64_t ran = 0;
     for (const auto& c : parity_cases()) {
       SCOPED_TRACE(testing::Message() << named.name << " C=" << c.channels << " " << pixel_type_name(c.type)
@@ -77,8 +71,7 @@ TEST(MaskParity, GpuMatchesCpu) {
       const auto got = test::filled_batch(out_shapes, 0xAB);
       const OpCall cpu_call{OpKind::kMask, &c.params, in.view(), want.view(), nullptr};
       const OpCall gpu_call{OpKind::kMask, &c.params, in.view(), got.view(), nullptr};
-      ASSERT_TRUE(op_validate(cpu_call).is_ok());
-      ASSERT_TRUE(cpu->run(cpu_call, {}).is_ok());
+      ASSERT_NO_FATAL_FAILURE(test::cpu_reference_run(*m_cpu, cpu_call));
       if (!named.backend->supports(gpu_call)) {
         ADD_FAILURE() << named.name << " does not support a host-batch mask call";
         continue;
@@ -98,9 +91,8 @@ TEST(MaskParity, GpuMatchesCpu) {
 
 // The largest-component filter is host code, so CUDA declines device batches that ask for it (placement then
 // picks another backend or refuses the call).
-TEST(MaskParity, CudaDeviceBatchWithLargestComponentIsNotSupported) {
-  auto backends = test::gpu_backends_for_parity();
-  for (auto& named : backends) {
+TEST_F(MaskParity, CudaDeviceBatchWithLargestComponentIsNotSupported) {
+  for (auto& named : m_backends) {
     if (named.name != "cuda") continue;
     const auto in = test::random_batch({{8, 8, 2, PixelType::kF32, Layout::kCHW}}, 1);
     const auto out = test::filled_batch({{8, 8, 1, PixelType::kU8, Layout::kHWC}});

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/gpu_parity.h"
 #include "common/image_ops_util.h"
 #include "kiln/image_ops.h"
 #include "kiln/ops/normalize.h"
@@ -13,12 +14,11 @@
 namespace kiln {
 namespace {
 
-TEST(NormalizeParity, GpuMatchesCpuExactly) {
-  auto backends = test::gpu_backends_for_parity();
-  if (backends.empty()) GTEST_SKIP() << "no GPU backend (CUDA or OpenCL) available for parity";
-  auto cpu = cpu_backend_create();
+using NormalizeParity = test::GpuParityTest;
+
+TEST_F(NormalizeParity, GpuMatchesCpuExactly) {
   uint32_t seed = 200;
-  for (auto& named : backends) {
+  for (auto& named : m_backends) {
     for (int32_t channels : {1, 3, 4}) {
       NormalizeParams params;
       for (int32_t c = 0; c < channels; ++c) {
@@ -32,13 +32,8 @@ TEST(NormalizeParity, GpuMatchesCpuExactly) {
       const auto in = test::random_batch(shapes, ++seed, -2.0f, 2.0f);
       const auto want = test::filled_batch(shapes);
       const auto got = test::filled_batch(shapes, 0x5A);
-      const OpCall cpu_call{OpKind::kNormalize, &params, in.view(), want.view(), nullptr};
-      const OpCall gpu_call{OpKind::kNormalize, &params, in.view(), got.view(), nullptr};
-      ASSERT_TRUE(op_validate(cpu_call).is_ok());
-      ASSERT_TRUE(cpu->run(cpu_call, {}).is_ok());
-      ASSERT_TRUE(named.backend->supports(gpu_call)) << named.name;
-      const Status s = named.backend->run(gpu_call, {});
-      ASSERT_TRUE(s.is_ok()) << named.name << ": " << s.message();
+      ASSERT_NO_FATAL_FAILURE(test::parity_run(
+          *m_cpu, named, OpCall{OpKind::kNormalize, &params, in.view(), want.view(), nullptr}, got.view()));
       for (int64_t i = 0; i < in.count(); ++i) {
         EXPECT_EQ(std::memcmp(want[i].data, got[i].data, want[i].packed_bytes()), 0)
             << named.name << " channels " << channels << " image " << i;

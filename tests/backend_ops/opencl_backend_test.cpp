@@ -21,18 +21,9 @@
 namespace kiln {
 namespace {
 
+using TestBatch = test::SeriesWindows;
+
 // Windows of a random walk (1 channel, or 4 OHLC channels), each starting `stride` rows after the previous one.
-struct TestBatch {
-  std::vector<float> series;
-  std::vector<int64_t> starts;
-  int32_t channels = 1;
-  int32_t seq_len = 0;
-
-  WindowBatch view() const {
-    return WindowBatch{series.data(), channels, starts.data(), static_cast<int64_t>(starts.size()), seq_len};
-  }
-};
-
 TestBatch make_batch(int32_t count, int32_t seq_len, int32_t stride = 3, int32_t channels = 1, uint64_t seed = 7) {
   TestBatch b;
   b.channels = channels;
@@ -90,17 +81,7 @@ std::vector<uint8_t> render_reference(const RenderParams& p, const TestBatch& b)
   return out;
 }
 
-class OpenclBackendTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto created = test::gpu_backend_for_test(BackendKind::kOpenCL);
-    if (!created.is_ok()) GTEST_SKIP() << "opencl: " << created.status().message();
-    m_backend = std::move(created).value();
-  }
-  void TearDown() override { ASSERT_TRUE(fault_configure("").is_ok()); }
-
-  std::unique_ptr<Backend> m_backend;
-};
+using OpenclBackendTest = test::GpuBackendTest<BackendKind::kOpenCL>;
 
 TEST_F(OpenclBackendTest, IdentifiesItself) {
   EXPECT_EQ(m_backend->kind(), BackendKind::kOpenCL);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend_ops/test_backends.h"
+#include "common/gpu_parity.h"
 #include "common/image_ops_util.h"
 #include "kiln/image_ops.h"
 #include "kiln/ops/preprocess.h"
@@ -17,10 +18,9 @@
 namespace kiln {
 namespace {
 
-TEST(PreprocessParity, GpuBackendsMatchTheCpu) {
-  auto backends = test::gpu_backends_for_parity();
-  if (backends.empty()) GTEST_SKIP() << "no GPU backend (CUDA device or OpenCL platform) for parity tests";
-  auto cpu = cpu_backend_create();
+using PreprocessParity = test::GpuParityTest;
+
+TEST_F(PreprocessParity, GpuBackendsMatchTheCpu) {
   uint32_t seed = 2000;
   for (Interp interp : {Interp::kNearest, Interp::kBilinear, Interp::kArea, Interp::kBicubic}) {
     for (ResizeFit fit : {ResizeFit::kStretch, ResizeFit::kLetterbox}) {
@@ -55,15 +55,13 @@ TEST(PreprocessParity, GpuBackendsMatchTheCpu) {
             params.std[3] = 0.3f;
             auto expected = test::filled_batch(out_shapes);
             const OpCall cpu_call{OpKind::kPreprocess, &params, in.view(), expected.view(), nullptr};
-            ASSERT_TRUE(cpu->run(cpu_call, {}).is_ok());
-            for (auto& named : backends) {
+            ASSERT_TRUE(m_cpu->run(cpu_call, {}).is_ok());
+            for (auto& named : m_backends) {
               SCOPED_TRACE(named.name + " " + interp_name(interp) + (fit == ResizeFit::kLetterbox ? " letterbox " : " stretch ") +
                            pixel_type_name(type) + " " + layout_name(layout) + (swap ? " swap" : ""));
               auto actual = test::filled_batch(out_shapes);
-              const OpCall call{OpKind::kPreprocess, &params, in.view(), actual.view(), nullptr};
-              ASSERT_TRUE(named.backend->supports(call));
-              const Status status = named.backend->run(call, {});
-              ASSERT_TRUE(status.is_ok()) << status.to_string();
+              ASSERT_NO_FATAL_FAILURE(
+                  test::gpu_run(named, OpCall{OpKind::kPreprocess, &params, in.view(), actual.view(), nullptr}));
               for (int64_t i = 0; i < actual.count(); ++i) {
                 ASSERT_EQ(std::memcmp(actual[i].data, expected[i].data, actual[i].packed_bytes()), 0)
                     << "image " << i << ": " << test::image_diff(actual[i], expected[i], 0.0).first;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/gpu_parity.h"
 #include "common/image_ops_util.h"
 #include "core/thread_pool.h"
 #include "ops/quality.h"
@@ -61,19 +62,17 @@ void expect_identical(const QualityMetrics& gpu, const QualityMetrics& cpu, cons
   EXPECT_EQ(gpu.score, cpu.score) << what;
 }
 
-TEST(QualityParity, GpuMatchesCpu) {
-  auto backends = test::gpu_backends_for_parity();
-  if (backends.empty()) GTEST_SKIP() << "no GPU backend (CUDA device or OpenCL platform) on this machine";
-  const auto cpu = cpu_backend_create();
+using QualityParity = test::GpuParityTest;
+
+TEST_F(QualityParity, GpuMatchesCpu) {
   for (const Case& c : cases()) {
     const VarShapeBatch batch = test::random_batch(c.shapes, c.seed, c.lo, c.hi);
     QualityParams params;
     params.bgr = c.bgr;
     std::vector<QualityMetrics> want(static_cast<size_t>(batch.count()));
     const OpCall cpu_call{OpKind::kQuality, &params, batch.view(), VarShapeBatchView{}, want.data()};
-    ASSERT_TRUE(op_validate(cpu_call).is_ok());
-    ASSERT_TRUE(cpu->run(cpu_call, {}).is_ok()) << c.name;
-    for (auto& [name, backend] : backends) {
+    ASSERT_NO_FATAL_FAILURE(test::cpu_reference_run(*m_cpu, cpu_call)) << c.name;
+    for (auto& [name, backend] : m_backends) {
       std::vector<QualityMetrics> got(static_cast<size_t>(batch.count()));
       const OpCall call{OpKind::kQuality, &params, batch.view(), VarShapeBatchView{}, got.data()};
       if (!backend->supports(call)) {
@@ -93,13 +92,11 @@ TEST(QualityParity, GpuMatchesCpu) {
 }
 
 // An empty batch is a no-op on every GPU backend.
-TEST(QualityParity, EmptyBatchOnGpu) {
-  auto backends = test::gpu_backends_for_parity();
-  if (backends.empty()) GTEST_SKIP() << "no GPU backend (CUDA device or OpenCL platform) on this machine";
+TEST_F(QualityParity, EmptyBatchOnGpu) {
   QualityParams params;
   QualityMetrics m;
   const OpCall call{OpKind::kQuality, &params, VarShapeBatchView{}, VarShapeBatchView{}, &m};
-  for (auto& [name, backend] : backends) {
+  for (auto& [name, backend] : m_backends) {
     ASSERT_TRUE(backend->supports(call)) << name;
     EXPECT_TRUE(backend->run(call, {}).is_ok()) << name;
   }

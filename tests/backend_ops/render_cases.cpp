@@ -24,6 +24,16 @@ RenderCase ohlc(std::string name, int32_t w, int32_t h, int32_t seq_len, int32_t
   return c;
 }
 
+RenderCase with_shape(RenderCase c, SeriesShape shape) {
+  c.shape = shape;
+  return c;
+}
+
+RenderCase float32(RenderCase c) {
+  c.params.dtype = PixelType::kF32;
+  return c;
+}
+
 }  // namespace
 
 std::vector<RenderCase> render_cases() {
@@ -40,21 +50,11 @@ std::vector<RenderCase> render_cases() {
   cases.push_back(line("size_64x1", 64, 1, 3.0f, 10, 3));
   cases.push_back(line("size_4096x64", 4096, 64, 3.0f, 200, 2));
   cases.push_back(line("narrower_than_series", 37, 50, 1.5f, 300, 3));
-  RenderCase flat = line("flat", 100, 41, 3.0f, 30, 4);
-  flat.shape = SeriesShape::kFlat;
-  cases.push_back(flat);
-  RenderCase spikes = line("extreme_slopes", 300, 400, 2.0f, 60, 4);
-  spikes.shape = SeriesShape::kSpikes;
-  cases.push_back(spikes);
-  RenderCase steps = line("steps", 256, 128, 3.0f, 64, 4);
-  steps.shape = SeriesShape::kSteps;
-  cases.push_back(steps);
-  RenderCase nan = line("nan_window_blank", 64, 32, 3.0f, 20, 6);
-  nan.shape = SeriesShape::kWithNaN;
-  cases.push_back(nan);
-  RenderCase f32 = line("float32_output", 200, 100, 3.0f, 50, 4);
-  f32.params.dtype = PixelType::kF32;
-  cases.push_back(f32);
+  cases.push_back(with_shape(line("flat", 100, 41, 3.0f, 30, 4), SeriesShape::kFlat));
+  cases.push_back(with_shape(line("extreme_slopes", 300, 400, 2.0f, 60, 4), SeriesShape::kSpikes));
+  cases.push_back(with_shape(line("steps", 256, 128, 3.0f, 64, 4), SeriesShape::kSteps));
+  cases.push_back(with_shape(line("nan_window_blank", 64, 32, 3.0f, 20, 6), SeriesShape::kWithNaN));
+  cases.push_back(float32(line("float32_output", 200, 100, 3.0f, 50, 4)));
   RenderCase levels = line("custom_levels", 120, 60, 2.5f, 30, 3);
   levels.params.background = 230;
   levels.params.ink = 20;
@@ -65,12 +65,8 @@ std::vector<RenderCase> render_cases() {
   cases.push_back(ohlc("ohlc_native", 400, 200, 100, 5));
   cases.push_back(ohlc("ohlc_scaled_down", 150, 80, 100, 5));
   cases.push_back(ohlc("ohlc_scaled_up", 1000, 120, 50, 3));
-  RenderCase ohlc_f32 = ohlc("ohlc_float32", 120, 60, 30, 3);
-  ohlc_f32.params.dtype = PixelType::kF32;
-  cases.push_back(ohlc_f32);
-  RenderCase ohlc_flat = ohlc("ohlc_flat", 40, 21, 10, 2);
-  ohlc_flat.shape = SeriesShape::kFlat;
-  cases.push_back(ohlc_flat);
+  cases.push_back(float32(ohlc("ohlc_float32", 120, 60, 30, 3)));
+  cases.push_back(with_shape(ohlc("ohlc_flat", 40, 21, 10, 2), SeriesShape::kFlat));
   return cases;
 }
 

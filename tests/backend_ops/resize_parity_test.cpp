@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend_ops/test_backends.h"
+#include "common/gpu_parity.h"
 #include "common/image_ops_util.h"
 #include "kiln/image_ops.h"
 #include "kiln/ops/resize.h"
@@ -37,10 +38,9 @@ std::vector<ParityCase> parity_cases() {
   return cases;
 }
 
-TEST(ResizeParity, GpuBackendsMatchTheCpu) {
-  auto backends = test::gpu_backends_for_parity();
-  if (backends.empty()) GTEST_SKIP() << "no GPU backend (CUDA device or OpenCL platform) for parity tests";
-  auto cpu = cpu_backend_create();
+using ResizeParity = test::GpuParityTest;
+
+TEST_F(ResizeParity, GpuBackendsMatchTheCpu) {
   uint32_t seed = 1000;
   for (const ParityCase& c : parity_cases()) {
     // Odd sizes, up and down, one pixel, 1/3/4 channels in one var-shape batch.
@@ -72,16 +72,14 @@ TEST(ResizeParity, GpuBackendsMatchTheCpu) {
     if (c.rois) params.rois = rois.data();
     auto expected = test::filled_batch(out_shapes);
     const OpCall cpu_call{OpKind::kResize, &params, in.view(), expected.view(), nullptr};
-    ASSERT_TRUE(cpu->run(cpu_call, {}).is_ok());
-    for (auto& named : backends) {
+    ASSERT_TRUE(m_cpu->run(cpu_call, {}).is_ok());
+    for (auto& named : m_backends) {
       const std::string trace = named.name + " " + interp_name(c.interp) + (c.fit == ResizeFit::kLetterbox ? " letterbox " : " stretch ") +
                                 pixel_type_name(c.type) + " " + layout_name(c.layout) + (c.rois ? " rois" : "");
       SCOPED_TRACE(trace);
       auto actual = test::filled_batch(out_shapes);
-      const OpCall call{OpKind::kResize, &params, in.view(), actual.view(), nullptr};
-      ASSERT_TRUE(named.backend->supports(call));
-      const Status status = named.backend->run(call, {});
-      ASSERT_TRUE(status.is_ok()) << status.to_string();
+      ASSERT_NO_FATAL_FAILURE(
+          test::gpu_run(named, OpCall{OpKind::kResize, &params, in.view(), actual.view(), nullptr}));
       for (int64_t i = 0; i < actual.count(); ++i) {
         const auto diff = test::image_diff(actual[i], expected[i], 0.0);
         EXPECT_EQ(diff.over, 0) << "image " << i << ": " << diff.first;

@@ -2,8 +2,11 @@
 // PoCL are used: CI machines have no GPU, and PoCL runs the real OpenCL kernels.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <memory>
 
+#include "core/fault.h"
 #include "kiln/device.h"
 
 namespace kiln::test {
@@ -21,5 +24,22 @@ inline Result<std::unique_ptr<Backend>> gpu_backend_for_test(BackendKind kind, u
   (void)options;
   return Status(Errc::kNotImplemented, std::string("not compiled into this build"));
 }
+
+// Fixture of one backend's tests: m_backend is a fresh backend of kind `kKind` (skipped where none can be
+// created), and injected faults are cleared after each test.
+template <BackendKind kKind>
+class GpuBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto created = gpu_backend_for_test(kKind);
+    if (!created.is_ok()) GTEST_SKIP() << backend_kind_name(kKind) << ": " << created.status().message();
+    m_backend = std::move(created).value();
+  }
+  void TearDown() override { ASSERT_TRUE(fault_configure("").is_ok()); }
+
+  Backend& backend() { return *m_backend; }
+
+  std::unique_ptr<Backend> m_backend;
+};
 
 }  // namespace kiln::test

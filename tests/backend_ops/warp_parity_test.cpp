@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "common/gpu_parity.h"
 #include "common/image_ops_util.h"
 #include "kiln/image_ops.h"
 #include "kiln/ops/warp.h"
@@ -17,15 +18,14 @@
 namespace kiln {
 namespace {
 
-TEST(WarpParity, GpuMatchesCpuExactly) {
-  auto backends = test::gpu_backends_for_parity();
-  if (backends.empty()) GTEST_SKIP() << "no GPU backend (CUDA or OpenCL) available for parity";
-  auto cpu = cpu_backend_create();
+using WarpParity = test::GpuParityTest;
+
+TEST_F(WarpParity, GpuMatchesCpuExactly) {
   std::mt19937 rng(300);
   std::uniform_real_distribution<float> angle(-3.14159f, 3.14159f), scale(0.4f, 2.5f), shift(-20.0f, 40.0f);
   const std::vector<std::pair<int32_t, int32_t>> in_sizes = {{1, 1}, {5, 3}, {31, 17}, {64, 40}, {130, 9}};
   const std::vector<std::pair<int32_t, int32_t>> out_sizes = {{3, 2}, {7, 9}, {40, 33}, {64, 64}, {17, 120}};
-  for (auto& named : backends) {
+  for (auto& named : m_backends) {
     for (PixelType type : {PixelType::kU8, PixelType::kF32}) {
       for (int32_t channels : {1, 3, 4}) {
         for (int border = 0; border < 4; ++border) {
@@ -50,13 +50,8 @@ TEST(WarpParity, GpuMatchesCpuExactly) {
             const auto in = test::random_batch(in_shapes, rng());
             const auto want = test::filled_batch(out_shapes);
             const auto got = test::filled_batch(out_shapes, 0x5A);
-            const OpCall cpu_call{OpKind::kWarp, &params, in.view(), want.view(), nullptr};
-            const OpCall gpu_call{OpKind::kWarp, &params, in.view(), got.view(), nullptr};
-            ASSERT_TRUE(op_validate(cpu_call).is_ok());
-            ASSERT_TRUE(cpu->run(cpu_call, {}).is_ok());
-            ASSERT_TRUE(named.backend->supports(gpu_call)) << named.name;
-            const Status st = named.backend->run(gpu_call, {});
-            ASSERT_TRUE(st.is_ok()) << named.name << ": " << st.message();
+            ASSERT_NO_FATAL_FAILURE(test::parity_run(
+                *m_cpu, named, OpCall{OpKind::kWarp, &params, in.view(), want.view(), nullptr}, got.view()));
             for (int64_t i = 0; i < in.count(); ++i) {
               const auto diff = test::image_diff(want[i], got[i], 0.0);
               EXPECT_EQ(diff.over, 0) << named.name << " " << pixel_type_name(type) << " channels " << channels

@@ -1,5 +1,8 @@
 #include "common/image_ops_util.h"
 
+#include <gtest/gtest.h>
+#include <opencv2/imgproc.hpp>
+
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -59,6 +62,16 @@ ImageView kiln_view(const cv::Mat& mat) {
   return v;
 }
 
+int cv_interp(Interp interp) {
+  switch (interp) {
+    case Interp::kNearest: return cv::INTER_NEAREST;
+    case Interp::kBilinear: return cv::INTER_LINEAR;
+    case Interp::kArea: return cv::INTER_AREA;
+    case Interp::kBicubic: return cv::INTER_CUBIC;
+  }
+  return cv::INTER_LINEAR;
+}
+
 float pixel_value(const ImageView& image, int32_t x, int32_t y, int32_t c) {
   const KilnImageDesc d = image_desc(image);
   return kiln_px_load(static_cast<const uint8_t*>(image.data), d, x, y, c);
@@ -96,6 +109,20 @@ ImageDiff image_diff(const ImageView& a, const ImageView& b, double tolerance) {
   }
   diff.mean_abs = sum / std::max<double>(1.0, static_cast<double>(a.width) * a.height * a.channels);
   return diff;
+}
+
+void assert_same_bytes(const VarShapeBatch& a, const VarShapeBatch& b) {
+  ASSERT_EQ(a.count(), b.count());
+  for (int64_t i = 0; i < a.count(); ++i) {
+    ASSERT_EQ(std::memcmp(a[i].data, b[i].data, a[i].packed_bytes()), 0) << "image " << i;
+  }
+}
+
+ExecOptions cpu_exec(ThreadPool* pool) {
+  ExecOptions exec;
+  exec.mode = ExecMode::kCpu;
+  exec.pool = pool;
+  return exec;
 }
 
 std::vector<NamedBackend> gpu_backends_for_parity() {

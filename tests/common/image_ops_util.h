@@ -1,5 +1,5 @@
-// Shared by the image-op tests: random var-shape batches, OpenCV views of kiln images, image differences, and
-// the GPU backends a parity test runs on.
+// Shared by the image-op tests: random var-shape batches, OpenCV views of kiln images, image differences, CPU-only
+// exec options, and the GPU backends a parity test runs on.
 #pragma once
 
 #include <opencv2/core.hpp>
@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "kiln/device.h"
+#include "kiln/exec.h"
 #include "kiln/image.h"
+#include "kiln/ops/resize.h"
 
 namespace kiln::test {
 
@@ -24,6 +26,9 @@ cv::Mat cv_view(const ImageView& image);
 // A kiln view over an OpenCV matrix (no copy).
 ImageView kiln_view(const cv::Mat& mat);
 
+// The cv::InterpolationFlags value of a kiln interpolation.
+int cv_interp(Interp interp);
+
 // The value of channel c of pixel (x, y) as float (any type, any layout).
 float pixel_value(const ImageView& image, int32_t x, int32_t y, int32_t c);
 
@@ -35,6 +40,12 @@ struct ImageDiff {
 };
 // Compares two images of the same shape value by value (layouts may differ).
 ImageDiff image_diff(const ImageView& a, const ImageView& b, double tolerance = 0.0);
+// A fatal failure at the first image whose packed bytes differ between two batches of the same shapes (wrap the
+// call in ASSERT_NO_FATAL_FAILURE).
+void assert_same_bytes(const VarShapeBatch& a, const VarShapeBatch& b);
+
+// Exec options that keep an op on the CPU backend; `pool` may be null (the calling thread only).
+ExecOptions cpu_exec(ThreadPool* pool = nullptr);
 
 // The GPU backends this machine can run image-op parity tests on (OpenCL on PoCL included), each with its name.
 struct NamedBackend {

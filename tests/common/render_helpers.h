@@ -13,6 +13,18 @@ class ThreadPool;
 
 namespace kiln::test {
 
+// Windows of an interleaved series (1 or 4 channels) that own their series and starts.
+struct SeriesWindows {
+  std::vector<float> series;
+  std::vector<int64_t> starts;
+  int32_t channels = 1;
+  int32_t seq_len = 0;
+
+  WindowBatch view() const {
+    return WindowBatch{series.data(), channels, starts.data(), static_cast<int64_t>(starts.size()), seq_len};
+  }
+};
+
 // The CPU render op on a window batch (validated like op_run does, then render_cpu); `pool` may be null.
 Status render_cpu_windows(const RenderParams& params, const WindowBatch& windows, const BatchView& out,
                           ThreadPool* pool = nullptr);

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <random>
 
 namespace kiln::test {
@@ -41,6 +42,16 @@ CommandResult run_kiln(const std::string& args) { return run_command(std::string
 void write_text_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::vector<uint8_t> read_file_bytes(const std::string& path) {
+  const std::string bytes = read_file(path);
+  return {bytes.begin(), bytes.end()};
 }
 
 std::string source_path(const std::string& relative) { return std::string(KILN_SOURCE_DIR) + "/" + relative; }

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <filesystem>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kiln::test {
 
@@ -30,6 +32,9 @@ CommandResult run_kiln(const std::string& args);
 CommandResult run_command(const std::string& command);
 
 void write_text_file(const std::string& path, const std::string& text);
+// The whole file, as bytes in a string or a vector (empty when it cannot be opened).
+std::string read_file(const std::string& path);
+std::vector<uint8_t> read_file_bytes(const std::string& path);
 std::string source_path(const std::string& relative);  // path inside the source tree
 
 }  // namespace kiln::test

@@ -70,15 +70,24 @@ class Executor : public ::testing::Test {
       const int64_t n = std::min<int64_t>(batch, static_cast<int64_t>(starts.size()) - first);
       const WindowBatch w{series.data(), 1, starts.data() + first, n, 50};
       const BatchView v{out.data() + first * 64 * 32, n, 64, 32, 1, PixelType::kU8, 64 * 32};
-      const Status status = executor->run(RenderCall(params, w, v).call());
-      if (last != nullptr) *last = status;
-      if (!status.is_ok()) break;
+      const Status run = executor->run(RenderCall(params, w, v).call());
+      if (last != nullptr) *last = run;
+      if (!run.is_ok()) break;
     }
     fallbacks = executor->fallbacks();
     moved = executor->moved_to_cpu();
     limit = executor->gpu_batch_limit();
     report = executor->report_json();
     return out;
+  }
+  // Renders on the scripted registry in calls of `batch` images, at most `batch` per GPU run; `status` receives
+  // the first failure.
+  std::vector<uint8_t> render_scripted(int64_t batch, ExecMode mode = ExecMode::kAuto, bool fallback_on_error = true) {
+    ExecOptions options;
+    options.mode = mode;
+    options.fallback_on_error = fallback_on_error;
+    options.gpu_batch_limit = batch;
+    return render_with(options, batch, &scripted.registry, &status);
   }
 
   ScriptedRegistry scripted;
@@ -92,18 +101,12 @@ class Executor : public ::testing::Test {
   bool moved = false;
   int64_t limit = 0;
   std::string report;
+  Status status;
 };
-
-ExecOptions batches_of(int64_t n) {
-  ExecOptions o;
-  o.gpu_batch_limit = n;
-  return o;
-}
 
 TEST_F(Executor, OutOfMemoryHalvesTheBatchAndRemembersWhatWorked) {
   gpu->max_batch = 30;
-  Status status;
-  EXPECT_EQ(render_with(batches_of(100), 100, &scripted.registry, &status), expected);
+  EXPECT_EQ(render_scripted(100), expected);
   ASSERT_TRUE(status.is_ok());
   EXPECT_EQ(limit, 25);  // 100 -> 50 -> 25
   EXPECT_FALSE(moved);
@@ -116,8 +119,7 @@ TEST_F(Executor, OutOfMemoryHalvesTheBatchAndRemembersWhatWorked) {
 
 TEST_F(Executor, DeviceErrorMovesTheRestToTheCpu) {
   gpu->fail_call = 3;
-  Status status;
-  EXPECT_EQ(render_with(batches_of(40), 40, &scripted.registry, &status), expected);
+  EXPECT_EQ(render_scripted(40), expected);
   ASSERT_TRUE(status.is_ok());
   EXPECT_TRUE(moved);
   EXPECT_EQ(gpu->calls.load(), 3);  // never asked again after the failure
@@ -130,28 +132,21 @@ TEST_F(Executor, DeviceErrorMovesTheRestToTheCpu) {
 
 TEST_F(Executor, WithoutFallbackTheErrorStopsTheJob) {
   gpu->fail_call = 2;
-  ExecOptions options = batches_of(50);
-  options.fallback_on_error = false;
-  Status status;
-  render_with(options, 50, &scripted.registry, &status);
+  render_scripted(50, ExecMode::kAuto, /*fallback_on_error=*/false);
   EXPECT_EQ(status.code(), Errc::kDeviceError);
   EXPECT_EQ(fallbacks, 0);
 }
 
 TEST_F(Executor, ModeGpuNeverRerunsOnTheCpu) {
   gpu->fail_call = 1;
-  ExecOptions options = batches_of(50);
-  options.mode = ExecMode::kGpu;
-  Status status;
-  render_with(options, 50, &scripted.registry, &status);
+  render_scripted(50, ExecMode::kGpu);
   EXPECT_EQ(status.code(), Errc::kDeviceError);
   EXPECT_FALSE(moved);
 }
 
 TEST_F(Executor, OutOfMemoryOnASingleImageGoesToTheCpu) {
   gpu->max_batch = 0;
-  Status status;
-  EXPECT_EQ(render_with(batches_of(8), 8, &scripted.registry, &status), expected);
+  EXPECT_EQ(render_scripted(8), expected);
   EXPECT_TRUE(status.is_ok());
   EXPECT_TRUE(moved);
 }
@@ -195,7 +190,9 @@ TEST(ExecutorSlices, PerImageParametersFollowTheirImages) {
   WarpParams params;
   params.matrices = matrices;
   const VarShapeBatchView in{ins.data(), 6, MemorySpace::kHost};
-  OpExecutor executor(batches_of(4), {}, &scripted.registry);
+  ExecOptions batches_of_4;
+  batches_of_4.gpu_batch_limit = 4;
+  OpExecutor executor(batches_of_4, {}, &scripted.registry);
   ASSERT_TRUE(executor.run(OpCall{OpKind::kWarp, &params, in, {outs_gpu.data(), 6, MemorySpace::kHost}}).is_ok());
   ExecOptions cpu;
   cpu.mode = ExecMode::kCpu;

@@ -135,55 +135,31 @@ TEST(CodecDecode, ChannelConversionsMatchOpenCv) {
   const ImageBuffer rgb = random_image(19, 13, 3, 1);
   const ImageBuffer rgba = random_image(19, 13, 4, 2);
   const ImageBuffer gray = random_image(19, 13, 1, 3);
-  const auto rgb_png = encode(rgb, ImageFormat::kPng);
-  const auto rgba_png = encode(rgba, ImageFormat::kPng);
-  const auto gray_png = encode(gray, ImageFormat::kPng);
-
-  DecodeOptions to_gray;
-  to_gray.channels = 1;
-  auto g = image_decode(rgb_png.data(), rgb_png.size(), to_gray);
-  ASSERT_TRUE(g.is_ok());
-  cv::Mat cv_gray;
-  cv::cvtColor(test::cv_view(rgb.view()), cv_gray, cv::COLOR_RGB2GRAY);
-  EXPECT_EQ(test::image_diff(g->view(), test::kiln_view(cv_gray)).max_abs, 0.0);
-
-  auto ga = image_decode(rgba_png.data(), rgba_png.size(), to_gray);
-  ASSERT_TRUE(ga.is_ok());
-  cv::cvtColor(test::cv_view(rgba.view()), cv_gray, cv::COLOR_RGBA2GRAY);
-  EXPECT_EQ(test::image_diff(ga->view(), test::kiln_view(cv_gray)).max_abs, 0.0);
-
-  DecodeOptions to_rgb;
-  to_rgb.channels = 3;
-  auto from_gray = image_decode(gray_png.data(), gray_png.size(), to_rgb);
-  ASSERT_TRUE(from_gray.is_ok());
-  ASSERT_EQ(from_gray->channels, 3);
-  cv::Mat cv_rgb;
-  cv::cvtColor(test::cv_view(gray.view()), cv_rgb, cv::COLOR_GRAY2RGB);
-  EXPECT_EQ(test::image_diff(from_gray->view(), test::kiln_view(cv_rgb)).max_abs, 0.0);
-
-  auto from_rgba = image_decode(rgba_png.data(), rgba_png.size(), to_rgb);
-  ASSERT_TRUE(from_rgba.is_ok());
-  cv::cvtColor(test::cv_view(rgba.view()), cv_rgb, cv::COLOR_RGBA2RGB);
-  EXPECT_EQ(test::image_diff(from_rgba->view(), test::kiln_view(cv_rgb)).max_abs, 0.0);
-
-  DecodeOptions to_rgba;
-  to_rgba.channels = 4;
-  auto with_alpha = image_decode(rgb_png.data(), rgb_png.size(), to_rgba);
-  ASSERT_TRUE(with_alpha.is_ok());
-  cv::Mat cv_rgba;
-  cv::cvtColor(test::cv_view(rgb.view()), cv_rgba, cv::COLOR_RGB2RGBA);
-  EXPECT_EQ(test::image_diff(with_alpha->view(), test::kiln_view(cv_rgba)).max_abs, 0.0);
-
-  auto gray_rgba = image_decode(gray_png.data(), gray_png.size(), to_rgba);
-  ASSERT_TRUE(gray_rgba.is_ok());
-  cv::cvtColor(test::cv_view(gray.view()), cv_rgba, cv::COLOR_GRAY2RGBA);
-  EXPECT_EQ(test::image_diff(gray_rgba->view(), test::kiln_view(cv_rgba)).max_abs, 0.0);
+  // A PNG of `source` decoded as `channels` equals cv::cvtColor(source, code).
+  const struct {
+    const char* name;
+    const ImageBuffer& source;
+    int32_t channels;
+    int code;
+  } cases[] = {{"rgb to gray", rgb, 1, cv::COLOR_RGB2GRAY},  {"rgba to gray", rgba, 1, cv::COLOR_RGBA2GRAY},
+               {"gray to rgb", gray, 3, cv::COLOR_GRAY2RGB}, {"rgba to rgb", rgba, 3, cv::COLOR_RGBA2RGB},
+               {"rgb to rgba", rgb, 4, cv::COLOR_RGB2RGBA},  {"gray to rgba", gray, 4, cv::COLOR_GRAY2RGBA}};
+  for (const auto& c : cases) {
+    const auto png = encode(c.source, ImageFormat::kPng);
+    auto decoded = image_decode(png.data(), png.size(), DecodeOptions{.channels = c.channels});
+    ASSERT_TRUE(decoded.is_ok()) << c.name;
+    ASSERT_EQ(decoded->channels, c.channels) << c.name;
+    cv::Mat want;
+    cv::cvtColor(test::cv_view(c.source.view()), want, c.code);
+    EXPECT_EQ(test::image_diff(decoded->view(), test::kiln_view(want)).max_abs, 0.0) << c.name;
+  }
 
   // A JPEG decodes as RGB; asking for gray converts it with the same weights.
   const auto jpg = encode(smooth_image(16, 16, 3), ImageFormat::kJpeg);
   auto rgb_dec = image_decode(jpg.data(), jpg.size());
-  auto gray_dec = image_decode(jpg.data(), jpg.size(), to_gray);
+  auto gray_dec = image_decode(jpg.data(), jpg.size(), DecodeOptions{.channels = 1});
   ASSERT_TRUE(rgb_dec.is_ok() && gray_dec.is_ok());
+  cv::Mat cv_gray;
   cv::cvtColor(test::cv_view(rgb_dec->view()), cv_gray, cv::COLOR_RGB2GRAY);
   EXPECT_EQ(test::image_diff(gray_dec->view(), test::kiln_view(cv_gray)).max_abs, 0.0);
 }

@@ -5,7 +5,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "common/test_util.h"
@@ -20,13 +19,6 @@ namespace fs = std::filesystem;
 void touch(const fs::path& p) {
   fs::create_directories(p.parent_path());
   std::ofstream(p) << "x";
-}
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 int count_entries(const fs::path& dir) {
@@ -96,7 +88,7 @@ TEST(CodecTensorWriter, NpyF32AndF16WithFinalCount) {
     ASSERT_TRUE(w.append(data.data() + item, 2).is_ok());
     EXPECT_EQ(w.count(), 3);
     ASSERT_TRUE(w.finish({"a", "b", "c"}).is_ok());
-    const std::string bytes = read_all(path);
+    const std::string bytes = test::read_file(path);
     ASSERT_EQ(bytes.size(), 256 + data.size());
     EXPECT_EQ(bytes.substr(0, 6), "\x93NUMPY");
     const std::string header = bytes.substr(10, 246);
@@ -105,7 +97,7 @@ TEST(CodecTensorWriter, NpyF32AndF16WithFinalCount) {
     EXPECT_EQ(header.back(), '\n');
     EXPECT_EQ(std::memcmp(bytes.data() + 256, data.data(), data.size()), 0);
     const fs::path names = fs::path(path).replace_extension(".paths.txt");
-    EXPECT_EQ(read_all(names.string()), "a\nb\nc\n");
+    EXPECT_EQ(test::read_file(names.string()), "a\nb\nc\n");
   }
   EXPECT_EQ(count_entries(dir.path()), 4);  // no temporary files left
 }

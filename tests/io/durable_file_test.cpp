@@ -2,8 +2,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "common/test_util.h"
 #include "io/durable_file.h"
@@ -12,13 +10,6 @@ namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 size_t entries(const fs::path& dir) {
   return static_cast<size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
@@ -30,7 +21,7 @@ TEST(DurableFile, WriteAtomicReplacesWholeAndLeavesNoTemporaryFile) {
   for (TempName temp : {TempName::kUnique, TempName::kFixed}) {
     ASSERT_TRUE(file_write_atomic(path, std::string("first"), temp).is_ok());
     ASSERT_TRUE(file_write_atomic(path, std::string("second, longer"), temp).is_ok());
-    EXPECT_EQ(read_text(path), "second, longer");
+    EXPECT_EQ(test::read_file(path), "second, longer");
     EXPECT_EQ(entries(dir.path()), 1u);
   }
 }
@@ -44,7 +35,7 @@ TEST(DurableFile, FailedWriteKeepsTheOldFile) {
   const Status s = file_write_atomic(path, std::string("new"), TempName::kFixed);
   EXPECT_EQ(s.code(), Errc::kIoError);
   EXPECT_NE(s.message().find("keep.txt.tmp"), std::string::npos) << s.message();
-  EXPECT_EQ(read_text(path), "old");
+  EXPECT_EQ(test::read_file(path), "old");
 }
 
 TEST(DurableFile, TempFileIsUniqueAndCommitRenamesIt) {
@@ -58,7 +49,7 @@ TEST(DurableFile, TempFileIsUniqueAndCommitRenamesIt) {
   test::write_text_file(one.value(), "data");
   ASSERT_TRUE(file_commit(one.value(), path).is_ok());
   EXPECT_FALSE(fs::exists(one.value()));
-  EXPECT_EQ(read_text(path), "data");
+  EXPECT_EQ(test::read_file(path), "data");
   fs::remove(two.value());
 }
 

@@ -18,6 +18,7 @@
 namespace kiln {
 namespace {
 
+using test::assert_same_bytes;
 using test::cv_view;
 using test::filled_batch;
 using test::image_diff;
@@ -36,15 +37,21 @@ Status run_cpu(ColorConversion conversion, const VarShapeBatch& in, const VarSha
                ThreadPool* pool = nullptr) {
   ColorParams params;
   params.conversion = conversion;
-  ExecOptions exec;
-  exec.mode = ExecMode::kCpu;
-  exec.pool = pool;
-  return color_convert(params, in.view(), out.view(), exec);
+  return color_convert(params, in.view(), out.view(), test::cpu_exec(pool));
 }
 
 void expect_equal(const ImageView& a, const ImageView& b, double tolerance, const char* what) {
   const auto diff = image_diff(a, b, tolerance);
   EXPECT_EQ(diff.over, 0) << what << ": max " << diff.max_abs << " at " << diff.first;
+}
+
+// Each image of `out` equals cv::cvtColor of the same image of `in` with `code`, within `tolerance`.
+void expect_cv_color(const VarShapeBatch& in, const VarShapeBatch& out, int code, double tolerance, const char* what) {
+  for (int64_t i = 0; i < in.count(); ++i) {
+    cv::Mat want;
+    cv::cvtColor(cv_view(in[i]), want, code);
+    expect_equal(out[i], test::kiln_view(want), tolerance, what);
+  }
 }
 
 TEST(ColorConvert, SwapRbMatchesOpenCvExactly) {
@@ -53,11 +60,7 @@ TEST(ColorConvert, SwapRbMatchesOpenCvExactly) {
       const auto in = random_batch(shapes_of(channels, type), 11);
       const auto out = filled_batch(shapes_of(channels, type));
       ASSERT_TRUE(run_cpu(ColorConversion::kSwapRB, in, out).is_ok());
-      for (int64_t i = 0; i < in.count(); ++i) {
-        cv::Mat want;
-        cv::cvtColor(cv_view(in[i]), want, channels == 3 ? cv::COLOR_RGB2BGR : cv::COLOR_RGBA2BGRA);
-        expect_equal(out[i], test::kiln_view(want), 0.0, "swap_rb");
-      }
+      expect_cv_color(in, out, channels == 3 ? cv::COLOR_RGB2BGR : cv::COLOR_RGBA2BGRA, 0.0, "swap_rb");
     }
   }
 }
@@ -71,11 +74,7 @@ TEST(ColorConvert, GrayU8MatchesOpenCvExactly) {
       const bool rgb = conversion == ColorConversion::kRgbToGray;
       const int code = channels == 3 ? (rgb ? cv::COLOR_RGB2GRAY : cv::COLOR_BGR2GRAY)
                                      : (rgb ? cv::COLOR_RGBA2GRAY : cv::COLOR_BGRA2GRAY);
-      for (int64_t i = 0; i < in.count(); ++i) {
-        cv::Mat want;
-        cv::cvtColor(cv_view(in[i]), want, code);
-        expect_equal(out[i], test::kiln_view(want), 0.0, color_conversion_name(conversion));
-      }
+      expect_cv_color(in, out, code, 0.0, color_conversion_name(conversion));
     }
   }
 }
@@ -86,9 +85,8 @@ TEST(ColorConvert, GrayU8ManyPixels) {
   const auto out = filled_batch({{1000, 1000, 1, PixelType::kU8}});
   for (ColorConversion conversion : {ColorConversion::kRgbToGray, ColorConversion::kBgrToGray}) {
     ASSERT_TRUE(run_cpu(conversion, in, out).is_ok());
-    cv::Mat want;
-    cv::cvtColor(cv_view(in[0]), want, conversion == ColorConversion::kRgbToGray ? cv::COLOR_RGB2GRAY : cv::COLOR_BGR2GRAY);
-    expect_equal(out[0], test::kiln_view(want), 0.0, color_conversion_name(conversion));
+    expect_cv_color(in, out, conversion == ColorConversion::kRgbToGray ? cv::COLOR_RGB2GRAY : cv::COLOR_BGR2GRAY, 0.0,
+                    color_conversion_name(conversion));
   }
 }
 
@@ -98,11 +96,7 @@ TEST(ColorConvert, GrayF32MatchesOpenCv) {
     const auto in = random_batch(shapes_of(channels, PixelType::kF32), 13);
     const auto out = filled_batch(shapes_of(1, PixelType::kF32));
     ASSERT_TRUE(run_cpu(ColorConversion::kRgbToGray, in, out).is_ok());
-    for (int64_t i = 0; i < in.count(); ++i) {
-      cv::Mat want;
-      cv::cvtColor(cv_view(in[i]), want, channels == 3 ? cv::COLOR_RGB2GRAY : cv::COLOR_RGBA2GRAY);
-      expect_equal(out[i], test::kiln_view(want), 1e-4, "rgb_to_gray f32");
-    }
+    expect_cv_color(in, out, channels == 3 ? cv::COLOR_RGB2GRAY : cv::COLOR_RGBA2GRAY, 1e-4, "rgb_to_gray f32");
   }
 }
 
@@ -129,11 +123,7 @@ TEST(ColorConvert, GrayToRgbMatchesOpenCv) {
     const auto in = random_batch(shapes_of(1, type), 15);
     const auto out = filled_batch(shapes_of(3, type));
     ASSERT_TRUE(run_cpu(ColorConversion::kGrayToRgb, in, out).is_ok());
-    for (int64_t i = 0; i < in.count(); ++i) {
-      cv::Mat want;
-      cv::cvtColor(cv_view(in[i]), want, cv::COLOR_GRAY2RGB);
-      expect_equal(out[i], test::kiln_view(want), 0.0, "gray_to_rgb");
-    }
+    expect_cv_color(in, out, cv::COLOR_GRAY2RGB, 0.0, "gray_to_rgb");
   }
 }
 
@@ -169,11 +159,7 @@ TEST(ColorConvert, SwapRbInPlace) {
   const auto in = random_batch(shapes_of(4, PixelType::kF32), 17);
   const auto copy = random_batch(shapes_of(4, PixelType::kF32), 17);
   ASSERT_TRUE(run_cpu(ColorConversion::kSwapRB, in, in).is_ok());
-  for (int64_t i = 0; i < in.count(); ++i) {
-    cv::Mat want;
-    cv::cvtColor(cv_view(copy[i]), want, cv::COLOR_RGBA2BGRA);
-    expect_equal(in[i], test::kiln_view(want), 0.0, "swap_rb in place");
-  }
+  expect_cv_color(copy, in, cv::COLOR_RGBA2BGRA, 0.0, "swap_rb in place");
 }
 
 TEST(ColorConvert, ThreadedMatchesSingleThreaded) {
@@ -195,9 +181,7 @@ TEST(ColorConvert, ThreadedMatchesSingleThreaded) {
       const auto b = filled_batch(shapes_of(k.out_channels, type, k.out_layout), 0x11);
       ASSERT_TRUE(run_cpu(k.conversion, in, a).is_ok());
       ASSERT_TRUE(run_cpu(k.conversion, in, b, &pool).is_ok());
-      for (int64_t i = 0; i < a.count(); ++i) {
-        ASSERT_EQ(std::memcmp(a[i].data, b[i].data, a[i].packed_bytes()), 0) << color_conversion_name(k.conversion);
-      }
+      ASSERT_NO_FATAL_FAILURE(assert_same_bytes(a, b)) << color_conversion_name(k.conversion);
     }
   }
 }

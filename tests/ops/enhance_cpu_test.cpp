@@ -7,6 +7,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include <cstring>
+#include <initializer_list>
 #include <random>
 
 #include "common/image_ops_util.h"
@@ -117,13 +118,6 @@ inline RefImage ref_unsharp(const RefImage& im, const RefImage& blurred, int per
 namespace kiln::test {
 namespace {
 
-ExecOptions cpu_only(ThreadPool* pool = nullptr) {
-  ExecOptions e;
-  e.mode = ExecMode::kCpu;
-  e.pool = pool;
-  return e;
-}
-
 RefImage ref_of(const ImageView& v) {
   RefImage r;
   r.width = v.width;
@@ -185,9 +179,24 @@ VarShapeBatch run_cpu(const EnhanceParams& p, const VarShapeBatch& in, ThreadPoo
   std::vector<ImageShape> shapes;
   for (const auto& v : in.images()) shapes.push_back({v.width, v.height, v.channels});
   VarShapeBatch out = filled_batch(shapes);
-  const Status s = enhance(p, in.view(), out.view(), cpu_only(pool));
+  const Status s = enhance(p, in.view(), out.view(), cpu_exec(pool));
   EXPECT_TRUE(s.is_ok()) << s.message();
   return out;
+}
+
+// For each factor of one PIL step (the params field `factor_of`), the CPU op equals `reference` exactly.
+void expect_pil_step(const VarShapeBatch& in, float EnhanceParams::*factor_of,
+                     RefImage (*reference)(const RefImage&, float), std::initializer_list<float> factors) {
+  for (float factor : factors) {
+    EnhanceParams p;
+    p.*factor_of = factor;
+    const VarShapeBatch out = run_cpu(p, in);
+    for (int64_t i = 0; i < in.count(); ++i) {
+      std::string first;
+      EXPECT_EQ(count_diff(out[i], reference(ref_of(in[i]), factor), 0, &first), 0)
+          << "factor " << factor << " image " << i << ": " << first;
+    }
+  }
 }
 
 TEST(EnhanceCpu, LinearMatchesConvertToExactly) {
@@ -282,17 +291,8 @@ TEST(EnhanceCpu, BlurWithinOneOfCvGaussianBlur) {
 }
 
 TEST(EnhanceCpu, PilContrastMatchesReference) {
-  const VarShapeBatch in = random_batch(test_shapes(), 15, 40, 200);
-  for (float factor : {1.15f, 0.0f, 0.5f, 1.0f, 2.0f, -0.5f, 3.7f}) {
-    EnhanceParams p;
-    p.pil_contrast = factor;
-    const VarShapeBatch out = run_cpu(p, in);
-    for (int64_t i = 0; i < in.count(); ++i) {
-      std::string first;
-      EXPECT_EQ(count_diff(out[i], ref_pil_contrast(ref_of(in[i]), factor), 0, &first), 0)
-          << "factor " << factor << " image " << i << ": " << first;
-    }
-  }
+  expect_pil_step(random_batch(test_shapes(), 15, 40, 200), &EnhanceParams::pil_contrast, ref_pil_contrast,
+                  {1.15f, 0.0f, 0.5f, 1.0f, 2.0f, -0.5f, 3.7f});
 }
 
 TEST(EnhanceCpu, PilContrastBgrSwapsTheGrayWeights) {
@@ -312,17 +312,8 @@ TEST(EnhanceCpu, PilContrastBgrSwapsTheGrayWeights) {
 TEST(EnhanceCpu, PilSharpnessMatchesReference) {
   EXPECT_EQ(KILN_ENHANCE_W1, static_cast<float>(1.0 / 13.0));
   EXPECT_EQ(KILN_ENHANCE_W5, static_cast<float>(5.0 / 13.0));
-  const VarShapeBatch in = random_batch(test_shapes(), 17);
-  for (float factor : {1.1f, 0.0f, 0.5f, 2.0f, -1.0f, 4.5f}) {
-    EnhanceParams p;
-    p.pil_sharpness = factor;
-    const VarShapeBatch out = run_cpu(p, in);
-    for (int64_t i = 0; i < in.count(); ++i) {
-      std::string first;
-      EXPECT_EQ(count_diff(out[i], ref_pil_sharpness(ref_of(in[i]), factor), 0, &first), 0)
-          << "factor " << factor << " image " << i << ": " << first;
-    }
-  }
+  expect_pil_step(random_batch(test_shapes(), 17), &EnhanceParams::pil_sharpness, ref_pil_sharpness,
+                  {1.1f, 0.0f, 0.5f, 2.0f, -1.0f, 4.5f});
 }
 
 TEST(EnhanceCpu, UnsharpMatchesPilRule) {
@@ -385,7 +376,7 @@ TEST(EnhanceCpu, AllStepsThreadedEqualsUnthreadedAndInPlace) {
     if (!point) q.contrast = 1, q.brightness = 0, q.gamma = 1, q.pil_contrast = 1;
     const VarShapeBatch expected = run_cpu(q, in);
     VarShapeBatch inplace = random_batch({{300, 211, 3}, {64, 64, 1}, {97, 45, 4}, {1, 1, 3}}, 20);
-    ASSERT_TRUE(enhance(q, inplace.view(), inplace.view(), cpu_only(&pool)).is_ok());
+    ASSERT_TRUE(enhance(q, inplace.view(), inplace.view(), cpu_exec(&pool)).is_ok());
     for (int64_t i = 0; i < in.count(); ++i) EXPECT_EQ(image_diff(expected[i], inplace[i]).max_abs, 0.0) << i;
   }
 }
@@ -400,7 +391,7 @@ TEST(EnhanceCpu, IdentityCopiesAndStridedViews) {
   const VarShapeBatch crop_in = VarShapeBatch::wrap({big[0].crop(5, 7, 31, 22)});
   const VarShapeBatch crop_out = VarShapeBatch::wrap({big_out[0].crop(3, 2, 31, 22)});
   const EnhanceParams p = enhance_params_predecessor();
-  ASSERT_TRUE(enhance(p, crop_in.view(), crop_out.view(), cpu_only()).is_ok());
+  ASSERT_TRUE(enhance(p, crop_in.view(), crop_out.view(), cpu_exec()).is_ok());
   const VarShapeBatch packed = random_batch({{31, 22, 3}}, 1);
   for (int32_t y = 0; y < 22; ++y) std::memcpy(packed[0].row<uint8_t>(y), crop_in[0].row<uint8_t>(y), 31 * 3);
   const VarShapeBatch expected = run_cpu(p, packed);
@@ -411,44 +402,29 @@ TEST(EnhanceValidate, BadCallsAreInvalidArgument) {
   const VarShapeBatch in = random_batch({{16, 16, 3}, {8, 9, 1}}, 23);
   const VarShapeBatch out = filled_batch({{16, 16, 3}, {8, 9, 1}});
   auto check = [&](const EnhanceParams& p, const VarShapeBatchView& a, const VarShapeBatchView& b, const char* what) {
-    const Status s = enhance(p, a, b, cpu_only());
+    const Status s = enhance(p, a, b, cpu_exec());
     EXPECT_EQ(s.code(), Errc::kInvalidArgument) << what << ": " << s.message();
     EXPECT_EQ(enhance_validate(OpCall{OpKind::kEnhance, &p, a, b, nullptr}).code(), Errc::kInvalidArgument) << what;
   };
-  EXPECT_TRUE(enhance(EnhanceParams{}, in.view(), out.view(), cpu_only()).is_ok());
-  EnhanceParams p;
-  p.gamma = 0;
-  check(p, in.view(), out.view(), "gamma 0");
-  p = {};
-  p.gamma = -1;
-  check(p, in.view(), out.view(), "gamma < 0");
-  p = {};
-  p.gamma = NAN;
-  check(p, in.view(), out.view(), "gamma NaN");
-  p = {};
-  p.unsharp_radius = -1;
-  check(p, in.view(), out.view(), "negative radius");
-  p = {};
-  p.unsharp_radius = 51;
-  check(p, in.view(), out.view(), "radius too large");
-  p = {};
-  p.unsharp_radius = 1;
-  p.unsharp_threshold = -1;
-  check(p, in.view(), out.view(), "negative threshold");
-  p = {};
-  p.unsharp_percent = -5;
-  check(p, in.view(), out.view(), "negative percent");
-  p = {};
-  p.contrast = INFINITY;
-  check(p, in.view(), out.view(), "contrast inf");
-  p = {};
-  p.pil_contrast = NAN;
-  check(p, in.view(), out.view(), "pil contrast NaN");
-  p = {};
-  p.pil_sharpness = INFINITY;
-  check(p, in.view(), out.view(), "pil sharpness inf");
-  p = {};
+  EXPECT_TRUE(enhance(EnhanceParams{}, in.view(), out.view(), cpu_exec()).is_ok());
+  const struct {
+    const char* what;
+    EnhanceParams params;
+  } bad_params[] = {
+      {"gamma 0", {.gamma = 0}},
+      {"gamma < 0", {.gamma = -1}},
+      {"gamma NaN", {.gamma = NAN}},
+      {"negative radius", {.unsharp_radius = -1}},
+      {"radius too large", {.unsharp_radius = 51}},
+      {"negative threshold", {.unsharp_radius = 1, .unsharp_threshold = -1}},
+      {"negative percent", {.unsharp_percent = -5}},
+      {"contrast inf", {.contrast = INFINITY}},
+      {"pil contrast NaN", {.pil_contrast = NAN}},
+      {"pil sharpness inf", {.pil_sharpness = INFINITY}},
+  };
+  for (const auto& bad : bad_params) check(bad.params, in.view(), out.view(), bad.what);
   // Shapes and types.
+  const EnhanceParams p;
   const VarShapeBatch other = filled_batch({{16, 15, 3}, {8, 9, 1}});
   check(p, in.view(), other.view(), "size mismatch");
   const VarShapeBatch chans = filled_batch({{16, 16, 4}, {8, 9, 1}});

@@ -8,36 +8,16 @@
 #include <vector>
 
 #include "common/image_ops_util.h"
-#include "kiln/image_ops.h"
-#include "kiln/ops/mask.h"
+#include "ops/mask_test_util.h"
 
 namespace kiln {
 namespace {
 
-struct Shape {
-  int32_t width;
-  int32_t height;
-};
+using test::logits_batch;
+using test::masks_for;
+using test::run_cpu;
 
-VarShapeBatch logits_batch(const std::vector<Shape>& sizes, int32_t channels, PixelType type, uint32_t seed) {
-  std::vector<ImageShape> shapes;
-  for (auto s : sizes) shapes.push_back({s.width, s.height, channels, type, Layout::kCHW});
-  return test::random_batch(shapes, seed, -4.0f, 4.0f);
-}
-
-VarShapeBatch masks_for(const VarShapeBatch& in) {
-  std::vector<ImageShape> shapes;
-  for (const ImageView& v : in.images()) shapes.push_back({v.width, v.height, 1, PixelType::kU8, Layout::kHWC});
-  return test::filled_batch(shapes);
-}
-
-Status run_cpu(const MaskParams& params, const VarShapeBatch& in, const VarShapeBatch& out) {
-  ExecOptions exec;
-  exec.mode = ExecMode::kCpu;
-  return mask_postprocess(params, in.view(), out.view(), exec);
-}
-
-const std::vector<Shape> kSizes = {{37, 23}, {64, 48}, {5, 3}, {1, 9}, {80, 1}};
+const std::vector<std::pair<int32_t, int32_t>> kSizes = {{37, 23}, {64, 48}, {5, 3}, {1, 9}, {80, 1}};
 
 // The unsmoothed decision, then the smoothed one, then OpenCV applied to the former.
 void expect_smoothing_matches(MaskSmoothing smoothing, int32_t channels, int32_t target, int32_t radius,

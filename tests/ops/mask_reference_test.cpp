@@ -8,31 +8,15 @@
 
 #include "common/image_ops_util.h"
 #include "core/thread_pool.h"
-#include "kiln/image_ops.h"
-#include "kiln/ops/mask.h"
 #include "ops/mask.h"
+#include "ops/mask_test_util.h"
 
 namespace kiln {
 namespace {
 
-VarShapeBatch logits_batch(const std::vector<std::pair<int32_t, int32_t>>& sizes, int32_t channels, PixelType type,
-                           uint32_t seed, float lo = -4.0f, float hi = 4.0f) {
-  std::vector<ImageShape> shapes;
-  for (auto [w, h] : sizes) shapes.push_back({w, h, channels, type, Layout::kCHW});
-  return test::random_batch(shapes, seed, lo, hi);
-}
-
-VarShapeBatch masks_for(const VarShapeBatch& in) {
-  std::vector<ImageShape> shapes;
-  for (const ImageView& v : in.images()) shapes.push_back({v.width, v.height, 1, PixelType::kU8, Layout::kHWC});
-  return test::filled_batch(shapes);
-}
-
-Status run_cpu(const MaskParams& params, const VarShapeBatch& in, const VarShapeBatch& out) {
-  ExecOptions exec;
-  exec.mode = ExecMode::kCpu;
-  return mask_postprocess(params, in.view(), out.view(), exec);
-}
+using test::logits_batch;
+using test::masks_for;
+using test::run_cpu;
 
 // The probability of class k at (x, y) in double precision.
 double probability(const ImageView& in, int32_t x, int32_t y, int32_t k, MaskActivation act) {

@@ -26,9 +26,7 @@ Call make_call(int32_t channels, PixelType in_type = PixelType::kF32, Layout lay
 }
 
 Errc run(const MaskParams& params, const Call& c) {
-  ExecOptions exec;
-  exec.mode = ExecMode::kCpu;
-  return mask_postprocess(params, c.in.view(), c.out.view(), exec).code();
+  return mask_postprocess(params, c.in.view(), c.out.view(), test::cpu_exec()).code();
 }
 
 TEST(MaskValidate, AcceptsGoodCalls) {

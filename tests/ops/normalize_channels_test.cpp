@@ -37,10 +37,7 @@ NormalizeParams imagenet(int32_t channels) {
 
 Status run_cpu(const NormalizeParams& params, const VarShapeBatch& in, const VarShapeBatch& out,
                ThreadPool* pool = nullptr) {
-  ExecOptions exec;
-  exec.mode = ExecMode::kCpu;
-  exec.pool = pool;
-  return normalize(params, in.view(), out.view(), exec);
+  return normalize(params, in.view(), out.view(), test::cpu_exec(pool));
 }
 
 void expect_naive(const NormalizeParams& params, const VarShapeBatch& in, const VarShapeBatch& out) {
@@ -98,7 +95,7 @@ TEST(Normalize, ThreadedMatchesSingleThreaded) {
   const auto b = test::filled_batch(shapes_of(3), 0x11);
   ASSERT_TRUE(run_cpu(params, in, a).is_ok());
   ASSERT_TRUE(run_cpu(params, in, b, &pool).is_ok());
-  for (int64_t i = 0; i < a.count(); ++i) ASSERT_EQ(std::memcmp(a[i].data, b[i].data, a[i].packed_bytes()), 0);
+  ASSERT_NO_FATAL_FAILURE(test::assert_same_bytes(a, b));
 }
 
 TEST(Normalize, RejectsBadCalls) {

@@ -18,26 +18,13 @@ namespace {
 
 Status run_cpu(const PreprocessParams& params, const VarShapeBatch& in, const VarShapeBatch& out,
                ThreadPool* pool = nullptr) {
-  ExecOptions exec;
-  exec.mode = ExecMode::kCpu;
-  exec.pool = pool;
-  return preprocess(params, in.view(), out.view(), exec);
-}
-
-int cv_interp(Interp interp) {
-  switch (interp) {
-    case Interp::kNearest: return cv::INTER_NEAREST;
-    case Interp::kBilinear: return cv::INTER_LINEAR;
-    case Interp::kArea: return cv::INTER_AREA;
-    case Interp::kBicubic: return cv::INTER_CUBIC;
-  }
-  return cv::INTER_LINEAR;
+  return preprocess(params, in.view(), out.view(), test::cpu_exec(pool));
 }
 
 // The OpenCV chain: u8 resize, optional BGR<->RGB, to float * scale, - mean, / std, split into planes (CHW).
 std::vector<cv::Mat> opencv_chain(const cv::Mat& src, cv::Size size, const PreprocessParams& p) {
   cv::Mat resized;
-  cv::resize(src, resized, size, 0, 0, cv_interp(p.interp));
+  cv::resize(src, resized, size, 0, 0, test::cv_interp(p.interp));
   if (p.swap_rb) cv::cvtColor(resized, resized, src.channels() == 4 ? cv::COLOR_BGRA2RGBA : cv::COLOR_BGR2RGB);
   cv::Mat f;
   resized.convertTo(f, CV_32F, p.scale);
@@ -164,15 +151,10 @@ TEST(PreprocessThreads, ThreadedMatchesUnthreaded) {
     auto in = test::random_batch(in_shapes, 9);
     auto a = test::filled_batch(out_shapes);
     auto b = test::filled_batch(out_shapes);
-    PreprocessParams params;
-    params.interp = interp;
-    params.fit = ResizeFit::kLetterbox;
-    params.swap_rb = true;
+    const PreprocessParams params{.interp = interp, .fit = ResizeFit::kLetterbox, .swap_rb = true};
     ASSERT_TRUE(run_cpu(params, in, a, nullptr).is_ok());
     ASSERT_TRUE(run_cpu(params, in, b, &pool).is_ok());
-    for (int i = 0; i < 2; ++i) {
-      ASSERT_EQ(std::memcmp(a[i].data, b[i].data, a[i].packed_bytes()), 0) << interp_name(interp) << " " << i;
-    }
+    ASSERT_NO_FATAL_FAILURE(test::assert_same_bytes(a, b)) << interp_name(interp);
   }
 }
 

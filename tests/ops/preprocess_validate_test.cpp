@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "common/image_ops_util.h"
 #include "kiln/image_ops.h"
@@ -12,41 +13,34 @@ namespace kiln {
 namespace {
 
 Errc run(const PreprocessParams& params, const VarShapeBatch& in, const VarShapeBatch& out) {
-  ExecOptions exec;
-  exec.mode = ExecMode::kCpu;
-  return preprocess(params, in.view(), out.view(), exec).code();
+  return preprocess(params, in.view(), out.view(), test::cpu_exec()).code();
+}
+
+// A random input batch and a filled output batch of these shapes.
+Errc run_shapes(const std::vector<ImageShape>& in, const std::vector<ImageShape>& out,
+                const PreprocessParams& params = {}) {
+  return run(params, test::random_batch(in, 1), test::filled_batch(out));
 }
 
 TEST(PreprocessValidate, AcceptsGoodCalls) {
-  auto in = test::random_batch({{10, 10, 3, PixelType::kU8}}, 1);
-  auto out = test::filled_batch({{5, 7, 3, PixelType::kF32, Layout::kCHW}});
-  EXPECT_EQ(run(PreprocessParams{}, in, out), Errc::kOk);
-  auto out16 = test::filled_batch({{5, 7, 3, PixelType::kF16}});
-  EXPECT_EQ(run(PreprocessParams{}, in, out16), Errc::kOk);
+  EXPECT_EQ(run_shapes({{10, 10, 3, PixelType::kU8}}, {{5, 7, 3, PixelType::kF32, Layout::kCHW}}), Errc::kOk);
+  EXPECT_EQ(run_shapes({{10, 10, 3, PixelType::kU8}}, {{5, 7, 3, PixelType::kF16}}), Errc::kOk);
 }
 
 TEST(PreprocessValidate, RejectsTypesAndLayouts) {
-  auto in_f = test::random_batch({{10, 10, 3, PixelType::kF32}}, 1);
-  auto out = test::filled_batch({{5, 7, 3, PixelType::kF32}});
-  EXPECT_EQ(run(PreprocessParams{}, in_f, out), Errc::kInvalidArgument);
-  auto in = test::random_batch({{10, 10, 3, PixelType::kU8}}, 1);
-  auto out_u8 = test::filled_batch({{5, 7, 3, PixelType::kU8}});
-  EXPECT_EQ(run(PreprocessParams{}, in, out_u8), Errc::kInvalidArgument);
-  auto in_chw = test::random_batch({{10, 10, 3, PixelType::kU8, Layout::kCHW}}, 1);
-  EXPECT_EQ(run(PreprocessParams{}, in_chw, out), Errc::kInvalidArgument);
+  EXPECT_EQ(run_shapes({{10, 10, 3, PixelType::kF32}}, {{5, 7, 3, PixelType::kF32}}), Errc::kInvalidArgument);
+  EXPECT_EQ(run_shapes({{10, 10, 3, PixelType::kU8}}, {{5, 7, 3, PixelType::kU8}}), Errc::kInvalidArgument);
+  EXPECT_EQ(run_shapes({{10, 10, 3, PixelType::kU8, Layout::kCHW}}, {{5, 7, 3, PixelType::kF32}}),
+            Errc::kInvalidArgument);
 }
 
 TEST(PreprocessValidate, RejectsChannelsAndCounts) {
-  auto in = test::random_batch({{10, 10, 3, PixelType::kU8}}, 1);
-  auto out1 = test::filled_batch({{5, 7, 1, PixelType::kF32}});
-  EXPECT_EQ(run(PreprocessParams{}, in, out1), Errc::kInvalidArgument);
-  auto out2 = test::filled_batch({{5, 7, 3, PixelType::kF32}, {5, 7, 3, PixelType::kF32}});
-  EXPECT_EQ(run(PreprocessParams{}, in, out2), Errc::kInvalidArgument);
-  auto in_gray = test::random_batch({{10, 10, 1, PixelType::kU8}}, 1);
-  PreprocessParams swap;
-  swap.swap_rb = true;
-  EXPECT_EQ(run(swap, in_gray, out1), Errc::kInvalidArgument);
-  EXPECT_EQ(run(PreprocessParams{}, in_gray, out1), Errc::kOk);
+  EXPECT_EQ(run_shapes({{10, 10, 3, PixelType::kU8}}, {{5, 7, 1, PixelType::kF32}}), Errc::kInvalidArgument);
+  EXPECT_EQ(run_shapes({{10, 10, 3, PixelType::kU8}}, {{5, 7, 3, PixelType::kF32}, {5, 7, 3, PixelType::kF32}}),
+            Errc::kInvalidArgument);
+  EXPECT_EQ(run_shapes({{10, 10, 1, PixelType::kU8}}, {{5, 7, 1, PixelType::kF32}}, {.swap_rb = true}),
+            Errc::kInvalidArgument);
+  EXPECT_EQ(run_shapes({{10, 10, 1, PixelType::kU8}}, {{5, 7, 1, PixelType::kF32}}), Errc::kOk);
 }
 
 TEST(PreprocessValidate, RejectsBadParams) {
@@ -58,12 +52,8 @@ TEST(PreprocessValidate, RejectsBadParams) {
   p = PreprocessParams{};
   p.mean[0] = NAN;
   EXPECT_EQ(run(p, in, out), Errc::kInvalidArgument);
-  p = PreprocessParams{};
-  p.scale = INFINITY;
-  EXPECT_EQ(run(p, in, out), Errc::kInvalidArgument);
-  p = PreprocessParams{};
-  p.interp = static_cast<Interp>(42);
-  EXPECT_EQ(run(p, in, out), Errc::kInvalidArgument);
+  EXPECT_EQ(run({.scale = INFINITY}, in, out), Errc::kInvalidArgument);
+  EXPECT_EQ(run({.interp = static_cast<Interp>(42)}, in, out), Errc::kInvalidArgument);
   OpCall call{OpKind::kPreprocess, nullptr, in.view(), out.view(), nullptr};
   EXPECT_EQ(preprocess_validate(call).code(), Errc::kInvalidArgument);
 }

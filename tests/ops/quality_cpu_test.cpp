@@ -16,10 +16,7 @@ std::vector<QualityMetrics> measure(const VarShapeBatchView& in, bool bgr, Threa
   std::vector<QualityMetrics> results(static_cast<size_t>(in.count));
   QualityParams params;
   params.bgr = bgr;
-  ExecOptions exec;
-  exec.mode = ExecMode::kCpu;
-  exec.pool = pool;
-  EXPECT_TRUE(quality_measure(params, in, results.data(), exec).is_ok());
+  EXPECT_TRUE(quality_measure(params, in, results.data(), test::cpu_exec(pool)).is_ok());
   return results;
 }
 

@@ -8,27 +8,14 @@ namespace kiln {
 namespace {
 
 TEST(QualityScore, Formula) {
-  QualityMetrics m;
-  m.blur = 500;        // 0.25 * 0.5
-  m.brightness = 64;   // 0.20 * 0.5
-  m.contrast = 25;     // 0.20 * 0.5
-  m.sharpness = 50;    // 0.25 * 0.5
-  m.occlusion = 0.5;   // 0.10 * 0.5
-  EXPECT_DOUBLE_EQ(quality_score(m), 0.5);
-  m.blur = 5000;
-  m.brightness = 128;
-  m.contrast = 80;
-  m.sharpness = 300;
-  m.occlusion = 0;
-  EXPECT_DOUBLE_EQ(quality_score(m), 1.0);
+  // Each term at half its weight: blur 0.25, brightness 0.20, contrast 0.20, sharpness 0.25, occlusion 0.10.
+  EXPECT_DOUBLE_EQ(quality_score({.blur = 500, .brightness = 64, .contrast = 25, .sharpness = 50, .occlusion = 0.5}),
+                   0.5);
+  EXPECT_DOUBLE_EQ(quality_score({.blur = 5000, .brightness = 128, .contrast = 80, .sharpness = 300}), 1.0);
 }
 
 TEST(QualityJudge, PassesGoodImage) {
-  QualityMetrics m;
-  m.blur = 300;
-  m.brightness = 120;
-  m.contrast = 40;
-  m.sharpness = 150;
+  QualityMetrics m{.blur = 300, .brightness = 120, .contrast = 40, .sharpness = 150};
   m.score = quality_score(m);
   const QualityVerdict v = quality_judge(m, QualityThresholds{});
   EXPECT_TRUE(v.pass);
@@ -36,11 +23,7 @@ TEST(QualityJudge, PassesGoodImage) {
 }
 
 TEST(QualityJudge, Reasons) {
-  QualityMetrics m;
-  m.blur = 85.24;
-  m.brightness = 230.06;
-  m.contrast = 10;
-  m.sharpness = 99.95;
+  QualityMetrics m{.blur = 85.24, .brightness = 230.06, .contrast = 10, .sharpness = 99.95};
   const QualityVerdict v = quality_judge(m, QualityThresholds{});
   EXPECT_FALSE(v.pass);
   ASSERT_EQ(v.reasons.size(), 3u);

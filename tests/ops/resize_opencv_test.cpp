@@ -17,16 +17,6 @@
 namespace kiln {
 namespace {
 
-int cv_interp(Interp interp) {
-  switch (interp) {
-    case Interp::kNearest: return cv::INTER_NEAREST;
-    case Interp::kBilinear: return cv::INTER_LINEAR;
-    case Interp::kArea: return cv::INTER_AREA;
-    case Interp::kBicubic: return cv::INTER_CUBIC;
-  }
-  return cv::INTER_LINEAR;
-}
-
 // Max abs difference allowed vs OpenCV, with why:
 //  nearest: 0 (same source index: floor(dx * src/dst), computed in double like OpenCV).
 //  u8 bilinear/area/bicubic: 1 (OpenCV uses 11-bit fixed-point weights for u8, kiln float weights, both rounded
@@ -39,10 +29,7 @@ double tolerance(Interp interp, PixelType type) {
 }
 
 Status run_cpu(const ResizeParams& params, const VarShapeBatch& in, const VarShapeBatch& out, ThreadPool* pool = nullptr) {
-  ExecOptions exec;
-  exec.mode = ExecMode::kCpu;
-  exec.pool = pool;
-  return resize(params, in.view(), out.view(), exec);
+  return resize(params, in.view(), out.view(), test::cpu_exec(pool));
 }
 
 struct SizeCase {
@@ -78,7 +65,7 @@ TEST_P(ResizeVsOpenCv, MatchesCvResize) {
         params.interp = interp;
         ASSERT_TRUE(run_cpu(params, in, out).is_ok());
         cv::Mat expected;
-        cv::resize(test::cv_view(in[0]), expected, cv::Size(s.out_w, s.out_h), 0, 0, cv_interp(interp));
+        cv::resize(test::cv_view(in[0]), expected, cv::Size(s.out_w, s.out_h), 0, 0, test::cv_interp(interp));
         const auto diff = test::image_diff(out[0], test::kiln_view(expected), tolerance(interp, type));
         EXPECT_EQ(diff.over, 0) << "max " << diff.max_abs << " first " << diff.first;
       }
@@ -120,7 +107,7 @@ TEST(ResizeCrop, RoiResizedMatchesCvResizeOfTheRoi) {
     ASSERT_TRUE(run_cpu(params, in, out).is_ok());
     cv::Mat expected;
     cv::resize(test::cv_view(in[0])(cv::Rect(roi.x, roi.y, roi.width, roi.height)), expected, cv::Size(25, 71), 0, 0,
-               cv_interp(interp));
+               test::cv_interp(interp));
     const auto diff = test::image_diff(out[0], test::kiln_view(expected), tolerance(interp, PixelType::kU8));
     EXPECT_EQ(diff.over, 0) << interp_name(interp) << ": " << diff.first;
   }
@@ -198,14 +185,10 @@ TEST(ResizeThreads, ThreadedMatchesUnthreaded) {
       auto in = test::random_batch(in_shapes, 9);
       auto a = test::filled_batch(out_shapes);
       auto b = test::filled_batch(out_shapes);
-      ResizeParams params;
-      params.interp = interp;
-      params.fit = ResizeFit::kLetterbox;
+      const ResizeParams params{.interp = interp, .fit = ResizeFit::kLetterbox};
       ASSERT_TRUE(run_cpu(params, in, a, nullptr).is_ok());
       ASSERT_TRUE(run_cpu(params, in, b, &pool).is_ok());
-      for (int i = 0; i < 3; ++i) {
-        ASSERT_EQ(std::memcmp(a[i].data, b[i].data, a[i].packed_bytes()), 0) << interp_name(interp) << " " << i;
-      }
+      ASSERT_NO_FATAL_FAILURE(test::assert_same_bytes(a, b)) << interp_name(interp);
     }
   }
 }

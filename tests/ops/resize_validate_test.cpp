@@ -1,6 +1,8 @@
 // Resize negative tests: bad shapes, types, ROIs and parameters give InvalidArgument before any backend runs.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "common/image_ops_util.h"
 #include "kiln/image_ops.h"
 #include "kiln/ops/resize.h"
@@ -10,45 +12,36 @@ namespace kiln {
 namespace {
 
 Errc run(const ResizeParams& params, const VarShapeBatch& in, const VarShapeBatch& out) {
-  ExecOptions exec;
-  exec.mode = ExecMode::kCpu;
-  return resize(params, in.view(), out.view(), exec).code();
+  return resize(params, in.view(), out.view(), test::cpu_exec()).code();
+}
+
+// Default params on a random input batch and a filled output batch of these shapes.
+Errc run_shapes(const std::vector<ImageShape>& in, const std::vector<ImageShape>& out) {
+  return run(ResizeParams{}, test::random_batch(in, 1), test::filled_batch(out));
 }
 
 TEST(ResizeValidate, AcceptsAGoodCall) {
-  auto in = test::random_batch({{10, 10, 3, PixelType::kU8}}, 1);
-  auto out = test::filled_batch({{5, 7, 3, PixelType::kU8}});
-  EXPECT_EQ(run(ResizeParams{}, in, out), Errc::kOk);
+  EXPECT_EQ(run_shapes({{10, 10, 3, PixelType::kU8}}, {{5, 7, 3, PixelType::kU8}}), Errc::kOk);
 }
 
 TEST(ResizeValidate, RejectsMismatchedCounts) {
-  auto in = test::random_batch({{10, 10, 3, PixelType::kU8}, {10, 10, 3, PixelType::kU8}}, 1);
-  auto out = test::filled_batch({{5, 7, 3, PixelType::kU8}});
-  EXPECT_EQ(run(ResizeParams{}, in, out), Errc::kInvalidArgument);
+  EXPECT_EQ(run_shapes({{10, 10, 3, PixelType::kU8}, {10, 10, 3, PixelType::kU8}}, {{5, 7, 3, PixelType::kU8}}),
+            Errc::kInvalidArgument);
 }
 
 TEST(ResizeValidate, RejectsChannelMismatchAndTwoChannels) {
-  auto in = test::random_batch({{10, 10, 3, PixelType::kU8}}, 1);
-  auto out = test::filled_batch({{5, 7, 1, PixelType::kU8}});
-  EXPECT_EQ(run(ResizeParams{}, in, out), Errc::kInvalidArgument);
-  auto in2 = test::random_batch({{10, 10, 2, PixelType::kU8}}, 1);
-  auto out2 = test::filled_batch({{5, 7, 2, PixelType::kU8}});
-  EXPECT_EQ(run(ResizeParams{}, in2, out2), Errc::kInvalidArgument);
+  EXPECT_EQ(run_shapes({{10, 10, 3, PixelType::kU8}}, {{5, 7, 1, PixelType::kU8}}), Errc::kInvalidArgument);
+  EXPECT_EQ(run_shapes({{10, 10, 2, PixelType::kU8}}, {{5, 7, 2, PixelType::kU8}}), Errc::kInvalidArgument);
 }
 
 TEST(ResizeValidate, RejectsTypes) {
-  auto in = test::random_batch({{10, 10, 3, PixelType::kU8}}, 1);
-  auto out = test::filled_batch({{5, 7, 3, PixelType::kF32}});
-  EXPECT_EQ(run(ResizeParams{}, in, out), Errc::kInvalidArgument);
-  auto in16 = test::random_batch({{10, 10, 3, PixelType::kF16}}, 1);
-  auto out16 = test::filled_batch({{5, 7, 3, PixelType::kF16}});
-  EXPECT_EQ(run(ResizeParams{}, in16, out16), Errc::kInvalidArgument);
+  EXPECT_EQ(run_shapes({{10, 10, 3, PixelType::kU8}}, {{5, 7, 3, PixelType::kF32}}), Errc::kInvalidArgument);
+  EXPECT_EQ(run_shapes({{10, 10, 3, PixelType::kF16}}, {{5, 7, 3, PixelType::kF16}}), Errc::kInvalidArgument);
 }
 
 TEST(ResizeValidate, RejectsLayoutMismatch) {
-  auto in = test::random_batch({{10, 10, 3, PixelType::kU8}}, 1);
-  auto out = test::filled_batch({{5, 7, 3, PixelType::kU8, Layout::kCHW}});
-  EXPECT_EQ(run(ResizeParams{}, in, out), Errc::kInvalidArgument);
+  EXPECT_EQ(run_shapes({{10, 10, 3, PixelType::kU8}}, {{5, 7, 3, PixelType::kU8, Layout::kCHW}}),
+            Errc::kInvalidArgument);
 }
 
 TEST(ResizeValidate, RejectsRoisOutsideTheImage) {
@@ -69,12 +62,8 @@ TEST(ResizeValidate, RejectsRoisOutsideTheImage) {
 TEST(ResizeValidate, RejectsBadEnumsAndNullParams) {
   auto in = test::random_batch({{10, 10, 3, PixelType::kU8}}, 1);
   auto out = test::filled_batch({{5, 7, 3, PixelType::kU8}});
-  ResizeParams params;
-  params.interp = static_cast<Interp>(9);
-  EXPECT_EQ(run(params, in, out), Errc::kInvalidArgument);
-  params = ResizeParams{};
-  params.fit = static_cast<ResizeFit>(7);
-  EXPECT_EQ(run(params, in, out), Errc::kInvalidArgument);
+  EXPECT_EQ(run({.interp = static_cast<Interp>(9)}, in, out), Errc::kInvalidArgument);
+  EXPECT_EQ(run({.fit = static_cast<ResizeFit>(7)}, in, out), Errc::kInvalidArgument);
   OpCall call{OpKind::kResize, nullptr, in.view(), out.view(), nullptr};
   EXPECT_EQ(op_validate(call).code(), Errc::kInvalidArgument);
   EXPECT_EQ(resize_validate(call).code(), Errc::kInvalidArgument);

@@ -73,10 +73,7 @@ VarShapeBatch smooth_batch(const std::vector<ImageShape>& shapes) {
 
 Status run_cpu(const WarpParams& params, const VarShapeBatch& in, const VarShapeBatch& out,
                ThreadPool* pool = nullptr) {
-  ExecOptions exec;
-  exec.mode = ExecMode::kCpu;
-  exec.pool = pool;
-  return warp_affine(params, in.view(), out.view(), exec);
+  return warp_affine(params, in.view(), out.view(), test::cpu_exec(pool));
 }
 
 struct Stats {
@@ -237,7 +234,7 @@ TEST(WarpAffine, ThreadedMatchesSingleThreaded) {
     params.border = BorderMode::kReflect;
     ASSERT_TRUE(run_cpu(params, in, a).is_ok());
     ASSERT_TRUE(run_cpu(params, in, b, &pool).is_ok());
-    for (int64_t i = 0; i < a.count(); ++i) ASSERT_EQ(std::memcmp(a[i].data, b[i].data, a[i].packed_bytes()), 0);
+    ASSERT_NO_FATAL_FAILURE(test::assert_same_bytes(a, b));
   }
 }
 

@@ -41,6 +41,15 @@ AdaptiveBatchSizerConfig latency_config() {
   return config;
 }
 
+// The throughput profile, otherwise the defaults: sizes 1 to 64 from 1, candidates the powers of two and the max.
+AdaptiveBatchSizerConfig throughput_config(int32_t window, int32_t remeasure_windows) {
+  AdaptiveBatchSizerConfig config;
+  config.profile = SizerProfile::kThroughput;
+  config.window = window;
+  config.remeasure_windows = remeasure_windows;
+  return config;
+}
+
 TEST(AdaptiveBatchSizerTest, ConfigValidation) {
   AdaptiveBatchSizerConfig config;
   config.min_batch_size = 0;
@@ -126,14 +135,7 @@ TEST(AdaptiveBatchSizerTest, CeilingAgesOutSoTheSizerReexplores) {
 }
 
 TEST(AdaptiveBatchSizerTest, ThroughputSettlesOnBestSizeOfCostModel) {
-  AdaptiveBatchSizerConfig config;
-  config.profile = SizerProfile::kThroughput;
-  config.min_batch_size = 1;
-  config.max_batch_size = 64;
-  config.initial_batch_size = 1;
-  config.window = 8;
-  config.remeasure_windows = 20;
-  AdaptiveBatchSizer sizer = make_sizer(config);
+  AdaptiveBatchSizer sizer = make_sizer(throughput_config(8, 20));
   EXPECT_EQ(sizer.candidates(), (std::vector<int32_t>{1, 2, 4, 8, 16, 32, 64}));
   // 5 ms fixed cost + 1 ms/item; beyond 16 items the batch spills (+3 ms per extra item).
   auto spill = [](int32_t s) { return 5 * kMs + s * kMs + (s > 16 ? 3 * (s - 16) * kMs : 0); };
@@ -146,11 +148,8 @@ TEST(AdaptiveBatchSizerTest, ThroughputSettlesOnBestSizeOfCostModel) {
 }
 
 TEST(AdaptiveBatchSizerTest, ThroughputClimbsToMaxWhenBiggerIsAlwaysBetter) {
-  AdaptiveBatchSizerConfig config;
-  config.profile = SizerProfile::kThroughput;
+  AdaptiveBatchSizerConfig config = throughput_config(4, 1000);
   config.max_batch_size = 48;
-  config.window = 4;
-  config.remeasure_windows = 1000;
   AdaptiveBatchSizer sizer = make_sizer(config);
   EXPECT_EQ(sizer.candidates().back(), 48);
   run(sizer, 40, [](int32_t s) { return 10 * kMs + s * kMs; });

@@ -27,6 +27,14 @@ std::unique_ptr<IntBatcher> make_batcher(const BatcherConfig& config, const Cloc
   return std::move(created).value();
 }
 
+// max_batch_size and max_queue_delay_us set, everything else at its default.
+BatcherConfig config_of(int32_t max_batch_size, int64_t max_queue_delay_us) {
+  BatcherConfig config;
+  config.max_batch_size = max_batch_size;
+  config.max_queue_delay_us = max_queue_delay_us;
+  return config;
+}
+
 std::vector<int> values(const Batch<int>& batch) {
   std::vector<int> out;
   for (const auto& item : batch.items) out.push_back(item.request);
@@ -56,10 +64,7 @@ TEST(BatcherTest, ConfigValidation) {
 
 TEST(BatcherTest, LoneRequestWaitsForQueueDelay) {
   ManualClock clock(1'000'000);
-  BatcherConfig config;
-  config.max_batch_size = 8;
-  config.max_queue_delay_us = 100;
-  auto batcher = make_batcher(config, &clock);
+  auto batcher = make_batcher(config_of(8, 100), &clock);
   ASSERT_TRUE(batcher->enqueue(7).is_ok());
   EXPECT_FALSE(batcher->try_form_batch().has_value());
   clock.advance_us(99);
@@ -74,9 +79,7 @@ TEST(BatcherTest, LoneRequestWaitsForQueueDelay) {
 
 TEST(BatcherTest, ZeroDelayDispatchesAtOnce) {
   ManualClock clock;
-  BatcherConfig config;
-  config.max_batch_size = 8;
-  auto batcher = make_batcher(config, &clock);
+  auto batcher = make_batcher(config_of(8, 0), &clock);
   ASSERT_TRUE(batcher->enqueue(1).is_ok());
   ASSERT_TRUE(batcher->enqueue(2).is_ok());
   auto batch = batcher->try_form_batch();
@@ -86,10 +89,8 @@ TEST(BatcherTest, ZeroDelayDispatchesAtOnce) {
 
 TEST(BatcherTest, PreferredSizeDispatchedAsSoonAsAvailable) {
   ManualClock clock;
-  BatcherConfig config;
-  config.max_batch_size = 16;
+  BatcherConfig config = config_of(16, 1'000'000);
   config.preferred_batch_sizes = {4, 8};
-  config.max_queue_delay_us = 1'000'000;
   auto batcher = make_batcher(config, &clock);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(batcher->enqueue(i).is_ok());
   EXPECT_FALSE(batcher->try_form_batch().has_value());  // 3: no preferred size fits yet
@@ -108,10 +109,7 @@ TEST(BatcherTest, PreferredSizeDispatchedAsSoonAsAvailable) {
 
 TEST(BatcherTest, MaxBatchSizeCaps) {
   ManualClock clock;
-  BatcherConfig config;
-  config.max_batch_size = 4;
-  config.max_queue_delay_us = 1'000'000;
-  auto batcher = make_batcher(config, &clock);
+  auto batcher = make_batcher(config_of(4, 1'000'000), &clock);
   for (int i = 0; i < 10; ++i) ASSERT_TRUE(batcher->enqueue(i).is_ok());
   auto a = batcher->try_form_batch();
   auto b = batcher->try_form_batch();
@@ -129,11 +127,9 @@ TEST(BatcherTest, MaxBatchSizeCaps) {
 
 TEST(BatcherTest, PrioritiesThenFifoWithTies) {
   ManualClock clock;
-  BatcherConfig config;
-  config.max_batch_size = 6;
+  BatcherConfig config = config_of(6, 10);
   config.priority_levels = 3;
   config.default_priority_level = 2;
-  config.max_queue_delay_us = 10;
   auto batcher = make_batcher(config, &clock);
   ASSERT_TRUE(batcher->enqueue(30, 3).is_ok());
   ASSERT_TRUE(batcher->enqueue(20, 0).is_ok());  // default level 2
@@ -150,8 +146,7 @@ TEST(BatcherTest, PrioritiesThenFifoWithTies) {
 
 TEST(BatcherTest, ThousandsOfEqualPrioritiesStayFifo) {
   ManualClock clock;
-  BatcherConfig config;
-  config.max_batch_size = 64;
+  BatcherConfig config = config_of(64, 0);
   config.priority_levels = 2;
   auto batcher = make_batcher(config, &clock);
   constexpr int kCount = 5000;
@@ -169,9 +164,7 @@ TEST(BatcherTest, ThousandsOfEqualPrioritiesStayFifo) {
 
 TEST(BatcherTest, TimeoutRejectCompletesWithStatusAndNeverBatches) {
   ManualClock clock;
-  BatcherConfig config;
-  config.max_batch_size = 8;
-  config.max_queue_delay_us = 1000;
+  BatcherConfig config = config_of(8, 1000);
   config.timeout_action = TimeoutAction::kReject;
   std::vector<std::pair<int, BatchResponse>> done;
   auto batcher = make_batcher(
@@ -198,9 +191,7 @@ TEST(BatcherTest, TimeoutRejectCompletesWithStatusAndNeverBatches) {
 
 TEST(BatcherTest, DefaultTimeoutMayOnlyBeLowered) {
   ManualClock clock;
-  BatcherConfig config;
-  config.max_batch_size = 8;
-  config.max_queue_delay_us = 10'000;
+  BatcherConfig config = config_of(8, 10'000);
   config.default_timeout_us = 100;
   int rejected = 0;
   auto batcher = make_batcher(config, &clock, [&](int&, const BatchResponse& r) { rejected += !r.status.is_ok(); });
@@ -212,8 +203,7 @@ TEST(BatcherTest, DefaultTimeoutMayOnlyBeLowered) {
 
 TEST(BatcherTest, HugeTimeoutAndDelaySaturate) {
   ManualClock clock(1'000'000'000);
-  BatcherConfig config;
-  config.max_queue_delay_us = std::numeric_limits<int64_t>::max();
+  BatcherConfig config = config_of(8, std::numeric_limits<int64_t>::max());
   int rejected = 0;
   auto batcher = make_batcher(config, &clock, [&](int&, const BatchResponse&) { ++rejected; });
   ASSERT_TRUE(batcher->enqueue(1, 0, std::numeric_limits<int64_t>::max()).is_ok());
@@ -226,9 +216,7 @@ TEST(BatcherTest, HugeTimeoutAndDelaySaturate) {
 
 TEST(BatcherTest, TimeoutDelayOrdersAfterOthers) {
   ManualClock clock;
-  BatcherConfig config;
-  config.max_batch_size = 3;
-  config.max_queue_delay_us = 1000;
+  BatcherConfig config = config_of(3, 1000);
   config.timeout_action = TimeoutAction::kDelay;
   int callbacks = 0;
   auto batcher = make_batcher(config, &clock, [&](int&, const BatchResponse&) { ++callbacks; });
@@ -253,10 +241,8 @@ TEST(BatcherTest, TimeoutDelayOrdersAfterOthers) {
 
 TEST(BatcherTest, FullQueueRejectedImmediately) {
   ManualClock clock;
-  BatcherConfig config;
-  config.max_batch_size = 8;
+  BatcherConfig config = config_of(8, 1000);
   config.max_queue_size = 3;
-  config.max_queue_delay_us = 1000;
   auto batcher = make_batcher(config, &clock);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(batcher->enqueue(i).is_ok());
   Status full = batcher->enqueue(3);
@@ -270,10 +256,8 @@ TEST(BatcherTest, FullQueueRejectedImmediately) {
 
 TEST(BatcherTest, ExpiredRequestsFreeQueueSlots) {
   ManualClock clock;
-  BatcherConfig config;
-  config.max_batch_size = 8;
+  BatcherConfig config = config_of(8, 1000);
   config.max_queue_size = 2;
-  config.max_queue_delay_us = 1000;
   int rejected = 0;
   auto batcher = make_batcher(config, &clock, [&](int&, const BatchResponse&) { ++rejected; });
   ASSERT_TRUE(batcher->enqueue(0, 0, 10).is_ok());
@@ -285,10 +269,8 @@ TEST(BatcherTest, ExpiredRequestsFreeQueueSlots) {
 
 TEST(BatcherTest, ByteBudgetRespected) {
   ManualClock clock;
-  BatcherConfig config;
-  config.max_batch_size = 8;
+  BatcherConfig config = config_of(8, 1'000'000);
   config.max_batch_bytes = 1000;
-  config.max_queue_delay_us = 1'000'000;
   auto batcher = make_batcher(config, &clock);
   EXPECT_EQ(batcher->enqueue(99, 0, 0, 1001).code(), Errc::kInvalidArgument);  // could never fit
   const size_t sizes[] = {400, 400, 300, 600, 100};
@@ -307,10 +289,7 @@ TEST(BatcherTest, ByteBudgetRespected) {
 
 TEST(BatcherTest, CloseDrainsAndRejects) {
   ManualClock clock;
-  BatcherConfig config;
-  config.max_batch_size = 2;
-  config.max_queue_delay_us = 1'000'000;
-  auto batcher = make_batcher(config, &clock);
+  auto batcher = make_batcher(config_of(2, 1'000'000), &clock);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(batcher->enqueue(i).is_ok());
   batcher->close();
   Status rejected = batcher->enqueue(9);
@@ -345,9 +324,7 @@ TEST(BatcherTest, CloseWakesBlockedConsumer) {
 
 TEST(BatcherTest, NextBatchDeadlineWithManualClock) {
   ManualClock clock;
-  BatcherConfig config;
-  config.max_queue_delay_us = 100;
-  auto batcher = make_batcher(config, &clock);
+  auto batcher = make_batcher(config_of(8, 100), &clock);
   ASSERT_TRUE(batcher->enqueue(1).is_ok());
   auto none = batcher->next_batch(/*deadline_ns=*/clock.now());  // deadline already reached
   ASSERT_TRUE(none.is_ok());
@@ -361,9 +338,7 @@ TEST(BatcherTest, NextBatchDeadlineWithManualClock) {
 
 TEST(BatcherTest, RecordsQueueTimeBatchSizeAndComputeTime) {
   ManualClock clock;
-  BatcherConfig config;
-  config.max_batch_size = 3;
-  config.max_queue_delay_us = 1'000'000;
+  BatcherConfig config = config_of(3, 1'000'000);
   std::vector<BatchResponse> seen;
   auto batcher = make_batcher(config, &clock, [&](int&, const BatchResponse& r) { seen.push_back(r); });
   ASSERT_TRUE(batcher->enqueue(0).is_ok());
@@ -417,10 +392,8 @@ TEST(BatcherTest, MoveOnlyRequests) {
 
 // Several producers, one consumer, real clock: every request comes out exactly once.
 TEST(BatcherTest, MultiThreadedNothingLostOrDuplicated) {
-  BatcherConfig config;
-  config.max_batch_size = 16;
+  BatcherConfig config = config_of(16, 200);
   config.preferred_batch_sizes = {8};
-  config.max_queue_delay_us = 200;
   config.priority_levels = 3;
   config.max_queue_size = 256;
   auto batcher = make_batcher(config, &SteadyClock::instance());

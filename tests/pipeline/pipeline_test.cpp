@@ -33,6 +33,14 @@ std::function<std::optional<Item>()> counting_source(int64_t n) {
   };
 }
 
+// A stage that sleeps `pause` on items whose id is a multiple of `every`, so its workers finish out of order.
+std::function<Status(Item&)> sleep_every(int64_t every, std::chrono::microseconds pause) {
+  return [=](Item& it) {
+    if (it.id % every == 0) std::this_thread::sleep_for(pause);
+    return Status::ok();
+  };
+}
+
 TEST(Pipeline, AddStageValidates) {
   Pipeline<Item> p;
   auto ok = [](Item&) { return Status::ok(); };
@@ -105,10 +113,7 @@ TEST(Pipeline, NoStagesAndEmptySource) {
 
 TEST(Pipeline, UnorderedDeliversEveryItemOnce) {
   Pipeline<Item> p;
-  ASSERT_TRUE(p.add_stage({"jitter", 4, 4}, [](Item& it) {
-                 if (it.id % 3 == 0) std::this_thread::sleep_for(100us);
-                 return Status::ok();
-               }).is_ok());
+  ASSERT_TRUE(p.add_stage({"jitter", 4, 4}, sleep_every(3, 100us)).is_ok());
   std::vector<int> seen(300, 0);
   RunOptions options;
   options.ordered = false;
@@ -180,10 +185,7 @@ TEST(Pipeline, QuarantinePathThatCannotBeOpenedIsIoError) {
 
 TEST(Pipeline, FailPolicyDeliversExactPrefixAndStopsSource) {
   Pipeline<Item> p;
-  ASSERT_TRUE(p.add_stage({"a", 4, 4}, [](Item& it) {
-                 if (it.id % 5 == 0) std::this_thread::sleep_for(200us);
-                 return Status::ok();
-               }).is_ok());
+  ASSERT_TRUE(p.add_stage({"a", 4, 4}, sleep_every(5, 200us)).is_ok());
   ASSERT_TRUE(p.add_stage({"b", 3, 4}, [](Item& it) {
                  if (it.id == 137 || it.id == 150) return io_error("boom " + std::to_string(it.id));
                  return Status::ok();

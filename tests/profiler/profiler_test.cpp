@@ -148,51 +148,50 @@ TEST_F(ProfilerTest, CountersRecordValues) {
   EXPECT_EQ(bytes[0].second.value, 1048576.0);
 }
 
+// On a thread of its own named `thread_name`: for sample ids 100, 101, ..., a `scope` range around flow("sample", id).
+void flow_thread(const char* thread_name, const char* scope, void (*flow)(const char*, uint64_t), uint64_t samples) {
+  std::thread t([=] {
+    Profiler::instance().set_thread_name(thread_name);
+    for (uint64_t id = 100; id < 100 + samples; ++id) {
+      KILN_PROFILE_SCOPE(scope);
+      flow("sample", id);
+    }
+  });
+  t.join();
+}
+
+// The flow events of one kind seen for a sample: how many, and the time and thread of the last.
+struct FlowSide {
+  int count = 0;
+  int64_t ts_ns = 0;
+  uint32_t tid = 0;
+};
+
 TEST_F(ProfilerTest, FlowsPairAcrossThreads) {
   Profiler::instance().enable(true);
   constexpr uint64_t kSamples = 5;
-  std::thread producer([] {
-    Profiler::instance().set_thread_name("producer");
-    for (uint64_t id = 100; id < 100 + kSamples; ++id) {
-      KILN_PROFILE_SCOPE("produce");
-      profile_flow_begin("sample", id);
-    }
-  });
-  producer.join();
-  std::thread consumer([] {
-    Profiler::instance().set_thread_name("consumer");
-    for (uint64_t id = 100; id < 100 + kSamples; ++id) {
-      KILN_PROFILE_SCOPE("consume");
-      profile_flow_end("sample", id);
-    }
-  });
-  consumer.join();
+  flow_thread("producer", "produce", profile_flow_begin, kSamples);
+  flow_thread("consumer", "consume", profile_flow_end, kSamples);
 
   auto flows = find_events(Profiler::instance().snapshot(), "sample");
   ASSERT_EQ(flows.size(), 2 * kSamples);
   for (uint64_t id = 100; id < 100 + kSamples; ++id) {
-    int begins = 0;
-    int ends = 0;
-    int64_t begin_ts = 0;
-    int64_t end_ts = 0;
-    uint32_t begin_tid = 0;
-    uint32_t end_tid = 0;
+    FlowSide begin;
+    FlowSide end;
     for (const auto& [tid, event] : flows) {
       if (event.id != id) continue;
-      if (event.kind == ProfileEventKind::kFlowBegin) {
-        ++begins;
-        begin_ts = event.ts_ns;
-        begin_tid = tid;
-      } else if (event.kind == ProfileEventKind::kFlowEnd) {
-        ++ends;
-        end_ts = event.ts_ns;
-        end_tid = tid;
-      }
+      FlowSide* side = nullptr;
+      if (event.kind == ProfileEventKind::kFlowBegin) side = &begin;
+      if (event.kind == ProfileEventKind::kFlowEnd) side = &end;
+      if (side == nullptr) continue;
+      ++side->count;
+      side->ts_ns = event.ts_ns;
+      side->tid = tid;
     }
-    EXPECT_EQ(begins, 1) << id;
-    EXPECT_EQ(ends, 1) << id;
-    EXPECT_LE(begin_ts, end_ts);
-    EXPECT_NE(begin_tid, end_tid);
+    EXPECT_EQ(begin.count, 1) << id;
+    EXPECT_EQ(end.count, 1) << id;
+    EXPECT_LE(begin.ts_ns, end.ts_ns);
+    EXPECT_NE(begin.tid, end.tid);
   }
 }
 

@@ -46,10 +46,7 @@ class Hdf5SinkRoundTrip : public ::testing::TestWithParam<RoundTripParam> {};
 
 TEST_P(Hdf5SinkRoundTrip, ReadsBackEveryImage) {
   const auto [compression, dtype, images_per_file] = GetParam();
-  Hdf5Job job;
-  job.compression = compression;
-  job.dtype = dtype;
-  job.images_per_file = images_per_file;
+  Hdf5Job job{.compression = compression, .dtype = dtype, .images_per_file = images_per_file};
   job.total = 9000;  // single file: parts of 4096, 4096, 808; shards of 1500: 6
   job.has_labels = dtype == PixelType::kU8;
   job.seq_channels = dtype == PixelType::kU8 ? 1 : 4;
@@ -114,8 +111,7 @@ INSTANTIATE_TEST_SUITE_P(AllModes, Hdf5SinkRoundTrip,
                                             ::testing::Values(int64_t{0}, int64_t{1500})));
 
 TEST(Hdf5Sink, ImagesAreStoredOnePerChunkWithTheDeclaredFilter) {
-  Hdf5Job job;
-  job.total = 10;
+  Hdf5Job job{.total = 10};
   TempDir dir;
   const std::string out = dir.file("one.h5");
   ASSERT_TRUE(test::job_run(job, out, {3}).is_ok());
@@ -139,8 +135,7 @@ TEST(Hdf5Sink, ImagesAreStoredOnePerChunkWithTheDeclaredFilter) {
 }
 
 TEST(Hdf5Sink, IdenticalRunsGiveIdenticalFiles) {
-  Hdf5Job job;
-  job.total = 5000;
+  Hdf5Job job{.total = 5000};
   TempDir dir;
   ASSERT_TRUE(test::job_run(job, dir.file("a.h5"), {1000}).is_ok());
   ASSERT_TRUE(test::job_run(job, dir.file("b.h5"), {77, 3001}).is_ok());  // other batch sizes, same bytes
@@ -150,9 +145,7 @@ TEST(Hdf5Sink, IdenticalRunsGiveIdenticalFiles) {
 
 TEST(Hdf5Sink, EmptyJobWritesAnEmptyDataset) {
   for (int64_t per_file : {int64_t{0}, int64_t{10}}) {
-    Hdf5Job job;
-    job.total = 0;
-    job.images_per_file = per_file;
+    Hdf5Job job{.images_per_file = per_file, .total = 0};
     TempDir dir;
     const std::string out = dir.file("empty.h5");
     Status s = test::job_run(job, out, {1});
@@ -165,8 +158,7 @@ TEST(Hdf5Sink, EmptyJobWritesAnEmptyDataset) {
 }
 
 TEST(Hdf5Sink, RefusesExistingOutputWithoutFlags) {
-  Hdf5Job job;
-  job.total = 100;
+  Hdf5Job job{.total = 100};
   TempDir dir;
   const std::string out = dir.file("demo.h5");
   ASSERT_TRUE(test::job_run(job, out, {50}).is_ok());
@@ -194,15 +186,11 @@ TEST(Hdf5Sink, RefusesExistingOutputWithoutFlags) {
 }
 
 TEST(Hdf5Sink, OverwriteReplacesEverything) {
-  Hdf5Job shards;
-  shards.total = 100;
-  shards.images_per_file = 30;
+  Hdf5Job shards{.images_per_file = 30, .total = 100};
   TempDir dir;
   const std::string out = dir.file("demo.h5");
   ASSERT_TRUE(test::job_run(shards, out, {50}).is_ok());
-  Hdf5Job single;
-  single.total = 40;
-  single.compression = Compression::kGzip;
+  Hdf5Job single{.compression = Compression::kGzip, .total = 40};
   OutputSpec spec = single.spec(out);
   spec.overwrite = true;
   auto sink = hdf5_sink_create(spec);
@@ -235,9 +223,7 @@ void resume_check(const Hdf5Job& job, int64_t crash_after, int64_t expected_resu
   test::write_text_file(stray, "partial garbage");
   test::write_text_file(out + ".tmp", "partial merge");
 
-  OutputSpec spec = job.spec(out);
-  spec.resume = true;
-  auto sink = hdf5_sink_create(spec);
+  auto sink = hdf5_sink_create(job.spec(out, /*resume=*/true));
   auto start = (*sink)->open(job.layout(), job.attributes("2024-06-06T00:00:00Z"));
   ASSERT_TRUE(start.is_ok()) << start.status().to_string();
   EXPECT_EQ(*start, expected_resume);
@@ -275,43 +261,32 @@ void resume_check(const Hdf5Job& job, int64_t crash_after, int64_t expected_resu
 }
 
 TEST(Hdf5Resume, SingleFileKeepsCompleteParts) {
-  Hdf5Job job;
-  job.total = 10000;
+  Hdf5Job job{.total = 10000};
   resume_check(job, 9000, 8192, {1500});  // parts 0 and 1 were committed, part 2 was in flight
 }
 
 TEST(Hdf5Resume, SingleFileBeforeTheFirstPart) {
-  Hdf5Job job;
-  job.total = 5000;
-  job.compression = Compression::kGzip;
+  Hdf5Job job{.compression = Compression::kGzip, .total = 5000};
   resume_check(job, 3000, 0, {1000});
 }
 
 TEST(Hdf5Resume, ShardsKeepCompleteShards) {
-  Hdf5Job job;
-  job.total = 2000;
-  job.images_per_file = 300;
-  job.dtype = PixelType::kF32;
-  job.has_labels = false;
+  Hdf5Job job{.dtype = PixelType::kF32, .images_per_file = 300, .total = 2000, .has_labels = false};
   resume_check(job, 1000, 900, {250});
 }
 
 TEST(Hdf5Resume, AllPartsWrittenButNotMerged) {
-  Hdf5Job job;
-  job.total = 8192;
+  Hdf5Job job{.total = 8192};
   resume_check(job, 8192, 8192, {4096});
 }
 
 TEST(Hdf5Resume, FinishedSingleFileIsANoOp) {
-  Hdf5Job job;
-  job.total = 300;
+  Hdf5Job job{.total = 300};
   TempDir dir;
   const std::string out = dir.file("demo.h5");
   ASSERT_TRUE(test::job_run(job, out, {100}).is_ok());
   const auto before = file_bytes(out);
-  OutputSpec spec = job.spec(out);
-  spec.resume = true;
-  auto sink = hdf5_sink_create(spec);
+  auto sink = hdf5_sink_create(job.spec(out, /*resume=*/true));
   auto start = (*sink)->open(job.layout(), job.attributes("2030-01-01T00:00:00Z"));
   ASSERT_TRUE(start.is_ok()) << start.status().to_string();
   EXPECT_EQ(*start, job.total);
@@ -320,15 +295,11 @@ TEST(Hdf5Resume, FinishedSingleFileIsANoOp) {
 }
 
 TEST(Hdf5Resume, FinishedShardsResumeAtTheEnd) {
-  Hdf5Job job;
-  job.total = 300;
-  job.images_per_file = 100;
+  Hdf5Job job{.images_per_file = 100, .total = 300};
   TempDir dir;
   const std::string out = dir.file("demo.h5");
   ASSERT_TRUE(test::job_run(job, out, {100}).is_ok());
-  OutputSpec spec = job.spec(out);
-  spec.resume = true;
-  auto sink = hdf5_sink_create(spec);
+  auto sink = hdf5_sink_create(job.spec(out, /*resume=*/true));
   auto start = (*sink)->open(job.layout(), job.attributes());
   ASSERT_TRUE(start.is_ok()) << start.status().to_string();
   EXPECT_EQ(*start, job.total);
@@ -339,8 +310,7 @@ TEST(Hdf5Resume, FinishedShardsResumeAtTheEnd) {
 }
 
 TEST(Hdf5Resume, RefusesDifferentSettings) {
-  Hdf5Job job;
-  job.total = 10000;
+  Hdf5Job job{.total = 10000};
   TempDir dir;
   const std::string out = dir.file("demo.h5");
   {
@@ -349,9 +319,7 @@ TEST(Hdf5Resume, RefusesDifferentSettings) {
     ASSERT_TRUE(test::job_write(**sink, job, 0, 5000, {5000}).is_ok());
   }
   auto try_resume = [&](const Hdf5Job& other) {
-    OutputSpec spec = other.spec(out);
-    spec.resume = true;
-    auto sink = hdf5_sink_create(spec);
+    auto sink = hdf5_sink_create(other.spec(out, /*resume=*/true));
     return (*sink)->open(other.layout(), other.attributes()).status();
   };
   Hdf5Job stride = job;
@@ -372,15 +340,12 @@ TEST(Hdf5Resume, RefusesDifferentSettings) {
   EXPECT_EQ(try_resume(f32).code(), Errc::kInvalidArgument);
 
   // Switching to shards over a finished single file is refused too (nothing is deleted).
-  Hdf5Job single;
-  single.total = 100;
+  Hdf5Job single{.total = 100};
   const std::string done = dir.file("done.h5");
   ASSERT_TRUE(test::job_run(single, done, {100}).is_ok());
   Hdf5Job sharded = single;
   sharded.images_per_file = 50;
-  OutputSpec spec = sharded.spec(done);
-  spec.resume = true;
-  auto sink = hdf5_sink_create(spec);
+  auto sink = hdf5_sink_create(sharded.spec(done, /*resume=*/true));
   s = (*sink)->open(sharded.layout(), sharded.attributes()).status();
   EXPECT_EQ(s.code(), Errc::kInvalidArgument);
   EXPECT_NE(s.message().find("images_per_file"), std::string::npos) << s.message();
@@ -392,8 +357,7 @@ TEST(Hdf5Resume, RefusesDifferentSettings) {
 }
 
 TEST(Hdf5Sink, RejectsBatchesOutOfOrderOrMalformed) {
-  Hdf5Job job;
-  job.total = 20;
+  Hdf5Job job{.total = 20};
   TempDir dir;
   auto sink = hdf5_sink_create(job.spec(dir.file("x.h5")));
   ASSERT_TRUE((*sink)->open(job.layout(), job.attributes()).is_ok());
@@ -417,11 +381,7 @@ namespace {
 // Manual timing (--gtest_also_run_disabled_tests): 800x500 chart-like u8 images, zstd-1. Encoding runs up front
 // on one thread, so the writer-thread rate (H5Dwrite_chunk + small datasets + commits + merge) is measured alone.
 TEST(Hdf5Perf, DISABLED_WriterThroughput) {
-  Hdf5Job job;
-  job.width = 800;
-  job.height = 500;
-  job.total = 10000;
-  job.seq_len = 64;
+  Hdf5Job job{.total = 10000, .width = 800, .height = 500, .seq_len = 64};
   TempDir dir;
   for (int64_t per_file : {int64_t{0}, int64_t{2500}}) {
     job.images_per_file = per_file;

@@ -29,15 +29,8 @@ struct Hdf5Job {
   int64_t stride = 1;
 
   DatasetLayout layout() const {
-    DatasetLayout l;
-    l.total = total;
-    l.width = width;
-    l.height = height;
-    l.dtype = dtype;
-    l.seq_len = seq_len;
-    l.seq_channels = seq_channels;
-    l.has_labels = has_labels;
-    return l;
+    return DatasetLayout{.total = total, .width = width, .height = height, .dtype = dtype, .seq_len = seq_len,
+                         .seq_channels = seq_channels, .has_labels = has_labels};
   }
   DatasetAttributes attributes(const std::string& created_at = "2024-01-02T03:04:05Z") const {
     DatasetAttributes a;
@@ -59,14 +52,13 @@ struct Hdf5Job {
     a.created_at = created_at;
     return a;
   }
-  OutputSpec spec(const std::string& path) const {
-    OutputSpec s;
-    s.path = path;
-    s.format = OutputFormat::kHdf5;
-    s.compression = compression;
-    s.compression_level = level;
-    s.images_per_file = images_per_file;
-    return s;
+  OutputSpec spec(const std::string& path, bool resume = false) const {
+    return OutputSpec{.path = path,
+                      .format = OutputFormat::kHdf5,
+                      .compression = compression,
+                      .compression_level = level,
+                      .images_per_file = images_per_file,
+                      .resume = resume};
   }
 };
 

@@ -18,18 +18,18 @@ namespace fs = std::filesystem;
 using test::Hdf5Job;
 using test::TempDir;
 
-Hdf5Job shard_job() {
-  Hdf5Job job;
-  job.total = 1000;
-  job.images_per_file = 300;  // 300, 300, 300, 100
-  job.seq_channels = 4;
-  return job;
-}
+// Shards of 300, 300, 300 and 100 images.
+Hdf5Job shard_job() { return {.images_per_file = 300, .total = 1000, .seq_channels = 4}; }
 
-TEST(Hdf5Vds, EqualsTheConcatenatedShards) {
+// shard_job() written to `out` by each test.
+class Hdf5Vds : public ::testing::Test {
+ protected:
   const Hdf5Job job = shard_job();
   TempDir dir;
   const std::string out = dir.file("out.h5");
+};
+
+TEST_F(Hdf5Vds, EqualsTheConcatenatedShards) {
   ASSERT_TRUE(test::job_run(job, out, {128}).is_ok());
   auto vds = test::contents_read(out);
   ASSERT_TRUE(vds.is_ok()) << vds.status().to_string();
@@ -60,10 +60,7 @@ TEST(Hdf5Vds, EqualsTheConcatenatedShards) {
   EXPECT_EQ(again->images, vds->images);
 }
 
-TEST(Hdf5Vds, ManifestListsEveryShard) {
-  const Hdf5Job job = shard_job();
-  TempDir dir;
-  const std::string out = dir.file("out.h5");
+TEST_F(Hdf5Vds, ManifestListsEveryShard) {
   ASSERT_TRUE(test::job_run(job, out, {1000}).is_ok());
   std::ifstream in(hdf5::manifest_path(out));
   const auto manifest = nlohmann::json::parse(in);
@@ -85,10 +82,7 @@ TEST(Hdf5Vds, ManifestListsEveryShard) {
   EXPECT_FALSE(fs::exists(hdf5::manifest_path(out) + ".tmp"));
 }
 
-TEST(Hdf5Vds, FinishRefusesAMissingShard) {
-  const Hdf5Job job = shard_job();
-  TempDir dir;
-  const std::string out = dir.file("out.h5");
+TEST_F(Hdf5Vds, FinishRefusesAMissingShard) {
   auto sink = hdf5_sink_create(job.spec(out));
   ASSERT_TRUE((*sink)->open(job.layout(), job.attributes()).is_ok());
   ASSERT_TRUE(test::job_write(**sink, job, 0, job.total, {400}).is_ok());
@@ -104,10 +98,7 @@ TEST(Hdf5Vds, FinishRefusesAMissingShard) {
   EXPECT_NE(s.message().find("missing"), std::string::npos) << s.message();
 }
 
-TEST(Hdf5Vds, RebuildFromShardsOnDisk) {
-  const Hdf5Job job = shard_job();
-  TempDir dir;
-  const std::string out = dir.file("out.h5");
+TEST_F(Hdf5Vds, RebuildFromShardsOnDisk) {
   ASSERT_TRUE(test::job_run(job, out, {1000}).is_ok());
   auto first = test::contents_read(out);
   ASSERT_TRUE(first.is_ok());
@@ -129,8 +120,7 @@ TEST(Hdf5Vds, RebuildFromShardsOnDisk) {
 
 TEST(Hdf5Info, DescribesSingleFileVdsAndManifest) {
   TempDir dir;
-  Hdf5Job single;
-  single.total = 50;
+  const Hdf5Job single{.total = 50};
   ASSERT_TRUE(test::job_run(single, dir.file("single.h5"), {50}).is_ok());
   std::string text;
   Status s = hdf5_info_print(dir.file("single.h5"), &text);
@@ -170,20 +160,14 @@ TEST(Hdf5Fixture, WriteFilesForH5py) {
   if (env == nullptr || env[0] == '\0') GTEST_SKIP() << "KILN_H5PY_FIXTURE_DIR not set";
   const std::string dir = env;
   fs::create_directories(dir);
-  Hdf5Job zstd;
-  zstd.total = 5000;  // two parts merged
-  Hdf5Job gzip;
-  gzip.total = 300;
-  gzip.compression = Compression::kGzip;
-  gzip.dtype = PixelType::kF32;
-  gzip.has_labels = false;
-  gzip.seq_channels = 4;
-  Hdf5Job shards;
-  shards.total = 1000;
-  shards.images_per_file = 300;
-  Hdf5Job none;
-  none.total = 10;
-  none.compression = Compression::kNone;
+  Hdf5Job zstd{.total = 5000};  // two parts merged
+  Hdf5Job gzip{.compression = Compression::kGzip,
+               .dtype = PixelType::kF32,
+               .total = 300,
+               .seq_channels = 4,
+               .has_labels = false};
+  Hdf5Job shards{.images_per_file = 300, .total = 1000};
+  Hdf5Job none{.compression = Compression::kNone, .total = 10};
   const std::pair<const char*, Hdf5Job*> files[] = {
       {"zstd_u8.h5", &zstd}, {"gzip_f32.h5", &gzip}, {"shards.h5", &shards}, {"none_u8.h5", &none}};
   for (const auto& [name, job] : files) {

@@ -1,9 +1,7 @@
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,6 +10,7 @@
 
 #include "common/test_util.h"
 #include "apps/render/image_sink.h"
+#include "apps/render/sink_test_util.h"
 
 #if KILN_HAS_JPEG
 #include "apps/render/image_folder_sink.h"
@@ -28,14 +27,7 @@ constexpr int32_t kWidth = 24;
 constexpr int32_t kHeight = 16;
 
 DatasetLayout make_layout(int64_t total, bool labels) {
-  DatasetLayout layout;
-  layout.total = total;
-  layout.width = kWidth;
-  layout.height = kHeight;
-  layout.dtype = PixelType::kU8;
-  layout.seq_len = 30;
-  layout.has_labels = labels;
-  return layout;
+  return {.total = total, .width = kWidth, .height = kHeight, .seq_len = 30, .has_labels = labels};
 }
 
 DatasetAttributes make_attributes(const std::string& created_at = "2024-01-01T00:00:00Z") {
@@ -69,53 +61,22 @@ std::vector<uint8_t> make_pixels(int64_t ordinal) {
   return pixels;
 }
 
-ImageView view_of(std::vector<uint8_t>& pixels) {
-  ImageView v;
-  v.data = pixels.data();
-  v.width = kWidth;
-  v.height = kHeight;
-  v.channels = 1;
-  v.row_stride = kWidth;
-  v.type = PixelType::kU8;
-  return v;
-}
+// Index rows 100, 102, ...; labels -1, 0, 1, -1, ...
+const test::SyntheticImages kImages{kWidth, kHeight, PixelType::kU8, make_pixels,
+                                    [](int64_t i) { return 100 + 2 * i; },
+                                    [](int64_t i) { return static_cast<int8_t>(i % 3 - 1); }};
 
 EncodedBatch make_batch(ImageEncoder& encoder, int64_t first, int32_t count, bool labels) {
-  EncodedBatch batch;
-  batch.clear();
-  batch.first = first;
-  batch.count = count;
-  for (int32_t k = 0; k < count; ++k) {
-    std::vector<uint8_t> pixels = make_pixels(first + k);
-    EXPECT_TRUE(encoder.encode(view_of(pixels), batch.bytes).is_ok());
-    batch.offsets.push_back(batch.bytes.size());
-    batch.index.push_back(100 + 2 * (first + k));
-    if (labels) batch.labels.push_back(static_cast<int8_t>((first + k) % 3 - 1));
-  }
-  return batch;
+  return test::batch_encode(encoder, kImages, first, count, labels);
 }
 
-// Writes images [from, to) in batches of batch_size (the last one shorter).
 void write_range(ImageSink& sink, int64_t from, int64_t to, int32_t batch_size, bool labels) {
-  auto encoder = sink.make_encoder();
-  ASSERT_TRUE(encoder);
-  for (int64_t first = from; first < to; first += batch_size) {
-    const int32_t count = static_cast<int32_t>(std::min<int64_t>(batch_size, to - first));
-    ASSERT_TRUE(sink.write(make_batch(*encoder, first, count, labels)).is_ok());
-  }
+  test::range_write(sink, kImages, from, to, batch_size, labels);
 }
 
-OutputSpec png_spec(const std::string& path) {
-  OutputSpec spec;
-  spec.path = path;
-  spec.format = OutputFormat::kPng;
-  return spec;
-}
+OutputSpec png_spec(const std::string& path) { return {.path = path, .format = OutputFormat::kPng}; }
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using test::read_file;
 
 std::set<std::string> list_dir(const fs::path& dir) {
   std::set<std::string> names;
@@ -127,13 +88,7 @@ json read_json(const fs::path& path) { return json::parse(read_file(path)); }
 
 void run_complete(const OutputSpec& spec, int64_t total, int32_t batch_size, bool labels,
                   const std::string& created_at = "2024-01-01T00:00:00Z") {
-  auto sink = sink_create(spec);
-  ASSERT_TRUE(sink.is_ok()) << sink.status().to_string();
-  auto done = (*sink)->open(make_layout(total, labels), make_attributes(created_at));
-  ASSERT_TRUE(done.is_ok()) << done.status().to_string();
-  ASSERT_EQ(done.value(), 0);
-  write_range(**sink, 0, total, batch_size, labels);
-  ASSERT_TRUE((*sink)->finish().is_ok());
+  test::run_complete(spec, make_layout(total, labels), make_attributes(created_at), kImages, batch_size);
 }
 
 TEST(ImageFolderSink, WritesNamedPngFilesIndexAndManifest) {

@@ -1,10 +1,8 @@
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -12,6 +10,7 @@
 
 #include "common/test_util.h"
 #include "apps/render/image_sink.h"
+#include "apps/render/sink_test_util.h"
 
 namespace kiln {
 namespace {
@@ -22,14 +21,7 @@ constexpr int32_t kWidth = 5;
 constexpr int32_t kHeight = 3;
 
 DatasetLayout make_layout(int64_t total, PixelType dtype, bool labels) {
-  DatasetLayout layout;
-  layout.total = total;
-  layout.width = kWidth;
-  layout.height = kHeight;
-  layout.dtype = dtype;
-  layout.seq_len = 20;
-  layout.has_labels = labels;
-  return layout;
+  return {.total = total, .width = kWidth, .height = kHeight, .dtype = dtype, .seq_len = 20, .has_labels = labels};
 }
 
 DatasetAttributes make_attributes(const std::string& created_at = "2024-01-01T00:00:00Z") {
@@ -63,67 +55,45 @@ std::vector<uint8_t> make_image_bytes(int64_t ordinal, PixelType dtype) {
   return bytes;
 }
 
-EncodedBatch make_batch(ImageEncoder& encoder, int64_t first, int32_t count, PixelType dtype, bool labels) {
-  EncodedBatch batch;
-  batch.clear();
-  batch.first = first;
-  batch.count = count;
-  for (int32_t k = 0; k < count; ++k) {
-    std::vector<uint8_t> pixels = make_image_bytes(first + k, dtype);
-    ImageView view;
-    view.data = pixels.data();
-    view.width = kWidth;
-    view.height = kHeight;
-    view.type = dtype;
-    view.row_stride = kWidth * static_cast<int64_t>(pixel_type_size(dtype));
-    EXPECT_TRUE(encoder.encode(view, batch.bytes).is_ok());
-    batch.offsets.push_back(batch.bytes.size());
-    batch.index.push_back(first + k);
-    if (labels) batch.labels.push_back(static_cast<int8_t>((first + k) % 2));
-  }
-  return batch;
+// Index rows 0, 1, ...; labels 0, 1, 0, ...
+test::SyntheticImages images_of(PixelType dtype) {
+  return {kWidth, kHeight, dtype, [dtype](int64_t i) { return make_image_bytes(i, dtype); },
+          [](int64_t i) { return i; }, [](int64_t i) { return static_cast<int8_t>(i % 2); }};
 }
 
 void write_range(ImageSink& sink, int64_t from, int64_t to, int32_t batch_size, PixelType dtype, bool labels) {
-  auto encoder = sink.make_encoder();
-  for (int64_t first = from; first < to; first += batch_size) {
-    const int32_t count = static_cast<int32_t>(std::min<int64_t>(batch_size, to - first));
-    ASSERT_TRUE(sink.write(make_batch(*encoder, first, count, dtype, labels)).is_ok());
-  }
+  test::range_write(sink, images_of(dtype), from, to, batch_size, labels);
 }
 
-OutputSpec npy_spec(const std::string& path) {
-  OutputSpec spec;
-  spec.path = path;
-  spec.format = OutputFormat::kNpy;
-  return spec;
-}
+OutputSpec npy_spec(const std::string& path) { return {.path = path, .format = OutputFormat::kNpy}; }
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using test::read_file;
 
 void run_complete(const OutputSpec& spec, int64_t total, int32_t batch_size, PixelType dtype, bool labels) {
-  auto sink = sink_create(spec);
-  ASSERT_TRUE(sink.is_ok()) << sink.status().to_string();
-  auto done = (*sink)->open(make_layout(total, dtype, labels), make_attributes());
-  ASSERT_TRUE(done.is_ok()) << done.status().to_string();
-  ASSERT_EQ(done.value(), 0);
-  write_range(**sink, 0, total, batch_size, dtype, labels);
-  ASSERT_TRUE((*sink)->finish().is_ok());
+  test::run_complete(spec, make_layout(total, dtype, labels), make_attributes(), images_of(dtype), batch_size);
 }
 
-// Parses the NPY v1.0 header; returns the header dict text and sets data_offset.
-std::string npy_header_text(const std::string& file, size_t& data_offset) {
+// An NPY v1.0 file: its bytes, the header dict text and where the data starts.
+struct NpyFile {
+  std::string bytes;
+  std::string header;
+  size_t data_offset = 0;
+};
+
+// Reads the file at `path` and parses its header.
+NpyFile npy_read(const std::string& path) {
+  NpyFile npy;
+  npy.bytes = read_file(path);
+  const std::string& file = npy.bytes;
   EXPECT_GE(file.size(), 10u);
   EXPECT_EQ(file.substr(0, 6), "\x93NUMPY");
   EXPECT_EQ(file[6], 1);
   EXPECT_EQ(file[7], 0);
   const size_t header_len = static_cast<uint8_t>(file[8]) | (static_cast<size_t>(static_cast<uint8_t>(file[9])) << 8);
-  data_offset = 10 + header_len;
-  EXPECT_EQ(data_offset % 64, 0u) << "data must start 64-byte aligned";
-  return file.substr(10, header_len);
+  npy.data_offset = 10 + header_len;
+  EXPECT_EQ(npy.data_offset % 64, 0u) << "data must start 64-byte aligned";
+  npy.header = file.substr(10, header_len);
+  return npy;
 }
 
 bool numpy_available() { return test::run_command("/usr/bin/python3 -c 'import numpy'").exit_code == 0; }
@@ -135,15 +105,13 @@ TEST(NpySink, WritesValidU8ArrayAndIndex) {
   EXPECT_FALSE(fs::exists(path + ".tmp"));
   EXPECT_FALSE(fs::exists(path + ".progress"));
 
-  const std::string file = read_file(path);
-  size_t offset = 0;
-  const std::string header = npy_header_text(file, offset);
-  EXPECT_EQ(header.rfind("{'descr': '|u1', 'fortran_order': False, 'shape': (7, 3, 5), }", 0), 0u) << header;
-  EXPECT_EQ(header.back(), '\n');
-  ASSERT_EQ(file.size(), offset + 7u * kWidth * kHeight);
+  const NpyFile npy = npy_read(path);
+  EXPECT_EQ(npy.header.rfind("{'descr': '|u1', 'fortran_order': False, 'shape': (7, 3, 5), }", 0), 0u) << npy.header;
+  EXPECT_EQ(npy.header.back(), '\n');
+  ASSERT_EQ(npy.bytes.size(), npy.data_offset + 7u * kWidth * kHeight);
   for (int64_t i = 0; i < 7; ++i) {
     const std::vector<uint8_t> expected = make_image_bytes(i, PixelType::kU8);
-    EXPECT_EQ(file.substr(offset + static_cast<size_t>(i) * expected.size(), expected.size()),
+    EXPECT_EQ(npy.bytes.substr(npy.data_offset + static_cast<size_t>(i) * expected.size(), expected.size()),
               std::string(expected.begin(), expected.end()))
         << "image " << i;
   }
@@ -168,13 +136,11 @@ TEST(NpySink, WritesValidF32Array) {
   test::TempDir tmp;
   const std::string path = tmp.file("f32.npy");
   ASSERT_NO_FATAL_FAILURE(run_complete(npy_spec(path), 4, 4, PixelType::kF32, false));
-  const std::string file = read_file(path);
-  size_t offset = 0;
-  const std::string header = npy_header_text(file, offset);
-  EXPECT_EQ(header.rfind("{'descr': '<f4', 'fortran_order': False, 'shape': (4, 3, 5), }", 0), 0u) << header;
-  ASSERT_EQ(file.size(), offset + 4u * kWidth * kHeight * 4);
+  const NpyFile npy = npy_read(path);
+  EXPECT_EQ(npy.header.rfind("{'descr': '<f4', 'fortran_order': False, 'shape': (4, 3, 5), }", 0), 0u) << npy.header;
+  ASSERT_EQ(npy.bytes.size(), npy.data_offset + 4u * kWidth * kHeight * 4);
   const std::vector<uint8_t> last = make_image_bytes(3, PixelType::kF32);
-  EXPECT_EQ(file.substr(offset + 3 * last.size()), std::string(last.begin(), last.end()));
+  EXPECT_EQ(npy.bytes.substr(npy.data_offset + 3 * last.size()), std::string(last.begin(), last.end()));
   EXPECT_EQ(read_file(tmp.file("f32.index.csv")), "image,start_row,label\n0,0,\n1,1,\n2,2,\n3,3,\n");
   if (numpy_available()) {
     const auto result = test::run_command("/usr/bin/python3 -c \"import numpy as np; a = np.load('" + path +
@@ -188,10 +154,9 @@ TEST(NpySink, EmptyJobIsAValidArray) {
   test::TempDir tmp;
   const std::string path = tmp.file("empty.npy");
   ASSERT_NO_FATAL_FAILURE(run_complete(npy_spec(path), 0, 4, PixelType::kU8, false));
-  const std::string file = read_file(path);
-  size_t offset = 0;
-  EXPECT_NE(npy_header_text(file, offset).find("'shape': (0, 3, 5)"), std::string::npos);
-  EXPECT_EQ(file.size(), offset);
+  const NpyFile npy = npy_read(path);
+  EXPECT_NE(npy.header.find("'shape': (0, 3, 5)"), std::string::npos);
+  EXPECT_EQ(npy.bytes.size(), npy.data_offset);
 }
 
 TEST(NpySink, RefusesExistingOutputWithoutFlags) {
@@ -210,8 +175,7 @@ TEST(NpySink, RefusesExistingOutputWithoutFlags) {
   OutputSpec spec = npy_spec(path);
   spec.overwrite = true;
   ASSERT_NO_FATAL_FAILURE(run_complete(spec, 5, 2, PixelType::kF32, false));
-  size_t offset = 0;
-  EXPECT_NE(npy_header_text(read_file(path), offset).find("(5, 3, 5)"), std::string::npos);
+  EXPECT_NE(npy_read(path).header.find("(5, 3, 5)"), std::string::npos);
 }
 
 TEST(NpySink, ResumeAfterCrashEqualsUninterruptedRun) {
@@ -293,12 +257,7 @@ TEST(NpySink, EncoderChecksDtypeAndShape) {
   ASSERT_TRUE((*sink)->open(make_layout(2, PixelType::kU8, false), make_attributes()).is_ok());
   auto encoder = (*sink)->make_encoder();
   std::vector<uint8_t> pixels(64 * 4);
-  ImageView view;
-  view.data = pixels.data();
-  view.width = kWidth;
-  view.height = kHeight;
-  view.type = PixelType::kF32;
-  view.row_stride = kWidth * 4;
+  ImageView view = image_view_packed(pixels.data(), kWidth, kHeight, 1, PixelType::kF32);
   std::vector<uint8_t> out;
   EXPECT_EQ(encoder->encode(view, out).code(), Errc::kInvalidArgument);
   view.type = PixelType::kU8;

@@ -11,26 +11,32 @@
 namespace kiln {
 namespace {
 
-TEST(RenderJob, NpyOutputEqualsDirectRendering) {
-  test::TempDir dir;
+// A job on the built-in demo series of `points` rows, rendering width x height charts (width 0: the job's
+// default), written to `output`.
+RenderJobConfig demo_job(int64_t points, int32_t width, int32_t height, const std::string& output) {
   RenderJobConfig config;
   config.demo = true;
-  config.demo_points = 140;
-  config.render.width = 64;
-  config.render.height = 32;
+  config.demo_points = points;
+  config.render.width = width;
+  config.render.height = height;
+  config.output.path = output;
+  return config;
+}
+
+TEST(RenderJob, NpyOutputEqualsDirectRendering) {
+  test::TempDir dir;
+  RenderJobConfig config = demo_job(140, 64, 32, dir.file("out.npy"));
   config.windows.seq_len = 20;
   config.windows.stride = 2;
   config.exec.threads = 2;
   config.exec.batch_size = 9;
-  config.output.path = dir.file("out.npy");
   config.output.format = OutputFormat::kNpy;
   auto summary = render_job_run(config);
   ASSERT_TRUE(summary.is_ok()) << summary.status().to_string();
   EXPECT_EQ(summary->images, 61);
   EXPECT_FALSE(summary->backend.empty());  // cpu here; a GPU where there is one (same bytes either way)
 
-  std::ifstream in(dir.file("out.npy"), std::ios::binary);
-  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<uint8_t> bytes = test::read_file_bytes(dir.file("out.npy"));
   const size_t image_bytes = 64 * 32;
   ASSERT_GE(bytes.size(), 61 * image_bytes);
   const std::vector<uint8_t> data(bytes.end() - static_cast<std::ptrdiff_t>(61 * image_bytes), bytes.end());
@@ -57,13 +63,8 @@ TEST(RenderJob, NoUsableWindowIsAnErrorAndWritesNothing) {
 
 TEST(RenderJob, ProgressReachesTheTotal) {
   test::TempDir dir;
-  RenderJobConfig config;
-  config.demo = true;
-  config.demo_points = 300;
-  config.render.width = 32;
-  config.render.height = 16;
+  RenderJobConfig config = demo_job(300, 32, 16, dir.file("o.h5"));
   config.exec.batch_size = 50;
-  config.output.path = dir.file("o.h5");
   int64_t last = 0;
   int calls = 0;
   auto summary = render_job_run(config, [&](const RenderProgress& p) {
@@ -80,13 +81,9 @@ TEST(RenderJob, ProgressReachesTheTotal) {
 // follows the output's name unless set.
 TEST(RenderJob, OhlcWidthAndFormatFollowTheOtherSettings) {
   test::TempDir dir;
-  RenderJobConfig config;
-  config.demo = true;
-  config.demo_points = 60;
+  RenderJobConfig config = demo_job(60, 0, 16, dir.file("bars.npy"));
   config.windows.seq_len = 10;
   config.render.style = ChartStyle::kOhlc;
-  config.render.height = 16;
-  config.output.path = dir.file("bars.npy");
   auto summary = render_job_run(config);
   ASSERT_TRUE(summary.is_ok()) << summary.status().to_string();
   std::ifstream in(dir.file("bars.npy"), std::ios::binary);

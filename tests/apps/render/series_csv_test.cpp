@@ -2,15 +2,18 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <ostream>
 #include <string>
 #include <vector>
 
+#include "apps/render/series_test_util.h"
 #include "common/test_util.h"
 #include "kiln/apps/render.h"
 
 namespace kiln {
 namespace {
 
+using test::load_failed;
 using test::TempDir;
 using test::write_text_file;
 
@@ -154,33 +157,48 @@ TEST(SeriesCsv, ManyRowsReadBackExactly) {
 
 // --- errors -------------------------------------------------------------------------------------------
 
-TEST(SeriesCsv, NotANumberNamesFileRowAndColumn) {
+// A file that fails to load as an IoError naming the file and the row: its name and text, the column asked for and
+// the message after "<path>".
+struct RowError {
+  std::string test;
+  std::string file;
+  std::string text;
+  std::string column;
+  std::string message;
+};
+
+void PrintTo(const RowError& e, std::ostream* os) { *os << e.test; }
+
+class SeriesCsvRowError : public ::testing::TestWithParam<RowError> {};
+
+TEST_P(SeriesCsvRowError, NamesFileAndRow) {
   TempDir dir;
-  const std::string path = write_csv(dir, "prices.csv", "Date,Close\nd1,1\nd2,abc\n");
-  Result<Series> r = series_load_csv(path, "close", false);
-  ASSERT_FALSE(r.is_ok());
-  EXPECT_EQ(r.status().code(), Errc::kIoError);
-  EXPECT_EQ(r.status().message(), path + ":3: column 'Close': not a number: 'abc'");
+  const RowError& e = GetParam();
+  const std::string path = write_csv(dir, e.file, e.text);
+  ASSERT_TRUE(load_failed(series_load_csv(path, e.column, false), Errc::kIoError, path + e.message));
 }
 
-TEST(SeriesCsv, NotANumberRowCountsPhysicalLines) {
-  TempDir dir;
-  // Blank line and a quoted newline before the bad row: it sits on line 6 of the file.
-  const std::string path = write_csv(dir, "lines.csv", "Note,Close\nx,1\n\n\"a\nb\",2\ny,1.2.3\n");
-  Result<Series> r = series_load_csv(path, "Close", false);
-  ASSERT_FALSE(r.is_ok());
-  EXPECT_EQ(r.status().code(), Errc::kIoError);
-  EXPECT_EQ(r.status().message(), path + ":6: column 'Close': not a number: '1.2.3'");
-}
+INSTANTIATE_TEST_SUITE_P(
+    SeriesCsv, SeriesCsvRowError,
+    ::testing::Values(
+        RowError{"NotANumberNamesFileRowAndColumn", "prices.csv", "Date,Close\nd1,1\nd2,abc\n", "close",
+                 ":3: column 'Close': not a number: 'abc'"},
+        // Blank line and a quoted newline before the bad row: it sits on line 6 of the file.
+        RowError{"NotANumberRowCountsPhysicalLines", "lines.csv", "Note,Close\nx,1\n\n\"a\nb\",2\ny,1.2.3\n", "Close",
+                 ":6: column 'Close': not a number: '1.2.3'"},
+        RowError{"TooFewFieldsNamesTheRow", "ragged.csv", "Date,Open,Close\nd1,1,2\nd2,3,4\nd3,5\n", "Close",
+                 ":4: only 2 fields, column 'Close' is field 3"},
+        RowError{"UnterminatedQuoteNamesTheRow", "quote.csv", "Date,Close\nd1,1\n\"d2,2\nd3,3\n", "Close",
+                 ":3: unterminated quoted field"}),
+    [](const ::testing::TestParamInfo<RowError>& info) { return info.param.test; });
 
 TEST(SeriesCsv, RejectsPartialNumbersAndWords) {
   TempDir dir;
   for (const std::string bad : {"12abc", "1,5", "--1", "+-1", "infinite", "nanx", "$5", "0x10", "-"}) {
     const std::string path = write_csv(dir, "bad.csv", "Close;Other\n\"" + bad + "\";1\n");
-    Result<Series> r = series_load_csv(path, "Close", false);
-    ASSERT_FALSE(r.is_ok()) << bad;
-    EXPECT_EQ(r.status().code(), Errc::kIoError) << bad;
-    EXPECT_EQ(r.status().message(), path + ":2: column 'Close': not a number: '" + bad + "'") << bad;
+    ASSERT_TRUE(load_failed(series_load_csv(path, "Close", false), Errc::kIoError,
+                            path + ":2: column 'Close': not a number: '" + bad + "'"))
+        << bad;
   }
 }
 
@@ -195,61 +213,31 @@ TEST(SeriesCsv, OhlcErrorNamesTheColumn) {
 TEST(SeriesCsv, MissingColumnListsColumns) {
   TempDir dir;
   const std::string path = write_csv(dir, "prices.csv", "Date,Open,High,Low,Last\nd,1,2,3,4\n");
-  Result<Series> r = series_load_csv(path, "Close", false);
-  ASSERT_FALSE(r.is_ok());
-  EXPECT_EQ(r.status().code(), Errc::kInvalidArgument);
-  EXPECT_EQ(r.status().message(), path + ":1: no column 'Close' (columns: Date, Open, High, Low, Last)");
+  ASSERT_TRUE(load_failed(series_load_csv(path, "Close", false), Errc::kInvalidArgument,
+                          path + ":1: no column 'Close' (columns: Date, Open, High, Low, Last)"));
 
   const std::string no_low = write_csv(dir, "nolow.csv", "Open,High,Close\n1,2,3\n");
-  Result<Series> o = series_load_csv(no_low, "Close", true);
-  ASSERT_FALSE(o.is_ok());
-  EXPECT_EQ(o.status().code(), Errc::kInvalidArgument);
-  EXPECT_EQ(o.status().message(), no_low + ":1: no column 'Low' (columns: Open, High, Close)");
+  ASSERT_TRUE(load_failed(series_load_csv(no_low, "Close", true), Errc::kInvalidArgument,
+                          no_low + ":1: no column 'Low' (columns: Open, High, Close)"));
 }
 
 TEST(SeriesCsv, EmptyAndHeaderOnlyFiles) {
   TempDir dir;
   for (const std::string text : {"", "\xEF\xBB\xBF", "\n\r\n  \n"}) {
     const std::string path = write_csv(dir, "empty.csv", text);
-    Result<Series> r = series_load_csv(path, "Close", false);
-    ASSERT_FALSE(r.is_ok());
-    EXPECT_EQ(r.status().code(), Errc::kIoError);
-    EXPECT_EQ(r.status().message(), path + ": empty file");
+    ASSERT_TRUE(load_failed(series_load_csv(path, "Close", false), Errc::kIoError, path + ": empty file"));
   }
   for (const std::string text : {"Date,Close", "Date,Close\r\n", "Date,Close\n\n\n"}) {
     const std::string path = write_csv(dir, "header.csv", text);
-    Result<Series> r = series_load_csv(path, "Close", false);
-    ASSERT_FALSE(r.is_ok());
-    EXPECT_EQ(r.status().code(), Errc::kIoError);
-    EXPECT_EQ(r.status().message(), path + ": header only, no data rows");
+    ASSERT_TRUE(
+        load_failed(series_load_csv(path, "Close", false), Errc::kIoError, path + ": header only, no data rows"));
   }
-}
-
-TEST(SeriesCsv, TooFewFieldsNamesTheRow) {
-  TempDir dir;
-  const std::string path = write_csv(dir, "ragged.csv", "Date,Open,Close\nd1,1,2\nd2,3,4\nd3,5\n");
-  Result<Series> r = series_load_csv(path, "Close", false);
-  ASSERT_FALSE(r.is_ok());
-  EXPECT_EQ(r.status().code(), Errc::kIoError);
-  EXPECT_EQ(r.status().message(), path + ":4: only 2 fields, column 'Close' is field 3");
-}
-
-TEST(SeriesCsv, UnterminatedQuoteNamesTheRow) {
-  TempDir dir;
-  const std::string path = write_csv(dir, "quote.csv", "Date,Close\nd1,1\n\"d2,2\nd3,3\n");
-  Result<Series> r = series_load_csv(path, "Close", false);
-  ASSERT_FALSE(r.is_ok());
-  EXPECT_EQ(r.status().code(), Errc::kIoError);
-  EXPECT_EQ(r.status().message(), path + ":3: unterminated quoted field");
 }
 
 TEST(SeriesCsv, MissingFile) {
   TempDir dir;
   const std::string path = dir.file("nope.csv");
-  Result<Series> r = series_load_csv(path, "Close", false);
-  ASSERT_FALSE(r.is_ok());
-  EXPECT_EQ(r.status().code(), Errc::kIoError);
-  EXPECT_EQ(r.status().message(), path + ": no such file");
+  ASSERT_TRUE(load_failed(series_load_csv(path, "Close", false), Errc::kIoError, path + ": no such file"));
 
   Result<Series> d = series_load_csv(dir.path().string(), "Close", false);
   ASSERT_FALSE(d.is_ok());
@@ -288,13 +276,10 @@ TEST(SeriesLoad, MissingFileAndUnknownExtension) {
   TempDir dir;
   SeriesSource source;
   source.path = dir.file("x.csv");
-  Result<Series> r = series_load(source);
-  ASSERT_FALSE(r.is_ok());
-  EXPECT_EQ(r.status().code(), Errc::kIoError);
-  EXPECT_EQ(r.status().message(), source.path + ": no such file");
+  ASSERT_TRUE(load_failed(series_load(source), Errc::kIoError, source.path + ": no such file"));
 
   source.path = write_csv(dir, "x.parquet", "Close\n1\n");
-  r = series_load(source);
+  Result<Series> r = series_load(source);
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), Errc::kUnsupportedFormat);
   EXPECT_NE(r.status().message().find(source.path), std::string::npos);

@@ -8,12 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "apps/render/series_test_util.h"
 #include "common/test_util.h"
 #include "kiln/apps/render.h"
 
 namespace kiln {
 namespace {
 
+using test::load_failed;
 using test::TempDir;
 
 void write_dataset(hid_t parent, const char* name, hid_t file_type, hid_t mem_type, const std::vector<hsize_t>& dims,
@@ -82,9 +84,14 @@ std::string make_file(const TempDir& dir) {
   return path;
 }
 
-TEST(SeriesHdf5, ReadsVectorExactly) {
+// The datasets of make_file(), for the SeriesHdf5 tests.
+class SeriesHdf5 : public ::testing::Test {
+ protected:
   TempDir dir;
   const std::string path = make_file(dir);
+};
+
+TEST_F(SeriesHdf5, ReadsVectorExactly) {
   Result<Series> r = series_load_hdf5(path, "/close", false);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(r->rows, 5);
@@ -103,30 +110,16 @@ TEST(SeriesHdf5, ReadsVectorExactly) {
   EXPECT_EQ(relative->rows, 5);
 }
 
-TEST(SeriesHdf5, ReadsChunkedFloat64Ohlc) {
-  TempDir dir;
-  const std::string path = make_file(dir);
-  Result<Series> r = series_load_hdf5(path, "/prices/ohlc", true);
-  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(r->rows, 3);
-  EXPECT_EQ(r->channels, 4);
-  ASSERT_EQ(r->values.size(), kOhlc.size());
-  for (size_t i = 0; i < kOhlc.size(); ++i) EXPECT_EQ(r->values[i], static_cast<float>(kOhlc[i])) << i;
-  EXPECT_EQ(r->column, "Open,High,Low,Close");
-}
+TEST_F(SeriesHdf5, ReadsChunkedFloat64Ohlc) { test::expect_ohlc(series_load_hdf5(path, "/prices/ohlc", true), kOhlc); }
 
-TEST(SeriesHdf5, ConvertsBigEndianIntegers) {
-  TempDir dir;
-  const std::string path = make_file(dir);
+TEST_F(SeriesHdf5, ConvertsBigEndianIntegers) {
   Result<Series> r = series_load_hdf5(path, "/ints", false);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(r->channels, 1);
   EXPECT_EQ(r->values, (std::vector<float>{3, -4, 5}));
 }
 
-TEST(SeriesHdf5, MissingDatasetListsDatasets) {
-  TempDir dir;
-  const std::string path = make_file(dir);
+TEST_F(SeriesHdf5, MissingDatasetListsDatasets) {
   Result<Series> r = series_load_hdf5(path, "/prices/close", false);
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), Errc::kInvalidArgument);
@@ -141,9 +134,7 @@ TEST(SeriesHdf5, MissingDatasetListsDatasets) {
   EXPECT_EQ(group.status().message().rfind(path + ": '/prices' is not a dataset", 0), 0u) << group.status().message();
 }
 
-TEST(SeriesHdf5, ShapeAndTypeErrors) {
-  TempDir dir;
-  const std::string path = make_file(dir);
+TEST_F(SeriesHdf5, ShapeAndTypeErrors) {
   struct Case {
     std::string dataset;
     bool ohlc;
@@ -165,25 +156,17 @@ TEST(SeriesHdf5, ShapeAndTypeErrors) {
   }
 }
 
-TEST(SeriesHdf5, NotHdf5AndMissingFile) {
-  TempDir dir;
+TEST_F(SeriesHdf5, NotHdf5AndMissingFile) {
   const std::string text = dir.file("text.h5");
   test::write_text_file(text, "Close\n1\n");
-  Result<Series> r = series_load_hdf5(text, "/close", false);
-  ASSERT_FALSE(r.is_ok());
-  EXPECT_EQ(r.status().code(), Errc::kUnsupportedFormat);
-  EXPECT_EQ(r.status().message(), text + ": not an HDF5 file");
+  ASSERT_TRUE(load_failed(series_load_hdf5(text, "/close", false), Errc::kUnsupportedFormat,
+                          text + ": not an HDF5 file"));
 
   const std::string missing = dir.file("missing.h5");
-  Result<Series> m = series_load_hdf5(missing, "/close", false);
-  ASSERT_FALSE(m.is_ok());
-  EXPECT_EQ(m.status().code(), Errc::kIoError);
-  EXPECT_EQ(m.status().message(), missing + ": no such file");
+  ASSERT_TRUE(load_failed(series_load_hdf5(missing, "/close", false), Errc::kIoError, missing + ": no such file"));
 }
 
-TEST(SeriesHdf5, ErrorsDoNotPrintHdf5Traces) {
-  TempDir dir;
-  const std::string path = make_file(dir);
+TEST_F(SeriesHdf5, ErrorsDoNotPrintHdf5Traces) {
   const std::string text = dir.file("text.h5");
   test::write_text_file(text, "not hdf5");
   testing::internal::CaptureStderr();
@@ -227,10 +210,7 @@ TEST(SeriesLoad, Hdf5PathWithoutDatasetAsksForOne) {
   EXPECT_NE(r.status().message().find("/prices/ohlc"), std::string::npos) << r.status().message();
 
   source.path = dir.file("gone.hdf5") + ":/close";
-  r = series_load(source);
-  ASSERT_FALSE(r.is_ok());
-  EXPECT_EQ(r.status().code(), Errc::kIoError);
-  EXPECT_EQ(r.status().message(), dir.file("gone.hdf5") + ": no such file");
+  ASSERT_TRUE(load_failed(series_load(source), Errc::kIoError, dir.file("gone.hdf5") + ": no such file"));
 }
 
 }  // namespace

@@ -9,12 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "apps/render/series_test_util.h"
 #include "common/test_util.h"
 #include "kiln/apps/render.h"
 
 namespace kiln {
 namespace {
 
+using test::load_failed;
 using test::TempDir;
 
 template <typename T>
@@ -70,13 +72,7 @@ TEST(SeriesNpy, Float64OhlcCOrder) {
   TempDir dir;
   const std::vector<double> values = {1, 2, 0.5, 1.5, 1.5, 2.5, 1.25, 2.0, 2.0, 2.0, 0.125, 0.1};
   const std::string path = write_file(dir, "ohlc.npy", npy_bytes("<f8", false, "(3, 4)", raw_bytes(values)));
-  Result<Series> r = series_load_npy(path, true);
-  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(r->rows, 3);
-  EXPECT_EQ(r->channels, 4);
-  ASSERT_EQ(r->values.size(), values.size());
-  for (size_t i = 0; i < values.size(); ++i) EXPECT_EQ(r->values[i], static_cast<float>(values[i])) << i;
-  EXPECT_EQ(r->column, "Open,High,Low,Close");
+  ASSERT_NO_FATAL_FAILURE(test::expect_ohlc(series_load_npy(path, true), values));
   // (N, 4) without ohlc still gives 4 channels.
   Result<Series> line = series_load_npy(path, false);
   ASSERT_TRUE(line.is_ok()) << line.status().to_string();
@@ -193,16 +189,10 @@ TEST(SeriesNpy, TruncatedFilesAreIoErrors) {
 TEST(SeriesNpy, NotAnNpyFileAndMissingFile) {
   TempDir dir;
   const std::string path = write_file(dir, "text.npy", "Close\n1\n2\n3\n");
-  Result<Series> r = series_load_npy(path, false);
-  ASSERT_FALSE(r.is_ok());
-  EXPECT_EQ(r.status().code(), Errc::kUnsupportedFormat);
-  EXPECT_EQ(r.status().message(), path + ": not an NPY file");
+  ASSERT_TRUE(load_failed(series_load_npy(path, false), Errc::kUnsupportedFormat, path + ": not an NPY file"));
 
   const std::string missing = dir.file("missing.npy");
-  Result<Series> m = series_load_npy(missing, false);
-  ASSERT_FALSE(m.is_ok());
-  EXPECT_EQ(m.status().code(), Errc::kIoError);
-  EXPECT_EQ(m.status().message(), missing + ": no such file");
+  ASSERT_TRUE(load_failed(series_load_npy(missing, false), Errc::kIoError, missing + ": no such file"));
 }
 
 TEST(SeriesLoad, DispatchesNpy) {
@@ -218,10 +208,7 @@ TEST(SeriesLoad, DispatchesNpy) {
   EXPECT_EQ(r->column, "Open,High,Low,Close");
 
   source.path = dir.file("gone.npy");
-  r = series_load(source);
-  ASSERT_FALSE(r.is_ok());
-  EXPECT_EQ(r.status().code(), Errc::kIoError);
-  EXPECT_EQ(r.status().message(), source.path + ": no such file");
+  ASSERT_TRUE(load_failed(series_load(source), Errc::kIoError, source.path + ": no such file"));
 }
 
 }  // namespace

@@ -1,0 +1,29 @@
+#include "common/gpu_parity.h"
+
+namespace kiln::test {
+
+void GpuParityTest::SetUp() {
+  m_backends = gpu_backends_for_parity();
+  if (m_backends.empty()) GTEST_SKIP() << "no GPU backend (CUDA device or OpenCL platform) for parity tests";
+  m_cpu = cpu_backend_create();
+}
+
+void cpu_reference_run(Backend& cpu, const OpCall& call) {
+  ASSERT_TRUE(op_validate(call).is_ok()) << op_kind_name(call.op);
+  ASSERT_TRUE(cpu.run(call, {}).is_ok()) << op_kind_name(call.op);
+}
+
+void gpu_run(const NamedBackend& gpu, const OpCall& call) {
+  ASSERT_TRUE(gpu.backend->supports(call)) << gpu.name;
+  const Status status = gpu.backend->run(call, {});
+  ASSERT_TRUE(status.is_ok()) << gpu.name << ": " << status.to_string();
+}
+
+void parity_run(Backend& cpu, const NamedBackend& gpu, const OpCall& cpu_call, const VarShapeBatchView& gpu_out) {
+  ASSERT_NO_FATAL_FAILURE(cpu_reference_run(cpu, cpu_call));
+  OpCall gpu_call = cpu_call;
+  gpu_call.out = gpu_out;
+  gpu_run(gpu, gpu_call);
+}
+
+}  // namespace kiln::test
