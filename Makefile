@@ -33,7 +33,8 @@ demo: deps build
 	$(BUILD_DIR)/kiln render --demo -o demo.h5 --preview demo_preview.png
 	$(BUILD_DIR)/kiln info demo.h5
 
-# The pipeline and profiler tests also run under ThreadSanitizer (a separate build in build-tsan), then every test.
+# The pipeline, profiler and executor tests also run under ThreadSanitizer (a separate build in build-tsan), then
+# every test.
 test: deps build tsan
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
@@ -41,8 +42,8 @@ TSAN_DIR ?= build-tsan
 tsan: deps
 	cmake -S . -B $(TSAN_DIR) -DKILN_SANITIZE=thread -DKILN_CUDA=OFF -DKILN_OPENCL=OFF -DKILN_BUILD_BENCH=OFF \
 	  -DKILN_BUILD_PYTHON=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
-	cmake --build $(TSAN_DIR) -j $(JOBS) --target kiln_tests_pipeline kiln_tests_profiler
-	cd $(TSAN_DIR) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --output-on-failure -j $(JOBS) -L "pipeline|profiler"
+	cmake --build $(TSAN_DIR) -j $(JOBS) --target kiln_tests_pipeline kiln_tests_profiler kiln_tests_exec
+	cd $(TSAN_DIR) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --output-on-failure -j $(JOBS) -L "pipeline|profiler|exec"
 
 # Results and how to read them: docs/benchmarks.md.
 bench: deps build

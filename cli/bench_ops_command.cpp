@@ -206,7 +206,7 @@ Runner bench_ops_command_add(CLI::App& bench) {
       ->delimiter(',');
   ops->add_option("--sizes", f->sizes, "small (300x300), medium (800x600), large (1920x1080); default all")
       ->delimiter(',');
-  ops->add_option("--batch", f->batch_sizes, "Batch sizes (default 1,8,32)")->delimiter(',');
+  ops->add_option("--batch-sizes", f->batch_sizes, "Batch sizes (default 1,8,32)")->delimiter(',');
   ops->add_option("--iterations", f->iterations, "Timed runs per op, size, backend and batch (default 10)");
   ops->add_option("--mode", f->mode, "auto: every available backend; gpu: GPU backends only; cpu: the CPU only");
   ops->add_option("--threads", f->threads, "CPU backend threads (default: all)");

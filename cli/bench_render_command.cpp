@@ -7,10 +7,12 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "bench/bench_stats.h"
 #include "cli/bench_commands.h"
+#include "cli/params_cli.h"
 #include "core/buffer_pool.h"
 #include "core/thread_pool.h"
 #include "kiln/apps/render.h"
@@ -22,11 +24,25 @@ namespace kiln::cli {
 
 namespace {
 
+// What is rendered: the render op's declared settings and the window length.
+struct BenchSettings {
+  RenderParams render;
+  WindowSpec windows;
+};
+
+const ParamTable<BenchSettings>& bench_settings_params() {
+  static const ParamTable<BenchSettings> table = [] {
+    ParamTable<BenchSettings> t;
+    t.include(render_params(), [](BenchSettings& s) -> RenderParams& { return s.render; });
+    t.include(window_params(), [](BenchSettings& s) -> WindowSpec& { return s.windows; }, {"seq_len"});
+    return t;
+  }();
+  return table;
+}
+
 struct BenchFlags {
+  BenchSettings settings;
   std::vector<int64_t> batch_sizes{1, 10, 100, 1000, 5000};
-  int32_t width = 800, height = 500, seq_len = 100;
-  float line_width = 3.0f;
-  std::string style = "line";
   double seconds = 1.0;  // per (backend, batch size)
   int32_t threads = 0;
   bool json = false;
@@ -35,8 +51,9 @@ struct BenchFlags {
 Result<nlohmann::json> bench_one(Backend& backend, const RenderParams& params, const Series& series, int64_t batch,
                                  const BenchFlags& f, ThreadPool* pool) {
   std::vector<int64_t> starts(static_cast<size_t>(batch));
-  for (int64_t i = 0; i < batch; ++i) starts[static_cast<size_t>(i)] = i % (series.rows - f.seq_len + 1);
-  const WindowBatch windows{series.values.data(), series.channels, starts.data(), batch, f.seq_len};
+  const auto seq_len = static_cast<int32_t>(f.settings.windows.seq_len);
+  for (int64_t i = 0; i < batch; ++i) starts[static_cast<size_t>(i)] = i % (series.rows - seq_len + 1);
+  const WindowBatch windows{series.values.data(), series.channels, starts.data(), batch, seq_len};
   const size_t image_bytes = static_cast<size_t>(params.width) * params.height;
   KILN_TRY_ASSIGN(PoolBlock host, backend.host_acquire(image_bytes * static_cast<size_t>(batch)));
   const BatchView out{reinterpret_cast<void*>(host.handle), batch, params.width, params.height, 1, PixelType::kU8,
@@ -77,23 +94,15 @@ Result<nlohmann::json> bench_one(Backend& backend, const RenderParams& params, c
 }
 
 int bench_render(const BenchFlags& f) {
-  RenderParams params;
-  params.width = f.width;
-  params.height = f.height;
-  params.line_width = f.line_width;
-  auto style = chart_style_parse(f.style);
-  if (!style.is_ok()) return exit_with(style.status());
-  params.style = style.value();
+  const RenderParams& params = f.settings.render;
   const int64_t largest = *std::max_element(f.batch_sizes.begin(), f.batch_sizes.end());
-  const Series series = series_demo(std::max<int64_t>(largest, 1000) + f.seq_len);
+  const Series series = series_demo(std::max<int64_t>(largest, 1000) + f.settings.windows.seq_len);
   ThreadPool pool(f.threads);
   nlohmann::json out;
   out["kiln_version"] = KILN_VERSION_STRING;
-  out["width"] = f.width;
-  out["height"] = f.height;
-  out["line_width"] = f.line_width;
-  out["style"] = f.style;
-  out["seq_len"] = f.seq_len;
+  for (const auto& entry : bench_settings_params().entries()) {
+    std::visit([&](const auto& value) { out[entry.spec.name] = value; }, entry.get(&f.settings));
+  }
   out["cpu_threads"] = pool.size();
   out["results"] = nlohmann::json::array();
   if (!f.json) {
@@ -129,16 +138,20 @@ int bench_render(const BenchFlags& f) {
 Runner bench_render_command_add(CLI::App& bench) {
   auto* render = bench.add_subcommand("render", "Render throughput per backend and batch size");
   auto f = std::make_shared<BenchFlags>();
+  auto flags = std::make_shared<CliParams>(render, bench_settings_params());
   render->add_option("--batch-sizes", f->batch_sizes, "Batch sizes (default 1 10 100 1000 5000)");
-  render->add_option("--width", f->width, "Image width");
-  render->add_option("--height", f->height, "Image height");
-  render->add_option("--line-width", f->line_width, "Line width");
-  render->add_option("--seq-len", f->seq_len, "Window length");
-  render->add_option("--style", f->style, "line | ohlc");
   render->add_option("--seconds", f->seconds, "Time per backend and batch size (at least 3 iterations)");
   render->add_option("--threads", f->threads, "CPU backend threads (default: all)");
   render->add_flag("--json", f->json, "Print JSON");
-  return [f] { return bench_render(*f); };
+  return [f, flags] {
+    if (Status s = flags->apply(&f->settings); !s.is_ok()) return exit_with(s);
+    if (Status s = render_validate(f->settings.render, WindowBatch{nullptr, f->settings.render.style == ChartStyle::kOhlc ? 4 : 1,
+                                                                   nullptr, 0, static_cast<int32_t>(f->settings.windows.seq_len)});
+        !s.is_ok()) {
+      return exit_with(s);
+    }
+    return bench_render(*f);
+  };
 }
 
 }  // namespace kiln::cli

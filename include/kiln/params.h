@@ -3,8 +3,10 @@
 // environment variables are all made from these declarations, so one setting has one name everywhere.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <string>
@@ -138,10 +140,11 @@ class ParamTable : public ParamSet {
                               [get](const void* c) { return get(*static_cast<const C*>(c)); }});
     return *this;
   }
-  // Every declaration of `part`, stored in the sub-struct `field` of C.
+  // The declarations of `part` (all, or those named in `only`), stored in the sub-struct `field` of C.
   template <typename P, typename F>
-  ParamTable& include(const ParamTable<P>& part, F field) {
+  ParamTable& include(const ParamTable<P>& part, F field, std::initializer_list<std::string_view> only = {}) {
     for (const Entry& e : part.entries()) {
+      if (only.size() > 0 && std::find(only.begin(), only.end(), e.spec.name) == only.end()) continue;
       m_entries.push_back(Entry{e.spec,
                                 [set = e.set, field](void* c, const ParamValue& v) { return set(&field(*static_cast<C*>(c)), v); },
                                 [get = e.get, field](const void* c) {

@@ -42,16 +42,15 @@ std::string number_text(double v) {
 std::string range_text(const ParamSpec& spec) {
   const bool lo = std::isfinite(spec.min);
   const bool hi = std::isfinite(spec.max);
-  if (lo && hi) return " in [" + number_text(spec.min) + ", " + number_text(spec.max) + "]";
-  if (lo) return " >= " + number_text(spec.min);
-  if (hi) return " <= " + number_text(spec.max);
-  return "";
+  if (lo && hi) return number_text(spec.min) + " to " + number_text(spec.max);
+  if (lo) return "at least " + number_text(spec.min);
+  if (hi) return "at most " + number_text(spec.max);
+  return "finite";
 }
 
 Status range_check(const ParamSpec& spec, double v, const std::string& what) {
   if (!std::isfinite(v) || v < spec.min || v > spec.max) {
-    return invalid_argument(what + ": " + number_text(v) + " is not a " +
-                            (spec.type == ParamType::kInt ? "whole number" : "finite number") + range_text(spec));
+    return invalid_argument(what + ": " + number_text(v) + " is out of range (" + range_text(spec) + ")");
   }
   return Status::ok();
 }

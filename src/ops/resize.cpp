@@ -193,6 +193,12 @@ Status resize_tables_build(Interp interp, ResizeFit fit, const RectI* rois, cons
   return Status::ok();
 }
 
+KilnResizePad resize_pad(const ResizeParams& params) {
+  KilnResizePad pad{};
+  for (int c = 0; c < 4; ++c) pad.v[c] = params.pad[c];
+  return pad;
+}
+
 RectI resize_source_rect(const ResizeParams& params, const ImageView& image, int64_t i) {
   if (params.rois != nullptr) return params.rois[i];
   return RectI{0, 0, image.width, image.height};

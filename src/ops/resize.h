@@ -48,6 +48,9 @@ Status resize_tables_append(const ResizePlan& plan, ResizeTables* tables);
 Status resize_tables_build(Interp interp, ResizeFit fit, const RectI* rois, const VarShapeBatchView& in,
                            const VarShapeBatchView& out, ResizeTables* tables);
 
+// The letterbox pad of the params as the per-pixel math takes it.
+KilnResizePad resize_pad(const ResizeParams& params);
+
 // The source rectangle of image i (its ROI, or the whole image).
 RectI resize_source_rect(const ResizeParams& params, const ImageView& image, int64_t i);
 

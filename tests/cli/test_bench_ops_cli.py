@@ -31,7 +31,7 @@ def check_row(row):
 
 
 def test_bench_ops_cpu_json_schema():
-    out = bench_ops("--ops", "cvt_gray,quality", "--sizes", "small", "--batch", "1,2", "--iterations", "2",
+    out = bench_ops("--ops", "cvt_gray,quality", "--sizes", "small", "--batch-sizes", "1,2", "--iterations", "2",
                     "--mode", "cpu", "--threads", "1")
     assert {"kiln_version", "mode", "cpu_threads", "iterations", "sizes", "results", "analysis"} <= set(out)
     assert out["sizes"] == {"small": [300, 300]} and out["iterations"] == 2 and out["cpu_threads"] == 1
@@ -46,7 +46,7 @@ def test_bench_ops_cpu_json_schema():
 
 def test_bench_ops_every_backend_and_gains():
     # KILN_OPENCL_DEVICE_TYPE=all lets a CPU OpenCL device (PoCL) in, so the GPU path is exercised where one exists.
-    out = bench_ops("--ops", "cvt_gray", "--sizes", "small", "--batch", "1", "--iterations", "1",
+    out = bench_ops("--ops", "cvt_gray", "--sizes", "small", "--batch-sizes", "1", "--iterations", "1",
                     env={"KILN_OPENCL_DEVICE_TYPE": "all"})
     devices = json.loads(run_kiln("devices", "--json", env={"KILN_OPENCL_DEVICE_TYPE": "all"}).stdout)
     available = [b["name"] for b in devices["backends"] if b["available"]]
@@ -65,14 +65,14 @@ def test_bench_ops_every_backend_and_gains():
 
 
 def test_bench_ops_text_table():
-    text = run_kiln("bench", "ops", "--ops", "resize_area", "--sizes", "small", "--batch", "1", "--iterations", "1",
+    text = run_kiln("bench", "ops", "--ops", "resize_area", "--sizes", "small", "--batch-sizes", "1", "--iterations", "1",
                     "--mode", "cpu").stdout
     lines = text.splitlines()
     assert lines[0].split()[:4] == ["op", "size", "batch", "backend"]
     assert lines[1].startswith("resize_area") and " cpu " in lines[1]
 
 
-@pytest.mark.parametrize("args", [["--ops", "nope"], ["--sizes", "huge"], ["--batch", "0"], ["--iterations", "0"],
+@pytest.mark.parametrize("args", [["--ops", "nope"], ["--sizes", "huge"], ["--batch-sizes", "0"], ["--iterations", "0"],
                                   ["--mode", "fast"]])
 def test_bench_ops_rejects_bad_arguments(args):
     result = run_kiln("bench", "ops", "--json", *args, check=False)

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
+#include <thread>
 
 #include "common/reference_render.h"
 #include "kiln/image_ops.h"
@@ -168,6 +170,38 @@ TEST_F(Executor, ReportsWhoRanACallAndWhy) {
   EXPECT_EQ(report.backend, "cpu");
   EXPECT_EQ(report.placement, "moved to the CPU after a GPU error");
   EXPECT_EQ(gpu->calls.load(), 1);
+}
+
+// One executor shared by the workers of a job: halvings and the move to the CPU happen once for all of them, and
+// every image is right (ThreadSanitizer runs this in `make test`).
+TEST_F(Executor, ConcurrentCallsShareWhatFallbacksLearn) {
+  gpu->max_batch = 12;
+  gpu->fail_call = 9;
+  std::mutex log_mutex;
+  OpExecutor executor([] {
+    ExecOptions o;
+    o.gpu_batch_limit = 50;
+    return o;
+  }(), [&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(log_mutex);
+    logged.push_back(line);
+  }, &scripted.registry);
+  std::vector<uint8_t> out(64 * 32 * starts.size());
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 4; ++w) {
+    workers.emplace_back([&, w] {
+      for (int64_t first = w * 50; first < w * 50 + 50; first += 25) {
+        const WindowBatch windows{series.data(), 1, starts.data() + first, 25, 50};
+        const BatchView view{out.data() + first * 64 * 32, 25, 64, 32, 1, PixelType::kU8, 64 * 32};
+        EXPECT_TRUE(executor.run(RenderCall(params, windows, view).call()).is_ok());
+      }
+    });
+  }
+  for (auto& t : workers) t.join();
+  EXPECT_EQ(out, expected);
+  EXPECT_LE(executor.gpu_batch_limit(), 12);
+  EXPECT_TRUE(executor.moved_to_cpu());
+  EXPECT_EQ(executor.events().size(), logged.size());  // each kind logged once
 }
 
 // Halving slices per-image parameters with the images: each warp matrix stays with its image.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <variant>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "core/buffer_pool.h"
@@ -108,31 +110,21 @@ RenderJobConfig config_resolve(const RenderJobConfig& requested) {
 }  // namespace
 
 std::string RenderJobConfig::output_config_json() const {
+  // The declared settings that decide the output's content (not where it goes, how fast, or on what), under their
+  // declared names.
+  std::vector<const char*> names = {"column",        "ohlc",          "seq_len",         "stride",
+                                    "limit",         "label_horizon", "label_threshold", "style",
+                                    "width",         "height",        "dpi",             "line_width",
+                                    "background",    "ink",           "ink_bullish",     "ink_bearish",
+                                    "dtype",         "format",        "compression",     "compression_level",
+                                    "images_per_file"};
+  if (demo) names.push_back("demo_points");
+  if (output.format == OutputFormat::kJpeg) names.push_back("jpeg_quality");
   nlohmann::json j;
   j["input"] = series ? series->source : demo ? "demo" : input.path;
-  if (demo) j["demo_points"] = demo_points;
-  j["column"] = input.column;
-  j["ohlc"] = input.ohlc;
-  j["seq_len"] = windows.seq_len;
-  j["stride"] = windows.stride;
-  j["limit"] = windows.limit;
-  j["label_horizon"] = windows.label_horizon;
-  j["label_threshold"] = windows.label_threshold;
-  j["style"] = chart_style_name(render.style);
-  j["width"] = render.width;
-  j["height"] = render.height;
-  j["dpi"] = dpi;
-  j["line_width"] = render.line_width;
-  j["background"] = render.background;
-  j["ink"] = render.ink;
-  j["ink_bullish"] = render.ink_bullish;
-  j["ink_bearish"] = render.ink_bearish;
-  j["dtype"] = pixel_type_name(render.dtype);
-  j["format"] = output_format_name(output.format);
-  j["compression"] = compression_name(output.compression);
-  j["compression_level"] = output.compression_level;
-  j["images_per_file"] = output.images_per_file;
-  if (output.format == OutputFormat::kJpeg) j["jpeg_quality"] = output.jpeg_quality;
+  for (const char* name : names) {
+    std::visit([&](const auto& value) { j[name] = value; }, render_job_params().get(this, name));
+  }
   return j.dump();
 }
 

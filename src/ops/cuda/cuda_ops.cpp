@@ -147,6 +147,14 @@ static_assert(op_table_unique(kCudaOps));
 
 const CudaOp* cuda_op_find(OpKind op) { return op_table_find(kCudaOps, op); }
 
+bool cuda_in_place(const OpCall& call) {
+  if (call.in.space != MemorySpace::kDevice || call.out.space != MemorySpace::kDevice) return false;
+  for (int64_t i = 0; i < std::min(call.in.count, call.out.count); ++i) {
+    if (call.in[i].data == call.out[i].data) return true;
+  }
+  return false;
+}
+
 CudaStream::~CudaStream() {
   if (stream != nullptr) (void)cudaStreamSynchronize(stream);
   for (cudaEvent_t& event : events) {

@@ -96,6 +96,9 @@ Status cuda_batch_download(CudaOpContext& ctx, const CudaDeviceBatch& batch, con
 Result<void*> cuda_buffer_upload(CudaOpContext& ctx, CudaCallMemory& memory, const void* data, size_t bytes,
                                  const char* what);
 
+// True when `call` runs a device batch in place (an output image is its input's memory).
+bool cuda_in_place(const OpCall& call);
+
 // A family's row of the CUDA op table.
 struct CudaOp {
   OpKind op;
@@ -106,23 +109,19 @@ struct CudaOp {
 // The CUDA row of `op`, or nullptr.
 const CudaOp* cuda_op_find(OpKind op);
 
-bool render_cuda_supports(const OpCall& call);
-Status render_cuda(CudaOpContext& ctx, const OpCall& call);
-bool resize_cuda_supports(const OpCall& call);
-Status resize_cuda(CudaOpContext& ctx, const OpCall& call);
-bool color_cuda_supports(const OpCall& call);
-Status color_cuda(CudaOpContext& ctx, const OpCall& call);
-bool preprocess_cuda_supports(const OpCall& call);
-Status preprocess_cuda(CudaOpContext& ctx, const OpCall& call);
-bool normalize_cuda_supports(const OpCall& call);
-Status normalize_cuda(CudaOpContext& ctx, const OpCall& call);
-bool quality_cuda_supports(const OpCall& call);
-Status quality_cuda(CudaOpContext& ctx, const OpCall& call);
-bool enhance_cuda_supports(const OpCall& call);
-Status enhance_cuda(CudaOpContext& ctx, const OpCall& call);
-bool warp_cuda_supports(const OpCall& call);
-Status warp_cuda(CudaOpContext& ctx, const OpCall& call);
-bool mask_cuda_supports(const OpCall& call);
-Status mask_cuda(CudaOpContext& ctx, const OpCall& call);
+// A family's entry points on CUDA: <family>_cuda_supports and <family>_cuda (its row of the table).
+#define KILN_CUDA_FAMILY(family)                    \
+  bool family##_cuda_supports(const OpCall& call); \
+  Status family##_cuda(CudaOpContext& ctx, const OpCall& call)
+
+KILN_CUDA_FAMILY(render);
+KILN_CUDA_FAMILY(resize);
+KILN_CUDA_FAMILY(color);
+KILN_CUDA_FAMILY(preprocess);
+KILN_CUDA_FAMILY(normalize);
+KILN_CUDA_FAMILY(quality);
+KILN_CUDA_FAMILY(enhance);
+KILN_CUDA_FAMILY(warp);
+KILN_CUDA_FAMILY(mask);
 
 }  // namespace kiln

@@ -3,21 +3,13 @@
 // the CPU and OpenCL, mirroring src/ops/opencl/enhance.cl.
 #include <vector>
 
-#include "ops/cuda/common.cuh"
-#include "ops/cuda/cuda_ops.h"
+#include "ops/cuda/per_pixel.cuh"
 #include "ops/enhance.h"
 #include "ops/enhance_px.h"
 
 namespace kiln {
 
 namespace {
-
-const dim3 kBlock(32, 8, 1);
-
-dim3 grid_for(int32_t width, int32_t height, int64_t count) {
-  return dim3(ceil_div<uint32_t>(static_cast<uint32_t>(width), kBlock.x),
-              ceil_div<uint32_t>(static_cast<uint32_t>(height), kBlock.y), static_cast<uint32_t>(count));
-}
 
 __device__ inline int64_t enhance_at(const KilnImageDesc& d, int32_t x, int32_t y, int32_t c) {
   return d.offset + static_cast<int64_t>(y) * d.row_stride + static_cast<int64_t>(x) * d.channels + c;
@@ -60,11 +52,9 @@ __global__ void enhance_mean_kernel(const KilnImageDesc* in_descs, const int64_t
 __global__ void enhance_point_kernel(const uint8_t* in_base, const KilnImageDesc* in_descs, uint8_t* out_base,
                                      const KilnImageDesc* out_descs, const uint8_t* lut, KilnEnhanceArgs args,
                                      const int32_t* means) {
-  const int32_t x = static_cast<int32_t>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int32_t y = static_cast<int32_t>(blockIdx.y * blockDim.y + threadIdx.y);
-  const int32_t image = static_cast<int32_t>(blockIdx.z);
-  const KilnImageDesc d = in_descs[image];
-  if (x >= d.width || y >= d.height) return;
+  int32_t x, y, image;
+  KilnImageDesc d;  // outputs have their input's shape
+  if (!output_pixel(in_descs, &x, &y, &image, &d)) return;
   const KilnImageDesc o = out_descs[image];
   const int32_t mean = (args.flags & KILN_ENHANCE_CONTRAST) != 0 ? means[image] : 0;
   for (int32_t c = 0; c < d.channels; ++c) {
@@ -75,11 +65,9 @@ __global__ void enhance_point_kernel(const uint8_t* in_base, const KilnImageDesc
 
 __global__ void enhance_sharpness_kernel(const uint8_t* in_base, const KilnImageDesc* in_descs, uint8_t* out_base,
                                          const KilnImageDesc* out_descs, KilnEnhanceArgs args) {
-  const int32_t x = static_cast<int32_t>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int32_t y = static_cast<int32_t>(blockIdx.y * blockDim.y + threadIdx.y);
-  const int32_t image = static_cast<int32_t>(blockIdx.z);
-  const KilnImageDesc d = in_descs[image];
-  if (x >= d.width || y >= d.height) return;
+  int32_t x, y, image;
+  KilnImageDesc d;  // outputs have their input's shape
+  if (!output_pixel(in_descs, &x, &y, &image, &d)) return;
   const KilnImageDesc o = out_descs[image];
   for (int32_t c = 0; c < d.channels; ++c) {
     out_base[enhance_at(o, x, y, c)] = kiln_enhance_sharpness(args, in_base, d, x, y, c);
@@ -88,11 +76,9 @@ __global__ void enhance_sharpness_kernel(const uint8_t* in_base, const KilnImage
 
 __global__ void enhance_blur_rows_kernel(const uint8_t* in_base, const KilnImageDesc* in_descs, uint8_t* rows_base,
                                          const KilnImageDesc* rows_descs, const float* weights, KilnEnhanceArgs args) {
-  const int32_t x = static_cast<int32_t>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int32_t y = static_cast<int32_t>(blockIdx.y * blockDim.y + threadIdx.y);
-  const int32_t image = static_cast<int32_t>(blockIdx.z);
-  const KilnImageDesc d = in_descs[image];
-  if (x >= d.width || y >= d.height) return;
+  int32_t x, y, image;
+  KilnImageDesc d;  // outputs have their input's shape
+  if (!output_pixel(in_descs, &x, &y, &image, &d)) return;
   const KilnImageDesc r = rows_descs[image];
   for (int32_t c = 0; c < d.channels; ++c) {
     *reinterpret_cast<float*>(rows_base + r.offset + static_cast<int64_t>(y) * r.row_stride +
@@ -104,11 +90,9 @@ __global__ void enhance_blur_rows_kernel(const uint8_t* in_base, const KilnImage
 __global__ void enhance_unsharp_kernel(const uint8_t* in_base, const KilnImageDesc* in_descs,
                                        const uint8_t* rows_base, const KilnImageDesc* rows_descs, uint8_t* out_base,
                                        const KilnImageDesc* out_descs, const float* weights, KilnEnhanceArgs args) {
-  const int32_t x = static_cast<int32_t>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int32_t y = static_cast<int32_t>(blockIdx.y * blockDim.y + threadIdx.y);
-  const int32_t image = static_cast<int32_t>(blockIdx.z);
-  const KilnImageDesc d = in_descs[image];
-  if (x >= d.width || y >= d.height) return;
+  int32_t x, y, image;
+  KilnImageDesc d;  // outputs have their input's shape
+  if (!output_pixel(in_descs, &x, &y, &image, &d)) return;
   const KilnImageDesc r = rows_descs[image];
   const KilnImageDesc o = out_descs[image];
   for (int32_t c = 0; c < d.channels; ++c) {
@@ -136,29 +120,21 @@ Status launch_enhance_mean(const CudaDeviceBatch& in, const uint8_t* lut, const 
 
 Status launch_enhance_point(const CudaDeviceBatch& in, const CudaDeviceBatch& out, const uint8_t* lut,
                             const KilnEnhanceArgs& args, const int32_t* means, cudaStream_t stream) {
-  enhance_point_kernel<<<grid_for(in.max_width, in.max_height, in.count), kBlock, 0, stream>>>(
-      in.base, in.descs, out.base, out.descs, lut, args, means);
-  KILN_CUDA_CHECK(cudaGetLastError());
-  return Status::ok();
+  return launch_per_output_pixel(enhance_point_kernel, in, stream, in.base, in.descs, out.base, out.descs, lut, args,
+                                 means);
 }
 
 Status launch_enhance_sharpness(const CudaDeviceBatch& in, const CudaDeviceBatch& out, const KilnEnhanceArgs& args,
                                 cudaStream_t stream) {
-  enhance_sharpness_kernel<<<grid_for(in.max_width, in.max_height, in.count), kBlock, 0, stream>>>(
-      in.base, in.descs, out.base, out.descs, args);
-  KILN_CUDA_CHECK(cudaGetLastError());
-  return Status::ok();
+  return launch_per_output_pixel(enhance_sharpness_kernel, in, stream, in.base, in.descs, out.base, out.descs, args);
 }
 
 Status launch_enhance_unsharp(const CudaDeviceBatch& in, const CudaDeviceBatch& rows, const CudaDeviceBatch& out,
                               const float* weights, const KilnEnhanceArgs& args, cudaStream_t stream) {
-  const dim3 grid = grid_for(in.max_width, in.max_height, in.count);
-  enhance_blur_rows_kernel<<<grid, kBlock, 0, stream>>>(in.base, in.descs, rows.base, rows.descs, weights, args);
-  KILN_CUDA_CHECK(cudaGetLastError());
-  enhance_unsharp_kernel<<<grid, kBlock, 0, stream>>>(in.base, in.descs, rows.base, rows.descs, out.base, out.descs,
-                                                      weights, args);
-  KILN_CUDA_CHECK(cudaGetLastError());
-  return Status::ok();
+  KILN_TRY(launch_per_output_pixel(enhance_blur_rows_kernel, in, stream, in.base, in.descs, rows.base, rows.descs,
+                                   weights, args));
+  return launch_per_output_pixel(enhance_unsharp_kernel, in, stream, in.base, in.descs, rows.base, rows.descs,
+                                 out.base, out.descs, weights, args);
 }
 
 // Host-space views with the shapes of `like` as packed `type` images (device temporaries; pointers not read).
@@ -188,10 +164,7 @@ Status enhance_cuda(CudaOpContext& ctx, const OpCall& call) {
   const bool unsharp = (args.flags & KILN_ENHANCE_UNSHARP) != 0;
   // Device batches are used in place: when the output overlaps the input, the point step (an identity copy if
   // nothing else) runs first so the neighbourhood steps read a temporary.
-  bool aliased = false;
-  if (call.in.space == MemorySpace::kDevice && call.out.space == MemorySpace::kDevice) {
-    for (int64_t i = 0; i < call.in.count; ++i) aliased = aliased || call.in[i].data == call.out[i].data;
-  }
+  const bool aliased = cuda_in_place(call);
   const bool point = (args.flags & (KILN_ENHANCE_LUT | KILN_ENHANCE_CONTRAST)) != 0 || (!sharp && !unsharp) || aliased;
 
   CudaCallMemory memory(ctx.device_pool, ctx.stream);

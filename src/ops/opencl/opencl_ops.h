@@ -70,23 +70,19 @@ struct OpenclOp {
 // The OpenCL row of `op`, or nullptr.
 const OpenclOp* opencl_op_find(OpKind op);
 
-bool render_opencl_supports(const OpCall& call, const OpenclDevice& device);
-Status render_opencl(OpContext& ctx, const OpCall& call);
-bool resize_opencl_supports(const OpCall& call, const OpenclDevice& device);
-Status resize_opencl(OpContext& ctx, const OpCall& call);
-bool color_opencl_supports(const OpCall& call, const OpenclDevice& device);
-Status color_opencl(OpContext& ctx, const OpCall& call);
-bool preprocess_opencl_supports(const OpCall& call, const OpenclDevice& device);
-Status preprocess_opencl(OpContext& ctx, const OpCall& call);
-bool normalize_opencl_supports(const OpCall& call, const OpenclDevice& device);
-Status normalize_opencl(OpContext& ctx, const OpCall& call);
-bool quality_opencl_supports(const OpCall& call, const OpenclDevice& device);
-Status quality_opencl(OpContext& ctx, const OpCall& call);
-bool enhance_opencl_supports(const OpCall& call, const OpenclDevice& device);
-Status enhance_opencl(OpContext& ctx, const OpCall& call);
-bool warp_opencl_supports(const OpCall& call, const OpenclDevice& device);
-Status warp_opencl(OpContext& ctx, const OpCall& call);
-bool mask_opencl_supports(const OpCall& call, const OpenclDevice& device);
-Status mask_opencl(OpContext& ctx, const OpCall& call);
+// A family's entry points on OpenCL: <family>_opencl_supports and <family>_opencl (its row of the table).
+#define KILN_OPENCL_FAMILY(family)                                                \
+  bool family##_opencl_supports(const OpCall& call, const OpenclDevice& device); \
+  Status family##_opencl(OpContext& ctx, const OpCall& call)
+
+KILN_OPENCL_FAMILY(render);
+KILN_OPENCL_FAMILY(resize);
+KILN_OPENCL_FAMILY(color);
+KILN_OPENCL_FAMILY(preprocess);
+KILN_OPENCL_FAMILY(normalize);
+KILN_OPENCL_FAMILY(quality);
+KILN_OPENCL_FAMILY(enhance);
+KILN_OPENCL_FAMILY(warp);
+KILN_OPENCL_FAMILY(mask);
 
 }  // namespace kiln::opencl
