@@ -54,6 +54,12 @@ def test_signature_defaults_are_the_declared_defaults(function):
             assert render_job[spec["name"]]["type"] == spec["type"], spec["name"]
 
 
+def test_the_python_classes_use_the_declared_names():
+    declared = {spec["name"] for spec in _kiln.params("render_job")}
+    keywords = set(inspect.signature(kiln.ChartDataset.__init__).parameters) - {"self", "series"}
+    assert keywords <= declared
+
+
 def test_unknown_and_bad_keywords_are_python_errors():
     with pytest.raises(TypeError, match="size"):
         kiln.preprocess(np.zeros((4, 4, 3), np.uint8), width=2, height=2, size=(2, 2))

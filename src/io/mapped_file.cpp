@@ -6,7 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
+
+#include "io/durable_file.h"
 
 namespace kiln {
 
@@ -15,31 +16,20 @@ Status MappedFile::open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return io_error(path + ": no such file");
-    return io_error(path + ": cannot open: " + std::strerror(errno));
+    return errno_status(path + ": cannot open");
   }
+  FdCloser closer(fd);
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    return io_error(path + ": cannot stat: " + std::strerror(err));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return io_error(path + ": not a regular file");
-  }
+  if (::fstat(fd, &st) != 0) return errno_status(path + ": cannot stat");
+  if (!S_ISREG(st.st_mode)) return io_error(path + ": not a regular file");
   const auto size = static_cast<size_t>(st.st_size);
   if (size > 0) {
     void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      const int err = errno;
-      ::close(fd);
-      return io_error(path + ": cannot map: " + std::strerror(err));
-    }
+    if (p == MAP_FAILED) return errno_status(path + ": cannot map");
     ::madvise(p, size, MADV_SEQUENTIAL);
     m_data = p;
     m_size = size;
   }
-  ::close(fd);
   return Status::ok();
 }
 
