@@ -53,7 +53,8 @@ using LogFn = std::function<void(const std::string&)>;
 
 // Runs op calls with one set of options and keeps what their fallbacks taught across calls: the GPU batch size
 // that fits, and whether the GPU failed (later calls then go straight to the CPU). A job holds one executor for all
-// its calls; op_run() is an executor for a single call. Thread-safe.
+// its calls; op_run() is an executor for a single call. Thread-safe; with ExecOptions::stream its calls run one at a
+// time, since a stream is used by one thread at a time.
 class OpExecutor {
  public:
   // `log` receives the first message of each kind of fallback event; `registry` defaults to the process's.
@@ -85,6 +86,7 @@ class OpExecutor {
   const BackendRegistry& m_registry;
   std::atomic<int64_t> m_batch_limit;
   std::atomic<bool> m_on_cpu{false};
+  std::mutex m_stream_mutex;   // held through each run when m_options.stream is set
   mutable std::mutex m_mutex;  // guards what follows
   Backend* m_primary = nullptr;
   std::set<std::string> m_seen;

@@ -59,6 +59,8 @@ Result<Placement> OpExecutor::place(const OpCall& call) {
 Status OpExecutor::run(const OpCall& call, ExecReport* report) {
   KILN_TRY(op_validate(call));
   if (call.in.count == 0) return Status::ok();
+  std::unique_lock<std::mutex> stream_lock(m_stream_mutex, std::defer_lock);
+  if (m_options.stream != nullptr) stream_lock.lock();
   KILN_TRY_ASSIGN(const Placement placement, place(call));
   Backend& backend = *placement.backend;
   if (report != nullptr) {
@@ -89,11 +91,13 @@ Status OpExecutor::run(const OpCall& call, ExecReport* report) {
 }
 
 // Runs images [*done, count) on `gpu` in batches of at most the limit, halving it when a batch runs out of memory.
-// Returns the first error it does not handle; stops early (OK) when another call moved the job to the CPU.
+// Returns the first error it does not handle; stops early (OK) when another call moved the job to the CPU and the
+// CPU can take the rest (host batches).
 Status OpExecutor::run_on_gpu(Backend& gpu, const OpCall& call, int64_t* done) {
   const int64_t count = call.in.count;
   const RunContext context{nullptr, m_options.stream, nullptr};
-  while (*done < count && !m_on_cpu.load()) {
+  const bool cpu_can_finish = host_batches(call);
+  while (*done < count && !(cpu_can_finish && m_on_cpu.load())) {
     const int64_t chunk = std::min(count - *done, m_batch_limit.load());
     const OpCallSlice slice = op_call_slice(call, *done, chunk);
     const Status status = gpu.run(slice.call, context);

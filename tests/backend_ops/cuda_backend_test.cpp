@@ -14,6 +14,7 @@
 #include "core/buffer_pool.h"
 #include "core/fault.h"
 #include "kiln/device.h"
+#include "kiln/image_ops.h"
 
 namespace kiln {
 namespace {
@@ -254,6 +255,22 @@ TEST_F(CudaBackendTest, MemoryLimitIsRespected) {
   EXPECT_LE(stats.peak_held_bytes, kLimit);
   EXPECT_LE(stats.held_bytes, kLimit);
   EXPECT_EQ(stats.in_use_bytes, 0u);
+}
+
+// The limit bounds the backend's pool: host images larger than it are refused, device images (used in place, never
+// pooled) are not.
+TEST_F(CudaBackendTest, MemoryLimitOnlyBoundsHostImages) {
+  auto limited = test::gpu_backend_for_test(BackendKind::kCuda, 1024);
+  ASSERT_TRUE(limited.is_ok()) << limited.status().to_string();
+  std::vector<uint8_t> pixels(64 * 64 * 3), gray(64 * 64);  // only descriptors are looked at
+  const ImageView in = image_view_packed(pixels.data(), 64, 64, 3, PixelType::kU8);
+  const ImageView out = image_view_packed(gray.data(), 64, 64, 1, PixelType::kU8);
+  ColorParams params;
+  params.conversion = ColorConversion::kRgbToGray;
+  const OpCall host{OpKind::kColor, &params, {&in, 1, MemorySpace::kHost}, {&out, 1, MemorySpace::kHost}};
+  const OpCall device{OpKind::kColor, &params, {&in, 1, MemorySpace::kDevice}, {&out, 1, MemorySpace::kDevice}};
+  EXPECT_FALSE(limited.value()->supports(host));
+  EXPECT_TRUE(limited.value()->supports(device));
 }
 
 TEST_F(CudaBackendTest, InjectedFaults) {

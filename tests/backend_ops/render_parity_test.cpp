@@ -65,6 +65,27 @@ TEST_P(RenderParity, EveryCaseMatchesTheCpuReference) {
   cpu_isa_set(saved);
 }
 
+// Render reads its windows and writes its images in host memory: calls with device batches are not taken.
+TEST_P(RenderParity, DeviceBatchesAreNotSupported) {
+  auto backend = test::gpu_backend_for_test(GetParam());
+  if (!backend.is_ok()) GTEST_SKIP() << backend_kind_name(GetParam()) << ": " << backend.status().message();
+  RenderParams params;
+  params.width = 32;
+  params.height = 16;
+  std::vector<float> window(8, 1.0f);
+  std::vector<uint8_t> image(32 * 16);
+  const int64_t start = 0;
+  const RenderCall render(params, WindowBatch{window.data(), 1, &start, 1, 8},
+                          BatchView{image.data(), 1, 32, 16, 1, PixelType::kU8, 32 * 16});
+  EXPECT_TRUE(backend.value()->supports(render.call()));
+  OpCall device_in = render.call();
+  device_in.in.space = MemorySpace::kDevice;
+  EXPECT_FALSE(backend.value()->supports(device_in));
+  OpCall device_out = render.call();
+  device_out.out.space = MemorySpace::kDevice;
+  EXPECT_FALSE(backend.value()->supports(device_out));
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, RenderParity, ::testing::Values(BackendKind::kCuda, BackendKind::kOpenCL),
                          [](const auto& info) { return std::string(backend_kind_name(info.param)); });
 

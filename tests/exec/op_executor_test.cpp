@@ -30,6 +30,7 @@ class ScriptedGpu final : public Backend {
     if (n == fail_call) return Status(Errc::kDeviceError, "launch failed: unspecified launch failure");
     if (call.in.count > max_batch) return Status(Errc::kOutOfMemory, "cudaMalloc failed");
     images += call.in.count;
+    if (call.in.space == MemorySpace::kDevice) return Status::ok();  // counted only: no device memory to run on
     return m_cpu->run(call, RunContext{nullptr, nullptr, ctx.timings});
   }
 
@@ -234,6 +235,33 @@ TEST(ExecutorSlices, PerImageParametersFollowTheirImages) {
   EXPECT_EQ(out_gpu, out_cpu);
   EXPECT_EQ(gpu->images.load(), 6);
   EXPECT_EQ(executor.gpu_batch_limit(), 1);
+}
+
+// The CPU cannot take device batches, so they stay on the GPU after the job moved its host calls to the CPU.
+TEST(ExecutorDeviceBatches, RunOnTheGpuAfterTheJobMovedToTheCpu) {
+  ScriptedRegistry scripted;
+  scripted.gpu->fail_call = 1;
+  std::vector<uint8_t> pixels(4 * 8 * 8 * 3), out(4 * 8 * 8);
+  std::vector<ImageView> ins, grays;
+  for (int i = 0; i < 4; ++i) {
+    ins.push_back(image_view_packed(pixels.data() + i * 192, 8, 8, 3, PixelType::kU8));
+    grays.push_back(image_view_packed(out.data() + i * 64, 8, 8, 1, PixelType::kU8));
+  }
+  ColorParams params;
+  params.conversion = ColorConversion::kRgbToGray;
+  ExecOptions batches_of_2;
+  batches_of_2.gpu_batch_limit = 2;
+  OpExecutor executor(batches_of_2, {}, &scripted.registry);
+  const OpCall host{OpKind::kColor, &params, {ins.data(), 4, MemorySpace::kHost}, {grays.data(), 4, MemorySpace::kHost}};
+  ExecReport report;
+  ASSERT_TRUE(executor.run(host, &report).is_ok());
+  EXPECT_EQ(report.backend, "cpu");
+  ASSERT_TRUE(executor.moved_to_cpu());
+  const OpCall device{OpKind::kColor, &params, {ins.data(), 4, MemorySpace::kDevice},
+                      {grays.data(), 4, MemorySpace::kDevice}};
+  ASSERT_TRUE(executor.run(device, &report).is_ok());
+  EXPECT_EQ(report.backend, "scripted-gpu");
+  EXPECT_EQ(scripted.gpu->images.load(), 4);  // both chunks of the device call
 }
 
 TEST(ExecutorStreams, AStreamPinsThePlacementToItsBackend) {

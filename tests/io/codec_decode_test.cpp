@@ -198,7 +198,9 @@ TEST(CodecDecode, TruncatedFilesGiveErrorsNotCrashes) {
       std::vector<uint8_t> part(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(cut));
       auto dec = image_decode(part.data(), part.size());
       EXPECT_FALSE(dec.is_ok()) << image_format_name(f) << " cut at " << cut << " of " << bytes.size();
-      if (!dec.is_ok()) EXPECT_EQ(dec.status().code(), Errc::kUnsupportedFormat);
+      if (!dec.is_ok()) {
+        EXPECT_EQ(dec.status().code(), Errc::kUnsupportedFormat);
+      }
     }
   }
 }

@@ -273,7 +273,12 @@ TEST(Pipeline, StatsTableNamesTheSlowStage) {
   EXPECT_GE(slow.latency.percentile_ns(0.50), 300'000);
   EXPECT_LE(slow.latency.percentile_ns(0.50), slow.latency.percentile_ns(0.95));
   EXPECT_LE(slow.latency.percentile_ns(0.95), slow.latency.percentile_ns(0.99));
-  EXPECT_GT(slow.busy_share(s.wall_ns), 0.5);
+  // The slow stage is busy far more than the others; the absolute share drops under CPU
+  // contention (the hand-offs wait for a core), so it is only bounded loosely.
+  EXPECT_GT(slow.busy_share(s.wall_ns), 0.25);
+  for (const char* other : {"fast", "encode"}) {
+    EXPECT_GT(slow.busy_share(s.wall_ns), 2 * s.find(other)->busy_share(s.wall_ns)) << other;
+  }
   // Upstream of the bottleneck waits on its output queue; downstream waits on its input.
   EXPECT_GT(s.find("fast")->wait_output_ns, s.find("fast")->wait_input_ns);
   EXPECT_GT(s.find("encode")->wait_input_ns, s.find("encode")->wait_output_ns);

@@ -62,13 +62,14 @@ class CudaBackend final : public Backend {
     return {info};
   }
 
-  // A family in the op table that accepts the call, when every image fits the memory limit (a batch can be halved
-  // down to one image, not further).
+  // A family in the op table that accepts the call, when every host image fits the memory limit (a batch can be
+  // halved down to one image, not further). Device images are used in place and never go through the pool.
   bool supports(const OpCall& call) const override {
     const CudaOp* op = cuda_op_find(call.op);
     if (op == nullptr) return false;
     if (m_memory_limit > 0) {
       for (const VarShapeBatchView* batch : {&call.in, &call.out}) {
+        if (batch->space != MemorySpace::kHost) continue;
         for (int64_t i = 0; i < batch->count; ++i) {
           if ((*batch)[i].packed_bytes() > m_memory_limit) return false;
         }

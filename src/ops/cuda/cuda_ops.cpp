@@ -155,7 +155,33 @@ bool cuda_in_place(const OpCall& call) {
   return false;
 }
 
+namespace {
+
+// Makes `device` current for the scope and restores the caller's device after: streams are created and destroyed
+// on their own device whatever the calling thread had current.
+class CurrentDevice {
+ public:
+  explicit CurrentDevice(int32_t device) {
+    if (cudaGetDevice(&m_previous) != cudaSuccess) m_previous = -1;
+    m_status = cudaSetDevice(device);
+  }
+  ~CurrentDevice() {
+    if (m_previous >= 0) (void)cudaSetDevice(m_previous);
+  }
+  CurrentDevice(const CurrentDevice&) = delete;
+  CurrentDevice& operator=(const CurrentDevice&) = delete;
+  cudaError_t status() const { return m_status; }
+
+ private:
+  int m_previous = -1;
+  cudaError_t m_status = cudaSuccess;
+};
+
+}  // namespace
+
 CudaStream::~CudaStream() {
+  if (stream == nullptr && events[0] == nullptr) return;
+  const CurrentDevice current(m_device);
   if (stream != nullptr) (void)cudaStreamSynchronize(stream);
   for (cudaEvent_t& event : events) {
     if (event != nullptr) (void)cudaEventDestroy(event);
@@ -165,7 +191,9 @@ CudaStream::~CudaStream() {
 }
 
 Status CudaStream::init(int32_t device) {
-  KILN_CUDA_CHECK(cudaSetDevice(device));
+  m_device = device;
+  const CurrentDevice current(device);
+  KILN_CUDA_CHECK(current.status());
   KILN_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   for (cudaEvent_t& event : events) KILN_CUDA_CHECK(cudaEventCreate(&event));
   return Status::ok();

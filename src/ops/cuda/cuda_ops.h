@@ -41,7 +41,7 @@ class CudaStream final : public Stream {
   ~CudaStream() override;
   CudaStream(const CudaStream&) = delete;
   CudaStream& operator=(const CudaStream&) = delete;
-  Status init(int32_t device);  // creates the stream and its events on `device`
+  Status init(int32_t device);  // creates the stream and its events on `device`; the caller's device stays current
 
   Backend& backend() const override { return m_backend; }
   Status synchronize() override;
@@ -51,6 +51,7 @@ class CudaStream final : public Stream {
 
  private:
   Backend& m_backend;
+  int32_t m_device = 0;
 };
 
 // Host blocks handed out by the backend's host_acquire(): outputs that lie inside one are copied to directly.

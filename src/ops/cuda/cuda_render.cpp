@@ -58,8 +58,11 @@ int64_t even_stride(const VarShapeBatchView& out) {
 
 }  // namespace
 
-// Every validated render call: line and OHLC, u8 and f32.
-bool render_cuda_supports(const OpCall& /*call*/) { return true; }
+// Every validated render call with host windows and images (they are gathered and copied with memcpy): line and
+// OHLC, u8 and f32.
+bool render_cuda_supports(const OpCall& call) {
+  return call.in.space == MemorySpace::kHost && call.out.space == MemorySpace::kHost;
+}
 
 Status render_cuda(CudaOpContext& ctx, const OpCall& call) {
   const auto& params = *static_cast<const RenderParams*>(call.params);
