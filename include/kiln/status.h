@@ -45,6 +45,8 @@ class [[nodiscard]] Status {
 
 inline Status invalid_argument(std::string message) { return {Errc::kInvalidArgument, std::move(message)}; }
 inline Status io_error(std::string message) { return {Errc::kIoError, std::move(message)}; }
+// IoError "<what>: <strerror(errno)>", for a system call that just failed.
+Status errno_status(const std::string& what);
 inline Status unsupported_format(std::string message) { return {Errc::kUnsupportedFormat, std::move(message)}; }
 
 template <typename T>

@@ -1,5 +1,8 @@
 #include "kiln/status.h"
 
+#include <cerrno>
+#include <cstring>
+
 #include "kiln/enum_names.h"
 
 namespace kiln {
@@ -10,6 +13,8 @@ constexpr EnumName<Errc> kErrcNames[] = {
     {Errc::kOutOfMemory, "OutOfMemory"}, {Errc::kDeviceError, "DeviceError"}, {Errc::kNotImplemented, "NotImplemented"},
     {Errc::kIoError, "IoError"}, {Errc::kCancelled, "Cancelled"}};
 }  // namespace
+
+Status errno_status(const std::string& what) { return io_error(what + ": " + std::strerror(errno)); }
 
 const char* errc_name(Errc code) { return enum_name(kErrcNames, code); }
 

@@ -6,7 +6,6 @@
 
 #include <cctype>
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 
 namespace kiln {
@@ -28,8 +27,6 @@ Status fd_fsync(const std::string& path, int flags) {
 }
 
 }  // namespace
-
-Status errno_status(const std::string& what) { return io_error(what + ": " + std::strerror(errno)); }
 
 FdCloser::~FdCloser() {
   if (m_fd >= 0) ::close(m_fd);

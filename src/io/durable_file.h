@@ -13,9 +13,6 @@
 
 namespace kiln {
 
-// IoError "<what>: <strerror(errno)>".
-Status errno_status(const std::string& what);
-
 // Closes a file descriptor when it goes out of scope.
 class FdCloser {
  public:

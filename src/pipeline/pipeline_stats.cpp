@@ -1,8 +1,6 @@
 #include "pipeline/pipeline_stats.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <nlohmann/json.hpp>
 
 namespace kiln {
@@ -185,7 +183,7 @@ Status QuarantineReport::open(const std::string& path) {
   }
   if (path.empty()) return Status::ok();
   m_file = std::fopen(path.c_str(), "w");
-  if (!m_file) return io_error(path + ": cannot open quarantine report: " + std::strerror(errno));
+  if (!m_file) return errno_status(path + ": cannot open quarantine report");
   return Status::ok();
 }
 

@@ -39,7 +39,9 @@ TEST(BackendRegistry, ProcessRegistryExplainsMissingGpus) {
   const auto& registry = BackendRegistry::instance();
   EXPECT_EQ(registry.backends().back()->kind(), BackendKind::kCpu);
   for (const auto& status : registry.statuses()) {
-    if (!status.available) EXPECT_FALSE(status.reason.empty());
+    if (!status.available) {
+      EXPECT_FALSE(status.reason.empty());
+    }
   }
   EXPECT_FALSE(registry.cpu().devices().empty());
 }
