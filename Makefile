@@ -2,6 +2,8 @@
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+KILN_ORT_GPU ?= OFF
+comma := ,
 
 DEBIAN_PACKAGES := build-essential cmake pkg-config \
   libhdf5-dev hdf5-tools libzstd-dev zlib1g-dev libspng-dev libturbojpeg0-dev \
@@ -10,7 +12,8 @@ DEBIAN_PACKAGES := build-essential cmake pkg-config \
   libopencv-dev libcairo2-dev \
   ocl-icd-opencl-dev opencl-clhpp-headers opencl-c-headers pocl-opencl-icd clinfo \
   python3 python3-dev pybind11-dev python3-numpy python3-h5py python3-pytest python3-matplotlib python3-pandas \
-  python3-torch
+  python3-torch \
+  python3-onnx python3-opencv python3-skimage
 
 .PHONY: deps build demo test tsan bench sanitize clean
 
@@ -18,14 +21,17 @@ deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
+	command -v npm > /dev/null || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
 	else echo "All Debian packages present."; fi
+	/usr/bin/python3 tools/deps/fetch_deps.py --groups $(if $(filter ON,$(KILN_ORT_GPU)),cpu$(comma)gpu,cpu)
+	/usr/bin/python3 tools/models/prepare_models.py
 
 build:
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DKILN_ORT_GPU=$(KILN_ORT_GPU) $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 demo: deps build

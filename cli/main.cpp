@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   const auto bench = kiln::cli::bench_command_add(app);
   const auto quality = kiln::cli::quality_command_add(app);
   const auto preprocess = kiln::cli::preprocess_command_add(app);
+  const auto models = kiln::cli::models_command_add(app);
   CLI11_PARSE(app, argc, argv);
   if (profile || !trace_path.empty()) {
     kiln::Profiler::instance().enable(true);
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("bench")) code = bench();
   if (app.got_subcommand("quality")) code = quality();
   if (app.got_subcommand("preprocess")) code = preprocess();
+  if (app.got_subcommand("models")) code = models();
   if (profile) std::fputs(kiln::profile_summary_table().c_str(), stderr);
   if (!trace_path.empty()) {
     if (const kiln::Status s = kiln::trace_write_chrome(trace_path); !s.is_ok()) return kiln::cli::exit_with(s);

@@ -2,6 +2,7 @@
 //   KILN_FAULT=alloc:N     the N-th GPU buffer allocation fails (OutOfMemory)
 //   KILN_FAULT=kernel:N    the N-th kernel launch fails (DeviceError)
 //   KILN_FAULT=device_lost every GPU call from the first launch on fails (DeviceError)
+//   KILN_FAULT=provider:N  the N-th model run on an ONNX Runtime execution provider fails (DeviceError)
 // Several may be combined with commas. Counting is per process.
 #pragma once
 
@@ -12,7 +13,7 @@
 
 namespace kiln {
 
-enum class FaultSite : uint8_t { kAlloc = 0, kLaunch };
+enum class FaultSite : uint8_t { kAlloc = 0, kLaunch, kProvider };
 
 // True when this call at `site` must fail. Cheap when KILN_FAULT is unset.
 bool fault_should_fail(FaultSite site);

@@ -9,7 +9,7 @@ DEVICE_FIELDS = {"name": str, "vendor": str, "version": str, "total_memory": int
 
 def test_devices_json_schema():
     out = json.loads(run_kiln("devices", "--json").stdout)
-    assert set(out) == {"backends"}
+    assert set(out) == {"backends", "onnxruntime"}
     names = [b["name"] for b in out["backends"]]
     assert names == ["cuda", "opencl", "cpu"]  # priority order, CPU last
     for backend in out["backends"]:
@@ -37,3 +37,13 @@ def test_opencl_cpu_device_is_opt_in():
     opted = json.loads(run_kiln("devices", "--json", env={"KILN_OPENCL_DEVICE_TYPE": "all"}).stdout)["backends"][1]
     if opted["available"] and all("cpu" in d["name"].lower() or "pthread" in d["name"].lower() for d in opted["devices"]):
         assert not default["available"] and "KILN_OPENCL_DEVICE_TYPE" in default["reason"]
+
+
+def test_devices_lists_onnxruntime_providers_with_reasons():
+    ort = json.loads(run_kiln("devices", "--json").stdout)["onnxruntime"]
+    assert ort["version"].startswith("1.")
+    assert [p["name"] for p in ort["providers"]] == ["cpu", "cuda", "tensorrt"]
+    assert ort["providers"][0]["available"]
+    for provider in ort["providers"]:
+        assert provider["reason"]
+    assert "onnxruntime " + ort["version"] in run_kiln("devices").stdout

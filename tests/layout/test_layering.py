@@ -18,7 +18,8 @@ ALLOWED = {
     "io": {"core", "io", "profiler", "kiln", "ops_px"},
     "pipeline": {"core", "pipeline", "profiler", "kiln"},
     "exec": {"core", "ops", "exec", "profiler", "kiln"},
-    "apps": {"core", "ops", "exec", "io", "pipeline", "profiler", "apps", "kiln"},
+    "infer": {"core", "ops", "exec", "infer", "profiler", "kiln"},
+    "apps": {"core", "ops", "exec", "infer", "io", "pipeline", "profiler", "apps", "kiln"},
 }
 # Public headers an engine folder must not include (they belong to layers above it).
 FORBIDDEN_PUBLIC = {
@@ -28,6 +29,7 @@ FORBIDDEN_PUBLIC = {
     "io": {"kiln/exec.h", "kiln/image_ops.h", "kiln/apps/"},
     "pipeline": {"kiln/exec.h", "kiln/image_ops.h", "kiln/apps/"},
     "exec": {"kiln/apps/"},
+    "infer": {"kiln/apps/"},
 }
 
 

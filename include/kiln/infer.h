@@ -1,0 +1,170 @@
+// Neural-network inference with ONNX Runtime: a session runs an ONNX model on batches, on the CPU execution
+// provider or on CUDA / TensorRT, placed like the image ops (mode auto|gpu|cpu, GPU_BACKEND, GPU_DEVICE_ID,
+// GPU_MEMORY_LIMIT_GB) and falling back to the CPU provider, with the reason reported, when a GPU provider cannot
+// load or fails while running.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kiln/device.h"
+#include "kiln/enum_names.h"
+#include "kiln/ops/preprocess.h"
+#include "kiln/status.h"
+
+namespace kiln {
+
+enum class InferProvider : uint8_t { kCpu = 0, kCuda, kTensorRt };
+inline constexpr EnumName<InferProvider> kInferProviderNames[] = {
+    {InferProvider::kCpu, "cpu"}, {InferProvider::kCuda, "cuda"}, {InferProvider::kTensorRt, "tensorrt"}};
+inline const char* infer_provider_name(InferProvider p) { return enum_name(kInferProviderNames, p); }
+
+// Element types kiln passes to and from models.
+enum class TensorType : uint8_t { kFloat32 = 0, kUInt8, kInt32, kInt64, kOther };
+inline constexpr EnumName<TensorType> kTensorTypeNames[] = {{TensorType::kFloat32, "float32"},
+                                                            {TensorType::kUInt8, "uint8"},
+                                                            {TensorType::kInt32, "int32"},
+                                                            {TensorType::kInt64, "int64"},
+                                                            {TensorType::kOther, "other"}};
+inline const char* tensor_type_name(TensorType t) { return enum_name(kTensorTypeNames, t); }
+
+// One input or output of a model. A dimension of -1 is symbolic; dim_names holds its name ("N", "batch", "").
+struct TensorInfo {
+  std::string name;
+  TensorType type = TensorType::kFloat32;
+  std::vector<int64_t> shape;
+  std::vector<std::string> dim_names;
+  std::string shape_text() const;  // "N x 3 x 256 x 256"
+};
+
+struct ModelInfo {
+  std::vector<TensorInfo> inputs;
+  std::vector<TensorInfo> outputs;
+  // Every input's dim 0 is symbolic: whole batches run at once. Otherwise a batch runs one item at a time.
+  bool batch_dynamic = false;
+};
+
+// A dense float32 tensor, row-major.
+struct Tensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<float> data;
+  int64_t elements() const;
+};
+
+// TensorRT execution-provider settings (used when provider tensorrt is asked for).
+struct TensorRtOptions {
+  bool fp16 = false;
+  bool int8 = false;
+  std::string int8_calibration_table;  // with int8
+  std::string engine_cache_dir;        // "" = no engine cache
+  std::string timing_cache_dir;        // "" = no timing cache
+  // Optimization profile per input, "name:1x3x512x512,..." (ORT's syntax); "" = taken from the batch sizes run.
+  std::string profile_min_shapes;
+  std::string profile_opt_shapes;
+  std::string profile_max_shapes;
+};
+
+struct InferOptions {
+  ExecMode mode = ExecMode::kAuto;  // gpu: a GPU provider or an error; cpu: the CPU provider only
+  std::optional<BackendKind> gpu_only{};  // GPU_BACKEND: opencl means the CPU provider (ORT has no OpenCL one)
+  // The GPU provider to try first in modes auto and gpu: cuda, or tensorrt (then cuda, then the CPU).
+  InferProvider gpu_provider = InferProvider::kCuda;
+  bool fallback_on_error = true;  // a GPU provider failing at run time reruns on the CPU provider (not in mode gpu)
+  int32_t threads = 0;            // intra-op threads of the CPU provider; 0 = all cores
+  int32_t warmup_runs = 1;        // runs on zeros at open, so that the first real batch is not the slow one
+  int64_t warmup_batch = 1;
+  TensorRtOptions tensorrt;
+};
+
+// What a session runs on and what happened to it.
+struct InferReport {
+  std::string provider;                 // "cpu", "cuda", "tensorrt": who runs the model now
+  std::string placement;                // why that provider was chosen
+  std::vector<std::string> fallbacks;   // each provider that was given up, with the reason
+  bool batch_dynamic = false;
+  std::string json() const;
+};
+
+class InferSession {
+ public:
+  // Loads a model from a file. InvalidArgument with the file's name for a missing, truncated or non-ONNX file.
+  static Result<std::unique_ptr<InferSession>> open(const std::string& path, const InferOptions& options = {});
+  static Result<std::unique_ptr<InferSession>> open_bytes(std::span<const uint8_t> model, const InferOptions& options = {},
+                                                          const std::string& label = "model bytes");
+  virtual ~InferSession() = default;
+
+  virtual const ModelInfo& info() const = 0;
+  virtual InferReport report() const = 0;
+
+  // Runs one batch of the model's first input: `input` holds shape[0] items of the input's per-item shape
+  // (its dims after the first; symbolic ones taken from `shape`). Outputs come back in the model's order, batch
+  // first. InvalidArgument when the rank or a fixed dimension does not match the model's input.
+  virtual Status run(std::span<const float> input, const std::vector<int64_t>& shape, std::vector<Tensor>* outputs) = 0;
+};
+
+// The ONNX Runtime library kiln runs with: its version and the execution providers it was built with.
+struct OnnxRuntimeInfo {
+  std::string version;
+  std::vector<std::string> providers;  // ORT's names, e.g. CPUExecutionProvider, CUDAExecutionProvider
+};
+OnnxRuntimeInfo onnxruntime_info();
+
+// Why each provider can or cannot run here (for kiln devices): {provider, ok, reason}.
+struct ProviderStatus {
+  InferProvider provider;
+  bool available = false;
+  std::string reason;
+};
+std::vector<ProviderStatus> infer_provider_statuses();
+
+// The models kiln packages (models/catalog.json, built by make deps).
+struct ModelInput {
+  std::string name;
+  std::string layout = "nchw";  // nchw | nhwc
+  int32_t width = 0;
+  int32_t height = 0;
+  bool bgr = false;
+  float scale = 1.0f;
+  std::vector<float> mean;
+  std::vector<float> std;
+};
+
+struct ModelOutput {
+  std::string name;
+  std::string meaning;
+};
+
+struct PackagedModel {
+  std::string name;
+  std::string task;
+  std::string file;     // full path
+  std::string licence;
+  std::string source;   // npm package@version
+  int64_t bytes = 0;
+  std::string sha256;
+  ModelInput input;
+  std::vector<ModelOutput> outputs;
+};
+
+// The fused preprocess that makes a packaged model's input from u8 RGB images: its size is the model's
+// width x height, the output layout CHW for nchw models and HWC for nhwc, float32.
+PreprocessParams model_preprocess_params(const ModelInput& input);
+Layout model_input_layout(const ModelInput& input);
+
+// The folder of packaged models: KILN_MODELS, else <prefix>/share/kiln/models next to an installed kiln, else the
+// build's cache (KILN_CACHE/models).
+std::string model_dir();
+// Every packaged model; IoError naming the catalog and `make deps` when it is missing.
+Result<std::vector<PackagedModel>> packaged_models();
+// A packaged model by name; InvalidArgument listing the names when unknown, IoError naming the file and the
+// command that fetches it when its file is missing.
+Result<PackagedModel> packaged_model(const std::string& name);
+// A model argument: a packaged model's name, or a path to an .onnx file.
+Result<std::string> model_path_resolve(const std::string& name_or_path);
+
+}  // namespace kiln

@@ -1,0 +1,322 @@
+// InferSession on ONNX Runtime: the model's bytes are kept so that a session can be rebuilt on the CPU provider
+// when a GPU provider fails.
+#include <algorithm>
+#include <fstream>
+#include <mutex>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "core/fault.h"
+#include "infer/infer_placement.h"
+#include "infer/ort_env.h"
+#include "infer/providers.h"
+#include "kiln/infer.h"
+
+namespace kiln {
+
+namespace {
+
+TensorType tensor_type_of(ONNXTensorElementDataType type) {
+  switch (type) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return TensorType::kFloat32;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: return TensorType::kUInt8;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return TensorType::kInt32;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return TensorType::kInt64;
+    default: return TensorType::kOther;
+  }
+}
+
+TensorInfo tensor_info_of(std::string name, const Ort::TypeInfo& type_info) {
+  TensorInfo info;
+  info.name = std::move(name);
+  const auto tensor = type_info.GetTensorTypeAndShapeInfo();
+  info.type = tensor_type_of(tensor.GetElementType());
+  info.shape = tensor.GetShape();
+  for (const char* dim : tensor.GetSymbolicDimensions()) info.dim_names.emplace_back(dim ? dim : "");
+  return info;
+}
+
+ModelInfo model_info_of(Ort::Session& session) {
+  ModelInfo info;
+  Ort::AllocatorWithDefaultOptions allocator;
+  for (size_t i = 0; i < session.GetInputCount(); ++i) {
+    info.inputs.push_back(tensor_info_of(session.GetInputNameAllocated(i, allocator).get(), session.GetInputTypeInfo(i)));
+  }
+  for (size_t i = 0; i < session.GetOutputCount(); ++i) {
+    info.outputs.push_back(tensor_info_of(session.GetOutputNameAllocated(i, allocator).get(), session.GetOutputTypeInfo(i)));
+  }
+  info.batch_dynamic = !info.inputs.empty() && std::all_of(info.inputs.begin(), info.inputs.end(), [](const TensorInfo& t) {
+    return !t.shape.empty() && t.shape[0] < 0;
+  });
+  return info;
+}
+
+int64_t elements_of(const std::vector<int64_t>& shape) {
+  return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+}
+
+std::string shape_text_of(const std::vector<int64_t>& shape) {
+  std::string text;
+  for (const int64_t d : shape) text += (text.empty() ? "" : " x ") + std::to_string(d);
+  return text;
+}
+
+// Copies an output value into a float tensor (integer outputs are converted).
+Status tensor_from_value(const std::string& name, const Ort::Value& value, Tensor* out) {
+  const auto info = value.GetTensorTypeAndShapeInfo();
+  out->name = name;
+  out->shape = info.GetShape();
+  const size_t n = info.GetElementCount();
+  out->data.resize(n);
+  switch (info.GetElementType()) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: std::copy_n(value.GetTensorData<float>(), n, out->data.begin()); break;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: std::copy_n(value.GetTensorData<uint8_t>(), n, out->data.begin()); break;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: std::copy_n(value.GetTensorData<int32_t>(), n, out->data.begin()); break;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: std::copy_n(value.GetTensorData<int64_t>(), n, out->data.begin()); break;
+    default: return unsupported_format("output " + name + ": element type " + std::to_string(info.GetElementType()) +
+                                       " is not float32, uint8, int32 or int64");
+  }
+  return Status::ok();
+}
+
+class OrtInferSession final : public InferSession {
+ public:
+  OrtInferSession(std::vector<uint8_t> model, std::string label, InferOptions options)
+      : m_model(std::move(model)), m_label(std::move(label)), m_options(std::move(options)) {}
+
+  Status open() {
+    auto plan = infer_plan(m_options, BackendRegistry::instance());
+    if (!plan.is_ok()) return plan.status();
+    m_plan = std::move(plan).value();
+    m_report.placement = m_plan.reason;
+    const auto backend = backend_options_from_env();
+    m_backend = backend.is_ok() ? backend.value() : BackendOptions{};
+    Status last;
+    for (size_t i = 0; i < m_plan.providers.size(); ++i) {
+      last = session_create(m_plan.providers[i]);
+      if (last.is_ok()) {
+        m_next_provider = i + 1;
+        break;
+      }
+      // The model itself is bad: no provider will load it.
+      if (last.code() == Errc::kInvalidArgument) return last;
+      m_report.fallbacks.push_back(last.message());
+    }
+    if (!m_session) return last;
+    m_info = model_info_of(*m_session);
+    m_report.batch_dynamic = m_info.batch_dynamic;
+    for (const auto& t : m_info.inputs) m_input_names.push_back(t.name);
+    for (const auto& t : m_info.outputs) m_output_names.push_back(t.name);
+    return warm_up();
+  }
+
+  const ModelInfo& info() const override { return m_info; }
+
+  InferReport report() const override {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_report;
+  }
+
+  Status run(std::span<const float> input, const std::vector<int64_t>& shape, std::vector<Tensor>* outputs) override {
+    Status st = input_check(input, shape);
+    if (!st.is_ok()) return st;
+    std::lock_guard<std::mutex> lock(m_mutex);
+    while (true) {
+      outputs->clear();
+      st = run_locked(input, shape, outputs);
+      if (st.is_ok() || !fallback_possible(st)) return st;
+      m_report.fallbacks.push_back(std::string(infer_provider_name(m_provider)) + " failed while running: " +
+                                   st.message());
+      Status created = session_create_next();
+      if (!created.is_ok()) return created;
+    }
+  }
+
+ private:
+  bool fallback_possible(const Status& st) const {
+    return st.code() == Errc::kDeviceError && m_provider != InferProvider::kCpu && m_options.fallback_on_error &&
+           m_options.mode != ExecMode::kGpu;
+  }
+
+  Status session_create_next() {
+    Status last(Errc::kDeviceError, "no execution provider left to try");
+    while (m_next_provider < m_plan.providers.size()) {
+      last = session_create(m_plan.providers[m_next_provider++]);
+      if (last.is_ok()) return last;
+      m_report.fallbacks.push_back(last.message());
+    }
+    return last;
+  }
+
+  Status session_create(InferProvider provider) {
+    Ort::SessionOptions session_options;
+    session_options.SetGraphOptimizationLevel(GraphOptimizationLevel::ORT_ENABLE_ALL);
+    session_options.SetIntraOpNumThreads(m_options.threads);
+    session_options.SetInterOpNumThreads(1);
+    if (provider != InferProvider::kCpu) {
+      Status st = provider_append(session_options, provider, m_options, m_backend);
+      if (!st.is_ok()) return st;
+    }
+    std::unique_ptr<Ort::Session> session;
+    const Errc code = provider == InferProvider::kCpu ? Errc::kInvalidArgument : Errc::kDeviceError;
+    Status st = ort_call(code, m_label + ": cannot load the model on the " + infer_provider_name(provider) +
+                                   " execution provider", [&] {
+      session = std::make_unique<Ort::Session>(ort_env(), m_model.data(), m_model.size(), session_options);
+    });
+    if (!st.is_ok()) return st;
+    m_session = std::move(session);
+    m_provider = provider;
+    m_report.provider = infer_provider_name(provider);
+    return Status::ok();
+  }
+
+  Status input_check(std::span<const float> input, const std::vector<int64_t>& shape) const {
+    if (m_info.inputs.size() != 1) {
+      return invalid_argument(m_label + " has " + std::to_string(m_info.inputs.size()) +
+                              " inputs; kiln runs models with one input");
+    }
+    const TensorInfo& want = m_info.inputs[0];
+    if (want.type != TensorType::kFloat32) {
+      return invalid_argument(m_label + ": input " + want.name + " is " + tensor_type_name(want.type) +
+                              "; kiln feeds float32");
+    }
+    bool fits = shape.size() == want.shape.size() && !shape.empty() && shape[0] >= 1;
+    for (size_t d = 1; fits && d < shape.size(); ++d) fits = want.shape[d] < 0 || want.shape[d] == shape[d];
+    if (fits && want.shape[0] > 1) fits = shape[0] == want.shape[0];
+    if (!fits) {
+      return invalid_argument(m_label + ": input " + want.name + " is " + want.shape_text() + ", given " +
+                              shape_text_of(shape));
+    }
+    if (static_cast<int64_t>(input.size()) != elements_of(shape)) {
+      return invalid_argument(m_label + ": the input holds " + std::to_string(input.size()) + " values, shape " +
+                              shape_text_of(shape) + " needs " + std::to_string(elements_of(shape)));
+    }
+    return Status::ok();
+  }
+
+  // Whole batches when dim 0 is symbolic; a model whose batch is fixed at 1 runs item by item.
+  Status run_locked(std::span<const float> input, const std::vector<int64_t>& shape, std::vector<Tensor>* outputs) {
+    const bool per_item = m_info.inputs[0].shape[0] == 1 && shape[0] > 1;
+    if (!per_item) return run_once(input, shape, outputs);
+    std::vector<int64_t> item_shape = shape;
+    item_shape[0] = 1;
+    const int64_t item_elements = elements_of(item_shape);
+    for (int64_t i = 0; i < shape[0]; ++i) {
+      std::vector<Tensor> item;
+      Status st = run_once(input.subspan(i * item_elements, item_elements), item_shape, &item);
+      if (!st.is_ok()) return st;
+      if (outputs->empty()) {
+        *outputs = std::move(item);
+        for (auto& t : *outputs) t.data.reserve(t.data.size() * shape[0]);
+        continue;
+      }
+      for (size_t k = 0; k < item.size(); ++k) {
+        (*outputs)[k].data.insert((*outputs)[k].data.end(), item[k].data.begin(), item[k].data.end());
+        (*outputs)[k].shape[0] += 1;
+      }
+    }
+    return Status::ok();
+  }
+
+  Status run_once(std::span<const float> input, const std::vector<int64_t>& shape, std::vector<Tensor>* outputs) {
+    if (fault_should_fail(FaultSite::kProvider)) {
+      return Status(Errc::kDeviceError, std::string("injected provider failure (KILN_FAULT) on ") +
+                                            infer_provider_name(m_provider));
+    }
+    const Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+    Ort::Value tensor = Ort::Value::CreateTensor<float>(memory, const_cast<float*>(input.data()), input.size(),
+                                                        shape.data(), shape.size());
+    std::vector<const char*> input_names = {m_input_names[0].c_str()};
+    std::vector<const char*> output_names;
+    for (const auto& name : m_output_names) output_names.push_back(name.c_str());
+    std::vector<Ort::Value> values;
+    const Errc code = m_provider == InferProvider::kCpu ? Errc::kInvalidArgument : Errc::kDeviceError;
+    Status st = ort_call(code, m_label + ": run on the " + std::string(infer_provider_name(m_provider)) +
+                                   " execution provider failed", [&] {
+      values = m_session->Run(Ort::RunOptions{nullptr}, input_names.data(), &tensor, 1, output_names.data(),
+                              output_names.size());
+    });
+    if (!st.is_ok()) return st;
+    outputs->resize(values.size());
+    for (size_t k = 0; k < values.size(); ++k) {
+      st = tensor_from_value(m_output_names[k], values[k], &(*outputs)[k]);
+      if (!st.is_ok()) return st;
+    }
+    return Status::ok();
+  }
+
+  Status warm_up() {
+    if (m_options.warmup_runs <= 0 || m_info.inputs.size() != 1) return Status::ok();
+    std::vector<int64_t> shape = m_info.inputs[0].shape;
+    if (shape.empty()) return Status::ok();
+    if (shape[0] < 0) shape[0] = m_info.batch_dynamic ? m_options.warmup_batch : 1;
+    if (std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; })) return Status::ok();
+    std::vector<float> zeros(elements_of(shape), 0.0f);
+    std::vector<Tensor> outputs;
+    for (int i = 0; i < m_options.warmup_runs; ++i) {
+      Status st = run(zeros, shape, &outputs);
+      if (!st.is_ok()) return st;
+    }
+    return Status::ok();
+  }
+
+  std::vector<uint8_t> m_model;
+  std::string m_label;
+  InferOptions m_options;
+  BackendOptions m_backend;
+  InferPlan m_plan;
+  size_t m_next_provider = 0;
+  ModelInfo m_info;
+  std::vector<std::string> m_input_names;
+  std::vector<std::string> m_output_names;
+  mutable std::mutex m_mutex;  // one run at a time; guards the session, which a fallback replaces
+  std::unique_ptr<Ort::Session> m_session;
+  InferProvider m_provider = InferProvider::kCpu;
+  InferReport m_report;
+};
+
+Result<std::vector<uint8_t>> file_read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return errno_status("model " + path + ": cannot open");
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.empty()) return invalid_argument("model " + path + ": the file is empty");
+  return bytes;
+}
+
+}  // namespace
+
+std::string TensorInfo::shape_text() const {
+  std::string text;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const std::string dim = shape[d] >= 0                           ? std::to_string(shape[d])
+                            : d < dim_names.size() && !dim_names[d].empty() ? dim_names[d]
+                                                                    : "?";
+    text += (d ? " x " : "") + dim;
+  }
+  return text;
+}
+
+int64_t Tensor::elements() const { return elements_of(shape); }
+
+std::string InferReport::json() const {
+  return nlohmann::json{{"provider", provider}, {"placement", placement}, {"fallbacks", fallbacks},
+                        {"batch_dynamic", batch_dynamic}}
+      .dump();
+}
+
+Result<std::unique_ptr<InferSession>> InferSession::open_bytes(std::span<const uint8_t> model,
+                                                               const InferOptions& options, const std::string& label) {
+  auto session = std::make_unique<OrtInferSession>(std::vector<uint8_t>(model.begin(), model.end()), label, options);
+  Status st = session->open();
+  if (!st.is_ok()) return st;
+  return std::unique_ptr<InferSession>(std::move(session));
+}
+
+Result<std::unique_ptr<InferSession>> InferSession::open(const std::string& path, const InferOptions& options) {
+  auto bytes = file_read_all(path);
+  if (!bytes.is_ok()) return bytes.status();
+  return open_bytes(bytes.value(), options, "model " + path);
+}
+
+}  // namespace kiln

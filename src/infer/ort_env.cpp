@@ -1,0 +1,55 @@
+#include "infer/ort_env.h"
+
+#include <algorithm>
+
+#include "kiln/infer.h"
+
+namespace kiln {
+
+Ort::Env& ort_env() {
+  static Ort::Env* env = new Ort::Env(ORT_LOGGING_LEVEL_ERROR, "kiln");
+  return *env;
+}
+
+OnnxRuntimeInfo onnxruntime_info() {
+  OnnxRuntimeInfo info;
+  info.version = Ort::GetVersionString();
+  info.providers = Ort::GetAvailableProviders();
+  return info;
+}
+
+namespace {
+
+bool ort_has(const std::vector<std::string>& providers, const char* name) {
+  return std::find(providers.begin(), providers.end(), name) != providers.end();
+}
+
+}  // namespace
+
+std::vector<ProviderStatus> infer_provider_statuses() {
+  const OnnxRuntimeInfo ort = onnxruntime_info();
+  const BackendStatus* cuda = nullptr;
+  for (const auto& status : BackendRegistry::instance().statuses()) {
+    if (status.kind == BackendKind::kCuda) cuda = &status;
+  }
+  const bool device = cuda != nullptr && cuda->available;
+  const std::string no_device = "no CUDA device: " + (cuda ? cuda->reason : std::string("CUDA backend not compiled"));
+  std::vector<ProviderStatus> out;
+  out.push_back({InferProvider::kCpu, true, "always available"});
+  for (const auto& [provider, ort_name] : {std::pair{InferProvider::kCuda, "CUDAExecutionProvider"},
+                                           std::pair{InferProvider::kTensorRt, "TensorrtExecutionProvider"}}) {
+    ProviderStatus status{provider, false, ""};
+    if (!ort_has(ort.providers, ort_name)) {
+      status.reason = std::string("this ONNX Runtime library is built without it (configure with KILN_ORT_GPU=ON)");
+    } else if (!device) {
+      status.reason = no_device;
+    } else {
+      status.available = true;
+      status.reason = "compiled in; its library loads when a session asks for it";
+    }
+    out.push_back(status);
+  }
+  return out;
+}
+
+}  // namespace kiln

@@ -1,0 +1,26 @@
+// The process's ONNX Runtime environment and the C++ API's error conversion.
+#pragma once
+
+#include <onnxruntime_cxx_api.h>
+
+#include <string>
+
+#include "kiln/status.h"
+
+namespace kiln {
+
+// Created on first use; ONNX Runtime logs warnings and errors only.
+Ort::Env& ort_env();
+
+// Runs `fn`, turning an Ort::Exception into a Status of `code` prefixed with `what`.
+template <typename Fn>
+Status ort_call(Errc code, const std::string& what, Fn&& fn) {
+  try {
+    fn();
+    return Status::ok();
+  } catch (const Ort::Exception& e) {
+    return Status(code, what + ": " + e.what());
+  }
+}
+
+}  // namespace kiln

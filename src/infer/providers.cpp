@@ -1,0 +1,75 @@
+#include "infer/providers.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "infer/ort_env.h"
+
+namespace kiln {
+
+namespace {
+
+using KeyValues = std::vector<std::pair<std::string, std::string>>;
+
+void key_values_split(const KeyValues& kv, std::vector<const char*>* keys, std::vector<const char*>* values) {
+  for (const auto& [key, value] : kv) {
+    keys->push_back(key.c_str());
+    values->push_back(value.c_str());
+  }
+}
+
+void cuda_append(Ort::SessionOptions& session_options, const BackendOptions& backend) {
+  const OrtApi& api = Ort::GetApi();
+  OrtCUDAProviderOptionsV2* cuda = nullptr;
+  Ort::ThrowOnError(api.CreateCUDAProviderOptions(&cuda));
+  std::unique_ptr<OrtCUDAProviderOptionsV2, decltype(api.ReleaseCUDAProviderOptions)> owned(
+      cuda, api.ReleaseCUDAProviderOptions);
+  KeyValues kv = {{"device_id", std::to_string(backend.device_id)}};
+  if (backend.memory_limit_bytes > 0) kv.emplace_back("gpu_mem_limit", std::to_string(backend.memory_limit_bytes));
+  std::vector<const char*> keys, values;
+  key_values_split(kv, &keys, &values);
+  Ort::ThrowOnError(api.UpdateCUDAProviderOptions(cuda, keys.data(), values.data(), keys.size()));
+  session_options.AppendExecutionProvider_CUDA_V2(*cuda);
+}
+
+void tensorrt_append(Ort::SessionOptions& session_options, const TensorRtOptions& trt, const BackendOptions& backend) {
+  const OrtApi& api = Ort::GetApi();
+  OrtTensorRTProviderOptionsV2* options = nullptr;
+  Ort::ThrowOnError(api.CreateTensorRTProviderOptions(&options));
+  std::unique_ptr<OrtTensorRTProviderOptionsV2, decltype(api.ReleaseTensorRTProviderOptions)> owned(
+      options, api.ReleaseTensorRTProviderOptions);
+  KeyValues kv = {{"device_id", std::to_string(backend.device_id)},
+                  {"trt_fp16_enable", trt.fp16 ? "1" : "0"},
+                  {"trt_int8_enable", trt.int8 ? "1" : "0"}};
+  if (!trt.int8_calibration_table.empty()) kv.emplace_back("trt_int8_calibration_table_name", trt.int8_calibration_table);
+  if (!trt.engine_cache_dir.empty()) {
+    kv.emplace_back("trt_engine_cache_enable", "1");
+    kv.emplace_back("trt_engine_cache_path", trt.engine_cache_dir);
+  }
+  if (!trt.timing_cache_dir.empty()) {
+    kv.emplace_back("trt_timing_cache_enable", "1");
+    kv.emplace_back("trt_timing_cache_path", trt.timing_cache_dir);
+  }
+  if (!trt.profile_min_shapes.empty()) kv.emplace_back("trt_profile_min_shapes", trt.profile_min_shapes);
+  if (!trt.profile_opt_shapes.empty()) kv.emplace_back("trt_profile_opt_shapes", trt.profile_opt_shapes);
+  if (!trt.profile_max_shapes.empty()) kv.emplace_back("trt_profile_max_shapes", trt.profile_max_shapes);
+  if (backend.memory_limit_bytes > 0) kv.emplace_back("trt_max_workspace_size", std::to_string(backend.memory_limit_bytes));
+  std::vector<const char*> keys, values;
+  key_values_split(kv, &keys, &values);
+  Ort::ThrowOnError(api.UpdateTensorRTProviderOptions(options, keys.data(), values.data(), keys.size()));
+  session_options.AppendExecutionProvider_TensorRT_V2(*options);
+}
+
+}  // namespace
+
+Status provider_append(Ort::SessionOptions& session_options, InferProvider provider, const InferOptions& options,
+                       const BackendOptions& backend) {
+  const std::string what = std::string(infer_provider_name(provider)) + " execution provider";
+  return ort_call(Errc::kDeviceError, what, [&] {
+    if (provider == InferProvider::kCuda) cuda_append(session_options, backend);
+    if (provider == InferProvider::kTensorRt) tensorrt_append(session_options, options.tensorrt, backend);
+  });
+}
+
+}  // namespace kiln

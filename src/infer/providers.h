@@ -1,0 +1,15 @@
+// Adding ONNX Runtime's GPU execution providers to a session's options, on kiln's device and memory limit.
+#pragma once
+
+#include <onnxruntime_cxx_api.h>
+
+#include "kiln/infer.h"
+
+namespace kiln {
+
+// Appends `provider` (cuda or tensorrt) to `session_options`; DeviceError with ORT's reason when it cannot load
+// (not built into this ONNX Runtime, library or CUDA missing). The CPU provider needs no call.
+Status provider_append(Ort::SessionOptions& session_options, InferProvider provider, const InferOptions& options,
+                       const BackendOptions& backend);
+
+}  // namespace kiln

@@ -1,0 +1,25 @@
+// Real photographs and packaged models for the inference tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kiln/codec.h"
+#include "kiln/infer.h"
+
+namespace kiln::test {
+
+// astronaut.png (python3-skimage) and grace_hopper.jpg (python-matplotlib-data): one face each, two people.
+const std::vector<std::string>& photo_paths();
+std::vector<ImageBuffer> photos_decode();
+
+// The packaged model, or a failed ASSERT naming what is missing.
+PackagedModel packaged_model_require(const std::string& name);
+
+// The model's input for `images`, preprocessed on the CPU as its catalog entry says; *shape receives N x ...
+std::vector<float> model_input_make(const PackagedModel& model, const std::vector<ImageBuffer>& images,
+                                    std::vector<int64_t>* shape);
+
+InferOptions cpu_infer_options();
+
+}  // namespace kiln::test
