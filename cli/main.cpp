@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   const auto quality = kiln::cli::quality_command_add(app);
   const auto preprocess = kiln::cli::preprocess_command_add(app);
   const auto models = kiln::cli::models_command_add(app);
+  const auto infer = kiln::cli::infer_command_add(app);
   CLI11_PARSE(app, argc, argv);
   if (profile || !trace_path.empty()) {
     kiln::Profiler::instance().enable(true);
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("quality")) code = quality();
   if (app.got_subcommand("preprocess")) code = preprocess();
   if (app.got_subcommand("models")) code = models();
+  if (app.got_subcommand("infer")) code = infer();
   if (profile) std::fputs(kiln::profile_summary_table().c_str(), stderr);
   if (!trace_path.empty()) {
     if (const kiln::Status s = kiln::trace_write_chrome(trace_path); !s.is_ok()) return kiln::cli::exit_with(s);

@@ -26,6 +26,21 @@ render_job = _declared(_kiln.render_job, "render_job", positional=[("series", No
                        explicit=[("config", None), ("source", "<array>")])
 quality = _declared(_kiln.quality, "quality", positional=["images"])
 preprocess = _declared(_kiln.preprocess, "preprocess", positional=["images"])
+Model = getattr(_kiln, "Model", None)  # None when kiln is built without ONNX Runtime
+
+
+def models():
+    """The packaged models (name, task, input and outputs, file, size, licence, source package), as `kiln models`."""
+    import builtins
+    import os
+    path = os.path.join(_kiln.models_dir(), "catalog.json")
+    with builtins.open(path) as f:  # kiln.open is the dataset reader
+        catalog = _json.load(f)["models"]
+    for entry in catalog:
+        entry["file"] = os.path.join(_kiln.models_dir(), entry["file"])
+    return catalog
+
+
 from .datasets import ChartDataset
 from .storage import KilnFile, create_images_from_data, open  # noqa: A004 (kiln.open, like h5py.File)
 
@@ -38,9 +53,11 @@ __all__ = [
     "KilnMemoryError",
     "KilnNotImplementedError",
     "KilnValueError",
+    "Model",
     "__version__",
     "create_images_from_data",
     "devices",
+    "models",
     "open",
     "preprocess",
     "quality",

@@ -8,5 +8,6 @@ namespace kiln::py {
 void render_bindings_add(pybind11::module_& m);     // render, render_windows, window_plan, render_job
 void devices_bindings_add(pybind11::module_& m);    // devices
 void image_ops_bindings_add(pybind11::module_& m);  // quality, preprocess
+void infer_bindings_add(pybind11::module_& m);      // Model (when built with ONNX Runtime)
 
 }  // namespace kiln::py

@@ -12,6 +12,9 @@ PYBIND11_MODULE(_kiln, m) {
   kiln::py::render_bindings_add(m);
   kiln::py::devices_bindings_add(m);
   kiln::py::image_ops_bindings_add(m);
+#if KILN_HAS_ORT
+  kiln::py::infer_bindings_add(m);
+#endif
   kiln::py::params_bindings_add(m);
   m.attr("version") = KILN_VERSION_STRING;
   m.attr("__version__") = KILN_VERSION_STRING;

@@ -19,7 +19,11 @@ const char* npy_descr(PixelType type) {
 }
 
 std::string npy_header(PixelType type, const std::vector<int64_t>& shape, size_t total_bytes) {
-  std::string dict = std::string("{'descr': '") + npy_descr(type) + "', 'fortran_order': False, 'shape': (";
+  return npy_header(std::string(npy_descr(type)), shape, total_bytes);
+}
+
+std::string npy_header(const std::string& descr, const std::vector<int64_t>& shape, size_t total_bytes) {
+  std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (";
   for (size_t i = 0; i < shape.size(); ++i) dict += (i > 0 ? ", " : "") + std::to_string(shape[i]);
   dict += shape.size() == 1 ? ",), }" : "), }";
   const size_t unpadded = kPreamble + dict.size() + 1;

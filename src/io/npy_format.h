@@ -17,5 +17,7 @@ const char* npy_descr(PixelType type);
 // spaces and a newline to `total_bytes` (0: to the next multiple of 64, where numpy puts the data). Empty when the
 // dictionary does not fit in `total_bytes`.
 std::string npy_header(PixelType type, const std::vector<int64_t>& shape, size_t total_bytes = 0);
+// The same for any numpy type string, e.g. "<U40" (UTF-32 strings of up to 40 characters).
+std::string npy_header(const std::string& descr, const std::vector<int64_t>& shape, size_t total_bytes = 0);
 
 }  // namespace kiln

@@ -10,9 +10,10 @@
 #include <cstring>
 #include <filesystem>
 
-#include "io/hdf5_handle.h"
 #include "io/durable_file.h"
+#include "io/hdf5_handle.h"
 #include "io/npy_format.h"
+#include "io/zip_store.h"
 #include "kiln/codec.h"
 
 namespace kiln {
@@ -21,7 +22,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The NPY header is reserved at this size and rewritten in place with the final N (v1.0 allows 65535).
+// The NPY header is reserved at this size and rewritten in place with the final
+// N (v1.0 allows 65535).
 constexpr size_t kNpyHeaderBytes = 256;
 
 std::string npy_names_path(const std::string& path) {
@@ -35,19 +37,25 @@ std::string npy_names_path(const std::string& path) {
 Result<TensorFileFormat> tensor_file_format_from_path(const std::string& path) {
   const std::string ext = path_extension(path);
   if (ext == ".npy") return TensorFileFormat::kNpy;
+  if (ext == ".npz") return TensorFileFormat::kNpz;
   if (ext == ".h5" || ext == ".hdf5") return TensorFileFormat::kHdf5;
-  return invalid_argument(path + ": output must end in .npy, .h5 or .hdf5");
+  return invalid_argument(path + ": output must end in .npy, .npz, .h5 or .hdf5");
 }
 
 TensorWriter::~TensorWriter() { abandon(); }
 
 void TensorWriter::abandon() {
+  for (Array& a : m_arrays) {
+    if (a.fd >= 0 && a.fd != m_fd) ::close(a.fd);
+    if (!a.tmp_path.empty()) ::unlink(a.tmp_path.c_str());
+    if (a.dataset >= 0) H5Dclose(a.dataset);
+  }
+  m_arrays.clear();
   if (m_fd >= 0) ::close(m_fd);
   m_fd = -1;
-  if (m_images >= 0) H5Dclose(m_images);
   if (m_file >= 0) H5Fclose(m_file);
   if (m_h5_type >= 0) H5Tclose(m_h5_type);
-  m_images = m_file = m_h5_type = -1;
+  m_file = m_h5_type = -1;
   if (!m_tmp_path.empty()) ::unlink(m_tmp_path.c_str());
   m_tmp_path.clear();
   m_open = false;
@@ -55,34 +63,51 @@ void TensorWriter::abandon() {
 }
 
 Status TensorWriter::open(const std::string& path, const std::vector<int64_t>& item_shape, PixelType dtype) {
+  return open_arrays(path, {{"images", item_shape}}, dtype);
+}
+
+Status TensorWriter::open_arrays(const std::string& path, const std::vector<TensorArraySpec>& arrays, PixelType dtype) {
   abandon();
   KILN_TRY_ASSIGN(m_format, tensor_file_format_from_path(path));
   if (dtype != PixelType::kF32 && dtype != PixelType::kF16)
     return invalid_argument("tensor writer: dtype must be float32 or float16");
-  if (item_shape.empty() || item_shape.size() > 7) return invalid_argument("tensor writer: 1 to 7 item dimensions");
-  size_t elems = 1;
-  for (int64_t d : item_shape) {
-    if (d <= 0) return invalid_argument("tensor writer: item dimensions must be positive");
-    elems *= static_cast<size_t>(d);
+  if (arrays.empty()) return invalid_argument("tensor writer: no arrays");
+  if (m_format == TensorFileFormat::kNpy && arrays.size() != 1)
+    return invalid_argument(path + ": a .npy file holds one array; use .npz or .h5 for " +
+                            std::to_string(arrays.size()));
+  for (const TensorArraySpec& spec : arrays) {
+    if (spec.name.empty() || spec.name == "paths")
+      return invalid_argument("tensor writer: bad array name '" + spec.name + "'");
+    if (spec.item_shape.empty() || spec.item_shape.size() > 7)
+      return invalid_argument("tensor writer: 1 to 7 item dimensions");
+    size_t elems = 1;
+    for (int64_t d : spec.item_shape) {
+      if (d <= 0) return invalid_argument("tensor writer: item dimensions must be positive");
+      elems *= static_cast<size_t>(d);
+    }
+    m_arrays.push_back(Array{spec, elems * pixel_type_size(dtype)});
   }
   m_path = path;
-  m_item_shape = item_shape;
   m_dtype = dtype;
-  m_item_bytes = elems * pixel_type_size(dtype);
   m_count = 0;
-  KILN_TRY_ASSIGN(m_tmp_path, temp_file_create(path));
-  if (m_format == TensorFileFormat::kNpy) {
+  Status s = [&]() -> Status {
+    KILN_TRY_ASSIGN(m_tmp_path, temp_file_create(path));
+    if (m_format == TensorFileFormat::kHdf5) return h5_open();
     m_fd = ::open(m_tmp_path.c_str(), O_RDWR | O_TRUNC | O_CLOEXEC);
-    if (m_fd < 0) {
-      const Status s = errno_status(m_tmp_path + ": cannot open");
-      abandon();
-      return s;
+    if (m_fd < 0) return errno_status(m_tmp_path + ": cannot open");
+    for (Array& a : m_arrays) {
+      if (m_format == TensorFileFormat::kNpy) {
+        a.fd = m_fd;
+      } else {
+        KILN_TRY_ASSIGN(a.tmp_path, temp_file_create(path));
+        a.fd = ::open(a.tmp_path.c_str(), O_RDWR | O_TRUNC | O_CLOEXEC);
+        if (a.fd < 0) return errno_status(a.tmp_path + ": cannot open");
+      }
+      KILN_TRY(npy_header_write(a, false));
     }
-    if (Status s = npy_header_write(false); !s.is_ok()) {
-      abandon();
-      return s;
-    }
-  } else if (Status s = h5_open(); !s.is_ok()) {
+    return Status::ok();
+  }();
+  if (!s.is_ok()) {
     abandon();
     return s;
   }
@@ -91,11 +116,22 @@ Status TensorWriter::open(const std::string& path, const std::vector<int64_t>& i
 }
 
 Status TensorWriter::append(const void* items, int64_t count) {
+  if (m_arrays.size() > 1)
+    return invalid_argument("tensor writer: " + std::to_string(m_arrays.size()) + " arrays to append to");
+  return append(std::vector<const void*>{items}, count);
+}
+
+Status TensorWriter::append(const std::vector<const void*>& items, int64_t count) {
   if (!m_open) return invalid_argument("tensor writer: not open");
-  if (count < 0 || (count > 0 && items == nullptr)) return invalid_argument("tensor writer: bad items");
+  if (items.size() != m_arrays.size()) return invalid_argument("tensor writer: one pointer per array");
+  if (count < 0) return invalid_argument("tensor writer: bad items");
   if (count == 0) return Status::ok();
-  Status s = m_format == TensorFileFormat::kNpy ? npy_append(items, count) : h5_append(items, count);
-  if (!s.is_ok()) return s;
+  for (size_t a = 0; a < m_arrays.size(); ++a) {
+    if (items[a] == nullptr) return invalid_argument("tensor writer: bad items");
+    Status s = m_format == TensorFileFormat::kHdf5 ? h5_append(m_arrays[a], items[a], count)
+                                                   : npy_append(m_arrays[a], items[a], count);
+    if (!s.is_ok()) return s;
+  }
   m_count += count;
   return Status::ok();
 }
@@ -103,18 +139,20 @@ Status TensorWriter::append(const void* items, int64_t count) {
 Status TensorWriter::finish(const std::vector<std::string>& names, const TensorAttributes& attributes) {
   if (!m_open) return invalid_argument("tensor writer: not open");
   if (!names.empty() && static_cast<int64_t>(names.size()) != m_count)
-    return invalid_argument("tensor writer: " + std::to_string(names.size()) + " names for " +
-                            std::to_string(m_count) + " items");
+    return invalid_argument("tensor writer: " + std::to_string(names.size()) + " names for " + std::to_string(m_count) +
+                            " items");
   Status s;
   if (m_format == TensorFileFormat::kNpy) {
-    s = npy_header_write(true);
+    s = npy_header_write(m_arrays[0], true);
     if (s.is_ok() && ::close(m_fd) != 0) s = errno_status(m_tmp_path + ": close");
-    m_fd = -1;
+    m_fd = m_arrays[0].fd = -1;
     if (s.is_ok()) {
       std::string text;
       for (const std::string& name : names) text += name + "\n";
       s = file_write_atomic(npy_names_path(m_path), text);
     }
+  } else if (m_format == TensorFileFormat::kNpz) {
+    s = npz_finish(names);
   } else {
     s = h5_finish(names, attributes);
   }
@@ -124,26 +162,86 @@ Status TensorWriter::finish(const std::vector<std::string>& names, const TensorA
     return s;
   }
   m_tmp_path.clear();
-  m_open = false;
+  abandon();
   return Status::ok();
 }
 
-// ---- npy ----------------------------------------------------------------------------------------------------
+// ---- npy, npz
+// -----------------------------------------------------------------------------------------------
 
-Status TensorWriter::npy_header_write(bool final_header) {
+Status TensorWriter::npy_header_write(Array& array, bool final_header) {
   std::vector<int64_t> shape{final_header ? m_count : 0};
-  shape.insert(shape.end(), m_item_shape.begin(), m_item_shape.end());
+  shape.insert(shape.end(), array.spec.item_shape.begin(), array.spec.item_shape.end());
   const std::string header = npy_header(m_dtype, shape, kNpyHeaderBytes);
   if (header.empty()) return invalid_argument("tensor writer: npy header too long");
-  return fd_pwrite_all(m_fd, header.data(), header.size(), 0, m_tmp_path);
+  return fd_pwrite_all(array.fd, header.data(), header.size(), 0, m_tmp_path);
 }
 
-Status TensorWriter::npy_append(const void* items, int64_t count) {
-  const int64_t offset = static_cast<int64_t>(kNpyHeaderBytes) + m_count * static_cast<int64_t>(m_item_bytes);
-  return fd_pwrite_all(m_fd, items, static_cast<size_t>(count) * m_item_bytes, offset, m_tmp_path);
+Status TensorWriter::npy_append(Array& array, const void* items, int64_t count) {
+  const int64_t offset = static_cast<int64_t>(kNpyHeaderBytes) + m_count * static_cast<int64_t>(array.item_bytes);
+  return fd_pwrite_all(array.fd, items, static_cast<size_t>(count) * array.item_bytes, offset, m_tmp_path);
 }
 
-// ---- hdf5 ---------------------------------------------------------------------------------------------------
+namespace {
+
+// The names as a numpy unicode array ('<U<longest>', UTF-32): what
+// np.load(...)["paths"] returns.
+std::string npy_strings(const std::vector<std::string>& names) {
+  std::vector<std::u32string> wide;
+  size_t longest = 1;
+  for (const std::string& name : names) {
+    std::u32string w;
+    for (size_t i = 0; i < name.size();) {
+      const auto c = static_cast<unsigned char>(name[i]);
+      const int extra = c < 0x80 ? 0 : c < 0xE0 ? 1 : c < 0xF0 ? 2 : 3;
+      char32_t cp = extra == 0 ? c : c & (0x3F >> extra);
+      for (int k = 1; k <= extra && i + k < name.size(); ++k)
+        cp = (cp << 6) | (static_cast<unsigned char>(name[i + k]) & 0x3F);
+      w += cp;
+      i += 1 + extra;
+    }
+    longest = std::max(longest, w.size());
+    wide.push_back(std::move(w));
+  }
+  std::string out = npy_header("<U" + std::to_string(longest), {static_cast<int64_t>(names.size())});
+  for (const std::u32string& w : wide) {
+    for (size_t i = 0; i < longest; ++i) {
+      const char32_t cp = i < w.size() ? w[i] : 0;
+      for (int b = 0; b < 4; ++b) out += static_cast<char>((cp >> (8 * b)) & 0xFF);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Status TensorWriter::npz_finish(const std::vector<std::string>& names) {
+  std::vector<ZipMember> members;
+  for (Array& a : m_arrays) {
+    KILN_TRY(npy_header_write(a, true));
+    if (::close(a.fd) != 0) return errno_status(a.tmp_path + ": close");
+    a.fd = -1;
+    members.push_back({a.spec.name + ".npy", a.tmp_path});
+  }
+  KILN_TRY_ASSIGN(const std::string paths_tmp, temp_file_create(m_path));
+  m_arrays.push_back(Array{{"paths", {}}, 0, -1, paths_tmp});  // removed with the other temporaries
+  {
+    const int fd = ::open(paths_tmp.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0) return errno_status(paths_tmp + ": cannot open");
+    FdCloser closer(fd);
+    const std::string bytes = npy_strings(names);
+    KILN_TRY(fd_write_all(fd, bytes.data(), bytes.size(), paths_tmp));
+  }
+  members.push_back({"paths.npy", paths_tmp});
+  KILN_TRY(zip_store_write(m_fd, members, m_tmp_path));
+  if (::fsync(m_fd) != 0) return errno_status(m_tmp_path + ": fsync failed");
+  if (::close(m_fd) != 0) return errno_status(m_tmp_path + ": close");
+  m_fd = -1;
+  return Status::ok();
+}
+
+// ---- hdf5
+// ---------------------------------------------------------------------------------------------------
 
 Status TensorWriter::h5_open() {
   hdf5::ErrorScope quiet;
@@ -156,40 +254,45 @@ Status TensorWriter::h5_open() {
   }
   m_file = H5Fcreate(m_tmp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (m_file < 0) return hdf5::error(m_tmp_path + ": cannot create");
-  std::vector<hsize_t> dims{0}, max_dims{H5S_UNLIMITED}, chunk{1};
-  for (int64_t d : m_item_shape) {
-    dims.push_back(static_cast<hsize_t>(d));
-    max_dims.push_back(static_cast<hsize_t>(d));
-    chunk.push_back(static_cast<hsize_t>(d));
+  for (Array& array : m_arrays) {
+    std::vector<hsize_t> dims{0}, max_dims{H5S_UNLIMITED}, chunk{1};
+    for (int64_t d : array.spec.item_shape) {
+      dims.push_back(static_cast<hsize_t>(d));
+      max_dims.push_back(static_cast<hsize_t>(d));
+      chunk.push_back(static_cast<hsize_t>(d));
+    }
+    hdf5::Handle space =
+        hdf5::space_handle(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), max_dims.data()));
+    hdf5::Handle dcpl = hdf5::plist_handle(H5Pcreate(H5P_DATASET_CREATE));
+    if (!space.valid() || !dcpl.valid() || H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()) < 0)
+      return hdf5::error(m_tmp_path + ": cannot set up the " + array.spec.name + " dataset");
+    const hid_t type = m_dtype == PixelType::kF16 ? m_h5_type : H5T_IEEE_F32LE;
+    array.dataset =
+        H5Dcreate2(m_file, array.spec.name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT);
+    if (array.dataset < 0) return hdf5::error(m_tmp_path + ": cannot create the " + array.spec.name + " dataset");
   }
-  hdf5::Handle space = hdf5::space_handle(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), max_dims.data()));
-  hdf5::Handle dcpl = hdf5::plist_handle(H5Pcreate(H5P_DATASET_CREATE));
-  if (!space.valid() || !dcpl.valid() || H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()) < 0)
-    return hdf5::error(m_tmp_path + ": cannot set up the images dataset");
-  const hid_t type = m_dtype == PixelType::kF16 ? m_h5_type : H5T_IEEE_F32LE;
-  m_images = H5Dcreate2(m_file, "images", type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT);
-  if (m_images < 0) return hdf5::error(m_tmp_path + ": cannot create the images dataset");
   return Status::ok();
 }
 
-Status TensorWriter::h5_append(const void* items, int64_t count) {
+Status TensorWriter::h5_append(Array& array, const void* items, int64_t count) {
   hdf5::ErrorScope quiet;
   std::vector<hsize_t> dims{static_cast<hsize_t>(m_count + count)};
   std::vector<hsize_t> start{static_cast<hsize_t>(m_count)}, block{static_cast<hsize_t>(count)};
-  for (int64_t d : m_item_shape) {
+  for (int64_t d : array.spec.item_shape) {
     dims.push_back(static_cast<hsize_t>(d));
     start.push_back(0);
     block.push_back(static_cast<hsize_t>(d));
   }
-  if (H5Dset_extent(m_images, dims.data()) < 0) return hdf5::error(m_tmp_path + ": cannot extend images");
-  hdf5::Handle file_space = hdf5::space_handle(H5Dget_space(m_images));
+  if (H5Dset_extent(array.dataset, dims.data()) < 0)
+    return hdf5::error(m_tmp_path + ": cannot extend " + array.spec.name);
+  hdf5::Handle file_space = hdf5::space_handle(H5Dget_space(array.dataset));
   hdf5::Handle mem_space = hdf5::space_handle(H5Screate_simple(static_cast<int>(block.size()), block.data(), nullptr));
   if (!file_space.valid() || !mem_space.valid() ||
       H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, block.data(), nullptr) < 0)
     return hdf5::error(m_tmp_path + ": cannot select rows");
   const hid_t mem_type = m_dtype == PixelType::kF16 ? m_h5_type : H5T_NATIVE_FLOAT;
-  if (H5Dwrite(m_images, mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, items) < 0)
-    return hdf5::error(m_tmp_path + ": cannot write images");
+  if (H5Dwrite(array.dataset, mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, items) < 0)
+    return hdf5::error(m_tmp_path + ": cannot write " + array.spec.name);
   return Status::ok();
 }
 
@@ -222,13 +325,16 @@ Status TensorWriter::h5_finish(const std::vector<std::string>& names, const Tens
   for (const auto& [name, values] : attributes.numbers) {
     const hsize_t n = static_cast<hsize_t>(values.size());
     hdf5::Handle space = hdf5::space_handle(n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr));
-    hdf5::Handle attr = hdf5::attribute_handle(
-        H5Acreate2(m_file, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT));
+    hdf5::Handle attr =
+        hdf5::attribute_handle(H5Acreate2(m_file, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT));
     if (!attr.valid() || (n > 0 && H5Awrite(attr.get(), H5T_NATIVE_DOUBLE, values.data()) < 0))
       return hdf5::error(m_tmp_path + ": cannot write attribute " + name);
   }
-  herr_t rc = H5Dclose(m_images);
-  m_images = -1;
+  herr_t rc = 0;
+  for (Array& array : m_arrays) {
+    if (H5Dclose(array.dataset) < 0) rc = -1;
+    array.dataset = -1;
+  }
   const herr_t rc_file = H5Fclose(m_file);
   m_file = -1;
   if (rc < 0 || rc_file < 0) return hdf5::error(m_tmp_path + ": cannot close");

@@ -1,0 +1,48 @@
+// The inference application: images (files, folders, @lists) -> decode -> fused preprocess -> batched ONNX Runtime
+// inference -> the model's raw outputs, rows in input order. `kiln infer` runs this job.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kiln/apps/images.h"
+#include "kiln/infer.h"
+#include "kiln/params.h"
+
+namespace kiln {
+
+struct InferJobConfig {
+  std::string model;   // a packaged model's name (kiln models) or an .onnx file
+  std::string output;  // .npy: the first output as one array; .npz / .h5: every output by name, plus the paths
+  // The model's input: 0 / "auto" take the packaged model's spec, else the model's input shape.
+  int32_t width = 0;
+  int32_t height = 0;
+  std::string layout = "auto";  // auto | nchw | nhwc
+  // "model": the packaged model's scale/mean/std/channel order (a plain .onnx file: x / 255, RGB); "flags": the
+  // preprocess settings below as given.
+  std::string preprocess_from = "model";
+  PreprocessParams params;
+  std::string provider = "cuda";  // the GPU provider to try first: cuda | tensorrt
+  TensorRtOptions tensorrt;
+  int64_t max_pixels = kImageMaxPixels;
+  ExecSettings exec;  // mode, threads (decode and ONNX Runtime's intra-op threads), batch_size (images per run)
+};
+const ParamTable<InferJobConfig>& infer_job_params();
+
+struct InferJobSummary {
+  int64_t written = 0;
+  int64_t unreadable = 0;
+  double seconds = 0;
+  std::vector<TensorInfo> outputs;  // written, with their per-item shapes (dim 0 is N)
+  std::vector<std::string> names;   // the inputs written, in order
+  InferReport report;               // provider, placement, fallbacks
+  std::vector<int64_t> input_shape;  // per item, as fed
+};
+
+// Unreadable inputs are skipped and reported through events.record; IoError when none could be read (nothing is
+// written then).
+Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageInputs& inputs,
+                                      const JobEvents<ImageRecord>& events = {});
+
+}  // namespace kiln

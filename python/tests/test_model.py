@@ -1,0 +1,69 @@
+"""kiln.Model: packaged models by name or file, numpy batches in, {name: array} out, batch == singles, errors raised
+as kiln exceptions, and the GIL released while a model runs."""
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import kiln
+
+pytestmark = pytest.mark.skipif(kiln.Model is None, reason="kiln built without ONNX Runtime")
+
+
+def test_models_lists_the_packaged_models():
+    names = [m["name"] for m in kiln.models()]
+    assert names == ["selfie", "blazeface-front", "blazeface-back", "fr-detect", "fr-embed"]
+
+
+def test_a_packaged_model_by_name_describes_itself_and_runs():
+    model = kiln.Model("fr-embed", device="cpu", threads=2)
+    assert model.inputs == [{"name": "input", "dtype": "float32", "shape": ["N", 3, 112, 112]}]
+    assert model.outputs[0]["name"] == "output"
+    assert model.report["provider"] == "cpu" and model.report["batch_dynamic"]
+    batch = np.random.default_rng(0).uniform(-1, 1, (3, 3, 112, 112)).astype(np.float32)
+    out = model(batch)
+    assert list(out) == ["output"] and out["output"].shape == (3, 512)
+    for i in range(3):
+        np.testing.assert_allclose(model(batch[i:i + 1])["output"][0], out["output"][i], atol=2e-4)
+
+
+def test_a_file_and_float64_input_work_too():
+    path = next(m["file"] for m in kiln.models() if m["name"] == "selfie")
+    model = kiln.Model(path, device="cpu")
+    out = model(np.zeros((1, 3, 256, 256)))  # float64: converted
+    assert out["mask"].shape == (1, 1, 256, 256) and out["mask"].dtype == np.float32
+
+
+def test_errors_are_kiln_exceptions(tmp_path):
+    with pytest.raises(kiln.KilnValueError, match="nope"):
+        kiln.Model("nope")
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"junk")
+    with pytest.raises(kiln.KilnValueError, match="bad.onnx"):
+        kiln.Model(str(bad))
+    model = kiln.Model("fr-embed", device="cpu")
+    with pytest.raises(kiln.KilnValueError, match="N x 3 x 112 x 112"):
+        model(np.zeros((3, 112, 112), np.float32))
+
+
+def test_the_gil_is_released_while_the_model_runs():
+    model = kiln.Model("selfie", device="cpu", threads=1)
+    batch = np.zeros((8, 3, 256, 256), np.float32)
+    ticks = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    thread = threading.Thread(target=count)
+    thread.start()
+    started = time.perf_counter()
+    model(batch)
+    elapsed = time.perf_counter() - started
+    stop.set()
+    thread.join()
+    during = [t for t in ticks if started < t < started + elapsed]
+    assert elapsed > 0.02 and len(during) >= 5  # the other thread kept running

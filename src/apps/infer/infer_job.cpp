@@ -1,0 +1,291 @@
+// The inference job on the pipeline: a source of input chunks (batch_size inputs each) -> decode + fused
+// preprocess (worker threads) -> one ONNX Runtime session -> the ordered sink, which writes the outputs.
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <optional>
+
+#include "apps/images/image_batches.h"
+#include "core/thread_pool.h"
+#include "io/tensor_writer.h"
+#include "kiln/apps/infer.h"
+#include "pipeline/pipeline.h"
+
+namespace kiln {
+
+namespace {
+
+// A string setting with a fixed set of values.
+template <typename C>
+void string_choice(ParamTable<C>& t, ParamSpec spec, std::string& (*field)(C&)) {
+  spec.type = ParamType::kChoice;
+  const std::vector<std::string> choices = spec.choices;
+  const std::string name = spec.name;
+  t.add_custom(
+      std::move(spec),
+      [field, choices, name](C& c, const ParamValue& v) -> Status {
+        const auto& text = std::get<std::string>(v);
+        if (std::find(choices.begin(), choices.end(), text) == choices.end()) {
+          std::string list;
+          for (const auto& choice : choices) list += (list.empty() ? "" : ", ") + choice;
+          return invalid_argument(name + " '" + text + "': expected one of " + list);
+        }
+        field(c) = text;
+        return Status::ok();
+      },
+      [field](const C& c) { return ParamValue(field(const_cast<C&>(c))); });
+}
+
+// What the model is fed: per-item geometry and the preprocess that makes it.
+struct ModelFeed {
+  int32_t width = 0;
+  int32_t height = 0;
+  Layout layout = Layout::kCHW;
+  PreprocessParams params;
+  std::vector<int64_t> item_shape;  // (3, H, W) or (H, W, 3)
+};
+
+Result<ModelFeed> feed_resolve(const InferJobConfig& config, const std::optional<PackagedModel>& packaged,
+                               const ModelInfo& info) {
+  if (info.inputs.size() != 1 || info.inputs[0].shape.size() != 4) {
+    return invalid_argument("model " + config.model + ": kiln infer feeds one image input of rank 4 (N, C, H, W or "
+                            "N, H, W, C); this model has " + std::to_string(info.inputs.size()) + " input(s)" +
+                            (info.inputs.empty() ? "" : " of shape " + info.inputs[0].shape_text()));
+  }
+  const auto& shape = info.inputs[0].shape;
+  ModelFeed feed;
+  std::string layout = config.layout;
+  if (layout == "auto") {
+    if (packaged) {
+      layout = packaged->input.layout;
+    } else if (shape[1] == 3) {
+      layout = "nchw";
+    } else if (shape[3] == 3) {
+      layout = "nhwc";
+    } else {
+      return invalid_argument("model " + config.model + ": input " + info.inputs[0].shape_text() +
+                              " has no dimension of 3 channels; give --layout");
+    }
+  }
+  feed.layout = layout == "nhwc" ? Layout::kHWC : Layout::kCHW;
+  const int64_t shape_h = feed.layout == Layout::kCHW ? shape[2] : shape[1];
+  const int64_t shape_w = feed.layout == Layout::kCHW ? shape[3] : shape[2];
+  feed.width = config.width > 0 ? config.width : packaged ? packaged->input.width : static_cast<int32_t>(shape_w);
+  feed.height = config.height > 0 ? config.height : packaged ? packaged->input.height : static_cast<int32_t>(shape_h);
+  if (feed.width <= 0 || feed.height <= 0) {
+    return invalid_argument("model " + config.model + ": input " + info.inputs[0].shape_text() +
+                            " has a symbolic size; give --width and --height");
+  }
+  if (config.preprocess_from == "flags") {
+    feed.params = config.params;
+  } else if (packaged) {
+    feed.params = model_preprocess_params(packaged->input);
+    feed.params.interp = config.params.interp;
+    feed.params.fit = config.params.fit;
+    std::copy(std::begin(config.params.pad), std::end(config.params.pad), std::begin(feed.params.pad));
+  } else {
+    feed.params = config.params;
+    std::fill(std::begin(feed.params.mean), std::end(feed.params.mean), 0.0f);
+    std::fill(std::begin(feed.params.std), std::end(feed.params.std), 1.0f);
+    feed.params.scale = 1.0f / 255.0f;
+    feed.params.swap_rb = false;
+  }
+  feed.item_shape = feed.layout == Layout::kCHW ? std::vector<int64_t>{3, feed.height, feed.width}
+                                                : std::vector<int64_t>{feed.height, feed.width, 3};
+  return feed;
+}
+
+// One chunk of inputs on its way through the pipeline.
+struct Chunk {
+  int64_t first = 0;
+  int64_t count = 0;
+  std::vector<Status> status;  // per input
+  std::vector<int64_t> index;  // per input: its row in the batch, or -1
+  int64_t decoded = 0;
+  std::vector<float> input;    // decoded x item elements
+  std::vector<Tensor> outputs;
+  ExecReport preprocess;
+};
+
+int64_t elements(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+InferOptions infer_options_make(const InferJobConfig& config) {
+  InferOptions options;
+  options.mode = config.exec.mode;
+  options.gpu_only = config.exec.gpu_only;
+  options.fallback_on_error = config.exec.fallback_on_error;
+  options.threads = config.exec.threads;
+  options.gpu_provider = config.provider == "tensorrt" ? InferProvider::kTensorRt : InferProvider::kCuda;
+  options.tensorrt = config.tensorrt;
+  options.warmup_batch = config.exec.batch_size;
+  return options;
+}
+
+}  // namespace
+
+const ParamTable<InferJobConfig>& infer_job_params() {
+  static const ParamTable<InferJobConfig> table = [] {
+    using C = InferJobConfig;
+    ParamTable<C> t;
+    t.add({.name = "model", .help = "A packaged model's name (kiln models) or an .onnx file", .required = true},
+          [](C& c) -> std::string& { return c.model; });
+    t.add({.name = "output", .help = "Write the outputs here: .npy (the first output), .npz or .h5 (every output)"},
+          [](C& c) -> std::string& { return c.output; });
+    t.add({.name = "width", .help = "Model input width", .min = 0, .max = 1 << 15, .default_text = "the model's"},
+          [](C& c) -> int32_t& { return c.width; });
+    t.add({.name = "height", .help = "Model input height", .min = 0, .max = 1 << 15, .default_text = "the model's"},
+          [](C& c) -> int32_t& { return c.height; });
+    string_choice<C>(t, {.name = "layout", .help = "Model input layout", .choices = {"auto", "nchw", "nhwc"}},
+                     [](C& c) -> std::string& { return c.layout; });
+    string_choice<C>(t,
+                     {.name = "preprocess_from",
+                      .help = "model: the packaged model's scale, mean, std and channel order; flags: the flags below",
+                      .choices = {"model", "flags"}},
+                     [](C& c) -> std::string& { return c.preprocess_from; });
+    t.include(preprocess_params(), [](C& c) -> PreprocessParams& { return c.params; });
+    string_choice<C>(t, {.name = "provider", .help = "GPU execution provider tried first", .choices = {"cuda", "tensorrt"}},
+                     [](C& c) -> std::string& { return c.provider; });
+    t.add({.name = "trt_fp16", .help = "TensorRT: allow fp16"}, [](C& c) -> bool& { return c.tensorrt.fp16; });
+    t.add({.name = "trt_int8", .help = "TensorRT: int8 (with --trt-int8-calibration-table)"},
+          [](C& c) -> bool& { return c.tensorrt.int8; });
+    t.add({.name = "trt_int8_calibration_table", .help = "TensorRT: int8 calibration table file"},
+          [](C& c) -> std::string& { return c.tensorrt.int8_calibration_table; });
+    t.add({.name = "trt_engine_cache", .help = "TensorRT: engine cache folder"},
+          [](C& c) -> std::string& { return c.tensorrt.engine_cache_dir; });
+    t.add({.name = "trt_timing_cache", .help = "TensorRT: timing cache folder"},
+          [](C& c) -> std::string& { return c.tensorrt.timing_cache_dir; });
+    t.add({.name = "trt_profile_min_shapes", .help = "TensorRT profile, e.g. input:1x3x512x512"},
+          [](C& c) -> std::string& { return c.tensorrt.profile_min_shapes; });
+    t.add({.name = "trt_profile_opt_shapes", .help = "TensorRT profile, e.g. input:4x3x512x512"},
+          [](C& c) -> std::string& { return c.tensorrt.profile_opt_shapes; });
+    t.add({.name = "trt_profile_max_shapes", .help = "TensorRT profile, e.g. input:8x3x512x512"},
+          [](C& c) -> std::string& { return c.tensorrt.profile_max_shapes; });
+    t.add({.name = "max_pixels", .help = "Refuse images with more pixels than this", .min = 1},
+          [](C& c) -> int64_t& { return c.max_pixels; });
+    t.include(exec_params(), [](C& c) -> ExecSettings& { return c.exec; });
+    return t;
+  }();
+  return table;
+}
+
+Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageInputs& inputs,
+                                      const JobEvents<ImageRecord>& events) {
+  if (config.model.empty()) return invalid_argument("infer: no model given");
+  if (config.output.empty()) return invalid_argument("infer: no output given");
+  KILN_TRY(tensor_file_format_from_path(config.output).status());
+  KILN_TRY_ASSIGN(const ImageBatches batches, ImageBatches::make(inputs));
+  if (!batches.from_files()) return invalid_argument("infer: the job reads image files");
+
+  std::optional<PackagedModel> packaged;
+  KILN_TRY_ASSIGN(const std::string model_path, model_path_resolve(config.model));
+  if (model_path != config.model) {
+    auto model = packaged_model(config.model);
+    if (!model.is_ok()) return model.status();
+    packaged = std::move(model).value();
+  }
+  KILN_TRY_ASSIGN(std::unique_ptr<InferSession> session, InferSession::open(model_path, infer_options_make(config)));
+  KILN_TRY_ASSIGN(const ModelFeed feed, feed_resolve(config, packaged, session->info()));
+
+  const auto started = std::chrono::steady_clock::now();
+  ThreadPool pool(config.exec.threads);
+  OpExecutor executor(exec_options_make(config.exec, &pool), events.log);
+  DecodeOptions decode;
+  decode.channels = 3;
+  decode.max_pixels = config.max_pixels;
+  const int64_t item_elements = elements(feed.item_shape);
+
+  Pipeline<Chunk> pipeline;
+  const int32_t decoders = std::max(1, static_cast<int32_t>(pool.size()) / 2);
+  KILN_TRY(pipeline.add_stage({"decode_preprocess", decoders, 2}, [&](Chunk& chunk) -> Status {
+    DecodedBatch batch = batches.take(chunk.first, chunk.count, decode, nullptr);
+    chunk.status = std::move(batch.status);
+    chunk.index = std::move(batch.index);
+    chunk.decoded = batch.images.count();
+    if (chunk.decoded == 0) return Status::ok();
+    chunk.input.resize(static_cast<size_t>(chunk.decoded * item_elements));
+    std::vector<ImageView> out;
+    for (int64_t k = 0; k < chunk.decoded; ++k) {
+      out.push_back(image_view_packed(chunk.input.data() + k * item_elements, feed.width, feed.height, 3,
+                                      PixelType::kF32, feed.layout));
+    }
+    const VarShapeBatch out_batch = VarShapeBatch::wrap(std::move(out));
+    return executor.run(OpCall{OpKind::kPreprocess, &feed.params, batch.images.view(), out_batch.view(), nullptr},
+                        &chunk.preprocess);
+  }));
+  KILN_TRY(pipeline.add_stage({"infer", 1, 2}, [&](Chunk& chunk) -> Status {
+    if (chunk.decoded == 0) return Status::ok();
+    std::vector<int64_t> shape{chunk.decoded};
+    shape.insert(shape.end(), feed.item_shape.begin(), feed.item_shape.end());
+    Status st = session->run(chunk.input, shape, &chunk.outputs);
+    chunk.input = {};
+    return st;
+  }));
+
+  InferJobSummary summary;
+  summary.input_shape = feed.item_shape;
+  TensorWriter writer;
+  const bool first_only = tensor_file_format_from_path(config.output).value() == TensorFileFormat::kNpy;
+  int64_t next = 0;
+  const auto source = [&]() -> std::optional<Chunk> {
+    if (next >= batches.count()) return std::nullopt;
+    Chunk chunk;
+    chunk.first = next;
+    chunk.count = std::min(config.exec.batch_size, batches.count() - next);
+    next += chunk.count;
+    return chunk;
+  };
+  const auto sink = [&](Chunk&& chunk) -> Status {
+    if (chunk.decoded > 0 && !writer.is_open()) {
+      std::vector<TensorArraySpec> arrays;
+      for (const Tensor& t : chunk.outputs) {
+        arrays.push_back({t.name, std::vector<int64_t>(t.shape.begin() + 1, t.shape.end())});
+        summary.outputs.push_back(TensorInfo{t.name, TensorType::kFloat32, t.shape, {}});
+        if (first_only) break;
+      }
+      KILN_TRY(writer.open_arrays(config.output, arrays, PixelType::kF32));
+    }
+    for (int64_t i = 0; i < chunk.count; ++i) {
+      ImageRecord record;
+      record.name = batches.name(chunk.first + i);
+      const int64_t k = chunk.index[static_cast<size_t>(i)];
+      if (k < 0) {
+        record.error = chunk.status[static_cast<size_t>(i)].message();
+        ++summary.unreadable;
+      } else {
+        record.ok = true;
+        record.backend = session->report().provider;
+        std::vector<const void*> rows;
+        for (size_t a = 0; a < (first_only ? 1 : chunk.outputs.size()); ++a) {
+          const Tensor& t = chunk.outputs[a];
+          rows.push_back(t.data.data() + k * (t.elements() / t.shape[0]));
+        }
+        KILN_TRY(writer.append(rows, 1));
+        summary.names.push_back(record.name);
+        ++summary.written;
+      }
+      if (events.record) events.record(record);
+    }
+    if (events.progress) events.progress(chunk.first + chunk.count, batches.count(), session->report().provider);
+    return Status::ok();
+  };
+  RunOptions run_options;
+  run_options.ordered = true;
+  run_options.on_error = ErrorPolicy::kFail;
+  KILN_TRY(pipeline.run(source, sink, run_options));
+  if (summary.written == 0) {
+    return io_error("none of the " + std::to_string(batches.count()) + " inputs could be read");
+  }
+  for (TensorInfo& t : summary.outputs) t.shape[0] = summary.written;
+  TensorAttributes attributes;
+  attributes.text = {{"model", config.model}, {"provider", session->report().provider}};
+  KILN_TRY(writer.finish(summary.names, attributes));
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  summary.report = session->report();
+  return summary;
+}
+
+}  // namespace kiln
