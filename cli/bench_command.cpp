@@ -7,7 +7,12 @@ Runner bench_command_add(CLI::App& app) {
   bench->require_subcommand(1);
   const Runner render = bench_render_command_add(*bench);
   const Runner ops = bench_ops_command_add(*bench);
-  return [bench, render, ops] { return bench->got_subcommand("ops") ? ops() : render(); };
+  const Runner infer = bench_infer_command_add(*bench);
+  return [bench, render, ops, infer] {
+    if (bench->got_subcommand("ops")) return ops();
+    if (bench->got_subcommand("infer")) return infer();
+    return render();
+  };
 }
 
 }  // namespace kiln::cli

@@ -8,5 +8,6 @@ namespace kiln::cli {
 
 Runner bench_render_command_add(CLI::App& bench);
 Runner bench_ops_command_add(CLI::App& bench);
+Runner bench_infer_command_add(CLI::App& bench);
 
 }  // namespace kiln::cli

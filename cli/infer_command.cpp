@@ -36,17 +36,7 @@ Runner infer_command_add(CLI::App& app) {
       return exit_with(s);
     }
     if (config.output.empty()) return exit_with(invalid_argument("--output is required"));
-    JobEvents<ImageRecord> events;
-    events.record = [](const ImageRecord& r) {
-      if (!r.ok) std::fprintf(stderr, "kiln: skipped %s\n", r.error.c_str());
-    };
-    if (!*quiet) {
-      events.progress = [](int64_t done, int64_t total, const std::string& provider) {
-        std::fprintf(stderr, "Processed %lld/%lld inputs (%s)\n", static_cast<long long>(done),
-                     static_cast<long long>(total), provider.c_str());
-      };
-      events.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
-    }
+    const JobEvents<ImageRecord> events = file_job_events(*quiet);
     auto result = infer_job_run(config, ImageInputs{inputs->paths(), {}}, events);
     if (!result.is_ok()) return exit_with(result.status());
     const InferJobSummary& s = result.value();

@@ -39,4 +39,19 @@ void print_fallbacks(int64_t count, const std::vector<std::string>& events) {
   for (const auto& e : events) std::printf("  %s\n", e.c_str());
 }
 
+JobEvents<ImageRecord> file_job_events(bool quiet) {
+  JobEvents<ImageRecord> events;
+  events.record = [](const ImageRecord& r) {
+    if (!r.ok) std::fprintf(stderr, "kiln: skipped %s\n", r.error.c_str());
+  };
+  if (!quiet) {
+    events.progress = [](int64_t done, int64_t total, const std::string& backend) {
+      std::fprintf(stderr, "Processed %lld/%lld inputs (%s)\n", static_cast<long long>(done),
+                   static_cast<long long>(total), backend.c_str());
+    };
+    events.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  }
+  return events;
+}
+
 }  // namespace kiln::cli

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/params_cli.h"
+#include "kiln/apps/images.h"
 #include "kiln/exec.h"
 
 namespace kiln::cli {
@@ -25,6 +26,10 @@ struct InputArgs {
 // Environment (KILN_THREADS, GPU_BATCH_SIZE, GPU_BACKEND, ALL_GPU, the op's switch), then the flags. The notes of
 // the environment go to stderr unless quiet.
 Status job_configure(const CliParams& flags, void* config, ExecSettings* exec, OpKind op, bool quiet);
+
+// What a job over image files reports while it runs: skipped inputs on stderr, and unless quiet the progress after
+// each batch and the notes of the configuration and of fallbacks.
+JobEvents<ImageRecord> file_job_events(bool quiet);
 
 void print_time(double seconds, int64_t images);
 void print_backend(const std::string& backend, const std::string& placement);

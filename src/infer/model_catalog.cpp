@@ -1,4 +1,5 @@
 // The packaged models: <model dir>/catalog.json, written by tools/models/prepare_models.py.
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -21,12 +22,25 @@ namespace {
 
 constexpr const char* kFetchCommand = "make deps (or: python3 tools/deps/fetch_deps.py && python3 tools/models/prepare_models.py)";
 
+// <prefix>/share/kiln/models of an installed kiln: looked for above the running program (bin/kiln) and above the
+// file this code was loaded from (the Python module in lib/python3/dist-packages/kiln/).
 std::string installed_model_dir() {
+  std::vector<fs::path> origins;
   std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return "";
-  const fs::path dir = exe.parent_path().parent_path() / "share" / "kiln" / "models";
-  return fs::is_regular_file(dir / "catalog.json", ec) ? dir.string() : "";
+  if (fs::path exe = fs::read_symlink("/proc/self/exe", ec); !ec) origins.push_back(exe);
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&model_dir), &info) != 0 && info.dli_fname != nullptr) {
+    origins.push_back(fs::absolute(info.dli_fname, ec));
+  }
+  for (const fs::path& origin : origins) {
+    fs::path dir = origin.parent_path();
+    for (int up = 0; up < 5 && !dir.empty(); ++up, dir = dir.parent_path()) {
+      const fs::path candidate = dir / "share" / "kiln" / "models";
+      if (fs::is_regular_file(candidate / "catalog.json", ec)) return candidate.string();
+      if (dir == dir.parent_path()) break;
+    }
+  }
+  return "";
 }
 
 PackagedModel model_from_json(const nlohmann::json& j, const std::string& dir) {

@@ -31,3 +31,17 @@ def test_a_missing_catalog_says_how_to_build_it(tmp_path):
     assert result.returncode == 3
     assert str(tmp_path / "catalog.json") in result.stderr and "make deps" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_an_installed_kiln_brings_onnxruntime_and_the_models(tmp_path):
+    import subprocess
+    build = os.path.dirname(os.path.abspath(os.environ.get("KILN_CLI", "build/kiln")))
+    prefix = tmp_path / "prefix"
+    subprocess.run(["cmake", "--install", build, "--prefix", str(prefix)], check=True, capture_output=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("KILN_MODELS", "KILN_CACHE", "LD_LIBRARY_PATH")}
+    listed = subprocess.run([str(prefix / "bin" / "kiln"), "models", "--json"], env=env, check=True,
+                            capture_output=True, text=True)
+    files = [m["file"] for m in json.loads(listed.stdout)]
+    assert files and all(f.startswith(str(prefix / "share" / "kiln" / "models")) for f in files)
+    assert (prefix / "lib" / "libonnxruntime.so.1").is_file()
+    assert (prefix / "share" / "kiln" / "licences" / "onnxruntime.LICENSE").is_file()

@@ -1,0 +1,183 @@
+// kiln infer end to end (decode + fused preprocess + batched inference on the pipeline) against the ways peers run a
+// model over image files one at a time: ONNX Runtime called per image (the predecessors' loop) and OpenCV DNN per
+// image, both with OpenCV decoding and preprocessing; and against the model alone at the same batch size.
+// Prints one JSON object: images/s of each, and the ratios the inference issue asks for.
+#include <onnxruntime_cxx_api.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <opencv2/dnn.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#include <random>
+
+#include "bench_common.h"
+#include "kiln/apps/infer.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// What the predecessors did per image: imread, resize, BGR -> RGB, (x * scale - mean) / std, HWC -> NCHW.
+cv::Mat blob_of(const std::string& path, const kiln::PackagedModel& model) {
+  cv::Mat bgr = cv::imread(path, cv::IMREAD_COLOR);
+  cv::Mat resized, rgb, scaled;
+  cv::resize(bgr, resized, cv::Size(model.input.width, model.input.height), 0, 0, cv::INTER_LINEAR);
+  cv::cvtColor(resized, rgb, cv::COLOR_BGR2RGB);
+  const float mean = model.input.mean.empty() ? 0.0f : model.input.mean[0];
+  const float std = model.input.std.empty() ? 1.0f : model.input.std[0];
+  rgb.convertTo(scaled, CV_32FC3, model.input.scale / std, -mean / std);
+  if (model.input.layout == "nhwc") {
+    const int dims[] = {1, model.input.height, model.input.width, 3};
+    return cv::Mat(4, dims, CV_32F, scaled.data).clone();
+  }
+  return cv::dnn::blobFromImage(scaled);  // NCHW, no further scaling
+}
+
+double ort_loop(const kiln::PackagedModel& model, const std::vector<std::string>& files, int threads) {
+  Ort::Env env(ORT_LOGGING_LEVEL_ERROR, "peer");
+  Ort::SessionOptions options;
+  options.SetIntraOpNumThreads(threads);
+  options.SetGraphOptimizationLevel(GraphOptimizationLevel::ORT_ENABLE_ALL);
+  Ort::Session session(env, model.file.c_str(), options);
+  Ort::AllocatorWithDefaultOptions allocator;
+  const std::string in_name = session.GetInputNameAllocated(0, allocator).get();
+  std::vector<std::string> out_names;
+  for (size_t i = 0; i < session.GetOutputCount(); ++i) out_names.push_back(session.GetOutputNameAllocated(i, allocator).get());
+  std::vector<const char*> outs;
+  for (const auto& n : out_names) outs.push_back(n.c_str());
+  const char* ins[] = {in_name.c_str()};
+  const auto memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+  auto run = [&](const std::string& path) {
+    cv::Mat blob = blob_of(path, model);
+    std::vector<int64_t> shape(blob.size.p, blob.size.p + blob.dims);
+    Ort::Value tensor = Ort::Value::CreateTensor<float>(memory, blob.ptr<float>(), blob.total(), shape.data(), shape.size());
+    session.Run(Ort::RunOptions{nullptr}, ins, &tensor, 1, outs.data(), outs.size());
+  };
+  run(files[0]);
+  const auto t0 = Clock::now();
+  for (const auto& f : files) run(f);
+  return static_cast<double>(files.size()) / seconds_since(t0);
+}
+
+double opencv_loop(const kiln::PackagedModel& model, const std::vector<std::string>& files) {
+  cv::dnn::Net net = cv::dnn::readNetFromONNX(model.file);
+  std::vector<cv::String> names;
+  for (const auto& o : model.outputs) names.push_back(o.name);
+  std::vector<cv::Mat> outs;
+  auto run = [&](const std::string& path) {
+    net.setInput(blob_of(path, model));
+    net.forward(outs, names);
+  };
+  run(files[0]);
+  const auto t0 = Clock::now();
+  for (const auto& f : files) run(f);
+  return static_cast<double>(files.size()) / seconds_since(t0);
+}
+
+double model_only(const kiln::PackagedModel& model, int64_t batch, int threads, int64_t images) {
+  kiln::InferOptions options;
+  options.mode = kiln::ExecMode::kCpu;
+  options.threads = threads;
+  auto session = kiln::InferSession::open(model.file, options);
+  if (!session.is_ok()) return 0;
+  std::vector<int64_t> shape = session.value()->info().inputs[0].shape;
+  shape[0] = batch;
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<float> input(static_cast<size_t>(n));
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  for (float& v : input) v = uniform(rng);
+  std::vector<kiln::Tensor> out;
+  (void)session.value()->run(input, shape, &out);
+  const auto t0 = Clock::now();
+  int64_t done = 0;
+  while (done < images) {
+    (void)session.value()->run(input, shape, &out);
+    done += batch;
+  }
+  return static_cast<double>(done) / seconds_since(t0);
+}
+
+double kiln_end_to_end(const std::string& name, const std::vector<std::string>& files, int64_t batch, int threads,
+                       const std::string& output) {
+  kiln::InferJobConfig config;
+  config.model = name;
+  config.output = output;
+  config.exec.mode = kiln::ExecMode::kCpu;
+  config.exec.threads = threads;
+  config.exec.batch_size = batch;
+  auto result = kiln::infer_job_run(config, kiln::ImageInputs{files, {}});
+  if (!result.is_ok()) {
+    std::fprintf(stderr, "kiln infer: %s\n", result.status().message().c_str());
+    return 0;
+  }
+  return static_cast<double>(result.value().written) / result.value().seconds;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kiln infer end to end vs one-image-at-a-time ONNX Runtime and OpenCV DNN loops"};
+  std::vector<std::string> models{"fr-embed", "selfie"};
+  std::vector<int64_t> batch_sizes{8, 32};
+  int64_t images = 128;
+  int threads = 2;
+  std::string json_path;
+  app.add_option("--models", models, "Packaged models")->delimiter(',');
+  app.add_option("--batch-sizes", batch_sizes, "kiln's batch sizes")->delimiter(',');
+  app.add_option("--images", images, "Images per measurement (the two test photographs, repeated)");
+  app.add_option("--threads", threads, "Threads for every runtime");
+  app.add_option("--json", json_path, "Also write the JSON here");
+  if (auto code = kiln::bench::args_parse(app, argc, argv)) return *code;
+
+  const std::vector<std::string> photos = {"/usr/lib/python3/dist-packages/skimage/data/astronaut.png",
+                                           "/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg"};
+  std::vector<std::string> files;
+  for (int64_t i = 0; i < images; ++i) files.push_back(photos[static_cast<size_t>(i) % photos.size()]);
+  const std::string output = (std::filesystem::temp_directory_path() / "kiln_infer_peers.npy").string();
+
+  nlohmann::json report = {{"benchmark", "infer_peers"},
+                           {"commit", kiln::bench::git_commit()},
+                           {"cpu", kiln::bench::cpu_model()},
+                           {"threads", threads},
+                           {"images", images},
+                           {"onnxruntime", kiln::onnxruntime_info().version},
+                           {"results", nlohmann::json::array()}};
+  for (const auto& name : models) {
+    auto model = kiln::packaged_model(name);
+    if (!model.is_ok()) {
+      std::fprintf(stderr, "%s\n", model.status().message().c_str());
+      return 1;
+    }
+    nlohmann::json row = {{"model", name}};
+    row["ort_loop_images_per_s"] = ort_loop(model.value(), files, threads);
+    row["opencv_dnn_loop_images_per_s"] = opencv_loop(model.value(), files);
+    for (const int64_t batch : batch_sizes) {
+      const double e2e = kiln_end_to_end(name, files, batch, threads, output);
+      const double alone = model_only(model.value(), batch, threads, images);
+      const std::string b = std::to_string(batch);
+      row["kiln_infer_b" + b + "_images_per_s"] = e2e;
+      row["model_only_b" + b + "_images_per_s"] = alone;
+      row["kiln_vs_ort_loop_b" + b] = e2e / row["ort_loop_images_per_s"].get<double>();
+      row["kiln_vs_model_only_b" + b] = alone > 0 ? e2e / alone : 0.0;
+    }
+    report["results"].push_back(row);
+  }
+  std::filesystem::remove(output);
+  std::filesystem::remove(std::filesystem::path(output).replace_extension(".paths.txt"));
+  const std::string text = report.dump(2);
+  std::printf("%s\n", text.c_str());
+  if (!json_path.empty()) {
+    if (FILE* f = std::fopen(json_path.c_str(), "w")) {
+      std::fputs(text.c_str(), f);
+      std::fclose(f);
+    }
+  }
+  return 0;
+}
