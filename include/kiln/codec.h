@@ -36,6 +36,11 @@ struct DecodeOptions {
                                          // pixel memory is allocated
   int32_t channels = 0;  // 0: as stored (gray 1, color 3, with alpha 4); 1: gray; 3: RGB; 4: RGBA
   int64_t max_file_bytes = kImageMaxFileBytes;
+  // A JPEG may decode at 1/2, 1/4 or 1/8 of its size (libjpeg-turbo's DCT scaling, several times faster) as long as
+  // the result is at least min_width x min_height: for a caller that shrinks the image to that size anyway.
+  // 0 x 0 = full size. PNGs always decode at full size.
+  int32_t min_width = 0;
+  int32_t min_height = 0;
 };
 
 // An owning, packed u8 HWC image. Cheap default state; moving keeps the pixel pointer valid.

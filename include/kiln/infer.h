@@ -76,6 +76,9 @@ struct InferOptions {
   InferProvider gpu_provider = InferProvider::kCuda;
   bool fallback_on_error = true;  // a GPU provider failing at run time reruns on the CPU provider (not in mode gpu)
   int32_t threads = 0;            // intra-op threads of the CPU provider; 0 = all cores
+  // ONNX Runtime's intra-op threads spin between runs by default; a job whose other stages share the cores turns
+  // this off so that the spinning does not take their time.
+  bool spin_wait = true;
   int32_t warmup_runs = 1;        // runs on zeros at open, so that the first real batch is not the slow one
   int64_t warmup_batch = 1;
   TensorRtOptions tensorrt;

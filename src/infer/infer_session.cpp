@@ -154,6 +154,7 @@ class OrtInferSession final : public InferSession {
     session_options.SetGraphOptimizationLevel(GraphOptimizationLevel::ORT_ENABLE_ALL);
     session_options.SetIntraOpNumThreads(m_options.threads);
     session_options.SetInterOpNumThreads(1);
+    if (!m_options.spin_wait) session_options.AddConfigEntry("session.intra_op.allow_spinning", "0");
     if (provider != InferProvider::kCpu) {
       Status st = provider_append(session_options, provider, m_options, m_backend);
       if (!st.is_ok()) return st;

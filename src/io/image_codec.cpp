@@ -37,6 +37,7 @@ Status options_check(const DecodeOptions& options) {
   if (options.channels != 0 && options.channels != 1 && options.channels != 3 && options.channels != 4)
     return invalid_argument("decode: channels must be 0 (as stored), 1, 3 or 4, not " +
                             std::to_string(options.channels));
+  if (options.min_width < 0 || options.min_height < 0) return invalid_argument("decode: min size must be >= 0");
   return Status::ok();
 }
 
@@ -129,7 +130,7 @@ Result<ImageBuffer> image_decode(const uint8_t* data, size_t size, const DecodeO
   const ImageFormat format = image_format_sniff(data, size);
   Result<DecodedImage> decoded = unsupported_format("not a JPEG or PNG image (unknown magic bytes)");
   if (format == ImageFormat::kJpeg) {
-    decoded = jpeg_decode(data, size, options.max_pixels);
+    decoded = jpeg_decode(data, size, options.max_pixels, options.min_width, options.min_height);
   } else if (format == ImageFormat::kPng) {
     decoded = png_decode(data, size, options.max_pixels);
     if (decoded.is_ok() && !png_has_iend(data, size)) decoded = unsupported_format("png: truncated (no IEND chunk)");

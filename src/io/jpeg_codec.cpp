@@ -106,7 +106,27 @@ void JpegDecoder::reset() {
   m_handle = nullptr;
 }
 
-Result<DecodedImage> JpegDecoder::decode(const uint8_t* data, size_t size, int64_t max_pixels) {
+namespace {
+
+// The smallest of libjpeg-turbo's scaling factors 1/8, 1/4, 1/2, 1 whose result is still at least min_w x min_h.
+tjscalingfactor scale_choose(int width, int height, int32_t min_w, int32_t min_h) {
+  tjscalingfactor best{1, 1};
+  if (min_w <= 0 && min_h <= 0) return best;
+  int count = 0;
+  const tjscalingfactor* factors = tjGetScalingFactors(&count);
+  for (int i = 0; factors != nullptr && i < count; ++i) {
+    const tjscalingfactor f = factors[i];
+    // Only 1/2, 1/4 and 1/8: the fast reduced IDCTs (the M/8 ones are slower than decoding at full size).
+    if (f.num != 1 || (f.denom != 2 && f.denom != 4 && f.denom != 8) || f.denom <= best.denom) continue;
+    if (TJSCALED(width, f) >= min_w && TJSCALED(height, f) >= min_h) best = f;
+  }
+  return best;
+}
+
+}  // namespace
+
+Result<DecodedImage> JpegDecoder::decode(const uint8_t* data, size_t size, int64_t max_pixels, int32_t min_width,
+                                         int32_t min_height) {
   // A TurboJPEG handle that failed mid-stream can carry state into the next image (seen as bogus-table errors on
   // valid input): drop it after any failure and start the next call with a fresh one.
   auto fail = [this](Status status) {
@@ -133,6 +153,9 @@ Result<DecodedImage> JpegDecoder::decode(const uint8_t* data, size_t size, int64
   if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK)
     return unsupported_format("jpeg_decode: CMYK JPEGs are not supported");
 
+  const tjscalingfactor scale = scale_choose(width, height, min_width, min_height);
+  width = TJSCALED(width, scale);
+  height = TJSCALED(height, scale);
   DecodedImage result;
   result.width = width;
   result.height = height;
@@ -153,9 +176,10 @@ Status jpeg_encode(const ImageView& image, std::vector<uint8_t>& out, int32_t qu
   return encoder.encode(image, out, quality);
 }
 
-Result<DecodedImage> jpeg_decode(const uint8_t* data, size_t size, int64_t max_pixels) {
+Result<DecodedImage> jpeg_decode(const uint8_t* data, size_t size, int64_t max_pixels, int32_t min_width,
+                                 int32_t min_height) {
   thread_local JpegDecoder decoder;
-  return decoder.decode(data, size, max_pixels);
+  return decoder.decode(data, size, max_pixels, min_width, min_height);
 }
 
 }  // namespace kiln

@@ -44,7 +44,9 @@ class JpegDecoder {
 
   // Gray JPEGs decode to 1 channel, everything else to 3 (RGB). Images over max_pixels are refused after the
   // header is read; corrupt or truncated data (libjpeg warnings included) gives UnsupportedFormat.
-  Result<DecodedImage> decode(const uint8_t* data, size_t size, int64_t max_pixels = kDecodeMaxPixels);
+  // min_width/min_height > 0: decode at the smallest DCT scale (1/8 .. 1) that keeps at least that size.
+  Result<DecodedImage> decode(const uint8_t* data, size_t size, int64_t max_pixels = kDecodeMaxPixels,
+                              int32_t min_width = 0, int32_t min_height = 0);
   void reset();
 
  private:
@@ -52,6 +54,7 @@ class JpegDecoder {
 };
 
 Status jpeg_encode(const ImageView& image, std::vector<uint8_t>& out, int32_t quality);
-Result<DecodedImage> jpeg_decode(const uint8_t* data, size_t size, int64_t max_pixels = kDecodeMaxPixels);
+Result<DecodedImage> jpeg_decode(const uint8_t* data, size_t size, int64_t max_pixels = kDecodeMaxPixels,
+                                 int32_t min_width = 0, int32_t min_height = 0);
 
 }  // namespace kiln

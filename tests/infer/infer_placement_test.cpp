@@ -1,6 +1,8 @@
 // Where a model runs: the execution-provider plan, and the GPU providers where a CUDA device exists.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/fault.h"
 #include "infer/infer_placement.h"
 #include "infer/infer_test_util.h"
@@ -92,6 +94,10 @@ class InferOnCuda : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device: the CUDA/TensorRT execution-provider tests need one";
+    const auto providers = onnxruntime_info().providers;
+    if (std::find(providers.begin(), providers.end(), "CUDAExecutionProvider") == providers.end()) {
+      GTEST_SKIP() << "this ONNX Runtime has no CUDA provider: configure with -DKILN_ORT_GPU=ON";
+    }
     model = test::packaged_model_require("fr-embed");
     input = test::model_input_make(model, test::photos_decode(), &shape);
     auto cpu = InferSession::open(model.file, test::cpu_infer_options());

@@ -343,6 +343,43 @@ TEST(CodecBatch, OneBadFileDoesNotAffectTheOthers) {
   for (int64_t k = 0; k < mem.images.count(); ++k) EXPECT_EQ(mem.images[k].channels, 1);
 }
 
+TEST(CodecDecode, JpegDecodesAtAReducedScaleThatKeepsTheMinimumSize) {
+  const ImageBuffer source = smooth_image(200, 120, 3);
+  const auto bytes = encode(source, ImageFormat::kJpeg);
+  DecodeOptions full;
+  auto whole = image_decode(bytes.data(), bytes.size(), full);
+  ASSERT_TRUE(whole.is_ok());
+  struct Case {
+    int32_t min_w, min_h, want_w, want_h;
+  };
+  // 1/4 keeps 50 x 30, 1/2 keeps 100 x 60; asking for more than half keeps the full size.
+  for (const Case c : {Case{50, 30, 50, 30}, Case{40, 10, 50, 30}, Case{51, 30, 100, 60}, Case{101, 60, 200, 120},
+                       Case{0, 0, 200, 120}, Case{25, 15, 25, 15}}) {
+    DecodeOptions options;
+    options.min_width = c.min_w;
+    options.min_height = c.min_h;
+    auto scaled = image_decode(bytes.data(), bytes.size(), options);
+    ASSERT_TRUE(scaled.is_ok()) << scaled.status().to_string();
+    EXPECT_EQ(scaled.value().width, c.want_w) << c.min_w << "x" << c.min_h;
+    EXPECT_EQ(scaled.value().height, c.want_h);
+    // The DCT-scaled image is the full one averaged down, within JPEG's error.
+    cv::Mat full_mat(whole.value().height, whole.value().width, CV_8UC3, whole.value().pixels.data());
+    cv::Mat area;
+    cv::resize(full_mat, area, cv::Size(c.want_w, c.want_h), 0, 0, cv::INTER_AREA);
+    cv::Mat got(c.want_h, c.want_w, CV_8UC3, scaled.value().pixels.data());
+    EXPECT_LT(cv::norm(area, got, cv::NORM_L1) / static_cast<double>(area.total() * 3), 3.0);
+  }
+  DecodeOptions bad;
+  bad.min_width = -1;
+  EXPECT_EQ(image_decode(bytes.data(), bytes.size(), bad).status().code(), Errc::kInvalidArgument);
+  // PNGs ignore it.
+  const auto png = encode(source, ImageFormat::kPng);
+  DecodeOptions small;
+  small.min_width = 10;
+  small.min_height = 10;
+  EXPECT_EQ(image_decode(png.data(), png.size(), small).value().width, 200);
+}
+
 }  // namespace
 }  // namespace kiln
 

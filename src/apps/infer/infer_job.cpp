@@ -122,6 +122,7 @@ InferOptions infer_options_make(const InferJobConfig& config) {
   options.gpu_provider = config.provider == "tensorrt" ? InferProvider::kTensorRt : InferProvider::kCuda;
   options.tensorrt = config.tensorrt;
   options.warmup_batch = config.exec.batch_size;
+  options.spin_wait = false;  // decode and preprocess run beside the model on the same cores
   return options;
 }
 
@@ -196,6 +197,8 @@ Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageI
   DecodeOptions decode;
   decode.channels = 3;
   decode.max_pixels = config.max_pixels;
+  decode.min_width = feed.width;  // JPEGs decode at a reduced DCT scale when the model input is much smaller
+  decode.min_height = feed.height;
   const int64_t item_elements = elements(feed.item_shape);
 
   Pipeline<Chunk> pipeline;
