@@ -51,6 +51,7 @@ class PyModel {
     status_check(st);
     pyb::dict out;
     for (Tensor& t : outputs) {
+      if (static_cast<int64_t>(t.data.size()) != t.elements()) raise_value_error("Model: output " + t.name + " is inconsistent");
       pyb::array_t<float> array(t.shape);
       std::copy(t.data.begin(), t.data.end(), array.mutable_data());
       out[pyb::str(t.name)] = array;

@@ -1,6 +1,7 @@
 // InferSession on ONNX Runtime: the model's bytes are kept so that a session can be rebuilt on the CPU provider
 // when a GPU provider fails.
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <numeric>
@@ -30,6 +31,10 @@ TensorType tensor_type_of(ONNXTensorElementDataType type) {
 TensorInfo tensor_info_of(std::string name, const Ort::TypeInfo& type_info) {
   TensorInfo info;
   info.name = std::move(name);
+  if (type_info.GetONNXType() != ONNX_TYPE_TENSOR) {
+    info.type = TensorType::kOther;  // a sequence or a map: kiln neither feeds nor writes these
+    return info;
+  }
   const auto tensor = type_info.GetTensorTypeAndShapeInfo();
   info.type = tensor_type_of(tensor.GetElementType());
   info.shape = tensor.GetShape();
@@ -64,6 +69,7 @@ std::string shape_text_of(const std::vector<int64_t>& shape) {
 
 // Copies an output value into a float tensor (integer outputs are converted).
 Status tensor_from_value(const std::string& name, const Ort::Value& value, Tensor* out) {
+  if (!value.IsTensor()) return unsupported_format("output " + name + " is not a tensor (a sequence or a map)");
   const auto info = value.GetTensorTypeAndShapeInfo();
   out->name = name;
   out->shape = info.GetShape();
@@ -82,14 +88,14 @@ Status tensor_from_value(const std::string& name, const Ort::Value& value, Tenso
 
 class OrtInferSession final : public InferSession {
  public:
-  OrtInferSession(std::vector<uint8_t> model, std::string label, InferOptions options)
-      : m_model(std::move(model)), m_label(std::move(label)), m_options(std::move(options)) {}
+  OrtInferSession(std::vector<uint8_t> model, std::string label, InferOptions options, std::string folder)
+      : m_model(std::move(model)), m_label(std::move(label)), m_options(std::move(options)), m_folder(std::move(folder)) {}
 
   Status open() {
     auto plan = infer_plan(m_options, BackendRegistry::instance());
     if (!plan.is_ok()) return plan.status();
     m_plan = std::move(plan).value();
-    m_report.placement = m_plan.reason;
+    m_report.placement = m_plan.reason;  // no run yet: nothing else touches the report
     const auto backend = backend_options_from_env();
     m_backend = backend.is_ok() ? backend.value() : BackendOptions{};
     Status last;
@@ -101,10 +107,11 @@ class OrtInferSession final : public InferSession {
       }
       // The model itself is bad: no provider will load it.
       if (last.code() == Errc::kInvalidArgument) return last;
-      m_report.fallbacks.push_back(last.message());
+      report_fallback(last.message());
     }
     if (!m_session) return last;
-    m_info = model_info_of(*m_session);
+    KILN_TRY(ort_call(Errc::kInvalidArgument, m_label + ": cannot describe the model",
+                      [&] { m_info = model_info_of(*m_session); }));
     m_report.batch_dynamic = m_info.batch_dynamic;
     for (const auto& t : m_info.inputs) m_input_names.push_back(t.name);
     for (const auto& t : m_info.outputs) m_output_names.push_back(t.name);
@@ -114,26 +121,30 @@ class OrtInferSession final : public InferSession {
   const ModelInfo& info() const override { return m_info; }
 
   InferReport report() const override {
-    std::lock_guard<std::mutex> lock(m_mutex);
+    std::lock_guard<std::mutex> lock(m_report_mutex);
     return m_report;
   }
 
   Status run(std::span<const float> input, const std::vector<int64_t>& shape, std::vector<Tensor>* outputs) override {
     Status st = input_check(input, shape);
     if (!st.is_ok()) return st;
-    std::lock_guard<std::mutex> lock(m_mutex);
+    std::lock_guard<std::mutex> lock(m_run_mutex);
     while (true) {
       outputs->clear();
       st = run_locked(input, shape, outputs);
       if (st.is_ok() || !fallback_possible(st)) return st;
-      m_report.fallbacks.push_back(std::string(infer_provider_name(m_provider)) + " failed while running: " +
-                                   st.message());
+      report_fallback(std::string(infer_provider_name(m_provider)) + " failed while running: " + st.message());
       Status created = session_create_next();
       if (!created.is_ok()) return created;
     }
   }
 
  private:
+  void report_fallback(const std::string& why) {
+    std::lock_guard<std::mutex> lock(m_report_mutex);
+    m_report.fallbacks.push_back(why);
+  }
+
   bool fallback_possible(const Status& st) const {
     return st.code() == Errc::kDeviceError && m_provider != InferProvider::kCpu && m_options.fallback_on_error &&
            m_options.mode != ExecMode::kGpu;
@@ -144,17 +155,24 @@ class OrtInferSession final : public InferSession {
     while (m_next_provider < m_plan.providers.size()) {
       last = session_create(m_plan.providers[m_next_provider++]);
       if (last.is_ok()) return last;
-      m_report.fallbacks.push_back(last.message());
+      report_fallback(last.message());
     }
     return last;
   }
 
   Status session_create(InferProvider provider) {
-    Ort::SessionOptions session_options;
-    session_options.SetGraphOptimizationLevel(GraphOptimizationLevel::ORT_ENABLE_ALL);
-    session_options.SetIntraOpNumThreads(m_options.threads);
-    session_options.SetInterOpNumThreads(1);
-    if (!m_options.spin_wait) session_options.AddConfigEntry("session.intra_op.allow_spinning", "0");
+    Ort::SessionOptions session_options{nullptr};
+    KILN_TRY(ort_call(Errc::kInvalidArgument, m_label + ": session options", [&] {
+      session_options = Ort::SessionOptions();
+      session_options.SetGraphOptimizationLevel(GraphOptimizationLevel::ORT_ENABLE_ALL);
+      session_options.SetIntraOpNumThreads(m_options.threads);
+      session_options.SetInterOpNumThreads(1);
+      if (!m_options.spin_wait) session_options.AddConfigEntry("session.intra_op.allow_spinning", "0");
+      // Weights kept in files beside the model (ONNX external data) are found next to it.
+      if (!m_folder.empty()) {
+        session_options.AddConfigEntry("session.model_external_initializers_file_folder_path", m_folder.c_str());
+      }
+    }));
     if (provider != InferProvider::kCpu) {
       Status st = provider_append(session_options, provider, m_options, m_backend);
       if (!st.is_ok()) return st;
@@ -168,6 +186,7 @@ class OrtInferSession final : public InferSession {
     if (!st.is_ok()) return st;
     m_session = std::move(session);
     m_provider = provider;
+    std::lock_guard<std::mutex> lock(m_report_mutex);
     m_report.provider = infer_provider_name(provider);
     return Status::ok();
   }
@@ -182,7 +201,8 @@ class OrtInferSession final : public InferSession {
       return invalid_argument(m_label + ": input " + want.name + " is " + tensor_type_name(want.type) +
                               "; kiln feeds float32");
     }
-    bool fits = shape.size() == want.shape.size() && !shape.empty() && shape[0] >= 1;
+    bool fits = shape.size() == want.shape.size() && !shape.empty() &&
+                std::all_of(shape.begin(), shape.end(), [](int64_t d) { return d >= 1; });
     for (size_t d = 1; fits && d < shape.size(); ++d) fits = want.shape[d] < 0 || want.shape[d] == shape[d];
     if (fits && want.shape[0] > 1) fits = shape[0] == want.shape[0];
     if (!fits) {
@@ -208,13 +228,26 @@ class OrtInferSession final : public InferSession {
       Status st = run_once(input.subspan(i * item_elements, item_elements), item_shape, &item);
       if (!st.is_ok()) return st;
       if (outputs->empty()) {
+        for (const Tensor& t : item) {
+          if (t.shape.empty() || t.shape[0] != 1) {
+            return unsupported_format(m_label + ": output " + t.name + " is not one row per item (shape " +
+                                      shape_text_of(t.shape) + "), so items cannot be run one at a time");
+          }
+        }
         *outputs = std::move(item);
         for (auto& t : *outputs) t.data.reserve(t.data.size() * shape[0]);
         continue;
       }
       for (size_t k = 0; k < item.size(); ++k) {
-        (*outputs)[k].data.insert((*outputs)[k].data.end(), item[k].data.begin(), item[k].data.end());
-        (*outputs)[k].shape[0] += 1;
+        Tensor& all = (*outputs)[k];
+        const auto& one = item[k].shape;
+        if (one.empty() || one[0] != 1 || one.size() != all.shape.size() ||
+            !std::equal(one.begin() + 1, one.end(), all.shape.begin() + 1)) {
+          return unsupported_format(m_label + ": output " + all.name + " is not one row per item (shape " +
+                                    shape_text_of(item[k].shape) + "), so items cannot be run one at a time");
+        }
+        all.data.insert(all.data.end(), item[k].data.begin(), item[k].data.end());
+        all.shape[0] += 1;
       }
     }
     return Status::ok();
@@ -225,26 +258,24 @@ class OrtInferSession final : public InferSession {
       return Status(Errc::kDeviceError, std::string("injected provider failure (KILN_FAULT) on ") +
                                             infer_provider_name(m_provider));
     }
-    const Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
-    Ort::Value tensor = Ort::Value::CreateTensor<float>(memory, const_cast<float*>(input.data()), input.size(),
-                                                        shape.data(), shape.size());
     std::vector<const char*> input_names = {m_input_names[0].c_str()};
     std::vector<const char*> output_names;
     for (const auto& name : m_output_names) output_names.push_back(name.c_str());
-    std::vector<Ort::Value> values;
     const Errc code = m_provider == InferProvider::kCpu ? Errc::kInvalidArgument : Errc::kDeviceError;
+    Status converted;
     Status st = ort_call(code, m_label + ": run on the " + std::string(infer_provider_name(m_provider)) +
                                    " execution provider failed", [&] {
-      values = m_session->Run(Ort::RunOptions{nullptr}, input_names.data(), &tensor, 1, output_names.data(),
-                              output_names.size());
+      const Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+      Ort::Value tensor = Ort::Value::CreateTensor<float>(memory, const_cast<float*>(input.data()), input.size(),
+                                                          shape.data(), shape.size());
+      std::vector<Ort::Value> values = m_session->Run(Ort::RunOptions{nullptr}, input_names.data(), &tensor, 1,
+                                                      output_names.data(), output_names.size());
+      outputs->resize(values.size());
+      for (size_t k = 0; k < values.size() && converted.is_ok(); ++k) {
+        converted = tensor_from_value(m_output_names[k], values[k], &(*outputs)[k]);
+      }
     });
-    if (!st.is_ok()) return st;
-    outputs->resize(values.size());
-    for (size_t k = 0; k < values.size(); ++k) {
-      st = tensor_from_value(m_output_names[k], values[k], &(*outputs)[k]);
-      if (!st.is_ok()) return st;
-    }
-    return Status::ok();
+    return st.is_ok() ? converted : st;
   }
 
   Status warm_up() {
@@ -271,7 +302,9 @@ class OrtInferSession final : public InferSession {
   ModelInfo m_info;
   std::vector<std::string> m_input_names;
   std::vector<std::string> m_output_names;
-  mutable std::mutex m_mutex;  // one run at a time; guards the session, which a fallback replaces
+  std::string m_folder;           // the model file's folder, for external data; empty for bytes
+  std::mutex m_run_mutex;          // one run at a time; guards the session, which a fallback replaces
+  mutable std::mutex m_report_mutex;
   std::unique_ptr<Ort::Session> m_session;
   InferProvider m_provider = InferProvider::kCpu;
   InferReport m_report;
@@ -306,9 +339,17 @@ std::string InferReport::json() const {
       .dump();
 }
 
+static Result<std::unique_ptr<InferSession>> open_session(std::vector<uint8_t> model, const InferOptions& options,
+                                                   const std::string& label, const std::string& folder);
+
 Result<std::unique_ptr<InferSession>> InferSession::open_bytes(std::span<const uint8_t> model,
                                                                const InferOptions& options, const std::string& label) {
-  auto session = std::make_unique<OrtInferSession>(std::vector<uint8_t>(model.begin(), model.end()), label, options);
+  return open_session(std::vector<uint8_t>(model.begin(), model.end()), options, label, "");
+}
+
+static Result<std::unique_ptr<InferSession>> open_session(std::vector<uint8_t> model, const InferOptions& options,
+                                                   const std::string& label, const std::string& folder) {
+  auto session = std::make_unique<OrtInferSession>(std::move(model), label, options, folder);
   Status st = session->open();
   if (!st.is_ok()) return st;
   return std::unique_ptr<InferSession>(std::move(session));
@@ -317,7 +358,8 @@ Result<std::unique_ptr<InferSession>> InferSession::open_bytes(std::span<const u
 Result<std::unique_ptr<InferSession>> InferSession::open(const std::string& path, const InferOptions& options) {
   auto bytes = file_read_all(path);
   if (!bytes.is_ok()) return bytes.status();
-  return open_bytes(bytes.value(), options, "model " + path);
+  const std::string folder = std::filesystem::absolute(std::filesystem::path(path)).parent_path().string();
+  return open_session(std::move(bytes).value(), options, "model " + path, folder);
 }
 
 }  // namespace kiln

@@ -94,8 +94,13 @@ Result<PackagedModel> packaged_model(const std::string& name) {
   std::string names;
   for (const auto& m : models.value()) {
     if (m.name == name) {
-      if (!fs::is_regular_file(m.file)) {
+      std::error_code ec;
+      if (!fs::is_regular_file(m.file, ec)) {
         return io_error("model " + name + ": " + m.file + " is missing; fetch and build it with " + kFetchCommand);
+      }
+      if (m.bytes > 0 && static_cast<int64_t>(fs::file_size(m.file, ec)) != m.bytes) {
+        return io_error("model " + name + ": " + m.file + " is not the file the catalog describes (" +
+                        std::to_string(m.bytes) + " bytes); rebuild it with " + kFetchCommand);
       }
       return m;
     }

@@ -3,6 +3,8 @@
 
 #include <onnxruntime_cxx_api.h>
 
+#include <exception>
+#include <new>
 #include <string>
 
 #include "kiln/status.h"
@@ -19,6 +21,10 @@ Status ort_call(Errc code, const std::string& what, Fn&& fn) {
     fn();
     return Status::ok();
   } catch (const Ort::Exception& e) {
+    return Status(code, what + ": " + e.what());
+  } catch (const std::bad_alloc&) {
+    return Status(Errc::kOutOfMemory, what + ": out of memory");
+  } catch (const std::exception& e) {
     return Status(code, what + ": " + e.what());
   }
 }

@@ -78,14 +78,17 @@ Status TensorWriter::open_arrays(const std::string& path, const std::vector<Tens
   for (const TensorArraySpec& spec : arrays) {
     if (spec.name.empty() || spec.name == "paths")
       return invalid_argument("tensor writer: bad array name '" + spec.name + "'");
-    if (spec.item_shape.empty() || spec.item_shape.size() > 7)
-      return invalid_argument("tensor writer: 1 to 7 item dimensions");
+    // An empty item shape is one number per item: an (N,) array.
+    if (spec.item_shape.size() > 7) return invalid_argument("tensor writer: at most 7 item dimensions");
     size_t elems = 1;
     for (int64_t d : spec.item_shape) {
       if (d <= 0) return invalid_argument("tensor writer: item dimensions must be positive");
       elems *= static_cast<size_t>(d);
     }
-    m_arrays.push_back(Array{spec, elems * pixel_type_size(dtype)});
+    Array array;
+    array.spec = spec;
+    array.item_bytes = elems * pixel_type_size(dtype);
+    m_arrays.push_back(std::move(array));
   }
   m_path = path;
   m_dtype = dtype;
@@ -144,8 +147,9 @@ Status TensorWriter::finish(const std::vector<std::string>& names, const TensorA
   Status s;
   if (m_format == TensorFileFormat::kNpy) {
     s = npy_header_write(m_arrays[0], true);
-    if (s.is_ok() && ::close(m_fd) != 0) s = errno_status(m_tmp_path + ": close");
-    m_fd = m_arrays[0].fd = -1;
+    const int fd = m_fd;
+    m_fd = m_arrays[0].fd = -1;  // closed below even when close() reports an error: never closed twice
+    if (::close(fd) != 0 && s.is_ok()) s = errno_status(m_tmp_path + ": close");
     if (s.is_ok()) {
       std::string text;
       for (const std::string& name : names) text += name + "\n";
@@ -219,12 +223,16 @@ Status TensorWriter::npz_finish(const std::vector<std::string>& names) {
   std::vector<ZipMember> members;
   for (Array& a : m_arrays) {
     KILN_TRY(npy_header_write(a, true));
-    if (::close(a.fd) != 0) return errno_status(a.tmp_path + ": close");
+    const int fd = a.fd;
     a.fd = -1;
+    if (::close(fd) != 0) return errno_status(a.tmp_path + ": close");
     members.push_back({a.spec.name + ".npy", a.tmp_path});
   }
   KILN_TRY_ASSIGN(const std::string paths_tmp, temp_file_create(m_path));
-  m_arrays.push_back(Array{{"paths", {}}, 0, -1, paths_tmp});  // removed with the other temporaries
+  Array paths;
+  paths.spec.name = "paths";
+  paths.tmp_path = paths_tmp;  // removed with the other temporaries
+  m_arrays.push_back(std::move(paths));
   {
     const int fd = ::open(paths_tmp.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
     if (fd < 0) return errno_status(paths_tmp + ": cannot open");
@@ -235,8 +243,9 @@ Status TensorWriter::npz_finish(const std::vector<std::string>& names) {
   members.push_back({"paths.npy", paths_tmp});
   KILN_TRY(zip_store_write(m_fd, members, m_tmp_path));
   if (::fsync(m_fd) != 0) return errno_status(m_tmp_path + ": fsync failed");
-  if (::close(m_fd) != 0) return errno_status(m_tmp_path + ": close");
+  const int fd = m_fd;
   m_fd = -1;
+  if (::close(fd) != 0) return errno_status(m_tmp_path + ": close");
   return Status::ok();
 }
 
@@ -267,8 +276,12 @@ Status TensorWriter::h5_open() {
     if (!space.valid() || !dcpl.valid() || H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()) < 0)
       return hdf5::error(m_tmp_path + ": cannot set up the " + array.spec.name + " dataset");
     const hid_t type = m_dtype == PixelType::kF16 ? m_h5_type : H5T_IEEE_F32LE;
+    // Model outputs are often named like paths ("/model/Sigmoid_output_0"): the groups on the way are created.
+    hdf5::Handle lcpl = hdf5::plist_handle(H5Pcreate(H5P_LINK_CREATE));
+    if (!lcpl.valid() || H5Pset_create_intermediate_group(lcpl.get(), 1) < 0)
+      return hdf5::error(m_tmp_path + ": cannot set up link creation");
     array.dataset =
-        H5Dcreate2(m_file, array.spec.name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT);
+        H5Dcreate2(m_file, array.spec.name.c_str(), type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT);
     if (array.dataset < 0) return hdf5::error(m_tmp_path + ": cannot create the " + array.spec.name + " dataset");
   }
   return Status::ok();

@@ -17,7 +17,15 @@ constexpr uint32_t kCentralSignature = 0x02014b50;
 constexpr uint32_t kEndSignature = 0x06054b50;
 constexpr uint16_t kVersion = 20;
 constexpr uint16_t kDosDate1980 = (0 << 9) | (1 << 5) | 1;  // a fixed time: the same inputs give the same bytes
-constexpr int64_t kMaxZip32 = 0xFFFFFFFFLL;
+constexpr int64_t kMaxZip32 = 0xFFFFFFFELL;  // 0xFFFFFFFF itself means "see ZIP64"
+constexpr uint16_t kUtf8Names = 0x0800;    // general-purpose flag bit 11: the name is UTF-8
+
+uint16_t name_flags(const std::string& name) {
+  for (const char c : name) {
+    if (static_cast<unsigned char>(c) >= 0x80) return kUtf8Names;
+  }
+  return 0;
+}
 
 class LittleEndian {
  public:
@@ -45,7 +53,7 @@ struct Stored {
 
 std::string local_header(const std::string& name, const Stored& s) {
   LittleEndian h;
-  h.u32(kLocalSignature).u16(kVersion).u16(0).u16(0).u16(0).u16(kDosDate1980);
+  h.u32(kLocalSignature).u16(kVersion).u16(name_flags(name)).u16(0).u16(0).u16(kDosDate1980);
   h.u32(s.crc).u32(static_cast<uint64_t>(s.size)).u32(static_cast<uint64_t>(s.size));
   h.u16(static_cast<uint32_t>(name.size())).u16(0).text(name);
   return h.str();
@@ -89,7 +97,8 @@ Status zip_store_write(int fd, const std::vector<ZipMember>& members, const std:
   LittleEndian directory;
   for (size_t i = 0; i < members.size(); ++i) {
     const std::string& name = members[i].name;
-    directory.u32(kCentralSignature).u16(kVersion).u16(kVersion).u16(0).u16(0).u16(0).u16(kDosDate1980);
+    directory.u32(kCentralSignature).u16(kVersion).u16(kVersion).u16(name_flags(name)).u16(0).u16(0);
+    directory.u16(kDosDate1980);
     directory.u32(stored[i].crc).u32(static_cast<uint64_t>(stored[i].size)).u32(static_cast<uint64_t>(stored[i].size));
     directory.u16(static_cast<uint32_t>(name.size())).u16(0).u16(0).u16(0).u16(0).u32(0);
     directory.u32(static_cast<uint64_t>(stored[i].offset)).text(name);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 #include "common/test_util.h"
@@ -185,6 +186,28 @@ TEST(InferSession, InjectedProviderFailureOnTheCpuIsReportedAndTheSessionGoesOn)
   EXPECT_NE(failed.message().find("injected"), std::string::npos);
   ASSERT_TRUE(session->run(input, shape, &after).is_ok());
   EXPECT_EQ(after[0].data, clean[0].data);
+}
+
+TEST(InferSession, AModelWithBatchFixedAtOneRunsItemByItem) {
+  // The embedder as its npm package ships it: batch dimension 1.
+  const std::string original =
+      (std::filesystem::path(model_dir()).parent_path() / "faceplugin" / "fr_feature.onnx").string();
+  auto fixed = session_open(original, cpu_infer_options());
+  ASSERT_TRUE(fixed);
+  EXPECT_FALSE(fixed->info().batch_dynamic);
+  EXPECT_FALSE(fixed->report().batch_dynamic);
+  const PackagedModel model = test::packaged_model_require("fr-embed");
+  auto dynamic = session_open(model.file, cpu_infer_options());
+  ASSERT_TRUE(dynamic);
+  auto photos = test::photos_decode();
+  photos.push_back(photos[1]);
+  std::vector<int64_t> shape;
+  const auto input = test::model_input_make(model, photos, &shape);
+  std::vector<Tensor> one_by_one, batched;
+  ASSERT_TRUE(fixed->run(input, shape, &one_by_one).is_ok());
+  ASSERT_TRUE(dynamic->run(input, shape, &batched).is_ok());
+  ASSERT_EQ(one_by_one[0].shape, (std::vector<int64_t>{3, 512}));
+  EXPECT_LT(max_abs_diff(one_by_one[0].data, batched[0].data), 2e-4f);
 }
 
 }  // namespace

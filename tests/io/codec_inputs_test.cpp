@@ -3,6 +3,7 @@
 #include <hdf5.h>
 
 #include <cstring>
+#include <tuple>
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -163,6 +164,34 @@ TEST(CodecTensorWriter, AbandonLeavesNothingAndBadArgumentsAreRejected) {
   ASSERT_TRUE(w.append(v, 1).is_ok());
   EXPECT_EQ(w.finish({"a", "b"}).code(), Errc::kInvalidArgument);  // 2 names for 1 item
   EXPECT_EQ(w.open(dir.path().string() + "/no/such/dir/z.npy", {2}, PixelType::kF32).code(), Errc::kIoError);
+}
+
+TEST(CodecTensorWriter, SeveralArraysRankOneItemsAndPathLikeNamesInHdf5) {
+  test::TempDir dir;
+  TensorWriter w;
+  const std::string path = dir.file("out.h5");
+  ASSERT_TRUE(w.open_arrays(path, {{"/model/score", {}}, {"boxes", {2, 4}}}, PixelType::kF32).is_ok());
+  const float score[1] = {0.5f};
+  std::vector<float> boxes(8, 1.0f);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(w.append({score, boxes.data()}, 1).is_ok());
+  EXPECT_EQ(w.append(score, 1).code(), Errc::kInvalidArgument) << "two arrays need two pointers";
+  ASSERT_TRUE(w.finish({"a", "b", "c"}).is_ok());
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  for (const auto& [name, rank, rows] : {std::tuple{"/model/score", 1, 3}, std::tuple{"boxes", 3, 3}}) {
+    const hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
+    ASSERT_GE(ds, 0) << name;
+    const hid_t space = H5Dget_space(ds);
+    hsize_t dims[4] = {};
+    EXPECT_EQ(H5Sget_simple_extent_dims(space, dims, nullptr), rank) << name;
+    EXPECT_EQ(dims[0], static_cast<hsize_t>(rows));
+    H5Sclose(space);
+    H5Dclose(ds);
+  }
+  H5Fclose(file);
+  TensorWriter npy;
+  EXPECT_EQ(npy.open_arrays(dir.file("two.npy"), {{"a", {1}}, {"b", {1}}}, PixelType::kF32).code(),
+            Errc::kInvalidArgument);
 }
 
 }  // namespace

