@@ -30,6 +30,14 @@ class ImageBatches {
   VarShapeBatchView m_images;
 };
 
+// The settings of every job over image files, declared once: max_pixels, then the execution settings.
+template <typename C>
+void file_job_params_add(ParamTable<C>& t) {
+  t.add({.name = "max_pixels", .help = "Refuse images with more pixels than this", .min = 1},
+        [](C& c) -> int64_t& { return c.max_pixels; });
+  t.include(exec_params(), [](C& c) -> ExecSettings& { return c.exec; });
+}
+
 // Which backends ran a job's batches: "opencl", then "opencl+cpu" once a fallback moved the rest to the CPU.
 void backends_note(const ExecReport& report, std::string* backend, std::string* placement);
 

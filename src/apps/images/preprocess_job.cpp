@@ -46,9 +46,7 @@ const ParamTable<PreprocessJobConfig>& preprocess_job_params() {
     t.include(preprocess_params(), [](C& c) -> PreprocessParams& { return c.params; });
     t.add({.name = "output", .help = "Write the (N, ...) tensor to this .npy or .h5 file"},
           [](C& c) -> std::string& { return c.output; });
-    t.add({.name = "max_pixels", .help = "Refuse images with more pixels than this", .min = 1},
-          [](C& c) -> int64_t& { return c.max_pixels; });
-    t.include(exec_params(), [](C& c) -> ExecSettings& { return c.exec; });
+    file_job_params_add(t);
     return t;
   }();
   return table;

@@ -90,9 +90,7 @@ const ParamTable<QualityJobConfig>& quality_job_params() {
           [](C& c) -> std::string& { return c.json; });
     t.add({.name = "filter_to", .help = "Copy the passing files, byte for byte, into this folder"},
           [](C& c) -> std::string& { return c.filter_to; });
-    t.add({.name = "max_pixels", .help = "Refuse images with more pixels than this", .min = 1},
-          [](C& c) -> int64_t& { return c.max_pixels; });
-    t.include(exec_params(), [](C& c) -> ExecSettings& { return c.exec; });
+    file_job_params_add(t);
     return t;
   }();
   return table;

@@ -183,9 +183,7 @@ const ParamTable<InferJobConfig>& infer_job_params() {
           [](C& c) -> std::string& { return c.tensorrt.profile_opt_shapes; });
     t.add({.name = "trt_profile_max_shapes", .help = "TensorRT profile, e.g. input:8x3x512x512"},
           [](C& c) -> std::string& { return c.tensorrt.profile_max_shapes; });
-    t.add({.name = "max_pixels", .help = "Refuse images with more pixels than this", .min = 1},
-          [](C& c) -> int64_t& { return c.max_pixels; });
-    t.include(exec_params(), [](C& c) -> ExecSettings& { return c.exec; });
+    file_job_params_add(t);
     return t;
   }();
   return table;
