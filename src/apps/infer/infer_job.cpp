@@ -268,6 +268,7 @@ Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageI
       }
       KILN_TRY(writer.open_arrays(config.output, arrays, PixelType::kF32));
     }
+    const std::string provider = session->report().provider;  // once per chunk: a fallback changes it between runs
     for (int64_t i = 0; i < chunk.count; ++i) {
       ImageRecord record;
       record.name = batches.name(chunk.first + i);
@@ -277,7 +278,7 @@ Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageI
         ++summary.unreadable;
       } else {
         record.ok = true;
-        record.backend = session->report().provider;
+        record.backend = provider;
         std::vector<const void*> rows;
         for (size_t a = 0; a < (first_only ? 1 : chunk.outputs.size()); ++a) {
           const Tensor& t = chunk.outputs[a];
@@ -289,7 +290,7 @@ Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageI
       }
       if (events.record) events.record(record);
     }
-    if (events.progress) events.progress(chunk.first + chunk.count, batches.count(), session->report().provider);
+    if (events.progress) events.progress(chunk.first + chunk.count, batches.count(), provider);
     return Status::ok();
   };
   RunOptions run_options;
