@@ -1,4 +1,6 @@
 #include <cstdio>
+#include <exception>
+#include <new>
 #include <string>
 
 #include "cli/commands.h"
@@ -11,7 +13,7 @@ namespace kiln::cli {
 
 int exit_with(const Status& status) {
   if (status.is_ok()) return 0;
-  std::fprintf(stderr, "kiln: %s\n", status.message().c_str());
+  std::fprintf(stderr, "kiln: %s\n", status.message_line().c_str());
   switch (status.code()) {
     case Errc::kInvalidArgument: return 2;
     case Errc::kIoError: return 3;
@@ -25,7 +27,9 @@ int exit_with(const Status& status) {
 
 }  // namespace kiln::cli
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_cli(int argc, char** argv) {
   CLI::App app{"kiln: chart-image datasets and image processing on GPU or CPU"};
   app.set_version_flag("--version", std::string("kiln ") + KILN_VERSION_STRING);
   app.require_subcommand(1);
@@ -62,4 +66,20 @@ int main(int argc, char** argv) {
     if (const kiln::Status s = kiln::trace_write_chrome(trace_path); !s.is_ok()) return kiln::cli::exit_with(s);
   }
   return code;
+}
+
+}  // namespace
+
+// kiln reports failures as Status; an exception reaching here is a defect or an allocation the input asked for, and
+// still ends with one line and an exit code rather than an abort (which would skip the output files' clean-up).
+int main(int argc, char** argv) {
+  try {
+    return run_cli(argc, argv);
+  } catch (const std::bad_alloc&) {
+    return kiln::cli::exit_with(kiln::Status(kiln::Errc::kOutOfMemory, "out of memory"));
+  } catch (const std::exception& e) {
+    const kiln::Status internal(kiln::Errc::kNotImplemented, e.what());
+    std::fprintf(stderr, "kiln: internal error (please report): %s\n", internal.message_line().c_str());
+    return 70;  // EX_SOFTWARE
+  }
 }

@@ -31,6 +31,9 @@ class [[nodiscard]] Status {
   bool is_ok() const { return m_code == Errc::kOk; }
   Errc code() const { return m_code; }
   const std::string& message() const { return m_message; }
+  // The message as one terminal line: line breaks become spaces, other control bytes \xNN (messages quote bytes
+  // from the user's files).
+  std::string message_line() const;
   // "IoError: prices.csv: cannot open" style, for logs and the CLI.
   std::string to_string() const;
   void reset() {

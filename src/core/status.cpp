@@ -18,6 +18,30 @@ Status errno_status(const std::string& what) { return io_error(what + ": " + std
 
 const char* errc_name(Errc code) { return enum_name(kErrcNames, code); }
 
+std::string Status::message_line() const {
+  std::string line;
+  line.reserve(m_message.size());
+  bool after_break = false;  // a break and the indentation after it become one space
+  for (const char c : m_message) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte == '\n' || byte == '\r' || ((byte == ' ' || byte == '\t') && after_break)) {
+      after_break = true;
+      continue;
+    }
+    if (after_break && !line.empty()) line += ' ';
+    after_break = false;
+    if (byte < 0x20 || byte == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      line += "\\x";
+      line += kHex[byte >> 4];
+      line += kHex[byte & 15];
+    } else {
+      line += c;
+    }
+  }
+  return line;
+}
+
 std::string Status::to_string() const {
   if (is_ok()) return "Ok";
   return std::string(errc_name(m_code)) + ": " + m_message;

@@ -47,6 +47,11 @@ TEST(Result, HoldsValueOrStatus) {
   EXPECT_EQ(bad.status().code(), Errc::kUnsupportedFormat);
 }
 
+TEST(Status, MessageLineIsOneLineWithControlBytesEscaped) {
+  const Status s = io_error("out.h5: write failed\n  No space left on device\x01\x1b[2J\x7f caf\xc3\xa9\n");
+  EXPECT_EQ(s.message_line(), "out.h5: write failed No space left on device\\x01\\x1b[2J\\x7f caf\xc3\xa9");
+}
+
 TEST(Status, EveryCodeHasAName) {
   for (int c = 0; c <= static_cast<int>(Errc::kCancelled); ++c) {
     EXPECT_STRNE(errc_name(static_cast<Errc>(c)), "Unknown");

@@ -17,9 +17,33 @@ uint8_t unit_to_level(double unit) {
   return static_cast<uint8_t>(std::lround(std::clamp(unit, 0.0, 1.0) * 255.0));
 }
 
+const char* node_kind(const YAML::Node& node) {
+  return node.IsMap() ? "a mapping" : node.IsSequence() ? "a list" : "a value";
+}
+
+// A section (image:, image.resolution: ...) must be a mapping; an absent or empty one is no section.
+Status expect_section(const YAML::Node& node, const std::string& key, const std::string& path) {
+  if (!node || node.IsNull() || node.IsMap()) return Status::ok();
+  return invalid_argument(path + ":" + std::to_string(node.Mark().line + 1) + ": " + key +
+                          ": expected a mapping of settings, got " + node_kind(node));
+}
+
+// Keys are plain strings; `? [a]: 1` is valid YAML but no setting.
+Result<std::string> key_text(const YAML::Node& key, const std::string& section, const std::string& path) {
+  if (!key.IsScalar()) {
+    return invalid_argument(path + ":" + std::to_string(key.Mark().line + 1) + ": " + section +
+                            ": a key must be a name, got " + node_kind(key));
+  }
+  return key.Scalar();
+}
+
 template <typename T>
 Status read_scalar(const YAML::Node& node, const std::string& key, const std::string& path, T* out) {
   if (!node || node.IsNull()) return Status::ok();
+  if (!node.IsScalar()) {
+    return invalid_argument(path + ":" + std::to_string(node.Mark().line + 1) + ": " + key + ": expected a value, got " +
+                            node_kind(node));
+  }
   try {
     *out = node.as<T>();
   } catch (const YAML::Exception&) {
@@ -37,9 +61,12 @@ Status apply_declared(const std::string& key, const YAML::Node& node, const std:
   std::string text;
   if (node.IsSequence()) {
     for (const auto& item : node) {
+      if (!item.IsScalar()) return invalid_argument(what + ": expected a list of values, got a list containing " + node_kind(item));
       if (!text.empty()) text += ',';
       text += item.Scalar();
     }
+  } else if (node.IsMap()) {
+    return invalid_argument(what + ": expected a value, got a mapping");
   } else {
     text = node.Scalar();
   }
@@ -49,10 +76,14 @@ Status apply_declared(const std::string& key, const YAML::Node& node, const std:
 
 Status apply_image_section(const YAML::Node& image, const std::string& path, RenderJobConfig* c,
                            std::vector<std::string>* ignored) {
+  KILN_TRY(expect_section(image, "image", path));
   // Declared names first; the predecessor's nested keys below are more specific and win.
   for (const auto& entry : image) {
-    const std::string key = entry.first.as<std::string>();
-    if (entry.second.IsMap()) continue;
+    KILN_TRY_ASSIGN(const std::string key, key_text(entry.first, "image", path));
+    if (key == "resolution" || key == "colors" || key == "rendering" || key == "storage") {
+      KILN_TRY(expect_section(entry.second, "image." + key, path));
+      continue;
+    }
     if (render_job_params().find(key) != nullptr) {
       KILN_TRY(apply_declared(key, entry.second, path, c));
     } else if (ignored != nullptr) {
@@ -123,7 +154,7 @@ Status render_config_apply_yaml(const std::string& path, RenderJobConfig* config
   }
   if (!root.IsMap()) return invalid_argument(path + ": config must be a mapping with an 'image' section");
   for (const auto& entry : root) {
-    const std::string key = entry.first.as<std::string>();
+    KILN_TRY_ASSIGN(const std::string key, key_text(entry.first, "the top level", path));
     if (key == "image") {
       KILN_TRY(apply_image_section(entry.second, path, config, ignored));
     } else if (ignored != nullptr) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <utility>
 
 #include "common/test_util.h"
 #include "kiln/apps/render.h"
@@ -64,6 +65,31 @@ TEST(RenderConfig, BadValuesNameTheKey) {
   test::write_text_file(dir.file("z.yaml"), "image:\n  storage: {format: zarr}\n");
   EXPECT_EQ(render_config_apply_yaml(dir.file("z.yaml"), &config, nullptr).code(), Errc::kUnsupportedFormat);
   EXPECT_EQ(render_config_apply_yaml(dir.file("missing.yaml"), &config, nullptr).code(), Errc::kIoError);
+}
+
+// Each of these aborted kiln with an uncaught yaml-cpp exception, or was accepted silently (image: [1, 2]).
+TEST(RenderConfig, WrongShapesAreErrorsNamingTheSection) {
+  test::TempDir dir;
+  const std::pair<const char*, const char*> cases[] = {
+      {"image: 5\n", "image:"},
+      {"image: [1, 2]\n", "image:"},
+      {"image: {resolution: 5}\n", "image.resolution"},
+      {"image: {colors: 7}\n", "image.colors"},
+      {"image: {storage: abc}\n", "image.storage"},
+      {"image: {rendering: [cpu]}\n", "image.rendering"},
+      {"image: {resolution: {width: [1, 2]}}\n", "image.resolution.width"},
+      {"image: {width: {a: 1}}\n", "image.width"},
+      {"image: {width: [[1]]}\n", "image.width"},
+      {"? [a]\n: 1\n", "a key must be a name"},
+      {"image: {? {a: 1} : 2}\n", "a key must be a name"},
+  };
+  for (const auto& [text, named] : cases) {
+    test::write_text_file(dir.file("c.yaml"), text);
+    RenderJobConfig config;
+    const Status s = render_config_apply_yaml(dir.file("c.yaml"), &config, nullptr);
+    EXPECT_EQ(s.code(), Errc::kInvalidArgument) << text;
+    EXPECT_NE(s.message().find(named), std::string::npos) << text << " -> " << s.message();
+  }
 }
 
 TEST(RenderConfig, DeclaredSettingsByTheirNames) {
