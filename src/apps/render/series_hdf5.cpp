@@ -1,69 +1,24 @@
 // HDF5 input for series_load_hdf5(): a 1-D (N,) or 2-D (N,1)/(N,4) numeric dataset read as float32.
-// HDF5's own error printing is switched off while we work; failures become kiln errors.
+// HDF5's own error printing is switched off while we work; failures become kiln errors. The declared shape is checked
+// against what the file stores and the memory there is before anything is allocated: a 1 KB file can declare 2^40
+// values.
 #include <hdf5.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "core/host_memory.h"
+#include "io/hdf5_handle.h"
 #include "io/hdf5_zstd_register.h"
 #include "kiln/apps/render.h"
 
 namespace kiln {
 
 namespace {
-
-// Turns off HDF5's automatic error printing for the current scope.
-class Hdf5Quiet {
- public:
-  Hdf5Quiet() {
-    H5Eget_auto2(H5E_DEFAULT, &m_func, &m_data);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  ~Hdf5Quiet() { H5Eset_auto2(H5E_DEFAULT, m_func, m_data); }
-  Hdf5Quiet(const Hdf5Quiet&) = delete;
-  Hdf5Quiet& operator=(const Hdf5Quiet&) = delete;
-
- private:
-  H5E_auto2_t m_func = nullptr;
-  void* m_data = nullptr;
-};
-
-// Owns one HDF5 identifier.
-class Hdf5Id {
- public:
-  using Closer = herr_t (*)(hid_t);
-  Hdf5Id(hid_t id, Closer closer) : m_id(id), m_closer(closer) {}
-  ~Hdf5Id() { reset(); }
-  Hdf5Id(const Hdf5Id&) = delete;
-  Hdf5Id& operator=(const Hdf5Id&) = delete;
-
-  void reset() {
-    if (m_id >= 0) m_closer(m_id);
-    m_id = -1;
-  }
-  hid_t get() const { return m_id; }
-  bool valid() const { return m_id >= 0; }
-
- private:
-  hid_t m_id;
-  Closer m_closer;
-};
-
-// The most specific message on HDF5's error stack, e.g. "required filter 'zstd' is not registered".
-std::string hdf5_last_error() {
-  std::string message;
-  H5Ewalk2(
-      H5E_DEFAULT, H5E_WALK_UPWARD,
-      [](unsigned n, const H5E_error2_t* err, void* data) -> herr_t {
-        if (n == 0 && err != nullptr && err->desc != nullptr) *static_cast<std::string*>(data) = err->desc;
-        return 0;
-      },
-      &message);
-  H5Eclear2(H5E_DEFAULT);
-  return message.empty() ? std::string("unknown HDF5 error") : message;
-}
 
 struct DatasetList {
   std::vector<std::string> names;
@@ -126,6 +81,38 @@ const char* type_class_name(H5T_class_t cls) {
   }
 }
 
+// A filtered (compressed) dataset stores fewer bytes than it declares; price series compress a few times, never by
+// more than this.
+constexpr uint64_t kMaxCompressionRatio = 1000;
+
+bool dataset_is_filtered(hid_t ds) {
+  hdf5::Handle plist = hdf5::plist_handle(H5Dget_create_plist(ds));
+  return plist.valid() && H5Pget_nfilters(plist.get()) > 0;
+}
+
+// IoError when the declared values cannot be in the file or would not fit in memory.
+Status check_declared_size(hid_t ds, hid_t type, uint64_t values, const std::string& where, uint64_t file_size) {
+  const uint64_t item = H5Tget_size(type);
+  const uint64_t declared = values > UINT64_MAX / 8 ? UINT64_MAX : values * item;
+  const bool filtered = dataset_is_filtered(ds);
+  const uint64_t stored = H5Dget_storage_size(ds);
+  const uint64_t ratio = filtered ? kMaxCompressionRatio : 1;
+  const uint64_t present = std::min(stored, file_size);
+  if (present == 0 || declared / ratio > present) {
+    return io_error(where + ": declares " + std::to_string(values) + " values (" + std::to_string(declared) +
+                    " bytes) but the file stores " + std::to_string(present) + " bytes of them" +
+                    (filtered ? " (more than " + std::to_string(kMaxCompressionRatio) + "x compression)" : ""));
+  }
+  const uint64_t need = values > UINT64_MAX / 8 ? UINT64_MAX : values * sizeof(float);
+  const uint64_t budget = host_memory_limit_bytes() / 2;
+  if (need > budget) {
+    return Status(Errc::kOutOfMemory, where + ": " + std::to_string(values) + " values need " + std::to_string(need >> 20) +
+                         " MiB as float32, more than half the memory this process may use (" +
+                         std::to_string(budget >> 19) + " MiB)");
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<Series> series_load_hdf5(const std::string& path, const std::string& dataset, bool ohlc) {
@@ -133,21 +120,21 @@ Result<Series> series_load_hdf5(const std::string& path, const std::string& data
   if (!std::filesystem::exists(path, ec)) return io_error(path + ": no such file");
   if (!std::filesystem::is_regular_file(path, ec)) return io_error(path + ": not a regular file");
 
-  Hdf5Quiet quiet;
+  hdf5::ErrorScope quiet;
   const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
   if (is_hdf5 <= 0) {
     H5Eclear2(H5E_DEFAULT);
     return unsupported_format(path + ": not an HDF5 file");
   }
   KILN_TRY(hdf5_zstd_register());  // zstd-compressed inputs read without HDF5_PLUGIN_PATH
-  Hdf5Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!file.valid()) return io_error(path + ": cannot open: " + hdf5_last_error());
+  hdf5::Handle file = hdf5::file_handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  if (!file.valid()) return hdf5::error(path + ": cannot open");
 
   if (dataset.empty()) {
     return invalid_argument(path + ": name the dataset, as " + path + ":/group/dataset" + dataset_listing(file.get()));
   }
   const std::string where = path + ":" + dataset;
-  Hdf5Id object(H5Oopen(file.get(), dataset.c_str(), H5P_DEFAULT), H5Oclose);
+  hdf5::Handle object(H5Oopen(file.get(), dataset.c_str(), H5P_DEFAULT), H5Oclose);
   if (!object.valid()) {
     H5Eclear2(H5E_DEFAULT);
     return invalid_argument(path + ": no dataset '" + dataset + "'" + dataset_listing(file.get()));
@@ -157,21 +144,21 @@ Result<Series> series_load_hdf5(const std::string& path, const std::string& data
   }
   const hid_t ds = object.get();
 
-  Hdf5Id type(H5Dget_type(ds), H5Tclose);
-  if (!type.valid()) return io_error(where + ": cannot read the type: " + hdf5_last_error());
+  hdf5::Handle type = hdf5::type_handle(H5Dget_type(ds));
+  if (!type.valid()) return hdf5::error(where + ": cannot read the type");
   const H5T_class_t cls = H5Tget_class(type.get());
   if (cls != H5T_FLOAT && cls != H5T_INTEGER) {
     return unsupported_format(where + ": unsupported " + type_class_name(cls) +
                               " dataset (expected integer or float numbers)");
   }
 
-  Hdf5Id space(H5Dget_space(ds), H5Sclose);
-  if (!space.valid()) return io_error(where + ": cannot read the shape: " + hdf5_last_error());
+  hdf5::Handle space = hdf5::space_handle(H5Dget_space(ds));
+  if (!space.valid()) return hdf5::error(where + ": cannot read the shape");
   const int ndims = H5Sget_simple_extent_ndims(space.get());
-  if (ndims < 0) return io_error(where + ": cannot read the shape: " + hdf5_last_error());
+  if (ndims < 0) return hdf5::error(where + ": cannot read the shape");
   std::vector<hsize_t> dims(static_cast<size_t>(ndims));
   if (ndims > 0 && H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0) {
-    return io_error(where + ": cannot read the shape: " + hdf5_last_error());
+    return hdf5::error(where + ": cannot read the shape");
   }
   const bool is_ohlc_shape = ndims == 2 && dims[1] == 4;
   if (ohlc && !is_ohlc_shape) {
@@ -186,6 +173,8 @@ Result<Series> series_load_hdf5(const std::string& path, const std::string& data
                               " (expected (N,), (N, 1) or (N, 4))");
   }
   if (dims[0] == 0) return io_error(where + ": empty dataset, no data rows");
+  const uint64_t values = dims[0] > UINT64_MAX / 4 ? UINT64_MAX : dims[0] * static_cast<uint64_t>(channels);
+  KILN_TRY(check_declared_size(ds, type.get(), values, where, std::filesystem::file_size(path, ec)));
 
   Series series;
   series.rows = static_cast<int64_t>(dims[0]);
@@ -194,7 +183,7 @@ Result<Series> series_load_hdf5(const std::string& path, const std::string& data
   series.column = channels == 4 ? std::string("Open,High,Low,Close") : dataset;
   series.values.resize(static_cast<size_t>(dims[0]) * static_cast<size_t>(channels));
   if (H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, series.values.data()) < 0) {
-    return io_error(where + ": read failed: " + hdf5_last_error());
+    return hdf5::error(where + ": read failed");
   }
   return series;
 }

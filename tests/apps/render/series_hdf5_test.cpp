@@ -177,6 +177,42 @@ TEST_F(SeriesHdf5, ErrorsDoNotPrintHdf5Traces) {
   EXPECT_EQ(printed, "");
 }
 
+// A few KB declaring 2^40 values (nothing stored) aborted kiln with bad_alloc; one declaring 10^9 compressed values
+// with one chunk stored ran for minutes at 15 GB. Both are refused from the header.
+TEST(SeriesHdf5Limits, DeclaredSizeBeyondWhatTheFileStoresIsRefused) {
+  TempDir dir;
+  const std::string path = dir.file("declared.h5");
+  const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  write_dataset(file, "huge", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {hsize_t{1} << 40}, nullptr);
+  {
+    const hsize_t dims[1] = {1000000000};
+    const hsize_t chunk[1] = {4096};
+    const hid_t space = H5Screate_simple(1, dims, nullptr);
+    const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 1, chunk);
+    H5Pset_deflate(dcpl, 4);
+    const hid_t ds = H5Dcreate2(file, "sparse", H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    std::vector<float> first(4096);
+    for (size_t i = 0; i < first.size(); ++i) first[i] = 100.0f + static_cast<float>(i % 97);
+    const hid_t mem = H5Screate_simple(1, chunk, nullptr);
+    const hsize_t start[1] = {0};
+    H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, chunk, nullptr);
+    EXPECT_GE(H5Dwrite(ds, H5T_NATIVE_FLOAT, mem, space, H5P_DEFAULT, first.data()), 0);
+    H5Sclose(mem);
+    H5Dclose(ds);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+  }
+  H5Fclose(file);
+  for (const char* name : {"/huge", "/sparse"}) {
+    const Result<Series> r = series_load_hdf5(path, name, false);
+    ASSERT_FALSE(r.is_ok()) << name;
+    EXPECT_EQ(r.status().code(), Errc::kIoError) << r.status().message();
+    EXPECT_NE(r.status().message().find("declares"), std::string::npos) << r.status().message();
+  }
+}
+
 TEST(SeriesLoad, DispatchesHdf5WithDatasetPath) {
   TempDir dir;
   const std::string path = make_file(dir);
