@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "io/hdf5_library.h"
 #include "kiln/version.h"
 #include "profiler/profile_summary.h"
 #include "profiler/profiler.h"
@@ -73,6 +74,7 @@ int run_cli(int argc, char** argv) {
 // kiln reports failures as Status; an exception reaching here is a defect or an allocation the input asked for, and
 // still ends with one line and an exit code rather than an abort (which would skip the output files' clean-up).
 int main(int argc, char** argv) {
+  kiln::hdf5_exit_cleanup_disable();
   try {
     return run_cli(argc, argv);
   } catch (const std::bad_alloc&) {

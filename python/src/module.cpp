@@ -3,11 +3,13 @@
 
 #include "bindings.h"
 #include "errors.h"
+#include "io/hdf5_library.h"
 #include "params_py.h"
 #include "kiln/version.h"
 
 PYBIND11_MODULE(_kiln, m) {
   m.doc() = "kiln: chart images from price series and batched image ops (C++ core)";
+  kiln::hdf5_exit_cleanup_disable();
   kiln::py::errors_register(m);
   kiln::py::render_bindings_add(m);
   kiln::py::devices_bindings_add(m);

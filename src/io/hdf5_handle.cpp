@@ -1,5 +1,7 @@
 #include "io/hdf5_handle.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace kiln::hdf5 {
@@ -46,6 +48,16 @@ struct ErrorWalk {
 herr_t error_walk_cb(unsigned /*n*/, const H5E_error2_t* err, void* data) {
   auto* walk = static_cast<ErrorWalk*>(data);
   std::string line;
+  // The sec2 driver's "file write failed: time = ..., errno = 28, error message = '...', buf = ..." on one record.
+  if (err->desc != nullptr) {
+    if (const char* at = std::strstr(err->desc, "errno = ")) {
+      const int code = std::atoi(at + 8);
+      if (code > 0) {
+        walk->lines.emplace_back(std::strerror(code));
+        return 0;
+      }
+    }
+  }
   char minor[256] = {0};
   if (H5Eget_msg(err->min_num, nullptr, minor, sizeof(minor)) < 0) minor[0] = '\0';
   if (err->desc != nullptr && err->desc[0] != '\0') line = err->desc;

@@ -50,7 +50,8 @@ class ErrorScope {
   void* m_data = nullptr;
 };
 
-// IoError "<what>: <innermost HDF5 error descriptions>", clearing the HDF5 error stack.
+// IoError "<what>: <innermost HDF5 error descriptions>", clearing the HDF5 error stack. A failed system call is named
+// by its strerror ("No space left on device") rather than HDF5's multi-field dump.
 Status error(const std::string& what);
 
 }  // namespace kiln::hdf5
