@@ -18,7 +18,7 @@ def start_run(out, extra=()):
 
 
 def leftovers(out):
-    return [p for p in os.listdir(out.parent) if p.startswith(out.name)]
+    return [p for p in os.listdir(out.parent) if p.startswith(out.name) and p != out.name + ".lock"]
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@
 #include "pipeline/pipeline.h"
 #include "apps/render/render_items.h"
 #include "core/thread_pool.h"
+#include "io/output_lock.h"
 #include "apps/render/preview.h"
 #include "profiler/profiler.h"
 #include "kiln/version.h"
@@ -182,6 +183,10 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
   layout.seq_channels = spec.ohlc ? 4 : 1;
   layout.has_labels = spec.label_horizon > 0;
 
+  OutputLock lock;  // one writer per output
+  if (!config.output.path.empty()) {
+    KILN_TRY_ASSIGN(lock, OutputLock::acquire(config.output.path));
+  }
   KILN_TRY_ASSIGN(auto sink, sink_create(config.output));
   KILN_TRY_ASSIGN(const int64_t resumed, sink->open(layout, make_attributes(config, series, plan)));
   if (!config.preview.empty()) KILN_TRY(write_preview(config, series, plan));
