@@ -87,6 +87,7 @@ Runner render_command_add(CLI::App& app) {
     };
     auto result = render_job_run(config, [&](const RenderProgress& p) { printer.update(p); }, log);
     if (!result.is_ok()) return exit_with(result.status());
+    for (const std::string& note : result->resume_notes) std::fprintf(stderr, "kiln: warning: %s\n", note.c_str());
     print_summary(result.value());
     if (!config.preview.empty()) std::printf("Preview: %s\n", config.preview.c_str());
     return 0;

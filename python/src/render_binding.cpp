@@ -121,6 +121,7 @@ pyb::dict summary_dict(const RenderJobSummary& s) {
   d["images"] = s.images;
   d["rendered"] = s.rendered;
   d["resumed_from"] = s.resumed_from;
+  d["resume_notes"] = s.resume_notes;
   d["skipped"] = s.skipped_nonfinite;
   d["dropped_no_future"] = s.dropped_no_future;
   d["seconds"] = s.seconds;

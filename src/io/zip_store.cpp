@@ -2,10 +2,10 @@
 
 #include <fcntl.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <cstdint>
 
+#include "io/crc32.h"
 #include "io/durable_file.h"
 
 namespace kiln {
@@ -68,18 +68,18 @@ Status member_store(int fd, const ZipMember& member, int64_t* offset, Stored* st
   stored->offset = *offset;
   const int64_t data_start = *offset + static_cast<int64_t>(local_header(member.name, *stored).size());
   std::vector<char> buffer(1 << 20);
-  uLong crc = crc32(0L, Z_NULL, 0);
+  Crc32 crc;
   while (true) {
     const ssize_t n = ::read(in, buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return errno_status(member.path + ": read failed");
     if (n == 0) break;
     KILN_TRY(fd_pwrite_all(fd, buffer.data(), static_cast<size_t>(n), data_start + stored->size, what));
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(buffer.data()), static_cast<uInt>(n));
+    crc.update(buffer.data(), static_cast<size_t>(n));
     stored->size += n;
     if (stored->size > kMaxZip32) return invalid_argument(what + ": " + member.name + " is over 4 GiB; use .h5");
   }
-  stored->crc = static_cast<uint32_t>(crc);
+  stored->crc = crc.value();
   const std::string header = local_header(member.name, *stored);
   KILN_TRY(fd_pwrite_all(fd, header.data(), header.size(), stored->offset, what));
   *offset = data_start + stored->size;

@@ -148,6 +148,7 @@ struct RenderJobSummary {
   int64_t images = 0;
   int64_t rendered = 0;       // images rendered by this run (images - resumed)
   int64_t resumed_from = 0;
+  std::vector<std::string> resume_notes;  // what resume found and redid, e.g. a damaged part rendered again
   int64_t skipped_nonfinite = 0;
   int64_t dropped_no_future = 0;
   double seconds = 0;

@@ -189,6 +189,8 @@ Status complete_set(hid_t loc) {
   return attr.close();
 }
 
+Status checksum_set(hid_t loc, const std::string& checksum) { return attribute_str(loc, "checksum", checksum); }
+
 Result<FileAttributes> attributes_read(hid_t loc) {
   FileAttributes a;
   DatasetAttributes& d = a.dataset;
@@ -217,6 +219,11 @@ Result<FileAttributes> attributes_read(hid_t loc) {
   KILN_TRY_ASSIGN(a.first_index, attribute_read_i64(loc, "first_index"));
   KILN_TRY_ASSIGN(const int64_t complete, attribute_read_i64(loc, "complete"));
   a.complete = complete == 1;
+  const htri_t has_checksum = H5Aexists(loc, "checksum");
+  if (has_checksum < 0) return error("cannot check attribute checksum");
+  if (has_checksum > 0) {
+    KILN_TRY_ASSIGN(a.checksum, attribute_read_str(loc, "checksum"));
+  }
   return a;
 }
 

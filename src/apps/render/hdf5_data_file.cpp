@@ -107,6 +107,8 @@ Status DataFile::create(const std::string& path, const DatasetLayout& layout, co
   m_count = attributes.count;
   m_image_bytes = 0;
   m_seq_row = static_cast<int64_t>(layout.seq_len) * layout.seq_channels;
+  m_checksum = ContentChecksum();
+  m_has_labels = layout.has_labels;
 
   Handle fapl = plist_handle(file_access_plist());
   Handle fcpl = plist_handle(H5Pcreate(H5P_FILE_CREATE));
@@ -160,15 +162,19 @@ Status DataFile::image_write(int64_t row, const void* data, size_t size, uint32_
     return error(m_path + ": cannot write image chunk " + std::to_string(row));
   }
   m_image_bytes += size;
+  m_checksum.image_add(data, size, filter_mask);
   return Status::ok();
 }
 
 Status DataFile::rows_append(const float* sequences, const int64_t* index, const int8_t* labels, int64_t rows) {
   KILN_TRY(m_sequences.append(sequences, rows));
   KILN_TRY(m_index.append(index, rows));
+  m_checksum.sequences.update(sequences, static_cast<size_t>(rows * m_seq_row) * sizeof(float));
+  m_checksum.index.update(index, static_cast<size_t>(rows) * sizeof(int64_t));
   if (m_labels.valid()) {
     if (labels == nullptr) return invalid_argument("labels missing for a dataset with labels");
     KILN_TRY(m_labels.append(labels, rows));
+    m_checksum.labels.update(labels, static_cast<size_t>(rows));
   }
   return Status::ok();
 }
@@ -178,7 +184,10 @@ Status DataFile::close(bool complete) {
   KILN_TRY(m_index.close());
   KILN_TRY(m_labels.close());
   KILN_TRY(m_images.close());
-  if (complete) KILN_TRY(complete_set(m_file.get()));
+  if (complete) {
+    KILN_TRY(checksum_set(m_file.get(), m_checksum.text(m_has_labels)));
+    KILN_TRY(complete_set(m_file.get()));
+  }
   return m_file.close();
 }
 

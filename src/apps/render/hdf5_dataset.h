@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "apps/render/image_sink.h"
+#include "io/crc32.h"
 #include "io/durable_file.h"
 #include "io/hdf5_handle.h"
 #include "kiln/status.h"
@@ -41,6 +42,7 @@ struct FileAttributes {
   int64_t count = 0;            // images in this file
   int64_t first_index = 0;      // ordinal of this file's first image in the dataset
   bool complete = false;
+  std::string checksum;         // ContentChecksum::text() of a committed file; "" before it is committed
 };
 
 // Shape facts read back from a file's datasets.
@@ -66,6 +68,7 @@ Status attributes_write(hid_t loc, const FileAttributes& attributes);
 Result<FileAttributes> attributes_read(hid_t loc);
 Result<std::string> attribute_read_string(hid_t attr, const char* name);  // variable- or fixed-length
 Status complete_set(hid_t loc);  // complete = 1
+Status checksum_set(hid_t loc, const std::string& checksum);
 Result<FileShape> shape_read(hid_t file);
 
 hid_t file_access_plist();  // V110 libver bounds, chunk cache, strong close degree (caller closes)
@@ -79,6 +82,27 @@ Result<FileSummary> file_summary_read(const std::string& path);
 std::string settings_diff(const FileAttributes& have, const FileShape& have_shape, const FileAttributes& want,
                           const DatasetLayout& layout);
 DatasetLayout layout_from(const FileAttributes& attributes, const FileShape& shape);
+
+// ---- content checksums ---------------------------------------------------------------------------------
+
+// CRC-32 of what each dataset stores, kept in the "checksum" attribute of every committed file (part, shard, merged
+// output) as "crc32 images=1a2b3c4d sequences=... index=... [labels=...]". images covers each chunk's size, filter
+// mask and stored bytes in row order (the compressed bytes: checking needs no decompression); the others their
+// native values in row order.
+struct ContentChecksum {
+  Crc32 images;
+  Crc32 sequences;
+  Crc32 index;
+  Crc32 labels;
+  void image_add(const void* data, size_t size, uint32_t filter_mask);
+  std::string text(bool has_labels) const;
+};
+
+// The checksum of an open file recomputed from its stored bytes.
+Result<std::string> checksum_compute(hid_t file, const FileShape& shape);
+// Recomputes `path`'s checksum and compares it with the stored one: IoError "<path> is damaged: images checksum
+// 0a1b2c3d, stored 4e5f6a7b" (or unreadable) otherwise. *present is false (and Ok) for a file with no checksum.
+Status checksum_verify(const std::string& path, bool* present);
 
 // ---- data files -----------------------------------------------------------------------------------------
 
@@ -129,6 +153,8 @@ class DataFile {
 
  private:
   std::string m_path;
+  ContentChecksum m_checksum;
+  bool m_has_labels = false;
   Handle m_file;
   Handle m_images;
   RowWriter m_sequences;

@@ -9,5 +9,8 @@
 namespace kiln {
 
 Status hdf5_info_print(const std::string& path, std::string* out);
+// `kiln info --verify`: one "<file>: ok" line per data file (the file itself, or each file a VDS maps); IoError
+// "<file> is damaged: images checksum ..." at the first damaged one.
+Status hdf5_verify(const std::string& path, std::string* out);
 
 }  // namespace kiln

@@ -44,6 +44,7 @@ class Hdf5Sink final : public ImageSink {
   Status finish(const std::string& run_report, int64_t fallbacks) override;
   uint64_t bytes_written() const override { return m_bytes.load(std::memory_order_relaxed); }
   std::string describe() const override;
+  std::vector<std::string> resume_notes() const override { return m_notes; }
 
  private:
   bool shard_mode() const { return m_spec.images_per_file > 0; }
@@ -73,6 +74,7 @@ class Hdf5Sink final : public ImageSink {
   hdf5::DataFile m_current;
   int64_t m_current_unit = -1;
   std::atomic<uint64_t> m_bytes{0};
+  std::vector<std::string> m_notes;
 };
 
 Hdf5Sink::~Hdf5Sink() {
@@ -185,6 +187,10 @@ Result<int64_t> Hdf5Sink::resume_scan() {
     if (!summary.attributes.complete || summary.shape.is_virtual || summary.shape.count != m_layout.total) {
       return invalid_argument("cannot resume: " + out + " is not a complete single-file output; use --overwrite");
     }
+    bool has_checksum = false;
+    if (const Status intact = hdf5::checksum_verify(out, &has_checksum); !intact.is_ok()) {
+      return io_error("cannot resume: " + intact.message() + "; use --overwrite to render it again");
+    }
     KILN_TRY(path_remove(hdf5::parts_dir(out)));
     m_done = true;
     m_committed = m_units;
@@ -214,6 +220,11 @@ Result<int64_t> Hdf5Sink::resume_scan() {
     if (!diff.empty()) return mismatch(path, diff);
     if (!a.complete || a.first_index != unit_first(kept) || a.count != unit_count(kept) ||
         summary->shape.count != unit_count(kept)) {
+      break;
+    }
+    bool has_checksum = false;
+    if (const Status intact = hdf5::checksum_verify(path, &has_checksum); !intact.is_ok()) {
+      m_notes.push_back(intact.message() + "; rendering it again");
       break;
     }
     bytes += summary->image_bytes;
@@ -360,6 +371,7 @@ Status Hdf5Sink::parts_merge() {
     if (!a.complete || a.count != count || a.first_index != unit_first(k)) {
       return io_error(path + " is not the complete part " + std::to_string(k) + "; rerun with --resume");
     }
+    hdf5::ContentChecksum copied;  // checked against the part's own before the merged file is committed
     hdf5::Handle images = hdf5::dataset_handle(H5Dopen2(file.get(), "images", H5P_DEFAULT));
     if (!images.valid()) return hdf5::error(path + ": cannot open images");
     // Raw chunk copy: the compressed bytes move as they are, no recompression.
@@ -375,6 +387,7 @@ Status Hdf5Sink::parts_merge() {
         return hdf5::error(path + ": cannot read image chunk " + std::to_string(r));
       }
       KILN_TRY(merged.image_write(unit_first(k) + r, chunk.data(), chunk.size(), mask));
+      copied.image_add(chunk.data(), chunk.size(), mask);
     }
     KILN_TRY(images.close());
     sequences.resize(static_cast<size_t>(count) * seq_row);
@@ -391,6 +404,13 @@ Status Hdf5Sink::parts_merge() {
     KILN_TRY(read_all("index", H5T_NATIVE_INT64, index.data()));
     if (m_layout.has_labels) KILN_TRY(read_all("labels", H5T_NATIVE_INT8, labels.data()));
     KILN_TRY(merged.rows_append(sequences.data(), index.data(), m_layout.has_labels ? labels.data() : nullptr, count));
+    copied.sequences.update(sequences.data(), sequences.size() * sizeof(float));
+    copied.index.update(index.data(), index.size() * sizeof(int64_t));
+    if (m_layout.has_labels) copied.labels.update(labels.data(), labels.size());
+    if (!a.checksum.empty() && copied.text(m_layout.has_labels) != a.checksum) {
+      return io_error(path + " is damaged (checksum " + copied.text(m_layout.has_labels) + ", stored " + a.checksum +
+                      "); rerun with --resume to render it again");
+    }
     KILN_TRY(file.close());
   }
   KILN_TRY(merged.close(true));

@@ -90,6 +90,8 @@ class ImageSink {
   virtual Status finish(const std::string& run_report = "", int64_t fallbacks = 0) = 0;
   virtual uint64_t bytes_written() const = 0;  // encoded bytes on disk so far
   virtual std::string describe() const = 0;    // e.g. "demo.h5 (zstd-1, 1 file)"
+  // What open() found and did on resume that the user should hear of (a damaged part rendered again).
+  virtual std::vector<std::string> resume_notes() const { return {}; }
 };
 
 // Dispatches on spec.format to one of the factories below.

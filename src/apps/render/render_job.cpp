@@ -199,6 +199,7 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
   RenderJobSummary summary;
   summary.images = total;
   summary.resumed_from = first_batch_start;
+  summary.resume_notes = sink->resume_notes();
   summary.rendered = total - first_batch_start;
   summary.skipped_nonfinite = plan.skipped_nonfinite;
   summary.dropped_no_future = plan.dropped_no_future;

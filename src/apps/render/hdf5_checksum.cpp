@@ -1,0 +1,112 @@
+// Content checksums of committed HDF5 files: computed while writing (DataFile), recomputed from the stored bytes by
+// resume, merge and `kiln info --verify`, so a damaged part is rendered again instead of merged.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "apps/render/hdf5_dataset.h"
+
+namespace kiln::hdf5 {
+
+namespace {
+
+constexpr hsize_t kRowsPerRead = 65536;
+
+// CRC of a dataset's values in row order, read in blocks of rows (a merged output can hold millions).
+Status dataset_crc(hid_t file, const char* name, hid_t mem_type, size_t row_bytes, int64_t rows, Crc32* crc) {
+  Handle ds = dataset_handle(H5Dopen2(file, name, H5P_DEFAULT));
+  if (!ds.valid()) return error(std::string("cannot open ") + name);
+  Handle space = space_handle(H5Dget_space(ds.get()));
+  const int rank = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
+  if (rank < 1) return error(std::string("cannot read the shape of ") + name);
+  std::vector<hsize_t> dims(static_cast<size_t>(rank));
+  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  if (dims[0] != static_cast<hsize_t>(rows)) return io_error(std::string(name) + " has the wrong number of rows");
+  std::vector<uint8_t> buffer;
+  for (hsize_t first = 0; first < dims[0]; first += kRowsPerRead) {
+    std::vector<hsize_t> start(dims.size(), 0);
+    std::vector<hsize_t> count = dims;
+    start[0] = first;
+    count[0] = std::min(kRowsPerRead, dims[0] - first);
+    buffer.resize(static_cast<size_t>(count[0]) * row_bytes);
+    Handle mem = space_handle(H5Screate_simple(rank, count.data(), nullptr));
+    if (!mem.valid() ||
+        H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0 ||
+        H5Dread(ds.get(), mem_type, mem.get(), space.get(), H5P_DEFAULT, buffer.data()) < 0) {
+      return error(std::string("cannot read ") + name);
+    }
+    crc->update(buffer.data(), buffer.size());
+  }
+  return Status::ok();
+}
+
+// "images=1a2b3c4d" of "crc32 images=... sequences=..." or "" when absent.
+std::string field(const std::string& text, const std::string& name) {
+  const std::string key = " " + name + "=";
+  const size_t at = text.find(key);
+  if (at == std::string::npos) return "";
+  const size_t begin = at + key.size();
+  return text.substr(begin, text.find(' ', begin) - begin);
+}
+
+}  // namespace
+
+void ContentChecksum::image_add(const void* data, size_t size, uint32_t filter_mask) {
+  const uint64_t size64 = size;
+  images.update(&size64, sizeof(size64));
+  images.update(&filter_mask, sizeof(filter_mask));
+  images.update(data, size);
+}
+
+std::string ContentChecksum::text(bool has_labels) const {
+  std::string text = "crc32 images=" + images.hex() + " sequences=" + sequences.hex() + " index=" + index.hex();
+  if (has_labels) text += " labels=" + labels.hex();
+  return text;
+}
+
+Result<std::string> checksum_compute(hid_t file, const FileShape& shape) {
+  if (shape.is_virtual) return invalid_argument("a virtual dataset has no content of its own; check its files");
+  ContentChecksum sum;
+  Handle images = dataset_handle(H5Dopen2(file, "images", H5P_DEFAULT));
+  if (!images.valid()) return error("cannot open images");
+  std::vector<uint8_t> chunk;
+  for (int64_t r = 0; r < shape.count; ++r) {
+    const hsize_t offset[3] = {static_cast<hsize_t>(r), 0, 0};
+    hsize_t size = 0;
+    if (H5Dget_chunk_storage_size(images.get(), offset, &size) < 0 || size == 0) {
+      return error("image chunk " + std::to_string(r) + " is missing");
+    }
+    chunk.resize(size);
+    uint32_t mask = 0;
+    if (H5Dread_chunk(images.get(), H5P_DEFAULT, offset, &mask, chunk.data()) < 0) {
+      return error("cannot read image chunk " + std::to_string(r));
+    }
+    sum.image_add(chunk.data(), chunk.size(), mask);
+  }
+  const size_t seq_row = static_cast<size_t>(shape.seq_len) * static_cast<size_t>(shape.seq_channels);
+  KILN_TRY(dataset_crc(file, "sequences", H5T_NATIVE_FLOAT, seq_row * sizeof(float), shape.count, &sum.sequences));
+  KILN_TRY(dataset_crc(file, "index", H5T_NATIVE_INT64, sizeof(int64_t), shape.count, &sum.index));
+  if (shape.has_labels) KILN_TRY(dataset_crc(file, "labels", H5T_NATIVE_INT8, 1, shape.count, &sum.labels));
+  return sum.text(shape.has_labels);
+}
+
+Status checksum_verify(const std::string& path, bool* present) {
+  ErrorScope quiet;
+  *present = false;
+  KILN_TRY_ASSIGN(Handle file, file_open_read(path));
+  KILN_TRY_ASSIGN(const FileAttributes attributes, attributes_read(file.get()));
+  if (attributes.checksum.empty()) return Status::ok();
+  *present = true;
+  KILN_TRY_ASSIGN(const FileShape shape, shape_read(file.get()));
+  Result<std::string> computed = checksum_compute(file.get(), shape);
+  if (!computed.is_ok()) return io_error(path + " is damaged: " + computed.status().message());
+  if (*computed == attributes.checksum) return Status::ok();
+  for (const char* name : {"images", "sequences", "index", "labels"}) {
+    const std::string now = field(*computed, name);
+    const std::string stored = field(attributes.checksum, name);
+    if (now != stored) return io_error(path + " is damaged: " + name + " checksum " + now + ", stored " + stored);
+  }
+  return io_error(path + " is damaged: checksum " + *computed + ", stored " + attributes.checksum);
+}
+
+}  // namespace kiln::hdf5
