@@ -132,6 +132,26 @@ class ParamTable : public ParamSet {
                               }});
     return *this;
   }
+  // A string field that takes one of spec.choices.
+  template <typename F>
+  ParamTable& add_string_choice(ParamSpec spec, F field) {
+    spec.type = ParamType::kChoice;
+    m_entries.push_back(Entry{spec,
+                              [field, choices = spec.choices, name = spec.name](void* c, const ParamValue& v) -> Status {
+                                const auto& text = std::get<std::string>(v);
+                                if (std::find(choices.begin(), choices.end(), text) == choices.end()) {
+                                  std::string list;
+                                  for (const auto& choice : choices) list += (list.empty() ? "" : ", ") + choice;
+                                  return invalid_argument(name + " '" + text + "': expected one of " + list);
+                                }
+                                field(*static_cast<C*>(c)) = text;
+                                return Status::ok();
+                              },
+                              [field](const void* c) -> ParamValue {
+                                return field(*const_cast<C*>(static_cast<const C*>(c)));
+                              }});
+    return *this;
+  }
   // Any other field: the caller converts.
   ParamTable& add_custom(ParamSpec spec, std::function<Status(C&, const ParamValue&)> set,
                          std::function<ParamValue(const C&)> get) {

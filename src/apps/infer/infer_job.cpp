@@ -15,27 +15,6 @@ namespace kiln {
 
 namespace {
 
-// A string setting with a fixed set of values.
-template <typename C>
-void string_choice(ParamTable<C>& t, ParamSpec spec, std::string& (*field)(C&)) {
-  spec.type = ParamType::kChoice;
-  const std::vector<std::string> choices = spec.choices;
-  const std::string name = spec.name;
-  t.add_custom(
-      std::move(spec),
-      [field, choices, name](C& c, const ParamValue& v) -> Status {
-        const auto& text = std::get<std::string>(v);
-        if (std::find(choices.begin(), choices.end(), text) == choices.end()) {
-          std::string list;
-          for (const auto& choice : choices) list += (list.empty() ? "" : ", ") + choice;
-          return invalid_argument(name + " '" + text + "': expected one of " + list);
-        }
-        field(c) = text;
-        return Status::ok();
-      },
-      [field](const C& c) { return ParamValue(field(const_cast<C&>(c))); });
-}
-
 // What the model is fed: per-item geometry and the preprocess that makes it.
 struct ModelFeed {
   int32_t width = 0;
@@ -158,15 +137,14 @@ const ParamTable<InferJobConfig>& infer_job_params() {
           [](C& c) -> int32_t& { return c.width; });
     t.add({.name = "height", .help = "Model input height", .min = 0, .max = 1 << 15, .default_text = "the model's"},
           [](C& c) -> int32_t& { return c.height; });
-    string_choice<C>(t, {.name = "layout", .help = "Model input layout", .choices = {"auto", "nchw", "nhwc"}},
+    t.add_string_choice({.name = "layout", .help = "Model input layout", .choices = {"auto", "nchw", "nhwc"}},
                      [](C& c) -> std::string& { return c.layout; });
-    string_choice<C>(t,
-                     {.name = "preprocess_from",
+    t.add_string_choice({.name = "preprocess_from",
                       .help = "model: the packaged model's scale, mean, std and channel order; flags: the flags below",
                       .choices = {"model", "flags"}},
                      [](C& c) -> std::string& { return c.preprocess_from; });
     t.include(preprocess_params(), [](C& c) -> PreprocessParams& { return c.params; });
-    string_choice<C>(t, {.name = "provider", .help = "GPU execution provider tried first", .choices = {"cuda", "tensorrt"}},
+    t.add_string_choice({.name = "provider", .help = "GPU execution provider tried first", .choices = {"cuda", "tensorrt"}},
                      [](C& c) -> std::string& { return c.provider; });
     t.add({.name = "trt_fp16", .help = "TensorRT: allow fp16"}, [](C& c) -> bool& { return c.tensorrt.fp16; });
     t.add({.name = "trt_int8", .help = "TensorRT: int8 (with --trt-int8-calibration-table)"},

@@ -1,0 +1,103 @@
+// The face application: photos -> (upscale, enhance when small) -> detect (BlazeFace or UltraFace, in tiles for big
+// group photos) -> align to the ArcFace 112 x 112 template -> 512-D embeddings in batches gathered across images ->
+// quality and pose per face and the acceptance rule -> exact dedup. `kiln faces` runs the job; FaceAnalyzer is the
+// per-batch engine the job and the Python module share.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/apps/images.h"
+#include "kiln/exec.h"
+#include "kiln/image.h"
+#include "kiln/infer.h"
+#include "kiln/ops/quality.h"
+#include "kiln/params.h"
+
+namespace kiln {
+
+inline constexpr int32_t kFaceEmbeddingSize = 512;
+inline constexpr int32_t kAlignedFaceSize = 112;
+
+// BlazeFace's six points, in its order; UltraFace has none.
+enum FaceLandmark : int32_t { kRightEye = 0, kLeftEye, kNoseTip, kMouthCentre, kRightEar, kLeftEar };
+
+struct FaceDetection {
+  float box[4] = {0, 0, 0, 0};  // x, y, width, height, in the original image's pixels
+  float score = 0;              // detection confidence, 0-1
+  int32_t landmark_count = 0;   // 6 (BlazeFace) or 0 (UltraFace)
+  float landmarks[6][2] = {};   // x, y in the original image's pixels
+};
+
+struct FacePose {
+  float yaw = 0;    // degrees, + = the face turned to the image's right
+  float pitch = 0;  // degrees, + = looking up
+  float roll = 0;   // degrees, + = the eye line rotated clockwise in the image
+};
+
+// The acceptance rule, with the predecessor's settings and names.
+struct FaceThresholds {
+  double min_face_quality = 0.7;    // detection score
+  int32_t min_face_size = 30;       // pixels, the box's shorter side in the original image
+  double blur_min_variance = 120;   // Laplacian variance of the face region
+  double min_sharpness = 100;
+  double min_brightness = 30;
+  double max_brightness = 225;
+  double max_pose_angle = 45;       // degrees, each of yaw, pitch and roll
+  double min_overall_quality = 0.7;
+};
+
+struct Face {
+  FaceDetection detection;
+  std::vector<float> embedding;  // kFaceEmbeddingSize values, L2-normalised
+  QualityMetrics quality;        // on the face region; quality.score is the overall score
+  FacePose pose;
+  bool accepted = false;
+  std::vector<std::string> reasons;  // why not accepted, e.g. "blur 85.2 < 120"
+  float scale = 1;                   // the upscale factor the image was detected at (the predecessor's `scale`)
+  float enhancement_scale = 1;       // 1: not enhanced (kept for the predecessor's result shape)
+  float face_size = 0;               // the box's shorter side, original pixels
+};
+
+struct FaceSettings {
+  std::string detector = "blazeface";  // blazeface (back 256) | blazeface-front (128) | ultraface
+  float min_score = 0.75f;             // detection score threshold (faces score 0.85-0.92; a coffee cup 0.67)
+  float nms_iou = 0.3f;
+  // Big photos are also searched in overlapping tiles so that faces of min_face_size pixels are found:
+  // auto: when the larger side is over 2048 px; on: always when it would find smaller faces; off: never.
+  std::string small_faces = "auto";
+  std::string upscale = "auto";  // auto: the smaller side <= 150 -> 4x, <= 250 -> 3x, <= 600 -> 2x; off
+  std::string enhance = "auto";  // auto: below 500 x 400 (contrast x1.15, sharpness x1.1, unsharp 1/120%/3); off; always
+  FaceThresholds thresholds;
+  std::string embedder = "fr-embed";
+};
+
+// min_score, nms_iou, detector, small_faces, upscale, enhance, the thresholds by their names.
+const ParamTable<FaceSettings>& face_params();
+
+// Where each stage ran, and why.
+struct FaceStageReport {
+  std::string detection;
+  std::string embedding;
+  std::string enhancement;
+  std::string quality;
+};
+
+// Detect -> align -> embed -> quality for batches of decoded u8 RGB images. Not thread-safe: one per thread.
+class FaceAnalyzer {
+ public:
+  static Result<std::unique_ptr<FaceAnalyzer>> open(const FaceSettings& settings, const ExecSettings& exec,
+                                                    LogFn log = {});
+  virtual ~FaceAnalyzer() = default;
+  // faces[i]: the faces of images[i] (3-channel RGB u8), best detection first.
+  virtual Status analyze(const VarShapeBatchView& images, std::vector<std::vector<Face>>* faces) = 0;
+  virtual FaceStageReport report() const = 0;
+};
+
+// Cosine similarity of two L2-normalised embeddings.
+float face_cosine(const float* a, const float* b);
+
+}  // namespace kiln

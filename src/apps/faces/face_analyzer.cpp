@@ -1,0 +1,296 @@
+// FaceAnalyzer: the face pipeline on one batch of decoded images. Small photos are upscaled and enhanced on their
+// decoded pixels (never re-encoded); every face of the batch is aligned and embedded in shared model batches; quality
+// is measured on the original pixels of the face.
+#include <algorithm>
+#include <cmath>
+
+#include "apps/faces/face_detector.h"
+#include "apps/faces/face_geometry.h"
+#include "core/thread_pool.h"
+#include "kiln/image_ops.h"
+
+namespace kiln {
+
+namespace {
+
+constexpr int32_t kEnhanceBelowWidth = 500;  // the predecessor's low-resolution rule: w < 500 or h < 400
+constexpr int32_t kEnhanceBelowHeight = 400;
+constexpr int32_t kMinQualityRegion = 8;  // pixels: a smaller face region is measured on 8 x 8 around its centre
+
+// The predecessor's upscale factor by the smaller side.
+int32_t upscale_factor(const FaceSettings& settings, int32_t width, int32_t height) {
+  if (settings.upscale != "auto") return 1;
+  const int32_t side = std::min(width, height);
+  return side <= 150 ? 4 : side <= 250 ? 3 : side <= 600 ? 2 : 1;
+}
+
+bool enhance_wanted(const FaceSettings& settings, int32_t width, int32_t height) {
+  if (settings.enhance == "always") return true;
+  return settings.enhance == "auto" && (width < kEnhanceBelowWidth || height < kEnhanceBelowHeight);
+}
+
+std::string stage_text(const ExecReport& report) {
+  if (report.backend.empty()) return "not run";
+  std::string text = report.backend + " (" + report.placement + ")";
+  if (!report.fallback.empty()) text += "; fell back to cpu: " + report.fallback;
+  return text;
+}
+
+std::string stage_text(const InferReport& report) {
+  std::string text = report.provider + " (" + report.placement + ")";
+  for (const std::string& f : report.fallbacks) text += "; " + f;
+  return text;
+}
+
+// The box, clamped to the image, at least kMinQualityRegion on each side where the image allows.
+RectI face_region(const FaceDetection& face, int32_t width, int32_t height) {
+  const int32_t side = std::min({kMinQualityRegion, width, height});
+  int32_t x0 = static_cast<int32_t>(std::floor(face.box[0]));
+  int32_t y0 = static_cast<int32_t>(std::floor(face.box[1]));
+  int32_t x1 = static_cast<int32_t>(std::ceil(face.box[0] + face.box[2]));
+  int32_t y1 = static_cast<int32_t>(std::ceil(face.box[1] + face.box[3]));
+  x0 = std::clamp(x0, 0, width - side);
+  y0 = std::clamp(y0, 0, height - side);
+  x1 = std::clamp(x1, x0 + side, width);
+  y1 = std::clamp(y1, y0 + side, height);
+  return {x0, y0, x1 - x0, y1 - y0};
+}
+
+void judge(const FaceThresholds& t, Face* face) {
+  const auto check = [&](bool ok, const std::string& what, double value, const char* op, double limit) {
+    if (ok) return;
+    char text[160];
+    std::snprintf(text, sizeof(text), "%s %.3g %s %.3g", what.c_str(), value, op, limit);
+    face->reasons.emplace_back(text);
+  };
+  const QualityMetrics& q = face->quality;
+  check(face->detection.score >= t.min_face_quality, "detection score", face->detection.score, "<", t.min_face_quality);
+  check(face->face_size >= static_cast<float>(t.min_face_size), "face size", face->face_size, "<", t.min_face_size);
+  check(q.blur >= t.blur_min_variance, "blur", q.blur, "<", t.blur_min_variance);
+  check(q.sharpness >= t.min_sharpness, "sharpness", q.sharpness, "<", t.min_sharpness);
+  check(q.brightness >= t.min_brightness, "brightness", q.brightness, "<", t.min_brightness);
+  check(q.brightness <= t.max_brightness, "brightness", q.brightness, ">", t.max_brightness);
+  for (const auto& [name, angle] : {std::pair{"yaw", face->pose.yaw}, {"pitch", face->pose.pitch},
+                                    {"roll", face->pose.roll}}) {
+    check(std::abs(angle) <= t.max_pose_angle, name, std::abs(angle), ">", t.max_pose_angle);
+  }
+  check(q.score >= t.min_overall_quality, "overall quality", q.score, "<", t.min_overall_quality);
+  face->accepted = face->reasons.empty();
+}
+
+class Analyzer final : public FaceAnalyzer {
+ public:
+  Analyzer(const FaceSettings& settings, const ExecSettings& exec, LogFn log)
+      : m_settings(settings), m_exec(exec), m_pool(exec.threads), m_executor(exec_options_make(exec, &m_pool), log) {}
+
+  Status open() {
+    InferOptions options;
+    options.mode = m_exec.mode;
+    options.gpu_only = m_exec.gpu_only;
+    options.fallback_on_error = m_exec.fallback_on_error;
+    options.threads = m_exec.threads;
+    options.spin_wait = false;  // the ops of the other stages share the cores
+    options.warmup_batch = std::min<int64_t>(m_exec.batch_size, 8);
+    KILN_TRY_ASSIGN(m_detector, FaceDetector::open(m_settings, options));
+    KILN_TRY_ASSIGN(const PackagedModel embedder, packaged_model(m_settings.embedder));
+    KILN_TRY_ASSIGN(m_embedder, InferSession::open(embedder.file, options));
+    m_embed_params = model_preprocess_params(embedder.input);
+    m_embed_layout = model_input_layout(embedder.input);
+    if (embedder.input.width != kAlignedFaceSize || embedder.input.height != kAlignedFaceSize) {
+      return unsupported_format(embedder.file + ": the embedder must take 112 x 112 aligned faces");
+    }
+    return Status::ok();
+  }
+
+  FaceStageReport report() const override {
+    FaceStageReport r;
+    r.detection = stage_text(m_detector->report());
+    r.embedding = stage_text(m_embedder->report());
+    r.enhancement = stage_text(m_enhance_report);
+    r.quality = stage_text(m_quality_report);
+    return r;
+  }
+
+  Status analyze(const VarShapeBatchView& images, std::vector<std::vector<Face>>* faces) override {
+    faces->assign(static_cast<size_t>(images.count), {});
+    for (int64_t i = 0; i < images.count; ++i) {
+      const ImageView& v = images.images[i];
+      if (v.channels != 3 || v.type != PixelType::kU8 || v.layout != Layout::kHWC) {
+        return invalid_argument("faces: image " + std::to_string(i) + " is not 3-channel u8 HWC (RGB)");
+      }
+    }
+    std::vector<int32_t> factors;
+    KILN_TRY(prepare(images, &factors));
+    const VarShapeBatchView prepared = m_prepared.view();
+    std::vector<std::vector<FaceDetection>> found;
+    KILN_TRY(m_detector->detect(prepared, m_executor, m_exec.batch_size, &found));
+
+    // Every face of the batch, aligned on the prepared pixels, then embedded in shared model batches.
+    std::vector<std::pair<int64_t, FaceDetection>> all;
+    for (int64_t i = 0; i < images.count; ++i) {
+      for (const FaceDetection& d : found[static_cast<size_t>(i)]) all.emplace_back(i, d);
+    }
+    std::vector<float> embeddings;
+    KILN_TRY(embed(prepared, all, &embeddings));
+
+    std::vector<ImageView> regions;
+    for (size_t f = 0; f < all.size(); ++f) {
+      const auto& [i, prepared_face] = all[f];
+      Face face;
+      face.detection = prepared_face;
+      const auto factor = static_cast<float>(factors[static_cast<size_t>(i)]);
+      for (float& v : face.detection.box) v /= factor;
+      for (int k = 0; k < face.detection.landmark_count; ++k) {
+        face.detection.landmarks[k][0] /= factor;
+        face.detection.landmarks[k][1] /= factor;
+      }
+      face.scale = factor;
+      face.enhancement_scale = 1;
+      face.face_size = std::min(face.detection.box[2], face.detection.box[3]);
+      face.embedding.assign(embeddings.begin() + static_cast<int64_t>(f) * kFaceEmbeddingSize,
+                            embeddings.begin() + static_cast<int64_t>(f + 1) * kFaceEmbeddingSize);
+      face.pose = face_pose_estimate(face.detection);
+      const ImageView& original = images.images[i];
+      const RectI r = face_region(face.detection, original.width, original.height);
+      regions.push_back(original.crop(r.x, r.y, r.width, r.height));
+      (*faces)[static_cast<size_t>(i)].push_back(std::move(face));
+    }
+    if (!regions.empty()) {
+      std::vector<QualityMetrics> metrics(regions.size());
+      const VarShapeBatch batch = VarShapeBatch::wrap(std::move(regions));
+      const QualityParams params;
+      KILN_TRY(m_executor.run(OpCall{OpKind::kQuality, &params, batch.view(), {}, metrics.data()}, &m_quality_report));
+      size_t f = 0;
+      for (auto& image_faces : *faces) {
+        for (Face& face : image_faces) {
+          face.quality = metrics[f++];
+          judge(m_settings.thresholds, &face);
+        }
+      }
+    }
+    return Status::ok();
+  }
+
+ private:
+  // m_prepared: each image upscaled and enhanced as the settings say (a view of the caller's image otherwise).
+  Status prepare(const VarShapeBatchView& images, std::vector<int32_t>* factors) {
+    std::vector<ImageShape> shapes;
+    std::vector<int64_t> changed;
+    for (int64_t i = 0; i < images.count; ++i) {
+      const ImageView& v = images.images[i];
+      const int32_t factor = upscale_factor(m_settings, v.width, v.height);
+      factors->push_back(factor);
+      if (factor > 1 || enhance_wanted(m_settings, v.width, v.height)) {
+        changed.push_back(i);
+        shapes.push_back({v.width * factor, v.height * factor, 3, PixelType::kU8, Layout::kHWC});
+      }
+    }
+    m_storage = VarShapeBatch::allocate(shapes);
+    std::vector<ImageView> views(images.images, images.images + images.count);
+    if (changed.empty()) {
+      m_prepared = VarShapeBatch::wrap(std::move(views));
+      return Status::ok();
+    }
+    std::vector<ImageView> sources;
+    for (const int64_t i : changed) sources.push_back(images.images[i]);
+    const VarShapeBatch in = VarShapeBatch::wrap(sources);
+    ResizeParams resize;
+    resize.interp = Interp::kBicubic;
+    KILN_TRY(m_executor.run(OpCall{OpKind::kResize, &resize, in.view(), m_storage.view(), nullptr}));
+    std::vector<ImageView> to_enhance;
+    for (size_t k = 0; k < changed.size(); ++k) {
+      const ImageView& original = images.images[changed[k]];
+      if (enhance_wanted(m_settings, original.width, original.height)) to_enhance.push_back(m_storage[static_cast<int64_t>(k)]);
+      views[static_cast<size_t>(changed[k])] = m_storage[static_cast<int64_t>(k)];
+    }
+    if (!to_enhance.empty()) {
+      const EnhanceParams params = enhance_params_predecessor();
+      const VarShapeBatch batch = VarShapeBatch::wrap(std::move(to_enhance));
+      KILN_TRY(m_executor.run(OpCall{OpKind::kEnhance, &params, batch.view(), batch.view(), nullptr}, &m_enhance_report));
+    }
+    m_prepared = VarShapeBatch::wrap(std::move(views));
+    return Status::ok();
+  }
+
+  // Aligns each face to 112 x 112 and runs the embedder in batches of batch_size faces; L2-normalises.
+  Status embed(const VarShapeBatchView& images, const std::vector<std::pair<int64_t, FaceDetection>>& all,
+               std::vector<float>* embeddings) {
+    embeddings->assign(all.size() * kFaceEmbeddingSize, 0.0f);
+    const auto chunk = static_cast<size_t>(std::max<int64_t>(1, m_exec.batch_size));
+    const int64_t item = int64_t{3} * kAlignedFaceSize * kAlignedFaceSize;
+    std::vector<Tensor> outputs;
+    std::vector<float> input;
+    for (size_t first = 0; first < all.size(); first += chunk) {
+      const size_t n = std::min(chunk, all.size() - first);
+      std::vector<std::array<float, 6>> matrices(n);
+      std::vector<ImageView> sources;
+      for (size_t k = 0; k < n; ++k) {
+        KILN_TRY(face_alignment_matrix(all[first + k].second, matrices[k].data()));
+        sources.push_back(images.images[all[first + k].first]);
+      }
+      const std::vector<ImageShape> shapes(n, ImageShape{kAlignedFaceSize, kAlignedFaceSize, 3, PixelType::kU8,
+                                                         Layout::kHWC});
+      VarShapeBatch aligned = VarShapeBatch::allocate(shapes);
+      const VarShapeBatch in = VarShapeBatch::wrap(std::move(sources));
+      WarpParams warp;
+      warp.matrices = reinterpret_cast<const float(*)[6]>(matrices.data());
+      warp.border = BorderMode::kConstant;
+      KILN_TRY(m_executor.run(OpCall{OpKind::kWarp, &warp, in.view(), aligned.view(), nullptr}));
+      input.resize(n * static_cast<size_t>(item));
+      std::vector<ImageView> out;
+      for (size_t k = 0; k < n; ++k) {
+        out.push_back(image_view_packed(input.data() + k * static_cast<size_t>(item), kAlignedFaceSize,
+                                        kAlignedFaceSize, 3, PixelType::kF32, m_embed_layout));
+      }
+      const VarShapeBatch out_batch = VarShapeBatch::wrap(std::move(out));
+      KILN_TRY(m_executor.run(OpCall{OpKind::kPreprocess, &m_embed_params, aligned.view(), out_batch.view(), nullptr}));
+      const std::vector<int64_t> shape = m_embed_layout == Layout::kCHW
+          ? std::vector<int64_t>{static_cast<int64_t>(n), 3, kAlignedFaceSize, kAlignedFaceSize}
+          : std::vector<int64_t>{static_cast<int64_t>(n), kAlignedFaceSize, kAlignedFaceSize, 3};
+      KILN_TRY(m_embedder->run(input, shape, &outputs));
+      if (outputs.empty() || outputs[0].elements() != static_cast<int64_t>(n) * kFaceEmbeddingSize) {
+        return unsupported_format("face embedder: expected " + std::to_string(kFaceEmbeddingSize) +
+                                  " values per face");
+      }
+      for (size_t k = 0; k < n; ++k) {
+        const float* src = outputs[0].data.data() + k * kFaceEmbeddingSize;
+        float* dst = embeddings->data() + (first + k) * kFaceEmbeddingSize;
+        double norm = 0;
+        for (int32_t j = 0; j < kFaceEmbeddingSize; ++j) norm += static_cast<double>(src[j]) * src[j];
+        const auto inv = static_cast<float>(norm > 0 ? 1.0 / std::sqrt(norm) : 0.0);
+        for (int32_t j = 0; j < kFaceEmbeddingSize; ++j) dst[j] = src[j] * inv;
+      }
+    }
+    return Status::ok();
+  }
+
+  FaceSettings m_settings;
+  ExecSettings m_exec;
+  ThreadPool m_pool;
+  OpExecutor m_executor;
+  std::unique_ptr<FaceDetector> m_detector;
+  std::unique_ptr<InferSession> m_embedder;
+  PreprocessParams m_embed_params;
+  Layout m_embed_layout = Layout::kCHW;
+  VarShapeBatch m_storage;   // upscaled / enhanced images of the current batch
+  VarShapeBatch m_prepared;  // what the detector and the alignment see
+  ExecReport m_enhance_report;
+  ExecReport m_quality_report;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<FaceAnalyzer>> FaceAnalyzer::open(const FaceSettings& settings, const ExecSettings& exec,
+                                                         LogFn log) {
+  auto analyzer = std::make_unique<Analyzer>(settings, exec, std::move(log));
+  KILN_TRY(analyzer->open());
+  return std::unique_ptr<FaceAnalyzer>(std::move(analyzer));
+}
+
+float face_cosine(const float* a, const float* b) {
+  double dot = 0;
+  for (int32_t j = 0; j < kFaceEmbeddingSize; ++j) dot += static_cast<double>(a[j]) * b[j];
+  return static_cast<float>(dot);
+}
+
+}  // namespace kiln

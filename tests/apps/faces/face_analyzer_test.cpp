@@ -1,0 +1,288 @@
+// The face pipeline on real photographs (never solid colours): astronaut.png and grace_hopper.jpg, one face each,
+// two people; coffee.png, no person; images made from them (rotated, halved, JPEG q30, a collage, a 40 px face in a
+// 4000 px photo).
+#include <gtest/gtest.h>
+
+#include <opencv2/imgproc.hpp>
+
+#include <cmath>
+
+#include "apps/faces/face_decode.h"
+#include "apps/faces/face_geometry.h"
+#include "infer/infer_test_util.h"
+#include "kiln/apps/faces.h"
+
+namespace kiln {
+namespace {
+
+const char* kCoffee = "/usr/lib/python3/dist-packages/skimage/data/coffee.png";
+
+ImageBuffer decode(const std::string& path) {
+  DecodeOptions options;
+  options.channels = 3;
+  auto image = image_decode_file(path, options);
+  EXPECT_TRUE(image.is_ok()) << image.status().message();
+  return image.is_ok() ? std::move(image).value() : ImageBuffer{};
+}
+
+cv::Mat as_mat(const ImageBuffer& image) {
+  return cv::Mat(image.height, image.width, CV_8UC3, const_cast<uint8_t*>(image.pixels.data()));
+}
+
+ImageBuffer from_mat(const cv::Mat& mat) {
+  ImageBuffer image;
+  image.width = mat.cols;
+  image.height = mat.rows;
+  image.channels = 3;
+  const cv::Mat packed = mat.isContinuous() ? mat : mat.clone();
+  image.pixels.assign(packed.data, packed.data + packed.total() * 3);
+  return image;
+}
+
+ImageBuffer jpeg_roundtrip(const ImageBuffer& image, int32_t quality) {
+  EncodeOptions options;
+  options.format = ImageFormat::kJpeg;
+  options.jpeg_quality = quality;
+  auto bytes = image_encode(image.view(), options);
+  EXPECT_TRUE(bytes.is_ok());
+  auto decoded = image_decode(bytes->data(), bytes->size(), DecodeOptions{.channels = 3});
+  EXPECT_TRUE(decoded.is_ok());
+  return std::move(decoded).value();
+}
+
+class FaceAnalyzerTest : public ::testing::Test {
+ protected:
+  static std::vector<std::vector<Face>> analyze(const std::vector<const ImageBuffer*>& images,
+                                                FaceSettings settings = {}) {
+    ExecSettings exec;
+    exec.mode = ExecMode::kCpu;
+    exec.threads = 2;
+    exec.batch_size = 8;
+    auto analyzer = FaceAnalyzer::open(settings, exec);
+    EXPECT_TRUE(analyzer.is_ok()) << analyzer.status().message();
+    if (!analyzer.is_ok()) return {};
+    std::vector<ImageView> views;
+    for (const ImageBuffer* image : images) views.push_back(image->view());
+    const VarShapeBatch batch = VarShapeBatch::wrap(views);
+    std::vector<std::vector<Face>> faces;
+    const Status s = (*analyzer)->analyze(batch.view(), &faces);
+    EXPECT_TRUE(s.is_ok()) << s.message();
+    return faces;
+  }
+  static void SetUpTestSuite() {
+    astronaut = new ImageBuffer(decode(test::photo_paths()[0]));
+    hopper = new ImageBuffer(decode(test::photo_paths()[1]));
+  }
+  static void TearDownTestSuite() {
+    delete astronaut;
+    delete hopper;
+  }
+  static ImageBuffer* astronaut;
+  static ImageBuffer* hopper;
+};
+ImageBuffer* FaceAnalyzerTest::astronaut = nullptr;
+ImageBuffer* FaceAnalyzerTest::hopper = nullptr;
+
+bool box_contains(const Face& face, float x, float y) {
+  const float* b = face.detection.box;
+  return x >= b[0] && x <= b[0] + b[2] && y >= b[1] && y <= b[1] + b[3];
+}
+
+TEST_F(FaceAnalyzerTest, OneFacePerPortraitWithTheBoxOnTheFace) {
+  const auto faces = analyze({astronaut, hopper});
+  ASSERT_EQ(faces.size(), 2u);
+  ASSERT_EQ(faces[0].size(), 1u);
+  ASSERT_EQ(faces[1].size(), 1u);
+  // astronaut.png: the face is near (224, 128), about 92 px (measured with OpenCV DNN on the same model family).
+  const Face& a = faces[0][0];
+  EXPECT_TRUE(box_contains(a, 224, 128)) << a.detection.box[0] << "," << a.detection.box[1];
+  EXPECT_NEAR(a.face_size, 92, 25);
+  EXPECT_GT(a.detection.score, 0.75f);
+  // The landmarks sit on the face in anatomical order: eyes above the nose above the mouth, right eye image-left.
+  const auto& p = a.detection.landmarks;
+  EXPECT_LT(p[kRightEye][0], p[kLeftEye][0]);
+  EXPECT_LT(p[kRightEye][1], p[kNoseTip][1]);
+  EXPECT_LT(p[kNoseTip][1], p[kMouthCentre][1]);
+  for (int k = 0; k < 4; ++k) EXPECT_TRUE(box_contains(a, p[k][0], p[k][1])) << "landmark " << k;
+  // Grace Hopper: the face is in the upper middle of the 512 x 600 photo.
+  const Face& h = faces[1][0];
+  EXPECT_TRUE(box_contains(h, 256, 190)) << h.detection.box[0] << "," << h.detection.box[1];
+  for (const Face* f : {&a, &h}) {
+    ASSERT_EQ(f->embedding.size(), static_cast<size_t>(kFaceEmbeddingSize));
+    EXPECT_NEAR(face_cosine(f->embedding.data(), f->embedding.data()), 1.0f, 1e-4f);
+    EXPECT_LT(std::abs(f->pose.yaw), 25.0f);
+    EXPECT_LT(std::abs(f->pose.roll), 15.0f);
+    EXPECT_GT(f->quality.brightness, 20);
+    EXPECT_GT(f->quality.score, 0);
+  }
+}
+
+TEST_F(FaceAnalyzerTest, PhotoWithoutAPersonHasNoFace) {
+  const ImageBuffer coffee = decode(kCoffee);
+  const auto faces = analyze({&coffee});
+  ASSERT_EQ(faces.size(), 1u);
+  EXPECT_TRUE(faces[0].empty()) << faces[0].size() << " faces, first score " << faces[0][0].detection.score;
+}
+
+// Each change on its own: rotated 15 degrees, scaled by half, recompressed at JPEG q30 (measured 0.93-0.96). All
+// three at once leave a 46 px face in 8 px JPEG blocks and measure 0.74: that is the photo, not the pipeline.
+TEST_F(FaceAnalyzerTest, SamePersonTransformedStaysCloseDifferentPeopleDoNot) {
+  const auto transformed = [&](double angle, double scale, int32_t quality) {
+    cv::Mat out;
+    const cv::Mat m = cv::getRotationMatrix2D(cv::Point2f(224, 128), angle, scale);
+    cv::warpAffine(as_mat(*astronaut), out, m, cv::Size(astronaut->width, astronaut->height), cv::INTER_LINEAR,
+                   cv::BORDER_CONSTANT);
+    return jpeg_roundtrip(from_mat(out), quality);
+  };
+  const ImageBuffer rotated = transformed(15, 1, 95);
+  const ImageBuffer halved = transformed(0, 0.5, 95);
+  const ImageBuffer q30 = transformed(0, 1, 30);
+  const auto faces = analyze({astronaut, &rotated, &halved, &q30, hopper});
+  ASSERT_EQ(faces.size(), 5u);
+  for (size_t i = 0; i < faces.size(); ++i) ASSERT_EQ(faces[i].size(), 1u) << "image " << i;
+  const float* reference = faces[0][0].embedding.data();
+  for (size_t i = 1; i <= 3; ++i) {
+    EXPECT_GT(face_cosine(reference, faces[i][0].embedding.data()), 0.8f) << "variant " << i;
+  }
+  EXPECT_LT(face_cosine(reference, faces[4][0].embedding.data()), 0.4f);
+  // cv::getRotationMatrix2D turns counter-clockwise for a positive angle: the eye line now rises to the right.
+  EXPECT_NEAR(faces[1][0].pose.roll - faces[0][0].pose.roll, -15.0f, 5.0f);
+}
+
+TEST_F(FaceAnalyzerTest, UltraFaceBoxesGetLandmarksAndTheSameEmbedding) {
+  const auto blaze = analyze({astronaut, hopper});
+  FaceSettings settings;
+  settings.detector = "ultraface";
+  const auto ultra = analyze({astronaut, hopper}, settings);
+  ASSERT_EQ(ultra.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_EQ(ultra[i].size(), 1u) << i;
+    ASSERT_EQ(blaze[i].size(), 1u) << i;
+    EXPECT_EQ(ultra[i][0].detection.landmark_count, 6);
+    EXPECT_GT(face_iou(ultra[i][0].detection, blaze[i][0].detection), 0.4f);
+    EXPECT_GT(face_cosine(ultra[i][0].embedding.data(), blaze[i][0].embedding.data()), 0.9f);
+  }
+}
+
+TEST_F(FaceAnalyzerTest, CollageFindsEveryPortrait) {
+  // Four portraits side by side: the two photos and their mirror images, on one 1024 x 600 canvas.
+  cv::Mat canvas(600, 1024, CV_8UC3, cv::Scalar(0, 0, 0));
+  cv::Mat a;
+  cv::Mat h;
+  cv::resize(as_mat(*astronaut)(cv::Rect(96, 0, 256, 300)), a, cv::Size(256, 300));
+  cv::resize(as_mat(*hopper)(cv::Rect(56, 0, 400, 470)), h, cv::Size(256, 300));
+  cv::Mat a_flip;
+  cv::Mat h_flip;
+  cv::flip(a, a_flip, 1);
+  cv::flip(h, h_flip, 1);
+  a.copyTo(canvas(cv::Rect(0, 0, 256, 300)));
+  h.copyTo(canvas(cv::Rect(256, 300, 256, 300)));
+  a_flip.copyTo(canvas(cv::Rect(512, 0, 256, 300)));
+  h_flip.copyTo(canvas(cv::Rect(768, 300, 256, 300)));
+  const ImageBuffer collage = from_mat(canvas);
+  const auto faces = analyze({&collage});
+  ASSERT_EQ(faces.size(), 1u);
+  ASSERT_EQ(faces[0].size(), 4u);
+  for (const auto& [x, y] : {std::pair{128, 128}, {384, 450}, {640, 128}, {896, 450}}) {
+    int hits = 0;
+    for (const Face& f : faces[0]) hits += box_contains(f, static_cast<float>(x), static_cast<float>(y)) ? 1 : 0;
+    EXPECT_EQ(hits, 1) << "portrait at " << x << "," << y;
+  }
+}
+
+TEST_F(FaceAnalyzerTest, FortyPixelFaceInAFourThousandPixelPhotoIsFound) {
+  // A real background (coffee.png scaled up to 4000 x 3000) with the astronaut's head scaled so the face is ~40 px.
+  cv::Mat background;
+  cv::resize(as_mat(decode(kCoffee)), background, cv::Size(4000, 3000), 0, 0, cv::INTER_LINEAR);
+  cv::Mat head;
+  cv::resize(as_mat(*astronaut)(cv::Rect(150, 40, 150, 180)), head, cv::Size(66, 79), 0, 0, cv::INTER_AREA);
+  head.copyTo(background(cv::Rect(2900, 700, head.cols, head.rows)));
+  const ImageBuffer big = from_mat(background);
+  FaceSettings settings;
+  settings.thresholds.min_face_size = 30;
+  const auto faces = analyze({&big}, settings);
+  ASSERT_EQ(faces.size(), 1u);
+  int found = 0;
+  for (const Face& f : faces[0]) found += box_contains(f, 2900 + 33, 700 + 38) ? 1 : 0;
+  EXPECT_EQ(found, 1) << faces[0].size() << " faces";
+  // Without the tile search the same face is too small for the whole-image pass.
+  settings.small_faces = "off";
+  const auto whole = analyze({&big}, settings);
+  int found_whole = 0;
+  for (const Face& f : whole[0]) found_whole += box_contains(f, 2900 + 33, 700 + 38) ? 1 : 0;
+  EXPECT_EQ(found_whole, 0);
+}
+
+TEST_F(FaceAnalyzerTest, BatchEqualsOneImageAtATime) {
+  const ImageBuffer coffee = decode(kCoffee);
+  const auto together = analyze({astronaut, &coffee, hopper});
+  const std::vector<const ImageBuffer*> each = {astronaut, &coffee, hopper};
+  ASSERT_EQ(together.size(), 3u);
+  for (size_t i = 0; i < each.size(); ++i) {
+    const auto alone = analyze({each[i]});
+    ASSERT_EQ(alone[0].size(), together[i].size()) << i;
+    for (size_t f = 0; f < alone[0].size(); ++f) {
+      for (int k = 0; k < 4; ++k) EXPECT_NEAR(alone[0][f].detection.box[k], together[i][f].detection.box[k], 1e-3f);
+      EXPECT_GT(face_cosine(alone[0][f].embedding.data(), together[i][f].embedding.data()), 0.9999f);
+      EXPECT_EQ(alone[0][f].accepted, together[i][f].accepted);
+    }
+  }
+}
+
+TEST(FaceDecode, AnchorsFollowMediaPipesLayout) {
+  for (const int32_t size : {128, 256}) {
+    const auto anchors = blazeface_anchors(size);
+    ASSERT_EQ(anchors.size(), 896u);
+    // First anchors: the finest grid (16 x 16), two per cell; then 8 x 8 with six per cell.
+    EXPECT_FLOAT_EQ(anchors[0].cx, 0.5f / 16);
+    EXPECT_FLOAT_EQ(anchors[1].cx, 0.5f / 16);
+    EXPECT_FLOAT_EQ(anchors[2].cx, 1.5f / 16);
+    EXPECT_FLOAT_EQ(anchors[512].cx, 0.5f / 8);
+    EXPECT_FLOAT_EQ(anchors[517].cx, 0.5f / 8);
+    EXPECT_FLOAT_EQ(anchors[518].cx, 1.5f / 8);
+    EXPECT_FLOAT_EQ(anchors[895].cy, 7.5f / 8);
+  }
+}
+
+TEST(FaceDecode, WeightedNmsBlendsOverlapsAndKeepsSeparateFaces) {
+  FaceDetection a;
+  a.box[0] = 10, a.box[1] = 10, a.box[2] = 100, a.box[3] = 100, a.score = 0.9f;
+  FaceDetection b = a;
+  b.box[0] = 20, b.score = 0.3f;
+  FaceDetection c = a;
+  c.box[0] = 500, c.score = 0.5f;
+  const auto weighted = face_nms({b, c, a}, 0.3f, true);
+  ASSERT_EQ(weighted.size(), 2u);
+  EXPECT_FLOAT_EQ(weighted[0].score, 0.9f);
+  EXPECT_NEAR(weighted[0].box[0], (10 * 0.9f + 20 * 0.3f) / 1.2f, 1e-4f);
+  EXPECT_FLOAT_EQ(weighted[1].box[0], 500);
+  const auto plain = face_nms({b, c, a}, 0.3f, false);
+  ASSERT_EQ(plain.size(), 2u);
+  EXPECT_FLOAT_EQ(plain[0].box[0], 10);
+}
+
+TEST(FaceGeometry, AlignmentOfTheTemplateIsTheIdentityAndPoseIsZero) {
+  FaceDetection face;
+  face.landmark_count = 6;
+  const float points[4][2] = {{38.2946f, 51.6963f}, {73.5318f, 51.5014f}, {56.0252f, 71.7366f}, {56.1396f, 92.2848f}};
+  for (int k = 0; k < 4; ++k) {
+    face.landmarks[k][0] = points[k][0];
+    face.landmarks[k][1] = points[k][1];
+  }
+  float m[6];
+  ASSERT_TRUE(face_alignment_matrix(face, m).is_ok());
+  EXPECT_NEAR(m[0], 1, 1e-3);
+  EXPECT_NEAR(m[1], 0, 1e-3);
+  EXPECT_NEAR(m[2], 0, 0.05);
+  EXPECT_NEAR(m[4], 1, 1e-3);
+  const FacePose pose = face_pose_estimate(face);
+  EXPECT_NEAR(pose.yaw, 0, 1.5);
+  EXPECT_NEAR(pose.pitch, 0, 1.5);
+  EXPECT_NEAR(pose.roll, 0, 0.5);
+  // Nose moved towards the image's right by a third of the eye distance: turned right, atan(0.33 / 0.6) ~ 29 deg.
+  face.landmarks[kNoseTip][0] += (73.5318f - 38.2946f) / 3;
+  EXPECT_NEAR(face_pose_estimate(face).yaw, 29, 2);
+}
+
+}  // namespace
+}  // namespace kiln
