@@ -9,7 +9,7 @@ DEBIAN_PACKAGES := build-essential cmake pkg-config \
   libhdf5-dev hdf5-tools libzstd-dev zlib1g-dev libspng-dev libturbojpeg0-dev \
   libfmt-dev libspdlog-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
-  libopencv-dev libcairo2-dev \
+  libopencv-dev libcairo2-dev libfaiss-dev \
   ocl-icd-opencl-dev opencl-clhpp-headers opencl-c-headers pocl-opencl-icd clinfo \
   python3 python3-dev pybind11-dev python3-numpy python3-h5py python3-pytest python3-matplotlib python3-pandas \
   python3-torch \

@@ -18,6 +18,7 @@ Runner quality_command_add(CLI::App& app);
 Runner preprocess_command_add(CLI::App& app);
 Runner models_command_add(CLI::App& app);
 Runner infer_command_add(CLI::App& app);
+Runner faces_command_add(CLI::App& app);
 
 // Prints "kiln: <message>" to stderr and maps the error code to the process exit code.
 int exit_with(const Status& status);

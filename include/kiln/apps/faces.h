@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -99,5 +100,52 @@ class FaceAnalyzer {
 
 // Cosine similarity of two L2-normalised embeddings.
 float face_cosine(const float* a, const float* b);
+
+// ---- the job (kiln faces) --------------------------------------------------------------------------------------
+
+struct FacesJobConfig {
+  FaceSettings face;
+  std::string output;  // .h5 (or .npz): one row per kept face (see faces_job_run)
+  std::string jsonl;   // one JSON record per face and per unreadable image, in input order
+  double dedup = 0;    // > 0: drop a face whose cosine to a kept face is at least this (0.7 = the predecessor's)
+  int64_t max_pixels = kImageMaxPixels;
+  ExecSettings exec;   // batch_size: images per batch (faces of a batch are embedded together)
+};
+
+const ParamTable<FacesJobConfig>& faces_job_params();
+
+struct FaceRecord {
+  std::string image;
+  int64_t image_index = 0;
+  std::string error;       // an unreadable image: no face, only this
+  const Face* face = nullptr;
+  int64_t duplicate_of = -1;  // the output row of the kept face this one duplicates (then it is not written)
+  float duplicate_cosine = 0;
+  int64_t row = -1;           // its row in the output
+};
+
+struct FacesJobSummary {
+  int64_t images = 0;
+  int64_t unreadable = 0;
+  int64_t images_with_faces = 0;
+  int64_t faces = 0;       // found
+  int64_t accepted = 0;    // of those written
+  int64_t duplicates = 0;  // dropped by dedup
+  int64_t written = 0;
+  double seconds = 0;
+  double decode_seconds = 0;
+  double analyze_seconds = 0;
+  double write_seconds = 0;
+  FaceStageReport stages;
+};
+
+// Writes, one row per kept face: embeddings (N, 512), image_index, box (N, 4: x, y, w, h), landmarks (N, 6, 2),
+// det_score, quality (N, 5: blur, brightness, contrast, sharpness, overall), pose (N, 3: yaw, pitch, roll),
+// accepted (1/0), all float32, plus paths (each face's image) and the settings as attributes. Unreadable images are
+// reported (events.record, the JSON lines) and skipped; IoError when none could be read.
+Result<FacesJobSummary> faces_job_run(const FacesJobConfig& config, const ImageInputs& inputs,
+                                      const std::function<void(const FaceRecord&)>& on_record = {},
+                                      const std::function<void(int64_t, int64_t)>& on_progress = {},
+                                      const LogFn& log = {});
 
 }  // namespace kiln

@@ -9,6 +9,7 @@
 
 #include "apps/images/image_batches.h"
 #include "core/thread_pool.h"
+#include "apps/images/json_lines.h"
 #include "io/durable_file.h"
 #include "kiln/apps/images.h"
 
@@ -45,37 +46,6 @@ nlohmann::json record_json(const QualityRecord& r) {
   line["backend"] = r.backend;
   return line;
 }
-
-// The JSON lines file: a temporary file committed at the end, removed if the job fails.
-class JsonLines {
- public:
-  ~JsonLines() {
-    if (!m_tmp.empty()) fs::remove(m_tmp);
-  }
-  Status open(const std::string& path) {
-    m_path = path;
-    KILN_TRY_ASSIGN(m_tmp, temp_file_create(path));
-    m_out.open(m_tmp, std::ios::trunc);
-    if (!m_out) return io_error(path + ": cannot write");
-    return Status::ok();
-  }
-  void write(const nlohmann::json& line) {
-    if (m_out.is_open()) m_out << line.dump() << '\n';
-  }
-  Status commit() {
-    if (!m_out.is_open()) return Status::ok();
-    m_out.close();
-    if (!m_out) return io_error(m_path + ": cannot write");
-    KILN_TRY(file_commit(m_tmp, m_path));
-    m_tmp.clear();
-    return Status::ok();
-  }
-
- private:
-  std::string m_path;
-  std::string m_tmp;
-  std::ofstream m_out;
-};
 
 }  // namespace
 

@@ -1,0 +1,73 @@
+"""kiln faces on real photographs: one row per kept face in the HDF5 output, a JSON line per face and per unreadable
+image, exact dedup across the run, and a corrupt image that is reported while the rest continues."""
+import json
+import shutil
+import subprocess
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import KILN, run_kiln
+
+ASTRONAUT = "/usr/lib/python3/dist-packages/skimage/data/astronaut.png"
+COFFEE = "/usr/lib/python3/dist-packages/skimage/data/coffee.png"
+HOPPER = "/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg"
+
+pytestmark = pytest.mark.skipif(
+    "faces" not in subprocess.run([KILN, "--help"], capture_output=True, text=True).stdout
+    or "without ONNX Runtime" in subprocess.run([KILN, "faces", "--help"], capture_output=True, text=True).stdout,
+    reason="this kiln is built without ONNX Runtime or faiss")
+
+
+@pytest.fixture
+def photos(tmp_path):
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    shutil.copy(ASTRONAUT, folder / "a_astronaut.png")
+    shutil.copy(ASTRONAUT, folder / "b_astronaut_again.png")
+    shutil.copy(COFFEE, folder / "c_coffee.png")
+    shutil.copy(HOPPER, folder / "d_hopper.jpg")
+    (folder / "e_truncated.jpg").write_bytes(open(HOPPER, "rb").read()[:3000])
+    return folder
+
+
+def test_faces_writes_rows_records_and_drops_duplicates(tmp_path, photos):
+    out = tmp_path / "faces.h5"
+    records = tmp_path / "faces.jsonl"
+    result = run_kiln("faces", photos, "-o", out, "--jsonl", records, "--dedup", 0.7, "--threads", 2, "-q")
+    assert "e_truncated.jpg" in result.stderr
+    assert "Faces: 3 found, 2 written" in result.stdout and "1 duplicates dropped" in result.stdout
+    with h5py.File(out, "r") as f:
+        embeddings = f["embeddings"][()]
+        assert embeddings.shape == (2, 512)
+        np.testing.assert_allclose(np.linalg.norm(embeddings, axis=1), 1.0, atol=1e-4)
+        assert [p.decode() for p in f["paths"][()]] == [str(photos / "a_astronaut.png"), str(photos / "d_hopper.jpg")]
+        assert f["image_index"][()].tolist() == [0.0, 3.0]
+        assert f["landmarks"].shape == (2, 6, 2) and f["quality"].shape == (2, 5) and f["pose"].shape == (2, 3)
+        assert float(embeddings[0] @ embeddings[1]) < 0.4  # two people
+        assert json.loads(f.attrs["settings"])["dedup"] == 0.7
+    lines = [json.loads(line) for line in records.read_text().splitlines()]
+    assert [r["image"].rsplit("/", 1)[1] for r in lines] == [
+        "a_astronaut.png", "b_astronaut_again.png", "d_hopper.jpg", "e_truncated.jpg"]
+    assert lines[1]["duplicate_of"] == 0 and lines[1]["duplicate_cosine"] > 0.99
+    assert "error" in lines[3] and "bbox" not in lines[3]
+    for r in lines[:3]:
+        assert set(r["quality"]) == {"blur", "brightness", "contrast", "sharpness", "overall_score"}
+        assert isinstance(r["accepted"], bool) and isinstance(r["reasons"], list)
+
+
+def test_without_dedup_every_face_is_written(tmp_path, photos):
+    out = tmp_path / "all.h5"
+    run_kiln("faces", photos, "-o", out, "--threads", 2, "-q")
+    with h5py.File(out, "r") as f:
+        assert f["embeddings"].shape == (3, 512)
+
+
+def test_no_readable_image_is_an_error_and_writes_nothing(tmp_path):
+    bad = tmp_path / "bad.jpg"
+    bad.write_bytes(b"not an image at all")
+    out = tmp_path / "none.h5"
+    result = run_kiln("faces", bad, "-o", out, check=False)
+    assert result.returncode != 0 and "could be read" in result.stderr
+    assert not out.exists()
