@@ -11,7 +11,6 @@
 #include <opencv2/dnn.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
-#include <random>
 
 #include "bench_common.h"
 #include "kiln/apps/infer.h"
@@ -85,14 +84,8 @@ double model_only(const kiln::PackagedModel& model, int64_t batch, int threads, 
   options.threads = threads;
   auto session = kiln::InferSession::open(model.file, options);
   if (!session.is_ok()) return 0;
-  std::vector<int64_t> shape = session.value()->info().inputs[0].shape;
-  shape[0] = batch;
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<float> input(static_cast<size_t>(n));
-  std::mt19937 rng(3);
-  std::uniform_real_distribution<float> uniform(-1, 1);
-  for (float& v : input) v = uniform(rng);
+  std::vector<int64_t> shape;
+  const std::vector<float> input = kiln::infer_random_input(session.value()->info(), batch, 3, &shape);
   std::vector<kiln::Tensor> out;
   (void)session.value()->run(input, shape, &out);
   const auto t0 = Clock::now();

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
-#include <random>
 
 #include "cli/bench_commands.h"
 #if KILN_HAS_ORT
@@ -31,15 +30,8 @@ double percentile(std::vector<double> xs, double q) {
 }
 
 nlohmann::json measure(InferSession& session, int64_t batch, double seconds) {
-  std::vector<int64_t> shape = session.info().inputs[0].shape;
-  shape[0] = batch;
-  for (int64_t& d : shape) d = d < 0 ? 1 : d;
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<float> input(static_cast<size_t>(n));
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  for (float& v : input) v = uniform(rng);
+  std::vector<int64_t> shape;
+  const std::vector<float> input = infer_random_input(session.info(), batch, 7, &shape);
   std::vector<Tensor> outputs;
   for (int i = 0; i < 2; ++i) {  // warm-up: allocations and kernel selection for this shape
     if (Status st = session.run(input, shape, &outputs); !st.is_ok()) return {{"error", st.message()}};

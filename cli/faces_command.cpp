@@ -25,18 +25,19 @@ Runner faces_command_add(CLI::App& app) {
     if (Status s = job_configure(*flags, &config, &config.exec, OpKind::kPreprocess, *quiet); !s.is_ok()) {
       return exit_with(s);
     }
-    const bool tty = !*quiet;
+    const bool verbose = !*quiet;
     const auto on_record = [](const FaceRecord& r) {
-      if (!r.error.empty()) std::fprintf(stderr, "kiln: skipped %s\n", Status(Errc::kIoError, r.error).message_line().c_str());
+      if (!r.error.empty()) print_skipped(r.error);
     };
-    const auto on_progress = [tty](int64_t done, int64_t total) {
-      if (tty) std::fprintf(stderr, "\rFaces: %lld/%lld images", static_cast<long long>(done), static_cast<long long>(total));
+    const auto on_progress = [verbose](int64_t done, int64_t total) {
+      if (verbose) {
+        std::fprintf(stderr, "Processed %lld/%lld inputs\n", static_cast<long long>(done), static_cast<long long>(total));
+      }
     };
-    const LogFn log = [tty](const std::string& line) {
-      if (tty) std::fprintf(stderr, "%s\n", line.c_str());
+    const LogFn log = [verbose](const std::string& line) {
+      if (verbose) std::fprintf(stderr, "%s\n", line.c_str());
     };
     auto result = faces_job_run(config, ImageInputs{inputs->paths(), {}}, on_record, on_progress, log);
-    if (tty) std::fputc('\n', stderr);
     if (!result.is_ok()) return exit_with(result.status());
     const FacesJobSummary& s = result.value();
     std::printf("Images: %lld, with faces %lld, unreadable %lld (skipped)\n", static_cast<long long>(s.images),

@@ -39,10 +39,12 @@ void print_fallbacks(int64_t count, const std::vector<std::string>& events) {
   for (const auto& e : events) std::printf("  %s\n", e.c_str());
 }
 
+void print_skipped(const std::string& error) { std::fprintf(stderr, "kiln: skipped %s\n", text_one_line(error).c_str()); }
+
 JobEvents<ImageRecord> file_job_events(bool quiet) {
   JobEvents<ImageRecord> events;
   events.record = [](const ImageRecord& r) {
-    if (!r.ok) std::fprintf(stderr, "kiln: skipped %s\n", r.error.c_str());
+    if (!r.ok) print_skipped(r.error);
   };
   if (!quiet) {
     events.progress = [](int64_t done, int64_t total, const std::string& backend) {

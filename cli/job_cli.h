@@ -30,6 +30,8 @@ Status job_configure(const CliParams& flags, void* config, ExecSettings* exec, O
 // What a job over image files reports while it runs: skipped inputs on stderr, and unless quiet the progress after
 // each batch and the notes of the configuration and of fallbacks.
 JobEvents<ImageRecord> file_job_events(bool quiet);
+// "kiln: skipped <error>" on stderr, one line: an input the job could not read.
+void print_skipped(const std::string& error);
 
 void print_time(double seconds, int64_t images);
 void print_backend(const std::string& backend, const std::string& placement);

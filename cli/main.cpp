@@ -82,8 +82,7 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     return kiln::cli::exit_with(kiln::Status(kiln::Errc::kOutOfMemory, "out of memory"));
   } catch (const std::exception& e) {
-    const kiln::Status internal(kiln::Errc::kNotImplemented, e.what());
-    std::fprintf(stderr, "kiln: internal error (please report): %s\n", internal.message_line().c_str());
+    std::fprintf(stderr, "kiln: internal error (please report): %s\n", kiln::text_one_line(e.what()).c_str());
     return 70;  // EX_SOFTWARE
   }
 }

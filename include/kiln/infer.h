@@ -117,6 +117,10 @@ struct OnnxRuntimeInfo {
 };
 OnnxRuntimeInfo onnxruntime_info();
 
+// A batch of `batch` items of the model's first input for benchmarks: symbolic dimensions after the first are 1,
+// values uniform in [-1, 1) drawn from `seed`. *shape receives the batch's shape.
+std::vector<float> infer_random_input(const ModelInfo& info, int64_t batch, uint32_t seed, std::vector<int64_t>* shape);
+
 // Why each provider can or cannot run here (for kiln devices): {provider, ok, reason}.
 struct ProviderStatus {
   InferProvider provider;

@@ -31,8 +31,7 @@ class [[nodiscard]] Status {
   bool is_ok() const { return m_code == Errc::kOk; }
   Errc code() const { return m_code; }
   const std::string& message() const { return m_message; }
-  // The message as one terminal line: line breaks become spaces, other control bytes \xNN (messages quote bytes
-  // from the user's files).
+  // The message as one terminal line (text_one_line).
   std::string message_line() const;
   // "IoError: prices.csv: cannot open" style, for logs and the CLI.
   std::string to_string() const;
@@ -45,6 +44,10 @@ class [[nodiscard]] Status {
   Errc m_code = Errc::kOk;
   std::string m_message;
 };
+
+// `text` as one terminal line: line breaks (and the indentation after them) become one space, other control bytes
+// \xNN (messages quote bytes from the user's files).
+std::string text_one_line(const std::string& text);
 
 inline Status invalid_argument(std::string message) { return {Errc::kInvalidArgument, std::move(message)}; }
 inline Status io_error(std::string message) { return {Errc::kIoError, std::move(message)}; }

@@ -18,11 +18,13 @@ Status errno_status(const std::string& what) { return io_error(what + ": " + std
 
 const char* errc_name(Errc code) { return enum_name(kErrcNames, code); }
 
-std::string Status::message_line() const {
+std::string Status::message_line() const { return text_one_line(m_message); }
+
+std::string text_one_line(const std::string& text) {
   std::string line;
-  line.reserve(m_message.size());
+  line.reserve(text.size());
   bool after_break = false;  // a break and the indentation after it become one space
-  for (const char c : m_message) {
+  for (const char c : text) {
     const auto byte = static_cast<unsigned char>(c);
     if (byte == '\n' || byte == '\r' || ((byte == ' ' || byte == '\t') && after_break)) {
       after_break = true;

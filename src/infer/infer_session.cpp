@@ -2,13 +2,13 @@
 // when a GPU provider fails.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <numeric>
 
 #include <nlohmann/json.hpp>
 
 #include "core/fault.h"
+#include "core/file_read.h"
 #include "infer/infer_placement.h"
 #include "infer/ort_env.h"
 #include "infer/providers.h"
@@ -310,14 +310,6 @@ class OrtInferSession final : public InferSession {
   InferReport m_report;
 };
 
-Result<std::vector<uint8_t>> file_read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return errno_status("model " + path + ": cannot open");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.empty()) return invalid_argument("model " + path + ": the file is empty");
-  return bytes;
-}
-
 }  // namespace
 
 std::string TensorInfo::shape_text() const {
@@ -356,8 +348,9 @@ static Result<std::unique_ptr<InferSession>> open_session(std::vector<uint8_t> m
 }
 
 Result<std::unique_ptr<InferSession>> InferSession::open(const std::string& path, const InferOptions& options) {
-  auto bytes = file_read_all(path);
-  if (!bytes.is_ok()) return bytes.status();
+  auto bytes = file_read_all(path, INT64_MAX);
+  if (!bytes.is_ok()) return Status(bytes.status().code(), "model " + bytes.status().message());
+  if (bytes->empty()) return invalid_argument("model " + path + ": the file is empty");
   const std::string folder = std::filesystem::absolute(std::filesystem::path(path)).parent_path().string();
   return open_session(std::move(bytes).value(), options, "model " + path, folder);
 }

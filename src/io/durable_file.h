@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/file_read.h"
 #include "kiln/status.h"
 
 namespace kiln {
@@ -52,9 +53,6 @@ inline Status file_write_atomic(const std::string& path, const std::string& byte
 // Copies a file byte for byte through a unique temporary file and a commit.
 Status file_copy_atomic(const std::string& from, const std::string& to);
 
-// The whole file; IoError when it is not a regular file or larger than `max_bytes`.
-Result<std::vector<uint8_t>> file_read_all(const std::string& path, int64_t max_bytes);
-Result<std::string> file_read_text(const std::string& path);
 std::string path_parent(const std::string& path);  // "." for a bare name
 // The file name's extension, lowercase, with its dot (".npy"); "" when it has none. What a path says about its
 // format, in one place.

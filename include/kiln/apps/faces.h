@@ -118,7 +118,7 @@ struct FaceRecord {
   std::string image;
   int64_t image_index = 0;
   std::string error;       // an unreadable image: no face, only this
-  const Face* face = nullptr;
+  const Face* face = nullptr;  // valid during the on_record call only
   int64_t duplicate_of = -1;  // the output row of the kept face this one duplicates (then it is not written)
   float duplicate_cosine = 0;
   int64_t row = -1;           // its row in the output

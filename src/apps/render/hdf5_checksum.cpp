@@ -58,6 +58,14 @@ void ContentChecksum::image_add(const void* data, size_t size, uint32_t filter_m
   images.update(data, size);
 }
 
+void ContentChecksum::rows_add(const float* sequences_data, size_t seq_row, const int64_t* index_data,
+                               const int8_t* labels_data, int64_t rows) {
+  const auto n = static_cast<size_t>(rows);
+  sequences.update(sequences_data, n * seq_row * sizeof(float));
+  index.update(index_data, n * sizeof(int64_t));
+  if (labels_data != nullptr) labels.update(labels_data, n);
+}
+
 std::string ContentChecksum::text(bool has_labels) const {
   std::string text = "crc32 images=" + images.hex() + " sequences=" + sequences.hex() + " index=" + index.hex();
   if (has_labels) text += " labels=" + labels.hex();
@@ -92,11 +100,10 @@ Result<std::string> checksum_compute(hid_t file, const FileShape& shape) {
 
 Status checksum_verify(const std::string& path, bool* present) {
   ErrorScope quiet;
-  *present = false;
   KILN_TRY_ASSIGN(Handle file, file_open_read(path));
   KILN_TRY_ASSIGN(const FileAttributes attributes, attributes_read(file.get()));
+  if (present != nullptr) *present = !attributes.checksum.empty();
   if (attributes.checksum.empty()) return Status::ok();
-  *present = true;
   KILN_TRY_ASSIGN(const FileShape shape, shape_read(file.get()));
   Result<std::string> computed = checksum_compute(file.get(), shape);
   if (!computed.is_ok()) return io_error(path + " is damaged: " + computed.status().message());

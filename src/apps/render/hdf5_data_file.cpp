@@ -169,13 +169,11 @@ Status DataFile::image_write(int64_t row, const void* data, size_t size, uint32_
 Status DataFile::rows_append(const float* sequences, const int64_t* index, const int8_t* labels, int64_t rows) {
   KILN_TRY(m_sequences.append(sequences, rows));
   KILN_TRY(m_index.append(index, rows));
-  m_checksum.sequences.update(sequences, static_cast<size_t>(rows * m_seq_row) * sizeof(float));
-  m_checksum.index.update(index, static_cast<size_t>(rows) * sizeof(int64_t));
   if (m_labels.valid()) {
     if (labels == nullptr) return invalid_argument("labels missing for a dataset with labels");
     KILN_TRY(m_labels.append(labels, rows));
-    m_checksum.labels.update(labels, static_cast<size_t>(rows));
   }
+  m_checksum.rows_add(sequences, static_cast<size_t>(m_seq_row), index, m_labels.valid() ? labels : nullptr, rows);
   return Status::ok();
 }
 

@@ -95,14 +95,17 @@ struct ContentChecksum {
   Crc32 index;
   Crc32 labels;
   void image_add(const void* data, size_t size, uint32_t filter_mask);
+  // `rows` rows of the small datasets: seq_row floats of sequences per row, one index, one label (labels may be null).
+  void rows_add(const float* sequences, size_t seq_row, const int64_t* index, const int8_t* labels, int64_t rows);
   std::string text(bool has_labels) const;
 };
 
 // The checksum of an open file recomputed from its stored bytes.
 Result<std::string> checksum_compute(hid_t file, const FileShape& shape);
 // Recomputes `path`'s checksum and compares it with the stored one: IoError "<path> is damaged: images checksum
-// 0a1b2c3d, stored 4e5f6a7b" (or unreadable) otherwise. *present is false (and Ok) for a file with no checksum.
-Status checksum_verify(const std::string& path, bool* present);
+// 0a1b2c3d, stored 4e5f6a7b" (or unreadable) otherwise. A file with no checksum (written before kiln kept them) is
+// Ok, with *present set to false when asked.
+Status checksum_verify(const std::string& path, bool* present = nullptr);
 
 // ---- data files -----------------------------------------------------------------------------------------
 

@@ -187,8 +187,7 @@ Result<int64_t> Hdf5Sink::resume_scan() {
     if (!summary.attributes.complete || summary.shape.is_virtual || summary.shape.count != m_layout.total) {
       return invalid_argument("cannot resume: " + out + " is not a complete single-file output; use --overwrite");
     }
-    bool has_checksum = false;
-    if (const Status intact = hdf5::checksum_verify(out, &has_checksum); !intact.is_ok()) {
+    if (const Status intact = hdf5::checksum_verify(out); !intact.is_ok()) {
       return io_error("cannot resume: " + intact.message() + "; use --overwrite to render it again");
     }
     KILN_TRY(path_remove(hdf5::parts_dir(out)));
@@ -222,8 +221,7 @@ Result<int64_t> Hdf5Sink::resume_scan() {
         summary->shape.count != unit_count(kept)) {
       break;
     }
-    bool has_checksum = false;
-    if (const Status intact = hdf5::checksum_verify(path, &has_checksum); !intact.is_ok()) {
+    if (const Status intact = hdf5::checksum_verify(path); !intact.is_ok()) {
       m_notes.push_back(intact.message() + "; rendering it again");
       break;
     }
@@ -404,9 +402,7 @@ Status Hdf5Sink::parts_merge() {
     KILN_TRY(read_all("index", H5T_NATIVE_INT64, index.data()));
     if (m_layout.has_labels) KILN_TRY(read_all("labels", H5T_NATIVE_INT8, labels.data()));
     KILN_TRY(merged.rows_append(sequences.data(), index.data(), m_layout.has_labels ? labels.data() : nullptr, count));
-    copied.sequences.update(sequences.data(), sequences.size() * sizeof(float));
-    copied.index.update(index.data(), index.size() * sizeof(int64_t));
-    if (m_layout.has_labels) copied.labels.update(labels.data(), labels.size());
+    copied.rows_add(sequences.data(), seq_row, index.data(), m_layout.has_labels ? labels.data() : nullptr, count);
     if (!a.checksum.empty() && copied.text(m_layout.has_labels) != a.checksum) {
       return io_error(path + " is damaged (checksum " + copied.text(m_layout.has_labels) + ", stored " + a.checksum +
                       "); rerun with --resume to render it again");
