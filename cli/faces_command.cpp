@@ -22,9 +22,12 @@ Runner faces_command_add(CLI::App& app) {
   auto flags = std::make_shared<CliParams>(cmd, faces_job_params(), std::map<std::string, std::string>{{"output", "-o"}});
   return [inputs, quiet, flags] {
     FacesJobConfig config;
-    if (Status s = job_configure(*flags, &config, &config.exec, OpKind::kPreprocess, *quiet); !s.is_ok()) {
+    if (Status s = job_configure(*flags, &config, &config.exec, std::nullopt, *quiet); !s.is_ok()) {
       return exit_with(s);
     }
+    auto stages = face_stage_modes(config.exec.mode, env_lookup_process);
+    if (!stages.is_ok()) return exit_with(stages.status());
+    config.stages = stages.value();
     const bool verbose = !*quiet;
     const auto on_record = [](const FaceRecord& r) {
       if (!r.error.empty()) print_skipped(r.error);

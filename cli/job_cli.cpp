@@ -15,9 +15,10 @@ std::vector<std::string> InputArgs::paths() const {
   return paths;
 }
 
-Status job_configure(const CliParams& flags, void* config, ExecSettings* exec, OpKind op, bool quiet) {
+Status job_configure(const CliParams& flags, void* config, ExecSettings* exec, std::optional<OpKind> op, bool quiet) {
   std::vector<std::string> notes;
-  KILN_TRY(exec_settings_apply_env(exec, op, env_lookup_process, &notes));
+  KILN_TRY(op ? exec_settings_apply_env(exec, *op, env_lookup_process, &notes)
+              : exec_settings_apply_env(exec, env_lookup_process, &notes));
   KILN_TRY(flags.apply(config));
   if (!quiet) {
     for (const auto& note : notes) std::fprintf(stderr, "%s\n", note.c_str());

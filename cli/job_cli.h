@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,9 +24,10 @@ struct InputArgs {
   std::vector<std::string> paths() const;  // inputs, then "@list"
 };
 
-// Environment (KILN_THREADS, GPU_BATCH_SIZE, GPU_BACKEND, ALL_GPU, the op's switch), then the flags. The notes of
+// Environment (KILN_THREADS, GPU_BATCH_SIZE, GPU_BACKEND, ALL_GPU, the op's switch; no op: a job whose stages have
+// their own switches), then the flags. The notes of
 // the environment go to stderr unless quiet.
-Status job_configure(const CliParams& flags, void* config, ExecSettings* exec, OpKind op, bool quiet);
+Status job_configure(const CliParams& flags, void* config, ExecSettings* exec, std::optional<OpKind> op, bool quiet);
 
 // What a job over image files reports while it runs: skipped inputs on stderr, and unless quiet the progress after
 // each batch and the notes of the configuration and of fallbacks.

@@ -116,6 +116,14 @@ const char* env_lookup_process(const char* name);  // std::getenv
 // op's own switch (see exec_options_apply_env). `notes` receives messages to show the user.
 Status exec_settings_apply_env(ExecSettings* settings, OpKind op, const EnvLookup& lookup,
                                std::vector<std::string>* notes = nullptr);
+// The same for a job whose stages have their own switches (then see exec_mode_apply_env): no op switch.
+Status exec_settings_apply_env(ExecSettings* settings, const EnvLookup& lookup,
+                               std::vector<std::string>* notes = nullptr);
+
+// The environment for one stage of an application that has its own switch (FACE_DETECTION_GPU, ...): GPU_BACKEND
+// cpu, ALL_GPU and `gpu_switch` (it wins over ALL_GPU) refine `mode` as they do for an op.
+Status exec_mode_apply_env(const char* gpu_switch, ExecMode* mode, const EnvLookup& lookup,
+                           std::vector<std::string>* notes = nullptr);
 
 // The options of a job's executor: its settings, `pool` for the CPU, GPU launches of at most batch_size images.
 ExecOptions exec_options_make(const ExecSettings& settings, ThreadPool* pool);

@@ -9,5 +9,6 @@ void render_bindings_add(pybind11::module_& m);     // render, render_windows, w
 void devices_bindings_add(pybind11::module_& m);    // devices
 void image_ops_bindings_add(pybind11::module_& m);  // quality, preprocess
 void infer_bindings_add(pybind11::module_& m);      // Model (when built with ONNX Runtime)
+void faces_bindings_add(pybind11::module_& m);      // FaceService, ... (when built with ONNX Runtime and faiss)
 
 }  // namespace kiln::py

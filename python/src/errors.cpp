@@ -43,8 +43,9 @@ PyObject* class_for(Errc code) {
   }
 }
 
-[[noreturn]] void raise(PyObject* cls, Errc code, const std::string& message) {
-  // Instance with one argument (the message) and a `code` attribute ("InvalidArgument", ...).
+// An instance with one argument (the message) and a `code` attribute ("InvalidArgument", ...); nullptr with the
+// Python error set when that fails.
+PyObject* exception_new(PyObject* cls, Errc code, const std::string& message) {
   PyObject* exc = PyObject_CallFunction(cls, "s", message.c_str());
   if (exc) {
     PyObject* name = PyUnicode_FromString(errc_name(code));
@@ -52,6 +53,12 @@ PyObject* class_for(Errc code) {
       PyObject_SetAttrString(exc, "code", name);
       Py_DECREF(name);
     }
+  }
+  return exc;
+}
+
+[[noreturn]] void raise(PyObject* cls, Errc code, const std::string& message) {
+  if (PyObject* exc = exception_new(cls, code, message)) {
     PyErr_SetObject(cls, exc);
     Py_DECREF(exc);
   }
@@ -76,6 +83,12 @@ void errors_register(pybind11::module_& m) {
 void status_check(const Status& status) {
   if (status.is_ok()) return;
   raise(class_for(status.code()), status.code(), status.message());
+}
+
+pybind11::object status_exception(const Status& status) {
+  PyObject* exc = exception_new(class_for(status.code()), status.code(), status.message());
+  if (!exc) throw pybind11::error_already_set();
+  return pybind11::reinterpret_steal<pybind11::object>(exc);
 }
 
 void raise_value_error(const std::string& message) { raise(g_classes.value, Errc::kInvalidArgument, message); }

@@ -14,6 +14,9 @@ void errors_register(pybind11::module_& m);
 // Raises the Python exception for a failed status (the GIL must be held); does nothing for ok.
 void status_check(const Status& status);
 
+// The exception instance for a failed status, not raised (the GIL must be held).
+pybind11::object status_exception(const Status& status);
+
 // Raises KilnValueError with `message`.
 [[noreturn]] void raise_value_error(const std::string& message);
 

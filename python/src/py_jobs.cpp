@@ -18,7 +18,23 @@ const ParamTable<RenderCallSettings>& render_call_params() {
   return table;
 }
 
+#if KILN_HAS_FACES
+const ParamTable<FacesCallSettings>& faces_call_params() {
+  static const ParamTable<FacesCallSettings> table = [] {
+    using S = FacesCallSettings;
+    ParamTable<S> t;
+    t.include(face_params(), [](S& s) -> FaceSettings& { return s.face; });
+    t.include(exec_params(), [](S& s) -> ExecSettings& { return s.exec; });
+    return t;
+  }();
+  return table;
+}
+#endif
+
 const ParamSet* job_params(const std::string& function) {
+#if KILN_HAS_FACES
+  if (function == "faces") return &faces_call_params();
+#endif
   if (function == "render" || function == "render_windows") return &render_call_params();
   if (function == "window_plan") return &window_params();
   if (function == "render_job") return &render_job_params();

@@ -7,6 +7,9 @@
 #include <string>
 
 #include "kiln/exec.h"
+#if KILN_HAS_FACES
+#include "kiln/apps/faces.h"
+#endif
 #include "kiln/ops/render.h"
 #include "kiln/params.h"
 
@@ -19,8 +22,17 @@ struct RenderCallSettings {
 };
 const ParamTable<RenderCallSettings>& render_call_params();
 
+#if KILN_HAS_FACES
+// kiln.faces: the face settings and the execution settings (batch_size: images per analysis batch).
+struct FacesCallSettings {
+  FaceSettings face;
+  ExecSettings exec{.batch_size = 32};
+};
+const ParamTable<FacesCallSettings>& faces_call_params();
+#endif
+
 // The declarations behind a Python function ("render", "render_windows", "window_plan", "render_job", "quality",
-// "preprocess"), or nullptr.
+// "preprocess", "faces"), or nullptr.
 const ParamSet* job_params(const std::string& function);
 
 // The environment for `op` (KILN_THREADS, GPU_BATCH_SIZE, GPU_BACKEND, ALL_GPU, the op's switch), then the keyword

@@ -18,6 +18,11 @@ Result<bool> env_switch_parse(const char* name, const char* value) {
 
 Status exec_env_apply(OpKind op, ExecMode* mode, std::optional<BackendKind>* gpu_only,
                       std::vector<std::string>* notes, const EnvLookup& lookup) {
+  return exec_env_apply_switch(op_gpu_switch_name(op), mode, gpu_only, notes, lookup);
+}
+
+Status exec_env_apply_switch(const char* gpu_switch, ExecMode* mode, std::optional<BackendKind>* gpu_only,
+                             std::vector<std::string>* notes, const EnvLookup& lookup) {
   if (const char* backend = lookup("GPU_BACKEND"); backend != nullptr && *backend != '\0') {
     std::string name = backend;
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::tolower(ch); });
@@ -42,7 +47,8 @@ Status exec_env_apply(OpKind op, ExecMode* mode, std::optional<BackendKind>* gpu
   }
   // The op's own switch wins over ALL_GPU.
   std::optional<bool> use_gpu;
-  for (const char* name : {"ALL_GPU", op_gpu_switch_name(op)}) {
+  for (const char* name : {"ALL_GPU", gpu_switch}) {
+    if (name == nullptr) continue;
     if (const char* value = lookup(name); value != nullptr && *value != '\0') {
       KILN_TRY_ASSIGN(use_gpu, env_switch_parse(name, value));
     }

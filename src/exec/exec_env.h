@@ -18,5 +18,9 @@ namespace kiln {
 // it was cpu. InvalidArgument for values it cannot parse.
 Status exec_env_apply(OpKind op, ExecMode* mode, std::optional<BackendKind>* gpu_only,
                       std::vector<std::string>* notes, const EnvLookup& lookup);
+// The same with any switch name: a stage of an application (FACE_DETECTION_GPU, ...) rather than an op; nullptr:
+// ALL_GPU only.
+Status exec_env_apply_switch(const char* gpu_switch, ExecMode* mode, std::optional<BackendKind>* gpu_only,
+                             std::vector<std::string>* notes, const EnvLookup& lookup);
 
 }  // namespace kiln

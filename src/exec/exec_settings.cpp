@@ -34,6 +34,17 @@ Status exec_settings_apply_env(ExecSettings* settings, OpKind op, const EnvLooku
   return exec_env_apply(op, &settings->mode, &settings->gpu_only, notes, lookup);
 }
 
+Status exec_settings_apply_env(ExecSettings* settings, const EnvLookup& lookup, std::vector<std::string>* notes) {
+  KILN_TRY(exec_params().apply_env(settings, lookup));
+  return exec_env_apply_switch(nullptr, &settings->mode, &settings->gpu_only, notes, lookup);
+}
+
+Status exec_mode_apply_env(const char* gpu_switch, ExecMode* mode, const EnvLookup& lookup,
+                           std::vector<std::string>* notes) {
+  std::optional<BackendKind> gpu_only;  // GPU_BACKEND's backend is the job's (exec_settings_apply_env)
+  return exec_env_apply_switch(gpu_switch, mode, &gpu_only, notes, lookup);
+}
+
 ExecOptions exec_options_make(const ExecSettings& settings, ThreadPool* pool) {
   ExecOptions options;
   options.mode = settings.mode;

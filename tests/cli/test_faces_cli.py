@@ -71,3 +71,12 @@ def test_no_readable_image_is_an_error_and_writes_nothing(tmp_path):
     result = run_kiln("faces", bad, "-o", out, check=False)
     assert result.returncode != 0 and "could be read" in result.stderr
     assert not out.exists()
+
+
+def test_each_stage_follows_its_switch_and_says_why(tmp_path, photos):
+    env = {"FACE_DETECTION_GPU": "0", "QUALITY_CHECKS_GPU": "false", "ALL_GPU": "1"}
+    result = run_kiln("faces", photos / "d_hopper.jpg", "-o", tmp_path / "f.h5", "--threads", 2, "-q", env=env)
+    lines = dict(line.split(": ", 1) for line in result.stdout.splitlines() if ": " in line)
+    assert lines["Detection"].startswith("cpu (mode cpu, FACE_DETECTION_GPU=0")
+    assert lines["Quality"].startswith("cpu (mode cpu, QUALITY_CHECKS_GPU=false")
+    assert "FACE_" not in lines["Embedding"]  # ALL_GPU=1: may use a GPU, here none

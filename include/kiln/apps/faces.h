@@ -8,6 +8,7 @@
 #include <functional>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,21 @@ struct FaceSettings {
 // min_score, nms_iou, detector, small_faces, upscale, enhance, the thresholds by their names.
 const ParamTable<FaceSettings>& face_params();
 
+// Where each stage may run: the job's mode, refined per stage by the environment (the predecessor's switches).
+struct FaceStage {
+  ExecMode mode = ExecMode::kAuto;
+  std::string why;  // the variable that decided it, e.g. "FACE_DETECTION_GPU=0"; empty: the job's mode
+};
+struct FaceStageModes {
+  FaceStage detection;    // FACE_DETECTION_GPU: the detector, with its letterbox and tile preprocessing
+  FaceStage embedding;    // FACE_EMBEDDING_GPU: the alignment warp, its preprocessing and the embedder
+  FaceStage enhancement;  // IMAGE_ENHANCEMENT_GPU: upscaling and enhancing small photos
+  FaceStage quality;      // QUALITY_CHECKS_GPU: the metrics of each face region
+};
+// Every stage at `mode`, then GPU_BACKEND=cpu, ALL_GPU and the stage's own switch (it wins over ALL_GPU).
+Result<FaceStageModes> face_stage_modes(ExecMode mode, const EnvLookup& lookup);
+FaceStageModes face_stage_modes_all(ExecMode mode);
+
 // Where each stage ran, and why.
 struct FaceStageReport {
   std::string detection;
@@ -90,8 +106,11 @@ struct FaceStageReport {
 // Detect -> align -> embed -> quality for batches of decoded u8 RGB images. Not thread-safe: one per thread.
 class FaceAnalyzer {
  public:
+  // Every stage at exec.mode, or at `stages`.
   static Result<std::unique_ptr<FaceAnalyzer>> open(const FaceSettings& settings, const ExecSettings& exec,
                                                     LogFn log = {});
+  static Result<std::unique_ptr<FaceAnalyzer>> open(const FaceSettings& settings, const ExecSettings& exec,
+                                                    const FaceStageModes& stages, LogFn log = {});
   virtual ~FaceAnalyzer() = default;
   // faces[i]: the faces of images[i] (3-channel RGB u8), best detection first.
   virtual Status analyze(const VarShapeBatchView& images, std::vector<std::vector<Face>>* faces) = 0;
@@ -110,6 +129,7 @@ struct FacesJobConfig {
   double dedup = 0;    // > 0: drop a face whose cosine to a kept face is at least this (0.7 = the predecessor's)
   int64_t max_pixels = kImageMaxPixels;
   ExecSettings exec;   // batch_size: images per batch (faces of a batch are embedded together)
+  std::optional<FaceStageModes> stages;  // none: every stage at exec.mode
 };
 
 const ParamTable<FacesJobConfig>& faces_job_params();

@@ -6,6 +6,7 @@
 
 #include "apps/faces/face_detector.h"
 #include "apps/faces/face_geometry.h"
+#include "apps/faces/face_prepare.h"
 #include "core/thread_pool.h"
 #include "kiln/image_ops.h"
 
@@ -13,47 +14,22 @@ namespace kiln {
 
 namespace {
 
-constexpr int32_t kEnhanceBelowWidth = 500;  // the predecessor's low-resolution rule: w < 500 or h < 400
-constexpr int32_t kEnhanceBelowHeight = 400;
-constexpr int32_t kMinQualityRegion = 8;  // pixels: a smaller face region is measured on 8 x 8 around its centre
-
-// The predecessor's upscale factor by the smaller side.
-int32_t upscale_factor(const FaceSettings& settings, int32_t width, int32_t height) {
-  if (settings.upscale != "auto") return 1;
-  const int32_t side = std::min(width, height);
-  return side <= 150 ? 4 : side <= 250 ? 3 : side <= 600 ? 2 : 1;
-}
-
-bool enhance_wanted(const FaceSettings& settings, int32_t width, int32_t height) {
-  if (settings.enhance == "always") return true;
-  return settings.enhance == "auto" && (width < kEnhanceBelowWidth || height < kEnhanceBelowHeight);
-}
-
-std::string stage_text(const ExecReport& report) {
+std::string stage_text(const ExecReport& report, const FaceStage& stage) {
   if (report.backend.empty()) return "not run";
-  std::string text = report.backend + " (" + report.placement + ")";
+  std::string text = report.backend + " (" + report.placement + (stage.why.empty() ? "" : ", " + stage.why) + ")";
   if (!report.fallback.empty()) text += "; fell back to cpu: " + report.fallback;
   return text;
 }
 
-std::string stage_text(const InferReport& report) {
-  std::string text = report.provider + " (" + report.placement + ")";
+std::string stage_text(const InferReport& report, const FaceStage& stage) {
+  std::string text = report.provider + " (" + report.placement + (stage.why.empty() ? "" : ", " + stage.why) + ")";
   for (const std::string& f : report.fallbacks) text += "; " + f;
   return text;
 }
 
-// The box, clamped to the image, at least kMinQualityRegion on each side where the image allows.
-RectI face_region(const FaceDetection& face, int32_t width, int32_t height) {
-  const int32_t side = std::min({kMinQualityRegion, width, height});
-  int32_t x0 = static_cast<int32_t>(std::floor(face.box[0]));
-  int32_t y0 = static_cast<int32_t>(std::floor(face.box[1]));
-  int32_t x1 = static_cast<int32_t>(std::ceil(face.box[0] + face.box[2]));
-  int32_t y1 = static_cast<int32_t>(std::ceil(face.box[1] + face.box[3]));
-  x0 = std::clamp(x0, 0, width - side);
-  y0 = std::clamp(y0, 0, height - side);
-  x1 = std::clamp(x1, x0 + side, width);
-  y1 = std::clamp(y1, y0 + side, height);
-  return {x0, y0, x1 - x0, y1 - y0};
+ExecOptions stage_options(ExecSettings exec, const FaceStage& stage, ThreadPool* pool) {
+  exec.mode = stage.mode;
+  return exec_options_make(exec, pool);
 }
 
 void judge(const FaceThresholds& t, Face* face) {
@@ -80,18 +56,26 @@ void judge(const FaceThresholds& t, Face* face) {
 
 class Analyzer final : public FaceAnalyzer {
  public:
-  Analyzer(const FaceSettings& settings, const ExecSettings& exec, LogFn log)
-      : m_settings(settings), m_exec(exec), m_pool(exec.threads), m_executor(exec_options_make(exec, &m_pool), log) {}
+  Analyzer(const FaceSettings& settings, const ExecSettings& exec, const FaceStageModes& stages, const LogFn& log)
+      : m_settings(settings),
+        m_exec(exec),
+        m_stages(stages),
+        m_pool(exec.threads),
+        m_detect_exec(stage_options(exec, stages.detection, &m_pool), log),
+        m_embed_exec(stage_options(exec, stages.embedding, &m_pool), log),
+        m_enhance_exec(stage_options(exec, stages.enhancement, &m_pool), log),
+        m_quality_exec(stage_options(exec, stages.quality, &m_pool), log) {}
 
   Status open() {
     InferOptions options;
-    options.mode = m_exec.mode;
+    options.mode = m_stages.detection.mode;
     options.gpu_only = m_exec.gpu_only;
     options.fallback_on_error = m_exec.fallback_on_error;
     options.threads = m_exec.threads;
     options.spin_wait = false;  // the ops of the other stages share the cores
     options.warmup_batch = std::min<int64_t>(m_exec.batch_size, 8);
     KILN_TRY_ASSIGN(m_detector, FaceDetector::open(m_settings, options));
+    options.mode = m_stages.embedding.mode;
     KILN_TRY_ASSIGN(const PackagedModel embedder, packaged_model(m_settings.embedder));
     KILN_TRY_ASSIGN(m_embedder, InferSession::open(embedder.file, options));
     m_embed_params = model_preprocess_params(embedder.input);
@@ -104,10 +88,10 @@ class Analyzer final : public FaceAnalyzer {
 
   FaceStageReport report() const override {
     FaceStageReport r;
-    r.detection = stage_text(m_detector->report());
-    r.embedding = stage_text(m_embedder->report());
-    r.enhancement = stage_text(m_enhance_report);
-    r.quality = stage_text(m_quality_report);
+    r.detection = stage_text(m_detector->report(), m_stages.detection);
+    r.embedding = stage_text(m_embedder->report(), m_stages.embedding);
+    r.enhancement = stage_text(m_enhance_report, m_stages.enhancement);
+    r.quality = stage_text(m_quality_report, m_stages.quality);
     return r;
   }
 
@@ -119,11 +103,11 @@ class Analyzer final : public FaceAnalyzer {
         return invalid_argument("faces: image " + std::to_string(i) + " is not 3-channel u8 HWC (RGB)");
       }
     }
-    std::vector<int32_t> factors;
-    KILN_TRY(prepare(images, &factors));
-    const VarShapeBatchView prepared = m_prepared.view();
+    KILN_TRY(face_images_prepare(images, m_settings, m_enhance_exec, &m_prepared, &m_enhance_report));
+    const std::vector<int32_t>& factors = m_prepared.factors;
+    const VarShapeBatchView prepared = m_prepared.prepared.view();
     std::vector<std::vector<FaceDetection>> found;
-    KILN_TRY(m_detector->detect(prepared, m_executor, m_exec.batch_size, &found));
+    KILN_TRY(m_detector->detect(prepared, m_detect_exec, m_exec.batch_size, &found));
 
     // Every face of the batch, aligned on the prepared pixels, then embedded in shared model batches.
     std::vector<std::pair<int64_t, FaceDetection>> all;
@@ -151,7 +135,7 @@ class Analyzer final : public FaceAnalyzer {
                             embeddings.begin() + static_cast<int64_t>(f + 1) * kFaceEmbeddingSize);
       face.pose = face_pose_estimate(face.detection);
       const ImageView& original = images.images[i];
-      const RectI r = face_region(face.detection, original.width, original.height);
+      const RectI r = face_quality_region(face.detection, original.width, original.height);
       regions.push_back(original.crop(r.x, r.y, r.width, r.height));
       (*faces)[static_cast<size_t>(i)].push_back(std::move(face));
     }
@@ -159,7 +143,7 @@ class Analyzer final : public FaceAnalyzer {
       std::vector<QualityMetrics> metrics(regions.size());
       const VarShapeBatch batch = VarShapeBatch::wrap(std::move(regions));
       const QualityParams params;
-      KILN_TRY(m_executor.run(OpCall{OpKind::kQuality, &params, batch.view(), {}, metrics.data()}, &m_quality_report));
+      KILN_TRY(m_quality_exec.run(OpCall{OpKind::kQuality, &params, batch.view(), {}, metrics.data()}, &m_quality_report));
       size_t f = 0;
       for (auto& image_faces : *faces) {
         for (Face& face : image_faces) {
@@ -172,46 +156,6 @@ class Analyzer final : public FaceAnalyzer {
   }
 
  private:
-  // m_prepared: each image upscaled and enhanced as the settings say (a view of the caller's image otherwise).
-  Status prepare(const VarShapeBatchView& images, std::vector<int32_t>* factors) {
-    std::vector<ImageShape> shapes;
-    std::vector<int64_t> changed;
-    for (int64_t i = 0; i < images.count; ++i) {
-      const ImageView& v = images.images[i];
-      const int32_t factor = upscale_factor(m_settings, v.width, v.height);
-      factors->push_back(factor);
-      if (factor > 1 || enhance_wanted(m_settings, v.width, v.height)) {
-        changed.push_back(i);
-        shapes.push_back({v.width * factor, v.height * factor, 3, PixelType::kU8, Layout::kHWC});
-      }
-    }
-    m_storage = VarShapeBatch::allocate(shapes);
-    std::vector<ImageView> views(images.images, images.images + images.count);
-    if (changed.empty()) {
-      m_prepared = VarShapeBatch::wrap(std::move(views));
-      return Status::ok();
-    }
-    std::vector<ImageView> sources;
-    for (const int64_t i : changed) sources.push_back(images.images[i]);
-    const VarShapeBatch in = VarShapeBatch::wrap(sources);
-    ResizeParams resize;
-    resize.interp = Interp::kBicubic;
-    KILN_TRY(m_executor.run(OpCall{OpKind::kResize, &resize, in.view(), m_storage.view(), nullptr}));
-    std::vector<ImageView> to_enhance;
-    for (size_t k = 0; k < changed.size(); ++k) {
-      const ImageView& original = images.images[changed[k]];
-      if (enhance_wanted(m_settings, original.width, original.height)) to_enhance.push_back(m_storage[static_cast<int64_t>(k)]);
-      views[static_cast<size_t>(changed[k])] = m_storage[static_cast<int64_t>(k)];
-    }
-    if (!to_enhance.empty()) {
-      const EnhanceParams params = enhance_params_predecessor();
-      const VarShapeBatch batch = VarShapeBatch::wrap(std::move(to_enhance));
-      KILN_TRY(m_executor.run(OpCall{OpKind::kEnhance, &params, batch.view(), batch.view(), nullptr}, &m_enhance_report));
-    }
-    m_prepared = VarShapeBatch::wrap(std::move(views));
-    return Status::ok();
-  }
-
   // Aligns each face to 112 x 112 and runs the embedder in batches of batch_size faces; L2-normalises.
   Status embed(const VarShapeBatchView& images, const std::vector<std::pair<int64_t, FaceDetection>>& all,
                std::vector<float>* embeddings) {
@@ -235,7 +179,7 @@ class Analyzer final : public FaceAnalyzer {
       WarpParams warp;
       warp.matrices = reinterpret_cast<const float(*)[6]>(matrices.data());
       warp.border = BorderMode::kConstant;
-      KILN_TRY(m_executor.run(OpCall{OpKind::kWarp, &warp, in.view(), aligned.view(), nullptr}));
+      KILN_TRY(m_embed_exec.run(OpCall{OpKind::kWarp, &warp, in.view(), aligned.view(), nullptr}));
       input.resize(n * static_cast<size_t>(item));
       std::vector<ImageView> out;
       for (size_t k = 0; k < n; ++k) {
@@ -243,7 +187,7 @@ class Analyzer final : public FaceAnalyzer {
                                         kAlignedFaceSize, 3, PixelType::kF32, m_embed_layout));
       }
       const VarShapeBatch out_batch = VarShapeBatch::wrap(std::move(out));
-      KILN_TRY(m_executor.run(OpCall{OpKind::kPreprocess, &m_embed_params, aligned.view(), out_batch.view(), nullptr}));
+      KILN_TRY(m_embed_exec.run(OpCall{OpKind::kPreprocess, &m_embed_params, aligned.view(), out_batch.view(), nullptr}));
       const std::vector<int64_t> shape = m_embed_layout == Layout::kCHW
           ? std::vector<int64_t>{static_cast<int64_t>(n), 3, kAlignedFaceSize, kAlignedFaceSize}
           : std::vector<int64_t>{static_cast<int64_t>(n), kAlignedFaceSize, kAlignedFaceSize, 3};
@@ -266,14 +210,17 @@ class Analyzer final : public FaceAnalyzer {
 
   FaceSettings m_settings;
   ExecSettings m_exec;
+  FaceStageModes m_stages;
   ThreadPool m_pool;
-  OpExecutor m_executor;
+  OpExecutor m_detect_exec;  // one per stage: each has its own placement
+  OpExecutor m_embed_exec;
+  OpExecutor m_enhance_exec;
+  OpExecutor m_quality_exec;
   std::unique_ptr<FaceDetector> m_detector;
   std::unique_ptr<InferSession> m_embedder;
   PreprocessParams m_embed_params;
   Layout m_embed_layout = Layout::kCHW;
-  VarShapeBatch m_storage;   // upscaled / enhanced images of the current batch
-  VarShapeBatch m_prepared;  // what the detector and the alignment see
+  PreparedImages m_prepared;  // the current batch as the detector and the alignment see it
   ExecReport m_enhance_report;
   ExecReport m_quality_report;
 };
@@ -282,7 +229,12 @@ class Analyzer final : public FaceAnalyzer {
 
 Result<std::unique_ptr<FaceAnalyzer>> FaceAnalyzer::open(const FaceSettings& settings, const ExecSettings& exec,
                                                          LogFn log) {
-  auto analyzer = std::make_unique<Analyzer>(settings, exec, std::move(log));
+  return open(settings, exec, face_stage_modes_all(exec.mode), std::move(log));
+}
+
+Result<std::unique_ptr<FaceAnalyzer>> FaceAnalyzer::open(const FaceSettings& settings, const ExecSettings& exec,
+                                                         const FaceStageModes& stages, LogFn log) {
+  auto analyzer = std::make_unique<Analyzer>(settings, exec, stages, log);
   KILN_TRY(analyzer->open());
   return std::unique_ptr<FaceAnalyzer>(std::move(analyzer));
 }

@@ -1,5 +1,6 @@
 #include "apps/faces/face_geometry.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -79,6 +80,20 @@ FacePose face_pose_estimate(const FaceDetection& face) {
   const float ratio = nose_y / height;
   pose.pitch = degrees(std::atan((kFrontalNoseRatio - ratio) * height / kNoseDepth));
   return pose;
+}
+
+RectI face_quality_region(const FaceDetection& face, int32_t width, int32_t height) {
+  constexpr int32_t kMinSide = 8;  // pixels: a smaller face is measured on 8 x 8 around it
+  const int32_t side = std::min({kMinSide, width, height});
+  int32_t x0 = static_cast<int32_t>(std::floor(face.box[0]));
+  int32_t y0 = static_cast<int32_t>(std::floor(face.box[1]));
+  int32_t x1 = static_cast<int32_t>(std::ceil(face.box[0] + face.box[2]));
+  int32_t y1 = static_cast<int32_t>(std::ceil(face.box[1] + face.box[3]));
+  x0 = std::clamp(x0, 0, width - side);
+  y0 = std::clamp(y0, 0, height - side);
+  x1 = std::clamp(x1, x0 + side, width);
+  y1 = std::clamp(y1, y0 + side, height);
+  return {x0, y0, x1 - x0, y1 - y0};
 }
 
 }  // namespace kiln

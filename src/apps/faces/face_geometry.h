@@ -15,4 +15,7 @@ Status face_alignment_matrix(const FaceDetection& face, float matrix[6]);
 // of the eye line (a frontal face gives 0, 0, 0). A face without landmarks gets 0, 0, 0.
 FacePose face_pose_estimate(const FaceDetection& face);
 
+// The region whose quality is measured: the box, clamped to the image, at least 8 x 8 where the image allows.
+RectI face_quality_region(const FaceDetection& face, int32_t width, int32_t height);
+
 }  // namespace kiln

@@ -135,7 +135,9 @@ Result<FacesJobSummary> faces_job_run(const FacesJobConfig& config, const ImageI
   }
   KILN_TRY_ASSIGN(const ImageBatches batches, ImageBatches::make(inputs));
   const auto started = Clock::now();
-  KILN_TRY_ASSIGN(std::unique_ptr<FaceAnalyzer> analyzer, FaceAnalyzer::open(config.face, config.exec, log));
+  KILN_TRY_ASSIGN(std::unique_ptr<FaceAnalyzer> analyzer,
+                  FaceAnalyzer::open(config.face, config.exec,
+                                     config.stages.value_or(face_stage_modes_all(config.exec.mode)), log));
   ThreadPool decode_pool(config.exec.threads);
   DecodeOptions decode;
   decode.channels = 3;
