@@ -38,7 +38,7 @@ Runner faces_command_add(CLI::App& app) {
       }
     };
     const LogFn log = [verbose](const std::string& line) {
-      if (verbose) std::fprintf(stderr, "%s\n", line.c_str());
+      if (verbose || line.rfind("kiln: warning:", 0) == 0) std::fprintf(stderr, "%s\n", line.c_str());
     };
     auto result = faces_job_run(config, ImageInputs{inputs->paths(), {}}, on_record, on_progress, log);
     if (!result.is_ok()) return exit_with(result.status());

@@ -80,3 +80,17 @@ def test_each_stage_follows_its_switch_and_says_why(tmp_path, photos):
     assert lines["Detection"].startswith("cpu (mode cpu, FACE_DETECTION_GPU=0")
     assert lines["Quality"].startswith("cpu (mode cpu, QUALITY_CHECKS_GPU=false")
     assert "FACE_" not in lines["Embedding"]  # ALL_GPU=1: may use a GPU, here none
+
+
+def test_crops_are_the_face_with_its_margin_a_thumbnail_and_the_aligned_face(tmp_path, photos):
+    from PIL import Image
+    records = tmp_path / "f.jsonl"
+    run_kiln("faces", photos / "d_hopper.jpg", "--jsonl", records, "--crops", tmp_path / "crops", "--margin", 0.25,
+             "--threads", 2, "-q")
+    record = json.loads(records.read_text())
+    crop, thumb, aligned = (Image.open(p) for p in record["crops"])
+    x0, y0, x1, y1 = record["bbox"]
+    assert abs(crop.width - 1.5 * (x1 - x0)) <= 3 and abs(crop.height - 1.5 * (y1 - y0)) <= 3
+    assert crop.format == "JPEG" and max(thumb.size) == 150 and aligned.size == (112, 112) and aligned.format == "PNG"
+    face = np.asarray(aligned.convert("RGB"))
+    assert face[40:70, 30:80].std() > 20  # eyes and nose, not a border

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kiln/apps/images.h"
+#include "kiln/codec.h"
 #include "kiln/exec.h"
 #include "kiln/image.h"
 #include "kiln/infer.h"
@@ -62,6 +63,7 @@ struct Face {
   float scale = 1;                   // the upscale factor the image was detected at (the predecessor's `scale`)
   float enhancement_scale = 1;       // 1: not enhanced (kept for the predecessor's result shape)
   float face_size = 0;               // the box's shorter side, original pixels
+  ImageBuffer aligned;               // the 112 x 112 RGB face the embedder saw (FaceSettings::keep_aligned)
 };
 
 struct FaceSettings {
@@ -75,6 +77,7 @@ struct FaceSettings {
   std::string enhance = "auto";  // auto: below 500 x 400 (contrast x1.15, sharpness x1.1, unsharp 1/120%/3); off; always
   FaceThresholds thresholds;
   std::string embedder = "fr-embed";
+  bool keep_aligned = false;  // fill Face::aligned (for crops)
 };
 
 // min_score, nms_iou, detector, small_faces, upscale, enhance, the thresholds by their names.
@@ -126,6 +129,9 @@ struct FacesJobConfig {
   FaceSettings face;
   std::string output;  // .h5 (or .npz): one row per kept face (see faces_job_run)
   std::string jsonl;   // one JSON record per face and per unreadable image, in input order
+  std::string crops;   // a folder: each kept face's margin crop, 150 x 150 thumbnail and aligned face
+  double margin = 0.2;  // of the box's width and height, added on each side of a crop
+  bool resume = false;  // continue a killed run from its parts ("<output>.parts")
   double dedup = 0;    // > 0: drop a face whose cosine to a kept face is at least this (0.7 = the predecessor's)
   int64_t max_pixels = kImageMaxPixels;
   ExecSettings exec;   // batch_size: images per batch (faces of a batch are embedded together)
@@ -142,6 +148,7 @@ struct FaceRecord {
   int64_t duplicate_of = -1;  // the output row of the kept face this one duplicates (then it is not written)
   float duplicate_cosine = 0;
   int64_t row = -1;           // its row in the output
+  std::vector<std::string> crop_files;  // margin crop, thumbnail, aligned face (FacesJobConfig::crops)
 };
 
 struct FacesJobSummary {

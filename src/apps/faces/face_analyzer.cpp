@@ -115,7 +115,8 @@ class Analyzer final : public FaceAnalyzer {
       for (const FaceDetection& d : found[static_cast<size_t>(i)]) all.emplace_back(i, d);
     }
     std::vector<float> embeddings;
-    KILN_TRY(embed(prepared, all, &embeddings));
+    std::vector<ImageBuffer> aligned;
+    KILN_TRY(embed(prepared, all, &embeddings, m_settings.keep_aligned ? &aligned : nullptr));
 
     std::vector<ImageView> regions;
     for (size_t f = 0; f < all.size(); ++f) {
@@ -134,6 +135,7 @@ class Analyzer final : public FaceAnalyzer {
       face.embedding.assign(embeddings.begin() + static_cast<int64_t>(f) * kFaceEmbeddingSize,
                             embeddings.begin() + static_cast<int64_t>(f + 1) * kFaceEmbeddingSize);
       face.pose = face_pose_estimate(face.detection);
+      if (!aligned.empty()) face.aligned = std::move(aligned[f]);
       const ImageView& original = images.images[i];
       const RectI r = face_quality_region(face.detection, original.width, original.height);
       regions.push_back(original.crop(r.x, r.y, r.width, r.height));
@@ -156,9 +158,10 @@ class Analyzer final : public FaceAnalyzer {
   }
 
  private:
-  // Aligns each face to 112 x 112 and runs the embedder in batches of batch_size faces; L2-normalises.
+  // Aligns each face to 112 x 112 (kept in `aligned` unless nullptr) and runs the embedder in batches of
+  // batch_size faces; L2-normalises.
   Status embed(const VarShapeBatchView& images, const std::vector<std::pair<int64_t, FaceDetection>>& all,
-               std::vector<float>* embeddings) {
+               std::vector<float>* embeddings, std::vector<ImageBuffer>* aligned_faces) {
     embeddings->assign(all.size() * kFaceEmbeddingSize, 0.0f);
     const auto chunk = static_cast<size_t>(std::max<int64_t>(1, m_exec.batch_size));
     const int64_t item = int64_t{3} * kAlignedFaceSize * kAlignedFaceSize;
@@ -180,6 +183,12 @@ class Analyzer final : public FaceAnalyzer {
       warp.matrices = reinterpret_cast<const float(*)[6]>(matrices.data());
       warp.border = BorderMode::kConstant;
       KILN_TRY(m_embed_exec.run(OpCall{OpKind::kWarp, &warp, in.view(), aligned.view(), nullptr}));
+      if (aligned_faces != nullptr) {
+        for (size_t k = 0; k < n; ++k) {
+          KILN_TRY_ASSIGN(ImageBuffer copy, image_convert_channels(aligned[static_cast<int64_t>(k)], 3));
+          aligned_faces->push_back(std::move(copy));
+        }
+      }
       input.resize(n * static_cast<size_t>(item));
       std::vector<ImageView> out;
       for (size_t k = 0; k < n; ++k) {

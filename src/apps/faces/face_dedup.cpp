@@ -27,6 +27,8 @@ int64_t FaceDedup::check_and_add(const float* embedding, float* cosine) {
   return -1;
 }
 
+void FaceDedup::add(const float* embedding) { m_index->add(1, embedding); }
+
 int64_t FaceDedup::kept() const { return m_index->ntotal; }
 
 }  // namespace kiln

@@ -21,6 +21,8 @@ class FaceDedup {
 
   // -1 when the face is kept (and added), else the ordinal of the kept face it duplicates; *cosine its similarity.
   int64_t check_and_add(const float* embedding, float* cosine);
+  // Adds a face known to be kept (a resumed run's earlier rows).
+  void add(const float* embedding);
   int64_t kept() const;
 
  private:

@@ -1,14 +1,21 @@
 // The faces job: images in batches -> decode (worker threads) -> FaceAnalyzer -> exact dedup -> one output row per
-// kept face (TensorWriter: .h5 or .npz, committed at the end) and a JSON line per face and per unreadable image.
+// kept face and a JSON line per face and per unreadable image. Every few batches the rows and lines go to a part
+// (faces_parts.h), so that a killed run continues with --resume; the outputs (TensorWriter .h5 or .npz, the JSON
+// lines) are assembled from the parts at the end.
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
+#include "apps/faces/face_crops.h"
 #include "apps/faces/face_dedup.h"
+#include "apps/faces/faces_parts.h"
 #include "apps/images/image_batches.h"
 #include "apps/images/json_lines.h"
 #include "core/thread_pool.h"
+#include "io/crc32.h"
+#include "io/output_lock.h"
 #include "io/tensor_writer.h"
 #include "kiln/apps/faces.h"
 
@@ -28,34 +35,34 @@ const std::vector<TensorArraySpec>& output_arrays() {
   return arrays;
 }
 
-struct FaceRow {
-  float image_index = 0;
-  float box[4];
-  float landmarks[12];
-  float det_score = 0;
-  float quality[5];
-  float pose[3];
-  float accepted = 0;
-};
+int64_t item_floats(const TensorArraySpec& spec) {
+  int64_t n = 1;
+  for (const int64_t d : spec.item_shape) n *= d;
+  return n;
+}
 
-FaceRow face_row(const Face& f, int64_t image_index) {
-  FaceRow row{};
-  row.image_index = static_cast<float>(image_index);
-  std::copy(std::begin(f.detection.box), std::end(f.detection.box), row.box);
-  // Faces without landmarks (none today: UltraFace's are refined) would keep zeros.
+int64_t row_floats() {
+  int64_t n = 0;
+  for (const TensorArraySpec& spec : output_arrays()) n += item_floats(spec);
+  return n;
+}
+
+// A face's row: the arrays of output_arrays(), one after the other.
+void face_row_append(const Face& f, int64_t image_index, std::vector<float>* rows) {
+  rows->insert(rows->end(), f.embedding.begin(), f.embedding.end());
+  rows->push_back(static_cast<float>(image_index));
+  rows->insert(rows->end(), std::begin(f.detection.box), std::end(f.detection.box));
+  float landmarks[12] = {};  // faces without landmarks (none today: UltraFace's are refined) keep zeros
   for (int k = 0; k < f.detection.landmark_count; ++k) {
-    row.landmarks[2 * k] = f.detection.landmarks[k][0];
-    row.landmarks[2 * k + 1] = f.detection.landmarks[k][1];
+    landmarks[2 * k] = f.detection.landmarks[k][0];
+    landmarks[2 * k + 1] = f.detection.landmarks[k][1];
   }
-  row.det_score = f.detection.score;
+  rows->insert(rows->end(), std::begin(landmarks), std::end(landmarks));
+  rows->push_back(f.detection.score);
   const QualityMetrics& q = f.quality;
-  const double quality[5] = {q.blur, q.brightness, q.contrast, q.sharpness, q.score};
-  for (int k = 0; k < 5; ++k) row.quality[k] = static_cast<float>(quality[k]);
-  row.pose[0] = f.pose.yaw;
-  row.pose[1] = f.pose.pitch;
-  row.pose[2] = f.pose.roll;
-  row.accepted = f.accepted ? 1.0f : 0.0f;
-  return row;
+  for (const double v : {q.blur, q.brightness, q.contrast, q.sharpness, q.score}) rows->push_back(static_cast<float>(v));
+  rows->insert(rows->end(), {f.pose.yaw, f.pose.pitch, f.pose.roll});
+  rows->push_back(f.accepted ? 1.0f : 0.0f);
 }
 
 nlohmann::json record_json(const FaceRecord& r) {
@@ -88,6 +95,7 @@ nlohmann::json record_json(const FaceRecord& r) {
   } else {
     line["row"] = r.row;
   }
+  if (!r.crop_files.empty()) line["crops"] = r.crop_files;
   return line;
 }
 
@@ -99,6 +107,74 @@ std::string settings_json(const FacesJobConfig& config) {
   }
   settings["dedup"] = config.dedup;
   return settings.dump();
+}
+
+// What a resumed run must share with the killed one: the settings, the batches and the inputs.
+std::string run_json(const FacesJobConfig& config, const ImageBatches& batches, int64_t unit) {
+  Crc32 names;
+  for (int64_t i = 0; i < batches.count(); ++i) {
+    const std::string name = batches.name(i);
+    names.update(name.data(), name.size() + 1);
+  }
+  nlohmann::json run;
+  run["settings"] = nlohmann::json::parse(settings_json(config));
+  run["crops"] = config.crops;
+  run["margin"] = config.margin;
+  run["batch_size"] = config.exec.batch_size;
+  run["unit"] = unit;
+  run["inputs"] = batches.count();
+  run["inputs_crc32"] = names.hex();
+  return run.dump();
+}
+
+// Images per part: whole batches, at least 32 images (a killed run loses at most one part's work).
+int64_t unit_images(int64_t batch_size) { return batch_size * ((32 + batch_size - 1) / batch_size); }
+
+void counts_add(const FacesPartCounts& c, FacesJobSummary* s) {
+  s->images += c.images;
+  s->unreadable += c.unreadable;
+  s->images_with_faces += c.images_with_faces;
+  s->faces += c.faces;
+  s->accepted += c.accepted;
+  s->duplicates += c.duplicates;
+  s->written += c.written;
+}
+
+// The outputs, from the parts: rows and paths into the tensor file, lines into the JSON lines file.
+Status outputs_assemble(const FacesJobConfig& config, const FacesParts& parts, int64_t count,
+                        const FacesJobSummary& summary) {
+  TensorWriter writer;
+  if (!config.output.empty()) KILN_TRY(writer.open_arrays(config.output, output_arrays(), PixelType::kF32));
+  JsonLines json;
+  if (!config.jsonl.empty()) KILN_TRY(json.open(config.jsonl));
+  std::vector<std::string> row_paths;
+  const int64_t width = row_floats();
+  for (int64_t k = 0; k < count; ++k) {
+    KILN_TRY_ASSIGN(const FacesPart part, parts.read(k));
+    for (const std::string& line : part.lines) json.write(nlohmann::json::parse(line));
+    if (!writer.is_open()) continue;
+    for (int64_t r = 0; r < part.counts.written; ++r) {
+      const float* row = part.rows.data() + r * width;
+      std::vector<const void*> items;
+      for (const TensorArraySpec& spec : output_arrays()) {
+        items.push_back(row);
+        row += item_floats(spec);
+      }
+      KILN_TRY(writer.append(items, 1));
+    }
+    row_paths.insert(row_paths.end(), part.paths.begin(), part.paths.end());
+  }
+  if (writer.is_open()) {
+    TensorAttributes attributes;
+    attributes.text = {{"settings", settings_json(config)},
+                       {"detector", config.face.detector},
+                       {"embedder", config.face.embedder},
+                       {"row", "one per kept face; box x, y, w, h and landmarks in the image's pixels"}};
+    attributes.numbers = {{"images", {static_cast<double>(summary.images)}},
+                          {"duplicates", {static_cast<double>(summary.duplicates)}}};
+    KILN_TRY(writer.finish(row_paths, attributes));
+  }
+  return json.commit();
 }
 
 }  // namespace
@@ -116,6 +192,15 @@ const ParamTable<FacesJobConfig>& faces_job_params() {
                    "predecessor's cache); 0 = keep every face",
            .min = 0, .max = 1},
           [](C& c) -> double& { return c.dedup; });
+    t.add({.name = "crops",
+           .help = "Write each kept face's crop (with the margin), 150 x 150 thumbnail (JPEG q95) and aligned 112 x "
+                   "112 face (PNG) into this folder, named by the face's row"},
+          [](C& c) -> std::string& { return c.crops; });
+    t.add({.name = "margin", .help = "Crops: add this fraction of the box's width and height on each side",
+           .min = 0, .max = 4},
+          [](C& c) -> double& { return c.margin; });
+    t.add({.name = "resume", .help = "Continue a killed run of the same job (its parts are beside the output)"},
+          [](C& c) -> bool& { return c.resume; });
     t.include(face_params(), [](C& c) -> FaceSettings& { return c.face; });
     file_job_params_add(t);
     return t;
@@ -135,88 +220,120 @@ Result<FacesJobSummary> faces_job_run(const FacesJobConfig& config, const ImageI
   }
   KILN_TRY_ASSIGN(const ImageBatches batches, ImageBatches::make(inputs));
   const auto started = Clock::now();
+  const std::string base = config.output.empty() ? config.jsonl : config.output;
+  KILN_TRY_ASSIGN(OutputLock lock, OutputLock::acquire(base));
+  const int64_t batch_size = std::max<int64_t>(1, config.exec.batch_size);
+  const int64_t unit = unit_images(batch_size);
+  const std::string run = run_json(config, batches, unit);
+  FacesParts parts(base, row_floats());
+  std::unique_ptr<FaceDedup> dedup;
+  if (config.dedup > 0) dedup = std::make_unique<FaceDedup>(static_cast<float>(config.dedup));
+
+  // A resumed run keeps the parts of the killed one and continues after them.
+  FacesJobSummary summary;
+  int64_t done_parts = 0;
+  if (parts.exists() && !config.resume) {
+    return invalid_argument(parts.dir() + " holds the parts of an unfinished run: use --resume to continue it, or "
+                            "remove it to start again");
+  }
+  if (parts.exists()) {
+    std::vector<std::string> notes;
+    KILN_TRY_ASSIGN(const std::vector<FacesPart> kept, parts.resume(run, &notes));
+    for (const std::string& note : notes) {
+      if (log) log("kiln: warning: " + note);
+    }
+    const int64_t width = row_floats();
+    for (const FacesPart& part : kept) {
+      counts_add(part.counts, &summary);
+      for (int64_t r = 0; dedup && r < part.counts.written; ++r) dedup->add(part.rows.data() + r * width);
+    }
+    done_parts = static_cast<int64_t>(kept.size());
+  } else {
+    KILN_TRY(parts.start(run));
+  }
+  if (!config.crops.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(config.crops, ec);
+    if (ec) return io_error(config.crops + ": cannot create: " + ec.message());
+  }
+
+  FaceSettings face_settings = config.face;
+  face_settings.keep_aligned = !config.crops.empty();
   KILN_TRY_ASSIGN(std::unique_ptr<FaceAnalyzer> analyzer,
-                  FaceAnalyzer::open(config.face, config.exec,
+                  FaceAnalyzer::open(face_settings, config.exec,
                                      config.stages.value_or(face_stage_modes_all(config.exec.mode)), log));
   ThreadPool decode_pool(config.exec.threads);
   DecodeOptions decode;
   decode.channels = 3;
   decode.max_pixels = config.max_pixels;
 
-  TensorWriter writer;
-  if (!config.output.empty()) KILN_TRY(writer.open_arrays(config.output, output_arrays(), PixelType::kF32));
-  JsonLines json;
-  if (!config.jsonl.empty()) KILN_TRY(json.open(config.jsonl));
-  std::unique_ptr<FaceDedup> dedup;
-  if (config.dedup > 0) dedup = std::make_unique<FaceDedup>(static_cast<float>(config.dedup));
-
-  FacesJobSummary summary;
-  std::vector<std::string> row_paths;
-  const int64_t batch_size = std::max<int64_t>(1, config.exec.batch_size);
-  for (int64_t first = 0; first < batches.count(); first += batch_size) {
-    const int64_t n = std::min(batch_size, batches.count() - first);
-    auto t = Clock::now();
-    const DecodedBatch batch = batches.take(first, n, decode, &decode_pool);
-    summary.decode_seconds += seconds_since(t);
-    t = Clock::now();
-    std::vector<std::vector<Face>> faces;
-    if (batch.images.count() > 0) KILN_TRY(analyzer->analyze(batch.images.view(), &faces));
-    summary.analyze_seconds += seconds_since(t);
-    t = Clock::now();
-    for (int64_t i = 0; i < n; ++i) {
-      FaceRecord record;
-      record.image = batches.name(first + i);
-      record.image_index = first + i;
-      const int64_t k = batch.index[static_cast<size_t>(i)];
-      ++summary.images;
-      if (k < 0) {
-        record.error = batch.status[static_cast<size_t>(i)].message();
-        ++summary.unreadable;
-        json.write(record_json(record));
-        if (on_record) on_record(record);
-        continue;
-      }
-      const std::vector<Face>& image_faces = faces[static_cast<size_t>(k)];
-      summary.images_with_faces += image_faces.empty() ? 0 : 1;
-      for (const Face& face : image_faces) {
-        ++summary.faces;
-        FaceRecord r = record;
-        r.face = &face;
-        if (dedup) r.duplicate_of = dedup->check_and_add(face.embedding.data(), &r.duplicate_cosine);
-        if (r.duplicate_of >= 0) {
-          ++summary.duplicates;
-        } else {
-          r.row = summary.written++;
-          summary.accepted += face.accepted ? 1 : 0;
-          if (writer.is_open()) {
-            const FaceRow row = face_row(face, record.image_index);
-            KILN_TRY(writer.append({face.embedding.data(), &row.image_index, row.box, row.landmarks, &row.det_score,
-                                    row.quality, row.pose, &row.accepted},
-                                   1));
-            row_paths.push_back(record.image);
-          }
+  for (int64_t part_index = done_parts; part_index * unit < batches.count(); ++part_index) {
+    FacesPart part;
+    part.first = part_index * unit;
+    const int64_t part_end = std::min(batches.count(), part.first + unit);
+    for (int64_t first = part.first; first < part_end; first += batch_size) {
+      const int64_t n = std::min(batch_size, part_end - first);
+      auto t = Clock::now();
+      const DecodedBatch batch = batches.take(first, n, decode, &decode_pool);
+      summary.decode_seconds += seconds_since(t);
+      t = Clock::now();
+      std::vector<std::vector<Face>> faces;
+      if (batch.images.count() > 0) KILN_TRY(analyzer->analyze(batch.images.view(), &faces));
+      summary.analyze_seconds += seconds_since(t);
+      t = Clock::now();
+      for (int64_t i = 0; i < n; ++i) {
+        FaceRecord record;
+        record.image = batches.name(first + i);
+        record.image_index = first + i;
+        const int64_t k = batch.index[static_cast<size_t>(i)];
+        ++part.counts.images;
+        if (k < 0) {
+          record.error = batch.status[static_cast<size_t>(i)].message();
+          ++part.counts.unreadable;
+          part.lines.push_back(record_json(record).dump());
+          if (on_record) on_record(record);
+          continue;
         }
-        json.write(record_json(r));
-        if (on_record) on_record(r);
+        const std::vector<Face>& image_faces = faces[static_cast<size_t>(k)];
+        part.counts.images_with_faces += image_faces.empty() ? 0 : 1;
+        for (const Face& face : image_faces) {
+          ++part.counts.faces;
+          FaceRecord r = record;
+          r.face = &face;
+          if (dedup) r.duplicate_of = dedup->check_and_add(face.embedding.data(), &r.duplicate_cosine);
+          if (r.duplicate_of >= 0) {
+            ++part.counts.duplicates;
+          } else {
+            r.row = summary.written + part.counts.written++;
+            part.counts.accepted += face.accepted ? 1 : 0;
+            face_row_append(face, record.image_index, &part.rows);
+            part.paths.push_back(record.image);
+            if (!config.crops.empty()) {
+              KILN_TRY_ASSIGN(r.crop_files,
+                              face_crops_write(config.crops, r.row, batch.images[k], face, config.margin));
+            }
+          }
+          part.lines.push_back(record_json(r).dump());
+          if (on_record) on_record(r);
+        }
       }
+      summary.write_seconds += seconds_since(t);
+      if (on_progress) on_progress(first + n, batches.count());
     }
+    const auto t = Clock::now();
+    KILN_TRY(parts.write(part_index, part));
     summary.write_seconds += seconds_since(t);
-    if (on_progress) on_progress(first + n, batches.count());
+    counts_add(part.counts, &summary);
+    ++done_parts;
   }
   if (summary.images > 0 && summary.unreadable == summary.images) {
+    (void)parts.remove();
     return io_error("none of the " + std::to_string(summary.images) + " images could be read");
   }
-  if (writer.is_open()) {
-    TensorAttributes attributes;
-    attributes.text = {{"settings", settings_json(config)},
-                       {"detector", config.face.detector},
-                       {"embedder", config.face.embedder},
-                       {"row", "one per kept face; box x, y, w, h and landmarks in the image's pixels"}};
-    attributes.numbers = {{"images", {static_cast<double>(summary.images)}},
-                          {"duplicates", {static_cast<double>(summary.duplicates)}}};
-    KILN_TRY(writer.finish(row_paths, attributes));
-  }
-  KILN_TRY(json.commit());
+  const auto t = Clock::now();
+  KILN_TRY(outputs_assemble(config, parts, done_parts, summary));
+  KILN_TRY(parts.remove());
+  summary.write_seconds += seconds_since(t);
   summary.stages = analyzer->report();
   summary.seconds = seconds_since(started);
   return summary;
