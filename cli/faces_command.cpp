@@ -15,12 +15,14 @@ namespace kiln::cli {
 #if KILN_HAS_FACES
 Runner faces_command_add(CLI::App& app) {
   auto* cmd = app.add_subcommand("faces", "Find, align, embed (512-D), judge and dedup the faces of photos");
+  const Runner search = faces_search_command_add(*cmd);
   auto inputs = std::make_shared<InputArgs>();
   inputs->add_to(cmd);
   auto quiet = std::make_shared<bool>(false);
   cmd->add_flag("-q,--quiet", *quiet, "No progress output");
   auto flags = std::make_shared<CliParams>(cmd, faces_job_params(), std::map<std::string, std::string>{{"output", "-o"}});
-  return [inputs, quiet, flags] {
+  return [cmd, search, inputs, quiet, flags] {
+    if (cmd->got_subcommand("search")) return search();
     FacesJobConfig config;
     if (Status s = job_configure(*flags, &config, &config.exec, std::nullopt, *quiet); !s.is_ok()) {
       return exit_with(s);

@@ -54,4 +54,9 @@ class ErrorScope {
 // by its strerror ("No space left on device") rather than HDF5's multi-field dump.
 Status error(const std::string& what);
 
+// The UTF-8 variable-length string type kiln writes strings with.
+Result<Handle> string_type();
+// A string attribute, variable- or fixed-length; `name` names it in errors.
+Result<std::string> attribute_read_string(hid_t attr, const char* name);
+
 }  // namespace kiln::hdf5

@@ -94,3 +94,17 @@ def test_crops_are_the_face_with_its_margin_a_thumbnail_and_the_aligned_face(tmp
     assert crop.format == "JPEG" and max(thumb.size) == 150 and aligned.size == (112, 112) and aligned.format == "PNG"
     face = np.asarray(aligned.convert("RGB"))
     assert face[40:70, 30:80].std() > 20  # eyes and nose, not a border
+
+
+def test_search_finds_the_same_person_first(tmp_path, photos):
+    index = tmp_path / "faces.h5"
+    run_kiln("faces", photos, "-o", index, "--threads", 2, "-q")
+    result = run_kiln("faces", "search", HOPPER, "--index", index, "-k", 2, "--json", "--recall", 3)
+    line = json.loads(result.stdout)
+    assert line["query"] == HOPPER and [h["image"].rsplit("/", 1)[1] for h in line["hits"]][0] == "d_hopper.jpg"
+    assert line["hits"][0]["cosine"] > 0.99 and line["hits"][1]["cosine"] < 0.4
+    assert "exact (flat) over 3 faces" in result.stderr and "Recall@2 against exact search: 1.0000" in result.stderr
+    text = run_kiln("faces", "search", ASTRONAUT, "--index", index, "-k", 1).stdout
+    assert "a_astronaut.png" in text.splitlines()[1] or "b_astronaut_again.png" in text.splitlines()[1]
+    refused = run_kiln("faces", "search", HOPPER, "--index", index, "--index-type", "ivf", check=False)
+    assert refused.returncode != 0 and "use flat" in refused.stderr

@@ -82,6 +82,8 @@ struct FaceSettings {
 
 // min_score, nms_iou, detector, small_faces, upscale, enhance, the thresholds by their names.
 const ParamTable<FaceSettings>& face_params();
+// The settings a faces output records (its "settings" attribute, JSON); other keys are ignored.
+Result<FaceSettings> face_settings_from_json(const std::string& json);
 
 // Where each stage may run: the job's mode, refined per stage by the environment (the predecessor's switches).
 struct FaceStage {

@@ -1,5 +1,7 @@
 // The face settings, declared once for `kiln faces`, its config and kiln.faces (the thresholds keep the
 // predecessor's names).
+#include <nlohmann/json.hpp>
+
 #include "kiln/apps/faces.h"
 
 namespace kiln {
@@ -54,6 +56,34 @@ const ParamTable<FaceSettings>& face_params() {
     return t;
   }();
   return table;
+}
+
+Result<FaceSettings> face_settings_from_json(const std::string& json) {
+  FaceSettings settings;
+  nlohmann::json values;
+  try {
+    values = nlohmann::json::parse(json);
+  } catch (const nlohmann::json::exception& e) {
+    return unsupported_format(std::string("face settings: ") + e.what());
+  }
+  for (const auto& entry : face_params().entries()) {
+    const auto it = values.find(entry.spec.name);
+    if (it == values.end()) continue;
+    ParamValue value;
+    if (it->is_boolean()) {
+      value = it->get<bool>();
+    } else if (it->is_number_integer()) {
+      value = it->get<int64_t>();
+    } else if (it->is_number()) {
+      value = it->get<double>();
+    } else if (it->is_string()) {
+      value = it->get<std::string>();
+    } else {
+      return unsupported_format("face settings: " + entry.spec.name + " has an unexpected type");
+    }
+    KILN_TRY(face_params().set(settings, entry.spec.name, value, "face settings"));
+  }
+  return settings;
 }
 
 }  // namespace kiln

@@ -52,15 +52,6 @@ Status attribute_i8(hid_t loc, const char* name, int8_t value) {
   return attribute_write_raw(loc, name, H5T_STD_I8LE, H5T_NATIVE_INT8, &value, 0);
 }
 
-Result<Handle> string_type() {
-  Handle type = type_handle(H5Tcopy(H5T_C_S1));
-  if (!type.valid() || H5Tset_size(type.get(), H5T_VARIABLE) < 0 ||
-      H5Tset_cset(type.get(), H5T_CSET_UTF8) < 0) {
-    return error("cannot create string type");
-  }
-  return type;
-}
-
 Status attribute_str(hid_t loc, const char* name, const std::string& value) {
   KILN_TRY_ASSIGN(Handle type, string_type());
   const char* ptr = value.c_str();
@@ -113,32 +104,6 @@ Result<std::vector<int64_t>> attribute_read_i64_array(hid_t loc, const char* nam
 }
 
 }  // namespace
-
-Result<std::string> attribute_read_string(hid_t attr, const char* name) {
-  Handle type = type_handle(H5Aget_type(attr));
-  if (!type.valid() || H5Tget_class(type.get()) != H5T_STRING) {
-    return io_error(std::string("attribute ") + name + " is not a string");
-  }
-  const htri_t is_var = H5Tis_variable_str(type.get());
-  if (is_var < 0) return error(std::string("cannot inspect attribute ") + name);
-  if (is_var > 0) {
-    KILN_TRY_ASSIGN(Handle mem, string_type());
-    char* ptr = nullptr;
-    if (H5Aread(attr, mem.get(), &ptr) < 0) return error(std::string("cannot read attribute ") + name);
-    std::string value = ptr != nullptr ? std::string(ptr) : std::string();
-    H5free_memory(ptr);
-    return value;
-  }
-  const size_t size = H5Tget_size(type.get());
-  std::string value(size, '\0');
-  Handle mem = type_handle(H5Tcopy(H5T_C_S1));
-  if (!mem.valid() || H5Tset_size(mem.get(), size) < 0 || H5Aread(attr, mem.get(), value.data()) < 0) {
-    return error(std::string("cannot read attribute ") + name);
-  }
-  const size_t end = value.find('\0');
-  if (end != std::string::npos) value.resize(end);
-  return value;
-}
 
 namespace {
 

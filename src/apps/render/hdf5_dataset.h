@@ -66,7 +66,6 @@ struct FileSummary {
 std::string compression_label(Compression compression, int32_t level);  // "zstd-1"
 Status attributes_write(hid_t loc, const FileAttributes& attributes);
 Result<FileAttributes> attributes_read(hid_t loc);
-Result<std::string> attribute_read_string(hid_t attr, const char* name);  // variable- or fixed-length
 Status complete_set(hid_t loc);  // complete = 1
 Status checksum_set(hid_t loc, const std::string& checksum);
 Result<FileShape> shape_read(hid_t file);

@@ -1,0 +1,122 @@
+// FaceIndex on faiss: IndexFlatIP (exact) or IndexIVFFlat over an IndexFlatIP quantizer (inner product).
+#include <faiss/IndexFlat.h>
+#include <faiss/IndexIVFFlat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "kiln/apps/face_search.h"
+#include "kiln/apps/faces.h"
+
+namespace kiln {
+
+namespace {
+
+constexpr int64_t kMinPointsPerList = 39;  // faiss warns below this many training points per list
+// k-means trains on a sample of at most this many faces per list (faiss's default, 256, takes hours on a few cores
+// for millions of faces; recall is measured with face_index_recall).
+constexpr int kMaxTrainingPointsPerList = 64;
+
+class FaissFaceIndex final : public FaceIndex {
+ public:
+  FaissFaceIndex(std::unique_ptr<faiss::IndexFlatIP> quantizer, std::unique_ptr<faiss::Index> index, std::string text)
+      : m_quantizer(std::move(quantizer)), m_index(std::move(index)), m_text(std::move(text)) {}
+
+  Status search(const float* queries, int64_t count, int64_t k, std::vector<FaceHit>* hits) const override {
+    if (k < 1) return invalid_argument("face search: k must be at least 1");
+    std::vector<float> distances(static_cast<size_t>(count * k));
+    std::vector<faiss::Index::idx_t> labels(static_cast<size_t>(count * k));
+    try {
+      m_index->search(count, queries, k, distances.data(), labels.data());
+    } catch (const std::exception& e) {
+      return invalid_argument(std::string("faiss: ") + e.what());
+    }
+    hits->resize(static_cast<size_t>(count * k));
+    for (size_t i = 0; i < hits->size(); ++i) (*hits)[i] = {labels[i], labels[i] < 0 ? 0.0f : distances[i]};
+    return Status::ok();
+  }
+
+  bool approximate() const override { return m_quantizer != nullptr; }
+  std::string description() const override { return m_text; }
+
+ private:
+  std::unique_ptr<faiss::IndexFlatIP> m_quantizer;  // ivf's coarse quantizer (the index refers to it)
+  std::unique_ptr<faiss::Index> m_index;
+  std::string m_text;
+};
+
+}  // namespace
+
+const ParamTable<FaceIndexSettings>& face_index_params() {
+  static const ParamTable<FaceIndexSettings> table = [] {
+    using C = FaceIndexSettings;
+    ParamTable<C> t;
+    t.add_string_choice({.name = "index_type",
+                         .help = "flat (exact), ivf (inverted lists: approximate, for millions of faces) or auto (ivf "
+                                 "from 200000 faces)",
+                         .choices = {"auto", "flat", "ivf"}},
+                        [](C& c) -> std::string& { return c.index_type; });
+    t.add({.name = "nlist", .help = "ivf: the number of lists (0 = 4 sqrt(N))", .min = 0},
+          [](C& c) -> int64_t& { return c.nlist; });
+    t.add({.name = "nprobe", .help = "ivf: lists searched per query (more: higher recall, slower)", .min = 1},
+          [](C& c) -> int64_t& { return c.nprobe; });
+    return t;
+  }();
+  return table;
+}
+
+Result<std::unique_ptr<FaceIndex>> FaceIndex::build(const float* embeddings, int64_t n,
+                                                    const FaceIndexSettings& settings) {
+  const bool ivf = settings.index_type == "ivf" || (settings.index_type == "auto" && n >= settings.ivf_min_faces);
+  const std::string over = " over " + std::to_string(n) + " faces";
+  try {
+    if (!ivf) {
+      auto flat = std::make_unique<faiss::IndexFlatIP>(kFaceEmbeddingSize);
+      flat->add(n, embeddings);
+      return std::unique_ptr<FaceIndex>(
+          std::make_unique<FaissFaceIndex>(nullptr, std::move(flat), "exact (flat)" + over));
+    }
+    if (n < kMinPointsPerList) {
+      return invalid_argument("face search: an ivf index needs at least " + std::to_string(kMinPointsPerList) +
+                              " faces (use flat)");
+    }
+    int64_t nlist = settings.nlist > 0 ? settings.nlist : static_cast<int64_t>(4 * std::sqrt(static_cast<double>(n)));
+    nlist = std::clamp<int64_t>(nlist, 1, n / kMinPointsPerList);
+    auto quantizer = std::make_unique<faiss::IndexFlatIP>(kFaceEmbeddingSize);
+    auto index = std::make_unique<faiss::IndexIVFFlat>(quantizer.get(), kFaceEmbeddingSize, nlist,
+                                                       faiss::METRIC_INNER_PRODUCT);
+    index->cp.max_points_per_centroid = kMaxTrainingPointsPerList;
+    index->train(n, embeddings);
+    index->add(n, embeddings);
+    index->nprobe = std::min(settings.nprobe, nlist);
+    const std::string text = "ivf (" + std::to_string(nlist) + " lists, nprobe " + std::to_string(index->nprobe) + ")";
+    return std::unique_ptr<FaceIndex>(std::make_unique<FaissFaceIndex>(std::move(quantizer), std::move(index), text + over));
+  } catch (const std::exception& e) {
+    return invalid_argument(std::string("faiss: ") + e.what());
+  }
+}
+
+Result<double> face_index_recall(const FaceIndex& index, const float* embeddings, int64_t n, const float* queries,
+                                 int64_t count, int64_t k) {
+  FaceIndexSettings exact_settings;
+  exact_settings.index_type = "flat";
+  KILN_TRY_ASSIGN(const std::unique_ptr<FaceIndex> exact, FaceIndex::build(embeddings, n, exact_settings));
+  std::vector<FaceHit> truth, found;
+  KILN_TRY(exact->search(queries, count, k, &truth));
+  KILN_TRY(index.search(queries, count, k, &found));
+  int64_t relevant = 0, hit = 0;
+  for (int64_t q = 0; q < count; ++q) {
+    std::set<int64_t> rows;
+    for (int64_t j = 0; j < k; ++j) rows.insert(found[static_cast<size_t>(q * k + j)].row);
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t row = truth[static_cast<size_t>(q * k + j)].row;
+      if (row < 0) continue;
+      ++relevant;
+      hit += rows.count(row);
+    }
+  }
+  return relevant == 0 ? 1.0 : static_cast<double>(hit) / static_cast<double>(relevant);
+}
+
+}  // namespace kiln
