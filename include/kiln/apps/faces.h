@@ -162,7 +162,7 @@ struct FacesJobSummary {
   int64_t duplicates = 0;  // dropped by dedup
   int64_t written = 0;
   double seconds = 0;
-  double decode_seconds = 0;
+  double decode_seconds = 0;  // waiting for decoding (it overlaps the analysis of the previous batch)
   double analyze_seconds = 0;
   double write_seconds = 0;
   FaceStageReport stages;

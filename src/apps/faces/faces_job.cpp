@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <future>
 
 #include <nlohmann/json.hpp>
 
@@ -267,6 +268,14 @@ Result<FacesJobSummary> faces_job_run(const FacesJobConfig& config, const ImageI
   decode.channels = 3;
   decode.max_pixels = config.max_pixels;
 
+  // The next batch decodes while this one is analyzed (the future is destroyed, waiting, before what it uses).
+  const auto decode_async = [&batches, &decode, &decode_pool, batch_size](int64_t first) {
+    return std::async(std::launch::async, [&batches, &decode, &decode_pool, batch_size, first] {
+      return batches.take(first, std::min(batch_size, batches.count() - first), decode, &decode_pool);
+    });
+  };
+  std::future<DecodedBatch> next;
+  if (done_parts * unit < batches.count()) next = decode_async(done_parts * unit);
   for (int64_t part_index = done_parts; part_index * unit < batches.count(); ++part_index) {
     FacesPart part;
     part.first = part_index * unit;
@@ -274,7 +283,8 @@ Result<FacesJobSummary> faces_job_run(const FacesJobConfig& config, const ImageI
     for (int64_t first = part.first; first < part_end; first += batch_size) {
       const int64_t n = std::min(batch_size, part_end - first);
       auto t = Clock::now();
-      const DecodedBatch batch = batches.take(first, n, decode, &decode_pool);
+      const DecodedBatch batch = next.get();
+      if (first + n < batches.count()) next = decode_async(first + n);
       summary.decode_seconds += seconds_since(t);
       t = Clock::now();
       std::vector<std::vector<Face>> faces;
