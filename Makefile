@@ -9,13 +9,13 @@ DEBIAN_PACKAGES := build-essential cmake pkg-config \
   libhdf5-dev hdf5-tools libzstd-dev zlib1g-dev libspng-dev libturbojpeg0-dev \
   libfmt-dev libspdlog-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
-  libopencv-dev libcairo2-dev libfaiss-dev \
+  libopencv-dev libcairo2-dev libfaiss-dev libdlib-dev \
   ocl-icd-opencl-dev opencl-clhpp-headers opencl-c-headers pocl-opencl-icd clinfo \
   python3 python3-dev pybind11-dev python3-numpy python3-h5py python3-pytest python3-matplotlib python3-pandas \
   python3-torch \
   python3-onnx python3-opencv python3-skimage
 
-.PHONY: deps build demo test tsan bench sanitize clean
+.PHONY: deps build demo test tsan bench sanitize fuzz soak clean
 
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \
@@ -67,6 +67,26 @@ sanitize: deps
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
+# SIGKILL at KILN_SOAK_KILLS (20) random moments of each long job, each followed by --resume: identical output.
+soak: build
+	KILN_CLI=$(CURDIR)/$(BUILD_DIR)/kiln /usr/bin/python3 -m pytest -q -s -p no:cacheprovider tests/soak/kill_soak.py
+
+# Each fuzz harness as a libFuzzer program (clang, ASan + UBSan) for FUZZ_SECONDS on its corpus (fuzz/corpus/<name>,
+# new inputs in build-fuzz/corpus/<name>); a crash stops with its input in build-fuzz/ (add it to fuzz/corpus/<name>:
+# the test build replays every corpus file). docs/reliability.md records the runs.
+FUZZ_SECONDS ?= 600
+FUZZ_HARNESSES = series_csv series_npy series_hdf5 render_config image_decode image_list
+fuzz: deps
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DKILN_FUZZ=ON -DKILN_SANITIZE="address,undefined" -DKILN_CUDA=OFF \
+	  -DKILN_OPENCL=OFF -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCH=OFF -DKILN_BUILD_PYTHON=OFF \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build build-fuzz -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_HARNESSES))
+	for h in $(FUZZ_HARNESSES); do mkdir -p build-fuzz/corpus/$$h && \
+	  UBSAN_OPTIONS=halt_on_error=1 build-fuzz/fuzz/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
+	    -timeout=20 -print_final_stats=1 -artifact_prefix=build-fuzz/crash-$$h- build-fuzz/corpus/$$h \
+	    fuzz/corpus/$$h 2>&1 | tee build-fuzz/fuzz-$$h.log | grep -E "^(#|Done|stat::|==)" | tail -4 || exit 1; \
+	  grep -q "Done " build-fuzz/fuzz-$$h.log || exit 1; done
 
 clean:
 	rm -rf $(BUILD_DIR)

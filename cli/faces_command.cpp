@@ -51,7 +51,8 @@ Runner faces_command_add(CLI::App& app) {
                 static_cast<long long>(s.faces), static_cast<long long>(s.written), static_cast<long long>(s.accepted),
                 static_cast<long long>(s.duplicates));
     print_time(s.seconds, s.images - s.unreadable);
-    std::printf("Stages: waiting for decode %.2f s, detect+align+embed+quality %.2f s, write %.2f s\n", s.decode_seconds,
+    std::printf("Stages: waiting for decode %.2f s, detect+align+embed+quality %.2f s, write %.2f s\n",
+                s.decode_seconds,
                 s.analyze_seconds, s.write_seconds);
     std::printf("Detection: %s\nEmbedding: %s\nEnhancement: %s\nQuality: %s\n", s.stages.detection.c_str(),
                 s.stages.embedding.c_str(), s.stages.enhancement.c_str(), s.stages.quality.c_str());

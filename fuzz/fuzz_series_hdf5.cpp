@@ -1,0 +1,13 @@
+// The HDF5 series reader (kiln render --source x.h5 --dataset close), through the HDF5 library.
+#include "fuzz_input.h"
+#include "io/hdf5_library.h"
+#include "kiln/apps/render.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const bool once = (kiln::hdf5_exit_cleanup_disable(), true);
+  (void)once;
+  const std::string path = kiln::fuzz::input_file(data, size, ".h5");
+  (void)kiln::series_load_hdf5(path, "close", false);
+  (void)kiln::series_load_hdf5(path, "ohlc", true);
+  return 0;
+}
