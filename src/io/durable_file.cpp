@@ -105,8 +105,11 @@ Status file_write_atomic(const std::string& path, const void* data, size_t size,
     KILN_TRY_ASSIGN(tmp, temp_file_create(path));
   }
   const Status s = file_write_commit(tmp, path, data, size);
-  if (!s.is_ok()) ::unlink(tmp.c_str());
-  return s;
+  if (s.is_ok()) return s;
+  ::unlink(tmp.c_str());
+  std::string message = s.message();  // named by the file the user asked for, not its temporary name
+  if (message.rfind(tmp, 0) == 0) message = path + message.substr(tmp.size());
+  return Status(s.code(), message);
 }
 
 Status file_copy_atomic(const std::string& from, const std::string& to) {

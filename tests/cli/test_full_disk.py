@@ -97,3 +97,28 @@ def test_png_folder_on_a_full_disk_keeps_finished_images_and_resumes(tmp_path):
             assert final == ref
         else:
             assert digest(save / "final" / name) == digest(reference / name), name
+
+
+def test_faces_with_crops_on_a_full_disk_resumes_to_the_same_rows(tmp_path):
+    faces = pytest.importorskip("test_faces_resume")
+    if "faces" not in subprocess.run([KILN, "--help"], capture_output=True, text=True).stdout:
+        pytest.skip("this kiln is built without ONNX Runtime or faiss")
+    from PIL import Image
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    source = Image.open(faces.HOPPER).convert("RGB")
+    for i in range(64):
+        source.resize((520 + 4 * i, 600 + 4 * i)).save(photos / f"p{i:02d}.png")
+    args = ["faces", photos, "--batch-size", 4, "--threads", 2, "-q"]
+    reference = tmp_path / "ref.h5"
+    run_kiln(*args, "-o", reference)
+    crops = tmp_path / "mnt" / "crops"
+    save = run_on_small_disk(tmp_path, "4m", "faces.h5", [*args, "--crops", crops])  # fills after the first part
+    assert int((save / "first.rc").read_text()) not in (0, 139, 134)
+    errors = [line for line in (save / "first.err").read_text().splitlines() if line.startswith("kiln: ")]
+    assert len(errors) == 1 and "No space left on device" in errors[0] and str(crops) in errors[0], errors
+    assert ".tmp" not in errors[0]  # the file asked for, not its temporary name
+    left = (save / "left.txt").read_text().split()
+    assert "./faces.h5" not in left and any(p.startswith("./faces.h5.parts/part-") for p in left)
+    assert int((save / "resume.rc").read_text()) == 0, (save / "resume.err").read_text()
+    assert_same_output(reference, save / "final", ignore=())
