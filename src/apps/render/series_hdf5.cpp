@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/host_memory.h"
+#include "core/isolated_call.h"
 #include "io/hdf5_handle.h"
 #include "io/hdf5_zstd_register.h"
 #include "kiln/apps/render.h"
@@ -113,9 +114,7 @@ Status check_declared_size(hid_t ds, hid_t type, uint64_t values, const std::str
   return Status::ok();
 }
 
-}  // namespace
-
-Result<Series> series_load_hdf5(const std::string& path, const std::string& dataset, bool ohlc) {
+Result<Series> series_read_here(const std::string& path, const std::string& dataset, bool ohlc) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return io_error(path + ": no such file");
   if (!std::filesystem::is_regular_file(path, ec)) return io_error(path + ": not a regular file");
@@ -186,6 +185,58 @@ Result<Series> series_load_hdf5(const std::string& path, const std::string& data
     return hdf5::error(where + ": read failed");
   }
   return series;
+}
+
+// A Series as bytes for the trip from the reader's process: rows, channels, source and column lengths and text,
+// then the values.
+std::vector<uint8_t> series_bytes(const Series& s) {
+  std::vector<uint8_t> out;
+  const auto put = [&out](const void* data, size_t size) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    out.insert(out.end(), p, p + size);
+  };
+  const int64_t header[4] = {s.rows, s.channels, static_cast<int64_t>(s.source.size()),
+                             static_cast<int64_t>(s.column.size())};
+  put(header, sizeof(header));
+  put(s.source.data(), s.source.size());
+  put(s.column.data(), s.column.size());
+  put(s.values.data(), s.values.size() * sizeof(float));
+  return out;
+}
+
+Result<Series> series_from_bytes(const std::vector<uint8_t>& bytes, const std::string& path) {
+  int64_t header[4];
+  if (bytes.size() < sizeof(header)) return io_error(path + ": the reader returned too little");
+  std::memcpy(header, bytes.data(), sizeof(header));
+  Series s;
+  s.rows = header[0];
+  s.channels = static_cast<int32_t>(header[1]);
+  size_t at = sizeof(header);
+  const auto text = static_cast<size_t>(header[2] + header[3]);
+  const size_t values = bytes.size() - at - std::min(text, bytes.size() - at);
+  if (header[2] < 0 || header[3] < 0 || at + text > bytes.size() || values % sizeof(float) != 0 ||
+      static_cast<int64_t>(values / sizeof(float)) != s.rows * s.channels) {
+    return io_error(path + ": the reader returned an inconsistent series");
+  }
+  s.source.assign(reinterpret_cast<const char*>(bytes.data() + at), static_cast<size_t>(header[2]));
+  at += static_cast<size_t>(header[2]);
+  s.column.assign(reinterpret_cast<const char*>(bytes.data() + at), static_cast<size_t>(header[3]));
+  at += static_cast<size_t>(header[3]);
+  s.values.resize(values / sizeof(float));
+  std::memcpy(s.values.data(), bytes.data() + at, values);
+  return s;
+}
+
+}  // namespace
+
+// HDF5 1.10 crashes on some malformed files (found by fuzz/fuzz_series_hdf5): the file is read in a child process.
+Result<Series> series_load_hdf5(const std::string& path, const std::string& dataset, bool ohlc) {
+  const auto read = [&]() -> Result<std::vector<uint8_t>> {
+    KILN_TRY_ASSIGN(const Series s, series_read_here(path, dataset, ohlc));
+    return series_bytes(s);
+  };
+  KILN_TRY_ASSIGN(const std::vector<uint8_t> bytes, isolated_call(read, path));
+  return series_from_bytes(bytes, path);
 }
 
 }  // namespace kiln

@@ -251,3 +251,21 @@ TEST(SeriesLoad, Hdf5PathWithoutDatasetAsksForOne) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// A fuzzed file on which HDF5 1.10 dereferences a null pointer in H5Oopen (local heap lookup): the reader's process
+// dies, kiln's does not, and the error names the file.
+TEST(SeriesHdf5Limits, AFileThatCrashesTheHdf5LibraryIsAnError) {
+  const std::string corpus = std::string(KILN_SOURCE_DIR) + "/fuzz/corpus/series_hdf5/";
+  auto series = series_load_hdf5(corpus + "crash-hdf5-local-heap-null-memcpy.h5", "close", false);
+  ASSERT_FALSE(series.is_ok());
+  EXPECT_EQ(series.status().code(), Errc::kUnsupportedFormat);
+  const std::string& message = series.status().message();
+  EXPECT_NE(message.find("crash-hdf5-local-heap-null-memcpy.h5: the reader crashed"), std::string::npos) << message;
+  EXPECT_TRUE(series_load_hdf5(corpus + "goog.h5", "close", false).is_ok());
+}
+
+}  // namespace
+}  // namespace kiln
