@@ -58,10 +58,13 @@ Result<std::vector<std::string>> image_inputs_list(const std::string& list_path)
   const fs::path base = fs::path(list_path).parent_path();
   std::vector<std::string> out;
   std::string line;
-  while (std::getline(in, line)) {
+  for (int64_t number = 1; std::getline(in, line); ++number) {
     if (const size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
     line = trim(line);
     if (line.empty()) continue;
+    if (line.find('\0') != std::string::npos) {  // the OS would read the path only up to it: another file
+      return invalid_argument(list_path + ":" + std::to_string(number) + ": a path cannot hold a NUL byte");
+    }
     fs::path p(line);
     if (p.is_relative() && !base.empty()) p = base / p;
     KILN_TRY(expand_one(p.string(), &out));

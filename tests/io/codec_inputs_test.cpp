@@ -74,6 +74,15 @@ TEST(CodecInputs, ListFilesAndArgumentsExpandInOrder) {
   EXPECT_FALSE(image_path_is_image("a/b.bmp"));
 }
 
+// Found by fuzz_image_list: "..\0x.jpg" was read as "..", a folder search far outside what the list meant.
+TEST(CodecInputs, AListLineWithANulByteIsAnError) {
+  test::TempDir dir;
+  test::write_text_file(dir.file("list.txt"), std::string("one.jpg\n..\0crawl/x.jpg\n", 23));
+  auto listed = image_inputs_list(dir.file("list.txt"));
+  ASSERT_FALSE(listed.is_ok());
+  EXPECT_EQ(listed.status().message(), dir.file("list.txt") + ":2: a path cannot hold a NUL byte");
+}
+
 TEST(CodecTensorWriter, NpyF32AndF16WithFinalCount) {
   test::TempDir dir;
   for (PixelType dtype : {PixelType::kF32, PixelType::kF16}) {
