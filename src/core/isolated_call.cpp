@@ -25,6 +25,8 @@ bool write_all(int fd, const void* data, size_t size) {
 
 // The child's message: one byte (the Errc), then the payload or the error text.
 [[noreturn]] void child_run(int fd, const std::function<Result<std::vector<uint8_t>>()>& fn) {
+  // A crash ends the child by its signal, not through a handler the parent installed (a sanitizer's, a fuzzer's).
+  for (const int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, SIG_DFL);
   Result<std::vector<uint8_t>> result = fn();
   const auto code = static_cast<uint8_t>(result.is_ok() ? Errc::kOk : result.status().code());
   bool ok = write_all(fd, &code, 1);
@@ -70,8 +72,9 @@ Result<std::vector<uint8_t>> isolated_call(const std::function<Result<std::vecto
     return unsupported_format(what + ": the reader crashed on this file (signal " + std::to_string(WTERMSIG(status)) +
                               "): it is malformed");
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || bytes.empty()) {
-    return io_error(what + ": the reader process failed");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || bytes.empty()) {  // e.g. a sanitizer's report and exit
+    return unsupported_format(what + ": the reader failed on this file (exit " +
+                              std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + "): it is malformed");
   }
   const auto code = static_cast<Errc>(bytes[0]);
   if (code != Errc::kOk) return Status(code, std::string(bytes.begin() + 1, bytes.end()));
