@@ -107,7 +107,7 @@ class Analyzer final : public FaceAnalyzer {
     const std::vector<int32_t>& factors = m_prepared.factors;
     const VarShapeBatchView prepared = m_prepared.prepared.view();
     std::vector<std::vector<FaceDetection>> found;
-    KILN_TRY(m_detector->detect(prepared, m_detect_exec, m_exec.batch_size, &found));
+    KILN_TRY(m_detector->detect(prepared, m_detect_exec, m_exec.batch_size, &found, &factors));
 
     // Every face of the batch, aligned on the prepared pixels, then embedded in shared model batches.
     std::vector<std::pair<int64_t, FaceDetection>> all;

@@ -56,14 +56,17 @@ Result<std::unique_ptr<FaceDetector>> FaceDetector::open(const FaceSettings& set
   return detector;
 }
 
-std::vector<RectI> FaceDetector::regions(int32_t width, int32_t height) const {
+std::vector<RectI> FaceDetector::regions(int32_t width, int32_t height, int32_t upscale) const {
   std::vector<RectI> out{{0, 0, width, height}};
   const int32_t side = std::max(width, height);
-  const bool search = m_settings.small_faces == "on" || (m_settings.small_faces == "auto" && side > kAutoTileMinSide);
+  // Judged on the photo's own size: an upscaled photo is no bigger a search, and its faces of min_face_size original
+  // pixels are upscale times bigger here.
+  const bool search = m_settings.small_faces == "on" ||
+                      (m_settings.small_faces == "auto" && side / upscale > kAutoTileMinSide);
   if (!search) return out;
   // A tile of side L finds faces down to L * fraction; each level doubles L until the whole image is the level.
-  const auto smallest = static_cast<int32_t>(
-      std::ceil(static_cast<float>(std::max(1, m_settings.thresholds.min_face_size)) / m_min_face_fraction));
+  const auto smallest = static_cast<int32_t>(std::ceil(
+      static_cast<float>(std::max(1, m_settings.thresholds.min_face_size) * upscale) / m_min_face_fraction));
   std::vector<int32_t> levels;
   for (int32_t level = std::max(smallest, 64); level < side; level *= 2) levels.push_back(level);
   std::reverse(levels.begin(), levels.end());
@@ -86,11 +89,12 @@ std::vector<RectI> FaceDetector::regions(int32_t width, int32_t height) const {
 }
 
 Status FaceDetector::detect(const VarShapeBatchView& images, OpExecutor& executor, int64_t batch,
-                            std::vector<std::vector<FaceDetection>>* faces) {
+                            std::vector<std::vector<FaceDetection>>* faces, const std::vector<int32_t>* upscale) {
   std::vector<std::pair<int64_t, RectI>> regions;
   for (int64_t i = 0; i < images.count; ++i) {
     const ImageView& image = images.images[i];
-    for (const RectI& rect : this->regions(image.width, image.height)) regions.emplace_back(i, rect);
+    const int32_t factor = upscale != nullptr ? (*upscale)[static_cast<size_t>(i)] : 1;
+    for (const RectI& rect : this->regions(image.width, image.height, factor)) regions.emplace_back(i, rect);
   }
   std::vector<std::vector<FaceDetection>> per_region;
   KILN_TRY(run_regions(images, regions, executor, batch, &per_region));

@@ -16,13 +16,14 @@ class FaceDetector {
   static Result<std::unique_ptr<FaceDetector>> open(const FaceSettings& settings, const InferOptions& options);
 
   // faces[i]: the faces of images[i] (RGB u8), after NMS, highest score first. `batch` regions run per model call.
+  // upscale[i]: how much images[i] was enlarged from the photo (the small-face search is judged on the photo).
   Status detect(const VarShapeBatchView& images, OpExecutor& executor, int64_t batch,
-                std::vector<std::vector<FaceDetection>>* faces);
+                std::vector<std::vector<FaceDetection>>* faces, const std::vector<int32_t>* upscale = nullptr);
   InferReport report() const { return m_session->report(); }
 
   // The regions of a width x height image the detector looks at: the whole image, then tiles when small faces are
-  // searched (settings.small_faces), larger levels first.
-  std::vector<RectI> regions(int32_t width, int32_t height) const;
+  // searched (settings.small_faces), larger levels first; `upscale`: the image is the photo enlarged this much.
+  std::vector<RectI> regions(int32_t width, int32_t height, int32_t upscale = 1) const;
 
  private:
   // Runs the model on `regions` (batch at a time) and returns each region's decoded faces in image pixels.

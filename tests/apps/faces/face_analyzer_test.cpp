@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "apps/faces/face_decode.h"
+#include "apps/faces/face_detector.h"
 #include "apps/faces/face_geometry.h"
 #include "infer/infer_test_util.h"
 #include "kiln/apps/faces.h"
@@ -227,6 +228,29 @@ TEST_F(FaceAnalyzerTest, BatchEqualsOneImageAtATime) {
       EXPECT_EQ(alone[0][f].accepted, together[i][f].accepted);
     }
   }
+}
+
+// An upscaled photo is searched for small faces as the photo it came from: a 1536 x 512 photo doubled to 3072 x 1024
+// is not "over 2048 px", and on request its smallest tiles find min_face_size original pixels, not half of that.
+TEST(FaceDetectorRegions, UpscaledPhotosAreJudgedOnTheirOwnSize) {
+  FaceSettings settings;
+  InferOptions options;
+  options.mode = ExecMode::kCpu;
+  options.threads = 1;
+  auto detector = FaceDetector::open(settings, options);
+  ASSERT_TRUE(detector.is_ok()) << detector.status().message();
+  EXPECT_EQ(detector.value()->regions(3072, 1024, 2).size(), 1u);
+  EXPECT_GT(detector.value()->regions(3072, 1024, 1).size(), 1u);
+  settings.small_faces = "on";
+  auto searching = FaceDetector::open(settings, options);
+  ASSERT_TRUE(searching.is_ok());
+  const auto smallest = [](const std::vector<RectI>& regions) {
+    int32_t side = 1 << 30;
+    for (const RectI& r : regions) side = std::min(side, std::max(r.width, r.height));
+    return side;
+  };
+  const FaceDetector& d = *searching.value();
+  EXPECT_EQ(smallest(d.regions(3072, 1024, 2)), 2 * smallest(d.regions(3072, 1024, 1)));
 }
 
 TEST(FaceDecode, AnchorsFollowMediaPipesLayout) {
