@@ -107,8 +107,10 @@ Status file_write_atomic(const std::string& path, const void* data, size_t size,
   const Status s = file_write_commit(tmp, path, data, size);
   if (s.is_ok()) return s;
   ::unlink(tmp.c_str());
-  std::string message = s.message();  // named by the file the user asked for, not its temporary name
-  if (message.rfind(tmp, 0) == 0) message = path + message.substr(tmp.size());
+  // A unique temporary name means nothing to the user: name the file asked for. (A fixed `.tmp` name stays: it may
+  // be the problem itself, e.g. a folder in its way.)
+  std::string message = s.message();
+  if (temp == TempName::kUnique && message.rfind(tmp, 0) == 0) message = path + message.substr(tmp.size());
   return Status(s.code(), message);
 }
 
