@@ -86,8 +86,9 @@ Result<std::vector<FacesPart>> FacesParts::resume(const std::string& run, std::v
   for (const auto& entry : std::filesystem::directory_iterator(m_dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (name == "run.json") continue;
-    const bool kept = name.size() == 17 && name.rfind("part-", 0) == 0 &&
-                      std::stoll(name.substr(5, 8)) < static_cast<long long>(parts.size());
+    const std::string digits = name.size() == 17 && name.rfind("part-", 0) == 0 ? name.substr(5, 8) : "";
+    const bool numbered = !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;
+    const bool kept = numbered && std::stoll(digits) < static_cast<long long>(parts.size());
     if (!kept) std::filesystem::remove(entry.path(), ec);
   }
   return parts;
