@@ -23,6 +23,17 @@ if(NOT KILN_JPEG STREQUAL "OFF")
   endif()
 endif()
 
+# Video (kiln segment): FFmpeg's libraries from Debian.
+set(KILN_HAS_VIDEO OFF)
+if(NOT KILN_VIDEO STREQUAL "OFF")
+  pkg_check_modules(FFMPEG IMPORTED_TARGET libavformat libavcodec libavutil libswscale libavdevice)
+  if(FFMPEG_FOUND)
+    set(KILN_HAS_VIDEO ON)
+  elseif(KILN_VIDEO STREQUAL "ON")
+    message(FATAL_ERROR "KILN_VIDEO=ON but FFmpeg's libraries were not found (apt-get install libavformat-dev libavcodec-dev libswscale-dev libavdevice-dev)")
+  endif()
+endif()
+
 if(KILN_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

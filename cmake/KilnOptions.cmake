@@ -1,6 +1,7 @@
 set(KILN_CUDA AUTO CACHE STRING "CUDA backend: AUTO|ON|OFF")
 set(KILN_OPENCL AUTO CACHE STRING "OpenCL backend: AUTO|ON|OFF")
 set(KILN_JPEG AUTO CACHE STRING "JPEG/PNG image output: AUTO|ON|OFF")
+set(KILN_VIDEO AUTO CACHE STRING "Video input/output through FFmpeg's libraries (kiln segment): AUTO|ON|OFF")
 set(KILN_HDF5 ON CACHE STRING "HDF5 input/output (required by kiln render's default output)")
 option(KILN_BUILD_TESTS "Build the test suite" ON)
 option(KILN_BUILD_BENCH "Build the benchmarks" ON)

@@ -1,0 +1,309 @@
+#include "io/video/video_reader.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <string_view>
+
+#include "io/video/ffmpeg_util.h"
+
+extern "C" {
+#include <libavdevice/avdevice.h>
+#include <libavutil/hwcontext.h>
+#include <libavutil/pixdesc.h>
+}
+
+namespace kiln {
+
+namespace {
+
+constexpr size_t kMaxKeptErrors = 20;
+constexpr int kMaxReadFailures = 64;
+
+struct AvBufferUnref {
+  void operator()(AVBufferRef* b) const { av_buffer_unref(&b); }
+};
+using AvBufferPtr = std::unique_ptr<AVBufferRef, AvBufferUnref>;
+
+// The decoder's get_format: the CUDA surface format when FFmpeg offers it, else its first software choice.
+AVPixelFormat pick_cuda_format(AVCodecContext*, const AVPixelFormat* formats) {
+  for (const AVPixelFormat* f = formats; *f != AV_PIX_FMT_NONE; ++f) {
+    if (*f == AV_PIX_FMT_CUDA) return *f;
+  }
+  for (const AVPixelFormat* f = formats; *f != AV_PIX_FMT_NONE; ++f) {
+    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(*f);
+    if (d != nullptr && (d->flags & AV_PIX_FMT_FLAG_HWACCEL) == 0) return *f;
+  }
+  return AV_PIX_FMT_NONE;
+}
+
+class FfmpegVideoReader final : public VideoReader {
+ public:
+  Status open(const std::string& path, const VideoReaderOptions& options) {
+    av_log_quiet();
+    m_info.path = path;
+    const AVInputFormat* input_format = nullptr;
+    if (video_is_capture_device(path)) {
+      avdevice_register_all();
+      input_format = av_find_input_format("video4linux2");
+    } else if (!std::filesystem::exists(path)) {
+      return io_error(path + ": no such file");
+    }
+    AVFormatContext* raw = nullptr;
+    if (int rc = avformat_open_input(&raw, path.c_str(), input_format, nullptr); rc < 0) {
+      return io_error(path + ": cannot open as a video: " + av_error_text(rc));
+    }
+    m_format.reset(raw);
+    if (int rc = avformat_find_stream_info(m_format.get(), nullptr); rc < 0) {
+      return unsupported_format(path + ": cannot read the stream layout: " + av_error_text(rc));
+    }
+    const AVCodec* decoder = nullptr;
+    m_stream = av_find_best_stream(m_format.get(), AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0);
+    if (m_stream == AVERROR_DECODER_NOT_FOUND) {
+      const int any = av_find_best_stream(m_format.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+      const char* codec = any >= 0 ? avcodec_get_name(m_format->streams[any]->codecpar->codec_id) : "?";
+      return unsupported_format(path + ": this FFmpeg build has no decoder for codec " + codec);
+    }
+    if (m_stream < 0) return unsupported_format(path + ": no video stream (" + m_format->iformat->name + ")");
+    AVStream* stream = m_format->streams[m_stream];
+    for (unsigned i = 0; i < m_format->nb_streams; ++i) {
+      if (m_format->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_AUDIO) ++m_info.audio_streams;
+    }
+
+    m_codec.reset(avcodec_alloc_context3(decoder));
+    if (!m_codec) return Status(Errc::kOutOfMemory, path + ": cannot allocate a decoder");
+    if (int rc = avcodec_parameters_to_context(m_codec.get(), stream->codecpar); rc < 0) {
+      return unsupported_format(path + ": bad codec parameters: " + av_error_text(rc));
+    }
+    m_codec->pkt_timebase = stream->time_base;
+    m_codec->thread_count = options.threads;
+    m_codec->thread_type = options.low_latency ? FF_THREAD_SLICE : (FF_THREAD_FRAME | FF_THREAD_SLICE);
+    if (options.low_latency) m_codec->flags |= AV_CODEC_FLAG_LOW_DELAY;
+    std::string hw_note = hw_decode_setup(options.hw_decode);
+    if (options.hw_decode == VideoHwDecode::kCuda && !m_hw_device) {
+      return unsupported_format(path + ": hardware decode (cuda) asked for, but " + hw_note);
+    }
+    if (int rc = avcodec_open2(m_codec.get(), decoder, nullptr); rc < 0) {
+      return unsupported_format(path + ": cannot open the " + decoder->name + " decoder: " + av_error_text(rc));
+    }
+
+    m_info.container = m_format->iformat->name;
+    m_info.codec = avcodec_get_name(stream->codecpar->codec_id);
+    m_info.width = stream->codecpar->width;
+    m_info.height = stream->codecpar->height;
+    m_info.time_base = {stream->time_base.num, stream->time_base.den};
+    AVRational rate = stream->avg_frame_rate.num > 0 ? stream->avg_frame_rate : stream->r_frame_rate;
+    m_info.frame_rate = {rate.num, rate.den > 0 ? rate.den : 1};
+    if (stream->duration != AV_NOPTS_VALUE) {
+      m_info.duration_s = static_cast<double>(stream->duration) * av_q2d(stream->time_base);
+    } else if (m_format->duration != AV_NOPTS_VALUE) {
+      m_info.duration_s = static_cast<double>(m_format->duration) / AV_TIME_BASE;
+    }
+    m_info.frames = stream->nb_frames > 0 ? stream->nb_frames
+                                          : static_cast<int64_t>(m_info.duration_s * m_info.frame_rate.value() + 0.5);
+    m_start_pts = stream->start_time != AV_NOPTS_VALUE ? stream->start_time : 0;
+    if (m_hw_device) {
+      m_info.decode = "cuda (NVDEC)";
+    } else {
+      m_info.decode = "software (" + std::to_string(m_codec->thread_count) + " threads)";
+      if (!hw_note.empty()) m_info.decode += "; " + hw_note;
+    }
+    m_packet.reset(av_packet_alloc());
+    m_frame.reset(av_frame_alloc());
+    m_sw_frame.reset(av_frame_alloc());
+    if (!m_packet || !m_frame || !m_sw_frame) return Status(Errc::kOutOfMemory, path + ": cannot allocate frames");
+    return Status::ok();
+  }
+
+  const VideoInfo& info() const override { return m_info; }
+  const std::vector<std::string>& errors() const override { return m_errors; }
+  int64_t error_count() const override { return m_error_count; }
+
+  Status read(VideoFrame* out, bool* end) override {
+    *end = false;
+    for (;;) {
+      const int rc = avcodec_receive_frame(m_codec.get(), m_frame.get());
+      if (rc == 0) {
+        Status st = convert(out);
+        av_frame_unref(m_frame.get());
+        return st;
+      }
+      if (rc == AVERROR_EOF) {
+        *end = true;
+        return Status::ok();
+      }
+      if (rc != AVERROR(EAGAIN)) {
+        note_error("decoding: " + av_error_text(rc));
+        if (m_flushed) {
+          *end = true;
+          return Status::ok();
+        }
+      }
+      if (m_flushed) {
+        *end = true;
+        return Status::ok();
+      }
+      feed();
+    }
+  }
+
+ private:
+  // Sends the next packet of the video stream, or the end-of-stream flush after the last one (or after a read
+  // error: what was read so far is still decoded).
+  void feed() {
+    for (;;) {
+      const int rc = av_read_frame(m_format.get(), m_packet.get());
+      if (rc < 0) {
+        // Demuxers resynchronise after damaged data (Matroska finds its next cluster): a read error is retried
+        // until the end of the file or a run of failures that makes no progress.
+        const bool at_end = rc == AVERROR_EOF || (m_format->pb != nullptr && avio_feof(m_format->pb));
+        if (!at_end) note_error("reading: " + av_error_text(rc));
+        if (!at_end && ++m_read_failures < kMaxReadFailures) continue;
+        avcodec_send_packet(m_codec.get(), nullptr);
+        m_flushed = true;
+        return;
+      }
+      m_read_failures = 0;
+      if (m_packet->stream_index != m_stream) {
+        av_packet_unref(m_packet.get());
+        continue;
+      }
+      ++m_packets;
+      const int sent = avcodec_send_packet(m_codec.get(), m_packet.get());
+      av_packet_unref(m_packet.get());
+      if (sent < 0 && sent != AVERROR(EAGAIN)) {
+        note_error("packet " + std::to_string(m_packets - 1) + ": " + av_error_text(sent));
+        continue;
+      }
+      return;
+    }
+  }
+
+  Status convert(VideoFrame* out) {
+    AVFrame* src = m_frame.get();
+    if (src->format == AV_PIX_FMT_CUDA) {
+      av_frame_unref(m_sw_frame.get());
+      if (int rc = av_hwframe_transfer_data(m_sw_frame.get(), src, 0); rc < 0) {
+        return Status(Errc::kDeviceError, m_info.path + ": copying a decoded frame from the GPU: " + av_error_text(rc));
+      }
+      m_sw_frame->pts = src->pts;
+      m_sw_frame->best_effort_timestamp = src->best_effort_timestamp;
+      src = m_sw_frame.get();
+    }
+    if (m_info.width <= 0 || m_info.height <= 0) {
+      m_info.width = src->width;
+      m_info.height = src->height;
+    }
+    m_scaler.reset(sws_getCachedContext(m_scaler.release(), src->width, src->height,
+                                        static_cast<AVPixelFormat>(src->format), m_info.width, m_info.height,
+                                        AV_PIX_FMT_RGB24, SWS_BILINEAR | SWS_ACCURATE_RND, nullptr, nullptr, nullptr));
+    if (!m_scaler) {
+      const char* name = av_get_pix_fmt_name(static_cast<AVPixelFormat>(src->format));
+      return unsupported_format(m_info.path + ": cannot convert pixel format " + (name ? name : "?") + " to RGB");
+    }
+    const int colorspace = src->colorspace == AVCOL_SPC_BT709 ? SWS_CS_ITU709 : SWS_CS_DEFAULT;
+    const int full_range = src->color_range == AVCOL_RANGE_JPEG ? 1 : 0;
+    int* inv_table = nullptr;
+    int* table = nullptr;
+    int src_range = 0, dst_range = 0, brightness = 0, contrast = 0, saturation = 0;
+    if (sws_getColorspaceDetails(m_scaler.get(), &inv_table, &src_range, &table, &dst_range, &brightness, &contrast,
+                                 &saturation) >= 0) {
+      sws_setColorspaceDetails(m_scaler.get(), sws_getCoefficients(colorspace), full_range, table, 1, brightness,
+                               contrast, saturation);
+    }
+    ImageBuffer& rgb = out->rgb;
+    rgb.width = m_info.width;
+    rgb.height = m_info.height;
+    rgb.channels = 3;
+    rgb.pixels.resize(static_cast<size_t>(rgb.width) * static_cast<size_t>(rgb.height) * 3);
+    uint8_t* dst[4] = {rgb.pixels.data(), nullptr, nullptr, nullptr};
+    int dst_stride[4] = {rgb.width * 3, 0, 0, 0};
+    sws_scale(m_scaler.get(), src->data, src->linesize, 0, src->height, dst, dst_stride);
+
+    int64_t pts = src->best_effort_timestamp;
+    if (pts == AV_NOPTS_VALUE) pts = src->pts;
+    if (pts == AV_NOPTS_VALUE) pts = m_last_pts == AV_NOPTS_VALUE ? m_start_pts : m_last_pts + frame_ticks();
+    if (src->decode_error_flags != 0 || (src->flags & AV_FRAME_FLAG_CORRUPT) != 0) {
+      note_error("frame " + std::to_string(m_next_index) + ": decoded from damaged data (errors concealed)");
+    } else if (m_last_pts != AV_NOPTS_VALUE && pts - m_last_pts > frame_ticks() * 3 / 2 + 1 &&
+               m_info.frame_rate.num > 0) {
+      note_error("frames missing between " + seconds_text(m_last_pts) + " s and " + seconds_text(pts) + " s");
+    }
+    m_last_pts = pts;
+    out->pts = pts;
+    out->time_s = static_cast<double>(pts - m_start_pts) * m_info.time_base.value();
+    out->index = m_next_index++;
+    return Status::ok();
+  }
+
+  std::string seconds_text(int64_t pts) const {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.3f", static_cast<double>(pts - m_start_pts) * m_info.time_base.value());
+    return text;
+  }
+
+  // One frame's duration in time-base ticks (for frames without a timestamp).
+  int64_t frame_ticks() const {
+    const double ticks = 1.0 / (m_info.frame_rate.value() * m_info.time_base.value());
+    return ticks > 0 && ticks < 1e12 ? static_cast<int64_t>(ticks + 0.5) : 1;
+  }
+
+  // The CUDA hwaccel: set up when asked for and possible; otherwise the reason it is not used ("" for none).
+  std::string hw_decode_setup(VideoHwDecode mode) {
+    if (mode == VideoHwDecode::kNone) return "";
+    const AVCodec* codec = m_codec->codec ? m_codec->codec : avcodec_find_decoder(m_codec->codec_id);
+    bool offers_cuda = false;
+    for (int i = 0; codec != nullptr; ++i) {
+      const AVCodecHWConfig* config = avcodec_get_hw_config(codec, i);
+      if (config == nullptr) break;
+      if (config->device_type == AV_HWDEVICE_TYPE_CUDA &&
+          (config->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) != 0) {
+        offers_cuda = true;
+      }
+    }
+    if (!offers_cuda) return "software decode: this FFmpeg build has no CUDA hwaccel for " +
+                              std::string(avcodec_get_name(m_codec->codec_id));
+    AVBufferRef* device = nullptr;
+    if (int rc = av_hwdevice_ctx_create(&device, AV_HWDEVICE_TYPE_CUDA, nullptr, nullptr, 0); rc < 0) {
+      return "software decode: no CUDA device for NVDEC (" + av_error_text(rc) + ")";
+    }
+    m_hw_device.reset(device);
+    m_codec->hw_device_ctx = av_buffer_ref(device);
+    m_codec->get_format = pick_cuda_format;
+    return "";
+  }
+
+  void note_error(std::string text) {
+    ++m_error_count;
+    if (m_errors.size() < kMaxKeptErrors) m_errors.push_back(std::move(text));
+  }
+
+  VideoInfo m_info;
+  AvInputPtr m_format;
+  AvCodecContextPtr m_codec;
+  AvBufferPtr m_hw_device;
+  AvPacketPtr m_packet;
+  AvFramePtr m_frame;
+  AvFramePtr m_sw_frame;
+  SwsContextPtr m_scaler;
+  int m_stream = -1;
+  int64_t m_start_pts = 0;
+  int64_t m_last_pts = AV_NOPTS_VALUE;
+  int64_t m_next_index = 0;
+  int64_t m_packets = 0;
+  int m_read_failures = 0;
+  bool m_flushed = false;
+  std::vector<std::string> m_errors;
+  int64_t m_error_count = 0;
+};
+
+}  // namespace
+
+bool video_is_capture_device(const std::string& path) { return std::string_view(path).starts_with("/dev/video"); }
+
+Result<std::unique_ptr<VideoReader>> VideoReader::open(const std::string& path, const VideoReaderOptions& options) {
+  auto reader = std::make_unique<FfmpegVideoReader>();
+  KILN_TRY(reader->open(path, options));
+  return std::unique_ptr<VideoReader>(std::move(reader));
+}
+
+}  // namespace kiln

@@ -1,0 +1,73 @@
+// Video input through FFmpeg's libraries: files of any container and codec the FFmpeg build decodes, and capture
+// devices (/dev/video*, through libavdevice). Frames come out as u8 RGB in presentation order with their
+// timestamps. Damaged data does not end a read: a packet the decoder rejects is counted and reading goes on, so
+// a corrupt or truncated file yields every frame that can be decoded, and errors() says what was lost.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/codec.h"
+#include "kiln/status.h"
+
+namespace kiln {
+
+struct Rational {
+  int64_t num = 0;
+  int64_t den = 1;
+  double value() const { return den == 0 ? 0.0 : static_cast<double>(num) / static_cast<double>(den); }
+};
+
+// Hardware decode: auto tries NVDEC (FFmpeg's CUDA hwaccel) and falls back to software decode, saying why;
+// cuda insists (an error when it cannot); none is software only.
+enum class VideoHwDecode : uint8_t { kAuto = 0, kCuda, kNone };
+
+struct VideoReaderOptions {
+  int32_t threads = 0;  // decoder threads; 0 = FFmpeg's choice
+  // Frame threading delays each frame by about one frame per thread; low latency uses slice threads only.
+  bool low_latency = false;
+  VideoHwDecode hw_decode = VideoHwDecode::kNone;
+};
+
+struct VideoInfo {
+  std::string path;
+  std::string container;  // FFmpeg's demuxer name
+  std::string codec;      // e.g. h264, vp9
+  int32_t width = 0;
+  int32_t height = 0;
+  Rational time_base;    // of the video stream's timestamps
+  Rational frame_rate;   // average; 0/1 when unknown
+  int64_t frames = 0;    // declared or estimated from the duration; 0 when unknown
+  double duration_s = 0;
+  int32_t audio_streams = 0;
+  std::string decode;  // "software (8 threads)", "cuda (NVDEC)", or the software fallback with the reason
+};
+
+struct VideoFrame {
+  ImageBuffer rgb;       // width x height x 3 of the first frame (a later size change is scaled to it)
+  int64_t pts = 0;       // in VideoInfo::time_base
+  double time_s = 0;     // pts in seconds from the stream's start time
+  int64_t index = 0;     // 0, 1, 2 ... in the order read
+};
+
+class VideoReader {
+ public:
+  // IoError for a missing or unreadable file, UnsupportedFormat for a file with no video stream or a codec this
+  // FFmpeg build cannot decode; the message starts with the path.
+  static Result<std::unique_ptr<VideoReader>> open(const std::string& path, const VideoReaderOptions& options = {});
+  virtual ~VideoReader() = default;
+
+  virtual const VideoInfo& info() const = 0;
+  // The next frame; *end = true (and `frame` untouched) after the last one.
+  virtual Status read(VideoFrame* frame, bool* end) = 0;
+  // Each problem met so far ("packet 212: Invalid data found when processing input"), at most the first 20.
+  virtual const std::vector<std::string>& errors() const = 0;
+  virtual int64_t error_count() const = 0;
+};
+
+// True when FFmpeg can open `path` as a capture device name (/dev/video*).
+bool video_is_capture_device(const std::string& path);
+
+}  // namespace kiln

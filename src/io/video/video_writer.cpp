@@ -1,0 +1,332 @@
+#include "io/video/video_writer.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "io/durable_file.h"
+#include "io/video/ffmpeg_util.h"
+
+extern "C" {
+#include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
+}
+
+namespace kiln {
+
+namespace {
+
+struct EncoderChoice {
+  std::string name;
+  AVPixelFormat format = AV_PIX_FMT_YUV420P;
+};
+
+Result<EncoderChoice> encoder_choose(const AVOutputFormat* container, const VideoWriterOptions& o) {
+  const std::string muxer = container->name;
+  const bool alpha = o.pixels == VideoPixels::kRgba;
+  const bool webm = muxer == "webm";
+  const bool mov = muxer.find("mov") != std::string::npos && muxer.find("mp4") == std::string::npos;
+  const bool mkv = muxer == "matroska";
+  EncoderChoice c;
+  if (!o.codec.empty()) {
+    c.name = o.codec;
+  } else if (alpha) {
+    if (webm) c.name = "libvpx-vp9";
+    else if (mov) c.name = "qtrle";
+    else if (mkv) c.name = "ffv1";
+    else return invalid_argument(std::string("a ") + container->name +
+                                 " file cannot hold an alpha channel: write .webm, .mov or .mkv");
+  } else {
+    c.name = webm ? "libvpx-vp9" : "libx264";
+  }
+  const bool odd = (o.width % 2) != 0 || (o.height % 2) != 0;
+  if (c.name == "libvpx-vp9") c.format = alpha ? AV_PIX_FMT_YUVA420P : AV_PIX_FMT_YUV420P;
+  else if (c.name == "qtrle") c.format = alpha ? AV_PIX_FMT_ARGB : AV_PIX_FMT_RGB24;
+  else if (c.name == "ffv1") c.format = alpha ? AV_PIX_FMT_BGRA : AV_PIX_FMT_YUV444P;
+  else if (c.name == "libx264") c.format = odd ? AV_PIX_FMT_YUV444P : AV_PIX_FMT_YUV420P;
+  else c.format = AV_PIX_FMT_NONE;  // another encoder: its first listed format
+  return c;
+}
+
+AVPixelFormat input_format(VideoPixels pixels) {
+  switch (pixels) {
+    case VideoPixels::kRgba: return AV_PIX_FMT_RGBA;
+    case VideoPixels::kGray: return AV_PIX_FMT_GRAY8;
+    case VideoPixels::kRgb: break;
+  }
+  return AV_PIX_FMT_RGB24;
+}
+
+int32_t pixel_channels(VideoPixels pixels) {
+  return pixels == VideoPixels::kRgba ? 4 : pixels == VideoPixels::kGray ? 1 : 3;
+}
+
+class FfmpegVideoWriter final : public VideoWriter {
+ public:
+  ~FfmpegVideoWriter() override {
+    close_output();
+    if (!m_finished && !m_temp.empty()) ::unlink(m_temp.c_str());
+  }
+
+  Status open(const std::string& path, const VideoWriterOptions& options) {
+    av_log_quiet();
+    m_path = path;
+    m_options = options;
+    if (options.width <= 0 || options.height <= 0) return invalid_argument(path + ": video size must be positive");
+    if (options.time_base.num <= 0 || options.time_base.den <= 0) {
+      return invalid_argument(path + ": bad time base");
+    }
+    const AVOutputFormat* container = av_guess_format(nullptr, path.c_str(), nullptr);
+    if (container == nullptr) {
+      return invalid_argument(path + ": unknown video container (name the file .mp4, .mkv, .mov or .webm)");
+    }
+    KILN_TRY_ASSIGN(EncoderChoice choice, encoder_choose(container, options));
+    const AVCodec* encoder = avcodec_find_encoder_by_name(choice.name.c_str());
+    if (encoder == nullptr) return unsupported_format(path + ": this FFmpeg build has no encoder " + choice.name);
+    if (avformat_query_codec(container, encoder->id, FF_COMPLIANCE_NORMAL) == 0) {
+      return invalid_argument(path + ": a " + container->name + " file cannot hold " + avcodec_get_name(encoder->id));
+    }
+    if (choice.format == AV_PIX_FMT_NONE) {
+      choice.format = encoder->pix_fmts != nullptr ? encoder->pix_fmts[0] : AV_PIX_FMT_YUV420P;
+    }
+
+    KILN_TRY_ASSIGN(m_temp, temp_file_create(path));
+    AVFormatContext* raw = nullptr;
+    if (int rc = avformat_alloc_output_context2(&raw, container, nullptr, m_temp.c_str()); rc < 0) {
+      return io_error(path + ": " + av_error_text(rc));
+    }
+    m_output = raw;
+
+    m_codec.reset(avcodec_alloc_context3(encoder));
+    if (!m_codec) return Status(Errc::kOutOfMemory, path + ": cannot allocate an encoder");
+    m_codec->width = options.width;
+    m_codec->height = options.height;
+    m_codec->pix_fmt = choice.format;
+    m_codec->time_base = AVRational{static_cast<int>(options.time_base.num), static_cast<int>(options.time_base.den)};
+    if (options.frame_rate.num > 0) {
+      m_codec->framerate = AVRational{static_cast<int>(options.frame_rate.num),
+                                      static_cast<int>(options.frame_rate.den)};
+    }
+    m_codec->thread_count = options.threads;
+    if ((container->flags & AVFMT_GLOBALHEADER) != 0) m_codec->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+    const std::string crf = std::to_string(options.crf);
+    if (choice.name == "libx264") {
+      av_opt_set(m_codec->priv_data, "preset", options.preset.c_str(), 0);
+      av_opt_set(m_codec->priv_data, "crf", crf.c_str(), 0);
+      if (options.low_latency) av_opt_set(m_codec->priv_data, "tune", "zerolatency", 0);
+    } else if (choice.name == "libvpx-vp9") {
+      av_opt_set(m_codec->priv_data, "crf", crf.c_str(), 0);
+      av_opt_set(m_codec->priv_data, "row-mt", "1", 0);
+      av_opt_set(m_codec->priv_data, "deadline", options.low_latency ? "realtime" : "good", 0);
+      av_opt_set(m_codec->priv_data, "cpu-used", options.low_latency ? "8" : "5", 0);
+      m_codec->bit_rate = 0;
+    }
+    if (int rc = avcodec_open2(m_codec.get(), encoder, nullptr); rc < 0) {
+      return unsupported_format(path + ": cannot open the " + choice.name + " encoder: " + av_error_text(rc));
+    }
+    m_video = avformat_new_stream(m_output, nullptr);
+    if (m_video == nullptr) return Status(Errc::kOutOfMemory, path + ": cannot add a stream");
+    m_video->time_base = m_codec->time_base;
+    m_video->avg_frame_rate = m_codec->framerate;
+    if (int rc = avcodec_parameters_from_context(m_video->codecpar, m_codec.get()); rc < 0) {
+      return io_error(path + ": " + av_error_text(rc));
+    }
+    if (!options.audio_from.empty()) KILN_TRY(audio_open(container));
+
+    if (int rc = avio_open(&m_output->pb, m_temp.c_str(), AVIO_FLAG_WRITE); rc < 0) {
+      return io_error(path + ": cannot create " + m_temp + ": " + av_error_text(rc));
+    }
+    if (int rc = avformat_write_header(m_output, nullptr); rc < 0) {
+      return io_error(path + ": cannot write the header: " + av_error_text(rc));
+    }
+    m_scaler.reset(sws_getContext(options.width, options.height, input_format(options.pixels), options.width,
+                                  options.height, choice.format, SWS_BILINEAR | SWS_ACCURATE_RND, nullptr, nullptr,
+                                  nullptr));
+    if (!m_scaler) return unsupported_format(path + ": cannot convert frames for the " + choice.name + " encoder");
+    m_frame.reset(av_frame_alloc());
+    m_packet.reset(av_packet_alloc());
+    if (!m_frame || !m_packet) return Status(Errc::kOutOfMemory, path + ": cannot allocate frames");
+    m_frame->format = choice.format;
+    m_frame->width = options.width;
+    m_frame->height = options.height;
+    if (int rc = av_frame_get_buffer(m_frame.get(), 0); rc < 0) {
+      return Status(Errc::kOutOfMemory, path + ": " + av_error_text(rc));
+    }
+    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(choice.format);
+    m_description = std::string(avcodec_get_name(encoder->id)) + " (" + choice.name + ", " + (d ? d->name : "?") +
+                    ") in " + container->name;
+    return Status::ok();
+  }
+
+  Status write(const ImageView& image, int64_t pts) override {
+    if (m_finished) return invalid_argument(m_path + ": write after finish");
+    if (image.type != PixelType::kU8 || image.layout != Layout::kHWC || image.width != m_options.width ||
+        image.height != m_options.height || image.channels != pixel_channels(m_options.pixels)) {
+      return invalid_argument(m_path + ": a frame must be u8 HWC " + std::to_string(m_options.width) + "x" +
+                              std::to_string(m_options.height) + "x" +
+                              std::to_string(pixel_channels(m_options.pixels)));
+    }
+    if (m_frames > 0 && pts <= m_last_pts) {
+      return invalid_argument(m_path + ": frame timestamps must increase (" + std::to_string(pts) + " after " +
+                              std::to_string(m_last_pts) + ")");
+    }
+    if (int rc = av_frame_make_writable(m_frame.get()); rc < 0) {
+      return Status(Errc::kOutOfMemory, m_path + ": " + av_error_text(rc));
+    }
+    const uint8_t* src[4] = {static_cast<const uint8_t*>(image.data), nullptr, nullptr, nullptr};
+    const int src_stride[4] = {static_cast<int>(image.row_stride), 0, 0, 0};
+    sws_scale(m_scaler.get(), src, src_stride, 0, image.height, m_frame->data, m_frame->linesize);
+    m_frame->pts = pts;
+    m_last_pts = pts;
+    ++m_frames;
+    return encode(m_frame.get());
+  }
+
+  Status finish() override {
+    if (m_finished) return Status::ok();
+    KILN_TRY(encode(nullptr));
+    KILN_TRY(audio_copy_until(-1));
+    if (int rc = av_write_trailer(m_output); rc < 0) {
+      return io_error(m_path + ": cannot write the trailer: " + av_error_text(rc));
+    }
+    const int closed = avio_closep(&m_output->pb);
+    if (closed < 0) return io_error(m_path + ": " + av_error_text(closed));
+    KILN_TRY(file_commit(m_temp, m_path));
+    m_finished = true;
+    return Status::ok();
+  }
+
+  std::string description() const override {
+    std::string text = m_description;
+    if (!m_audio_map.empty()) {
+      int copied = 0;
+      for (const AVStream* s : m_audio_map) copied += s != nullptr ? 1 : 0;
+      if (copied > 0) text += ", " + std::to_string(copied) + " audio stream" + (copied > 1 ? "s" : "") + " copied";
+    }
+    return text;
+  }
+  const std::vector<std::string>& notes() const override { return m_notes; }
+
+ private:
+  Status encode(AVFrame* frame) {
+    if (int rc = avcodec_send_frame(m_codec.get(), frame); rc < 0) {
+      return io_error(m_path + ": encoding: " + av_error_text(rc));
+    }
+    for (;;) {
+      const int rc = avcodec_receive_packet(m_codec.get(), m_packet.get());
+      if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return Status::ok();
+      if (rc < 0) return io_error(m_path + ": encoding: " + av_error_text(rc));
+      av_packet_rescale_ts(m_packet.get(), m_codec->time_base, m_video->time_base);
+      m_packet->stream_index = m_video->index;
+      const int64_t dts = m_packet->dts != AV_NOPTS_VALUE ? m_packet->dts : m_packet->pts;
+      KILN_TRY(audio_copy_until(av_rescale_q(dts, m_video->time_base, AV_TIME_BASE_Q)));
+      if (int w = av_interleaved_write_frame(m_output, m_packet.get()); w < 0) {
+        return io_error(m_path + ": writing: " + av_error_text(w));
+      }
+    }
+  }
+
+  Status audio_open(const AVOutputFormat* container) {
+    AVFormatContext* raw = nullptr;
+    if (int rc = avformat_open_input(&raw, m_options.audio_from.c_str(), nullptr, nullptr); rc < 0) {
+      m_notes.push_back("audio not copied: cannot open " + m_options.audio_from + ": " + av_error_text(rc));
+      return Status::ok();
+    }
+    m_audio_input.reset(raw);
+    if (avformat_find_stream_info(raw, nullptr) < 0) {
+      m_notes.push_back("audio not copied: cannot read the streams of " + m_options.audio_from);
+      m_audio_input.reset();
+      return Status::ok();
+    }
+    m_audio_map.assign(raw->nb_streams, nullptr);
+    for (unsigned i = 0; i < raw->nb_streams; ++i) {
+      const AVCodecParameters* par = raw->streams[i]->codecpar;
+      if (par->codec_type != AVMEDIA_TYPE_AUDIO) continue;
+      if (avformat_query_codec(container, par->codec_id, FF_COMPLIANCE_NORMAL) == 0) {
+        m_notes.push_back(std::string("audio stream ") + std::to_string(i) + " (" + avcodec_get_name(par->codec_id) +
+                          ") not copied: a " + container->name + " file cannot hold it");
+        continue;
+      }
+      AVStream* out = avformat_new_stream(m_output, nullptr);
+      if (out == nullptr || avcodec_parameters_copy(out->codecpar, par) < 0) {
+        return Status(Errc::kOutOfMemory, m_path + ": cannot add an audio stream");
+      }
+      out->codecpar->codec_tag = 0;
+      out->time_base = raw->streams[i]->time_base;
+      m_audio_map[i] = out;
+    }
+    m_audio_packet.reset(av_packet_alloc());
+    return Status::ok();
+  }
+
+  // Copies audio packets up to `until_us` (AV_TIME_BASE units; -1 = all), keeping the first later one for the
+  // next call, so that audio and video stay interleaved.
+  Status audio_copy_until(int64_t until_us) {
+    if (!m_audio_input || !m_audio_packet) return Status::ok();
+    for (;;) {
+      if (!m_audio_pending) {
+        const int rc = av_read_frame(m_audio_input.get(), m_audio_packet.get());
+        if (rc < 0) {
+          if (rc != AVERROR_EOF) m_notes.push_back("audio copy stopped early: " + av_error_text(rc));
+          m_audio_input.reset();
+          return Status::ok();
+        }
+        const int s = m_audio_packet->stream_index;
+        if (s < 0 || static_cast<size_t>(s) >= m_audio_map.size() || m_audio_map[s] == nullptr) {
+          av_packet_unref(m_audio_packet.get());
+          continue;
+        }
+        m_audio_pending = true;
+      }
+      const AVStream* in = m_audio_input->streams[m_audio_packet->stream_index];
+      const int64_t ts = m_audio_packet->dts != AV_NOPTS_VALUE ? m_audio_packet->dts : m_audio_packet->pts;
+      if (until_us >= 0 && ts != AV_NOPTS_VALUE && av_rescale_q(ts, in->time_base, AV_TIME_BASE_Q) > until_us) {
+        return Status::ok();
+      }
+      AVStream* out = m_audio_map[m_audio_packet->stream_index];
+      av_packet_rescale_ts(m_audio_packet.get(), in->time_base, out->time_base);
+      m_audio_packet->stream_index = out->index;
+      m_audio_packet->pos = -1;
+      m_audio_pending = false;
+      if (int w = av_interleaved_write_frame(m_output, m_audio_packet.get()); w < 0) {
+        return io_error(m_path + ": writing audio: " + av_error_text(w));
+      }
+    }
+  }
+
+  void close_output() {
+    if (m_output == nullptr) return;
+    if (m_output->pb != nullptr) avio_closep(&m_output->pb);
+    avformat_free_context(m_output);
+    m_output = nullptr;
+  }
+
+  std::string m_path;
+  std::string m_temp;
+  VideoWriterOptions m_options;
+  AVFormatContext* m_output = nullptr;
+  AVStream* m_video = nullptr;
+  AvCodecContextPtr m_codec;
+  SwsContextPtr m_scaler;
+  AvFramePtr m_frame;
+  AvPacketPtr m_packet;
+  AvInputPtr m_audio_input;
+  AvPacketPtr m_audio_packet;
+  bool m_audio_pending = false;
+  std::vector<AVStream*> m_audio_map;  // input stream index -> output stream (nullptr: not copied)
+  std::vector<std::string> m_notes;
+  std::string m_description;
+  int64_t m_frames = 0;
+  int64_t m_last_pts = 0;
+  bool m_finished = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<VideoWriter>> VideoWriter::open(const std::string& path, const VideoWriterOptions& options) {
+  auto writer = std::make_unique<FfmpegVideoWriter>();
+  KILN_TRY(writer->open(path, options));
+  return std::unique_ptr<VideoWriter>(std::move(writer));
+}
+
+}  // namespace kiln

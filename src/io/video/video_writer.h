@@ -1,0 +1,52 @@
+// Video output through FFmpeg's libraries: u8 RGB, RGBA or gray frames with the caller's timestamps -> an encoded
+// stream in the container the file name asks for, optionally with the audio streams of another file copied
+// packet for packet. The file is written under a temporary name and appears at its path only when finish()
+// succeeds, so a killed or failed run never leaves a half-written, unplayable video behind.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/video/video_reader.h"
+#include "kiln/image.h"
+#include "kiln/status.h"
+
+namespace kiln {
+
+enum class VideoPixels : uint8_t { kRgb = 0, kRgba, kGray };
+
+struct VideoWriterOptions {
+  int32_t width = 0;
+  int32_t height = 0;
+  VideoPixels pixels = VideoPixels::kRgb;
+  Rational time_base{1, 30};   // of the timestamps passed to write()
+  Rational frame_rate{30, 1};
+  // "" = chosen by the container: mp4, mkv, mov -> libx264 (H.264); webm -> libvpx-vp9; with alpha: webm ->
+  // VP9 with alpha, mov -> qtrle, mkv -> ffv1. Any FFmpeg encoder name is accepted.
+  std::string codec;
+  int32_t crf = 20;                 // x264 and VP9 constant quality (lower = better)
+  std::string preset = "veryfast";  // x264 preset
+  bool low_latency = false;         // x264 tune zerolatency, VP9 realtime: no frame delay in the encoder
+  int32_t threads = 0;              // encoder threads; 0 = FFmpeg's choice
+  std::string audio_from;           // copy the audio streams of this file (those the container can hold)
+};
+
+class VideoWriter {
+ public:
+  // InvalidArgument for an unknown container, an odd option or alpha in a container that cannot hold it;
+  // UnsupportedFormat when this FFmpeg build lacks the encoder; IoError when the file cannot be created.
+  static Result<std::unique_ptr<VideoWriter>> open(const std::string& path, const VideoWriterOptions& options);
+  virtual ~VideoWriter() = default;  // without finish(): the temporary file is removed, nothing appears
+
+  // One frame (u8 HWC with the channels of options.pixels, the options' size); pts strictly increasing.
+  virtual Status write(const ImageView& image, int64_t pts) = 0;
+  // Drains the encoder, copies the rest of the audio, writes the trailer and moves the file into place.
+  virtual Status finish() = 0;
+  // "h264 (libx264, yuv420p) in mp4, 1 audio stream copied"
+  virtual std::string description() const = 0;
+  virtual const std::vector<std::string>& notes() const = 0;  // e.g. an audio stream the container cannot hold
+};
+
+}  // namespace kiln

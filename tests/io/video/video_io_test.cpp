@@ -1,0 +1,227 @@
+// VideoWriter -> VideoReader round trips through real FFmpeg codecs (H.264, VP9), timestamps kept exactly, and
+// damaged files: a truncated Matroska file yields its decodable frames, a truncated MP4 a clear error.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "io/video/video_reader.h"
+#include "io/video/video_writer.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kWidth = 320;
+constexpr int kHeight = 240;
+constexpr int kFrames = 30;
+constexpr int64_t kTicksPerFrame = 512;  // time base 1/15360 at 30 fps: MP4's usual clock
+
+// A gradient with a bright square that moves 6 px per frame: smooth enough for a lossy codec to keep closely.
+ImageBuffer test_frame(int index, int channels = 3) {
+  ImageBuffer img;
+  img.width = kWidth;
+  img.height = kHeight;
+  img.channels = channels;
+  img.pixels.resize(static_cast<size_t>(kWidth) * kHeight * channels);
+  for (int y = 0; y < kHeight; ++y) {
+    for (int x = 0; x < kWidth; ++x) {
+      const bool square = x >= 20 + 6 * index && x < 80 + 6 * index && y >= 90 && y < 150;
+      uint8_t* p = &img.pixels[(static_cast<size_t>(y) * kWidth + x) * channels];
+      p[0] = square ? 230 : static_cast<uint8_t>(x * 200 / kWidth);
+      if (channels >= 3) {
+        p[1] = square ? 60 : static_cast<uint8_t>(y * 200 / kHeight);
+        p[2] = square ? 40 : 120;
+      }
+      if (channels == 4) p[3] = square ? 255 : 0;
+    }
+  }
+  return img;
+}
+
+fs::path temp_dir() {
+  fs::path dir = fs::temp_directory_path() / ("kiln_video_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+void write_video(const std::string& path, int frames = kFrames, VideoPixels pixels = VideoPixels::kRgb) {
+  VideoWriterOptions o;
+  o.width = kWidth;
+  o.height = kHeight;
+  o.pixels = pixels;
+  o.time_base = {1, 15360};
+  o.frame_rate = {30, 1};
+  auto writer = VideoWriter::open(path, o);
+  ASSERT_TRUE(writer.is_ok()) << writer.status().to_string();
+  for (int i = 0; i < frames; ++i) {
+    const ImageBuffer img = test_frame(i, pixels == VideoPixels::kRgba ? 4 : 3);
+    ASSERT_TRUE(writer.value()->write(img.view(), i * kTicksPerFrame).is_ok());
+  }
+  Status st = writer.value()->finish();
+  ASSERT_TRUE(st.is_ok()) << st.to_string();
+}
+
+std::vector<VideoFrame> read_all(VideoReader& reader) {
+  std::vector<VideoFrame> frames;
+  for (;;) {
+    VideoFrame f;
+    bool end = false;
+    Status st = reader.read(&f, &end);
+    EXPECT_TRUE(st.is_ok()) << st.to_string();
+    if (end || !st.is_ok()) break;
+    frames.push_back(std::move(f));
+  }
+  return frames;
+}
+
+double mean_abs_diff(const ImageBuffer& a, const ImageBuffer& b) {
+  double sum = 0;
+  for (size_t i = 0; i < a.pixels.size(); ++i) sum += std::abs(int(a.pixels[i]) - int(b.pixels[i]));
+  return sum / static_cast<double>(a.pixels.size());
+}
+
+void truncate_file(const fs::path& path, double keep) {
+  const auto size = fs::file_size(path);
+  fs::resize_file(path, static_cast<uintmax_t>(static_cast<double>(size) * keep));
+}
+
+TEST(VideoIo, H264RoundTripKeepsFramesTimestampsAndPixels) {
+  const fs::path path = temp_dir() / "round.mp4";
+  write_video(path.string());
+  auto reader = VideoReader::open(path.string());
+  ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
+  const VideoInfo& info = reader.value()->info();
+  EXPECT_EQ(info.codec, "h264");
+  EXPECT_EQ(info.width, kWidth);
+  EXPECT_EQ(info.height, kHeight);
+  EXPECT_NEAR(info.frame_rate.value(), 30.0, 1e-6);
+  EXPECT_EQ(info.frames, kFrames);
+  const auto frames = read_all(*reader.value());
+  ASSERT_EQ(frames.size(), static_cast<size_t>(kFrames));
+  for (int i = 0; i < kFrames; ++i) {
+    EXPECT_NEAR(frames[i].time_s, i / 30.0, 1e-6) << i;
+    EXPECT_EQ(frames[i].index, i);
+    // yuv420p chroma subsampling and CRF 20 leave a small difference; a wrong frame order or a colour swap would
+    // be far larger (the square moves 6 px a frame).
+    EXPECT_LT(mean_abs_diff(frames[i].rgb, test_frame(i)), 4.0) << i;
+  }
+  EXPECT_EQ(reader.value()->error_count(), 0);
+  fs::remove_all(path.parent_path());
+}
+
+TEST(VideoIo, Vp9WithAlphaInWebm) {
+  const fs::path path = temp_dir() / "alpha.webm";
+  write_video(path.string(), 10, VideoPixels::kRgba);
+  auto reader = VideoReader::open(path.string());
+  ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
+  EXPECT_EQ(reader.value()->info().codec, "vp9");
+  EXPECT_EQ(read_all(*reader.value()).size(), 10u);
+  fs::remove_all(path.parent_path());
+}
+
+TEST(VideoIo, AlphaInMp4IsRefusedWithTheFix) {
+  VideoWriterOptions o;
+  o.width = kWidth;
+  o.height = kHeight;
+  o.pixels = VideoPixels::kRgba;
+  auto writer = VideoWriter::open((temp_dir() / "a.mp4").string(), o);
+  ASSERT_FALSE(writer.is_ok());
+  EXPECT_EQ(writer.status().code(), Errc::kInvalidArgument);
+  EXPECT_NE(writer.status().message().find(".webm"), std::string::npos) << writer.status().message();
+}
+
+TEST(VideoIo, UnfinishedWriterLeavesNothing) {
+  const fs::path dir = temp_dir() / "unfinished";
+  fs::create_directories(dir);
+  {
+    VideoWriterOptions o;
+    o.width = kWidth;
+    o.height = kHeight;
+    auto writer = VideoWriter::open((dir / "x.mp4").string(), o);
+    ASSERT_TRUE(writer.is_ok());
+    const ImageBuffer img = test_frame(0);
+    ASSERT_TRUE(writer.value()->write(img.view(), 0).is_ok());
+  }
+  EXPECT_TRUE(fs::is_empty(dir));
+  fs::remove_all(dir);
+}
+
+TEST(VideoIo, TruncatedMatroskaYieldsItsDecodableFrames) {
+  const fs::path path = temp_dir() / "cut.mkv";
+  write_video(path.string());
+  truncate_file(path, 0.6);
+  auto reader = VideoReader::open(path.string());
+  ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
+  const auto frames = read_all(*reader.value());
+  EXPECT_GT(frames.size(), 5u);
+  EXPECT_LT(frames.size(), static_cast<size_t>(kFrames));
+  for (size_t i = 0; i < frames.size(); ++i) EXPECT_LT(mean_abs_diff(frames[i].rgb, test_frame(int(i))), 4.0) << i;
+  fs::remove_all(path.parent_path());
+}
+
+// MPEG-TS is built to resynchronise (188-byte packets with a sync byte), so a damaged stretch costs only the
+// frames inside it; Matroska or MP4 damage can lose the rest of a cluster, as the ffmpeg tool does too.
+TEST(VideoIo, CorruptBytesInTheMiddleDoNotStopTheRead) {
+  const fs::path path = temp_dir() / "noise.ts";
+  write_video(path.string());
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    const auto size = static_cast<std::streamoff>(fs::file_size(path));
+    f.seekp(size / 2);
+    std::string noise(2000, '\0');
+    for (size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<char>((i * 7919 + 13) & 0xff);
+    f.write(noise.data(), static_cast<std::streamsize>(noise.size()));
+  }
+  auto reader = VideoReader::open(path.string());
+  ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
+  const auto frames = read_all(*reader.value());
+  EXPECT_GT(frames.size(), static_cast<size_t>(kFrames / 2));
+  EXPECT_GT(reader.value()->error_count(), 0);
+  for (const std::string& e : reader.value()->errors()) std::printf("  reported: %s\n", e.c_str());
+  fs::remove_all(path.parent_path());
+}
+
+TEST(VideoIo, TruncatedMp4AndNonVideoGiveClearErrors) {
+  const fs::path dir = temp_dir();
+  const fs::path mp4 = dir / "cut.mp4";
+  write_video(mp4.string());
+  truncate_file(mp4, 0.5);  // the index (moov) is at the end: nothing can be located
+  auto reader = VideoReader::open(mp4.string());
+  ASSERT_FALSE(reader.is_ok());
+  EXPECT_NE(reader.status().message().find(mp4.string()), std::string::npos);
+
+  const fs::path text = dir / "notes.mp4";
+  std::ofstream(text) << "not a video at all\n";
+  reader = VideoReader::open(text.string());
+  ASSERT_FALSE(reader.is_ok());
+  EXPECT_NE(reader.status().message().find("notes.mp4"), std::string::npos);
+
+  reader = VideoReader::open((dir / "missing.mp4").string());
+  ASSERT_FALSE(reader.is_ok());
+  EXPECT_EQ(reader.status().code(), Errc::kIoError);
+  fs::remove_all(dir);
+}
+
+TEST(VideoIo, HardwareDecodeFallsBackWithAReason) {
+  const fs::path path = temp_dir() / "hw.mp4";
+  write_video(path.string(), 3);
+  VideoReaderOptions o;
+  o.hw_decode = VideoHwDecode::kAuto;
+  auto reader = VideoReader::open(path.string(), o);
+  ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
+  const std::string& decode = reader.value()->info().decode;
+  if (decode.rfind("cuda", 0) == 0) {
+    EXPECT_EQ(read_all(*reader.value()).size(), 3u);  // NVDEC present: frames come back from the GPU
+  } else {
+    EXPECT_NE(decode.find("software decode:"), std::string::npos) << decode;  // the reason is named
+    EXPECT_EQ(read_all(*reader.value()).size(), 3u);
+  }
+  fs::remove_all(path.parent_path());
+}
+
+}  // namespace
+}  // namespace kiln
