@@ -1,0 +1,108 @@
+// The segmentation application: video (files, capture devices, image sequences) -> decode -> fused preprocess ->
+// batched person segmentation (the converted MediaPipe selfie model, or any ONNX model) -> the person probability
+// per frame, smoothed across frames -> a mask, alpha, composite or background-blurred video, or arrays.
+// `kiln segment` runs the job; several inputs share one batcher.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kiln/exec.h"
+#include "kiln/infer.h"
+#include "kiln/params.h"
+
+namespace kiln {
+
+// What the model gives and how it becomes a person probability, and how that becomes the output's mask.
+struct SegmentSettings {
+  std::string model = "selfie";     // a packaged model's name, or an .onnx file
+  // auto: one channel: used as it is when every value is within [0, 1], else sigmoid; several channels: softmax.
+  std::string activation = "auto";  // auto | sigmoid | softmax | none
+  int32_t person_class = 1;         // with several channels: the person's channel
+  bool letterbox = false;           // fit the frame into the model's input keeping its aspect (else stretch)
+  float threshold = 0.5f;           // probability at or above which a pixel is the person
+  // Temporal smoothing (MediaPipe's): each pixel keeps this share of its previous value, weighted by how uncertain
+  // the new value is (confident pixels follow the new frame at once, so motion does not lag). 0 = off.
+  float temporal = 0.7f;
+  float feather = 0.2f;  // alpha, composite, blur: alpha ramps over this probability band around the threshold
+};
+
+// model, activation, person_class, letterbox, threshold, temporal, feather.
+const ParamTable<SegmentSettings>& segment_params();
+
+// mask: 0/255 gray video; alpha: the frame with the person's alpha (.webm, .mov, .mkv); composite: the person over
+// `background`; blur: the background blurred; npy / h5: the smoothed probability per frame, float16 N x H x W.
+enum class SegmentOutput : uint8_t { kMask = 0, kAlpha, kComposite, kBlur, kNpy, kH5 };
+inline constexpr EnumName<SegmentOutput> kSegmentOutputNames[] = {
+    {SegmentOutput::kMask, "mask"}, {SegmentOutput::kAlpha, "alpha"}, {SegmentOutput::kComposite, "composite"},
+    {SegmentOutput::kBlur, "blur"}, {SegmentOutput::kNpy, "npy"},     {SegmentOutput::kH5, "h5"}};
+
+struct SegmentJobConfig {
+  SegmentSettings segment;
+  std::string output_dir;      // -o: a folder (one output per input), or a file name for one input
+  std::string output = "mask";  // mask | alpha | composite | blur | npy | h5
+  // throughput: batches, every core | latency: paced at the source's rate (exec.mode says where things run)
+  std::string pipeline = "throughput";
+  std::string background = "#00b140";  // composite: a colour (#rrggbb) or an image file
+  int32_t blur_radius = 25;            // blur: the background's blur radius in pixels
+  int64_t max_delay_us = 0;       // longest wait for a fuller batch; 0 = the mode's (throughput 5 ms, latency 0)
+  double stale_ms = 0;            // latency: a frame waiting longer is dropped; 0 = two frame intervals
+  bool pace = true;               // latency: read inputs at their frame rate, as a live source delivers them
+  int32_t crf = 20;               // video outputs: constant quality (lower = better)
+  std::string codec;              // video outputs: an FFmpeg encoder name; "" = by container
+  double fps = 30;                // image-sequence inputs: their frame rate
+  bool copy_audio = true;         // video outputs: copy the input's audio streams
+  std::string hw_decode = "auto";  // auto (NVDEC when possible, said when not) | cuda | none
+  std::string provider = "cuda";  // the GPU execution provider to try first: cuda | tensorrt
+  // mode (where inference and preprocessing run), threads, batch_size (0 = the mode's: throughput 8, latency 1)
+  ExecSettings exec = [] {
+    ExecSettings e;
+    e.batch_size = 0;
+    return e;
+  }();
+};
+const ParamTable<SegmentJobConfig>& segment_job_params();
+
+struct SegmentStreamSummary {
+  std::string input;
+  std::string output;
+  std::string decode;         // software/NVDEC, threads
+  std::string encode;         // the encoder and container
+  int64_t frames = 0;         // read from the input
+  int64_t written = 0;        // frames in the output (dropped ones are written with the last mask)
+  int64_t dropped = 0;        // latency mode: frames not inferred because they waited too long
+  double foreground = 0;      // mean share of person pixels over the frames
+  std::vector<std::string> errors;  // damaged input, audio not copied ...
+  int64_t error_count = 0;
+};
+
+struct SegmentStageSummary {
+  std::string name;     // decode, infer, post, encode
+  double busy_s = 0;    // summed over the stage's threads
+  int32_t threads = 1;
+  double busy_percent = 0;  // busy_s / (wall time x threads)
+};
+
+struct SegmentJobSummary {
+  std::vector<SegmentStreamSummary> streams;
+  std::vector<SegmentStageSummary> stages;
+  std::string bottleneck;  // the busiest stage
+  double seconds = 0;
+  double fps = 0;          // frames written per second, all streams
+  double latency_p50_ms = 0, latency_p95_ms = 0, latency_p99_ms = 0;  // decoded (arrived) -> encoded
+  double batch_mean = 0;   // frames per inference run
+  InferReport infer;       // provider, placement, fallbacks
+  std::string preprocess;  // where the fused preprocess ran
+};
+
+// Progress: frames written so far, and the frames expected (0 when unknown).
+using SegmentProgressFn = std::function<void(int64_t written, int64_t expected)>;
+
+// InvalidArgument/UnsupportedFormat for unusable settings or inputs before anything is written. A damaged input is
+// processed as far as it decodes; its errors are in the summary and its output is complete and playable.
+Result<SegmentJobSummary> segment_job_run(const SegmentJobConfig& config, const std::vector<std::string>& inputs,
+                                          const SegmentProgressFn& on_progress = {}, const LogFn& log = {});
+
+}  // namespace kiln

@@ -1,0 +1,263 @@
+#include "apps/segment/frame_matte.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "ops/image_px.h"
+
+namespace kiln {
+
+namespace {
+
+Result<std::vector<uint8_t>> background_make(const std::string& spec, int32_t width, int32_t height) {
+  std::vector<uint8_t> bg(static_cast<size_t>(width) * height * 3);
+  if (!spec.empty() && spec[0] == '#') {
+    unsigned r = 0, g = 0, b = 0;
+    if (spec.size() != 7 || std::sscanf(spec.c_str() + 1, "%2x%2x%2x", &r, &g, &b) != 3) {
+      return invalid_argument("background: a colour is #rrggbb, not " + spec);
+    }
+    for (size_t i = 0; i < bg.size(); i += 3) {
+      bg[i] = static_cast<uint8_t>(r);
+      bg[i + 1] = static_cast<uint8_t>(g);
+      bg[i + 2] = static_cast<uint8_t>(b);
+    }
+    return bg;
+  }
+  DecodeOptions decode;
+  decode.channels = 3;
+  KILN_TRY_ASSIGN(const ImageBuffer img, image_decode_file(spec, decode));
+  // Cover the frame (scale to fill, centre crop), nearest sample: a backdrop, not a measurement.
+  const double scale = std::max(static_cast<double>(width) / img.width, static_cast<double>(height) / img.height);
+  const double ox = (img.width - width / scale) / 2, oy = (img.height - height / scale) / 2;
+  for (int32_t y = 0; y < height; ++y) {
+    const int32_t sy = std::clamp(static_cast<int32_t>(oy + (y + 0.5) / scale), 0, img.height - 1);
+    for (int32_t x = 0; x < width; ++x) {
+      const int32_t sx = std::clamp(static_cast<int32_t>(ox + (x + 0.5) / scale), 0, img.width - 1);
+      const uint8_t* s = &img.pixels[(static_cast<size_t>(sy) * img.width + sx) * 3];
+      std::copy(s, s + 3, &bg[(static_cast<size_t>(y) * width + x) * 3]);
+    }
+  }
+  return bg;
+}
+
+// One separable box-blur pass (radius r, edges clamped) over an RGB image, in place through `tmp`.
+void box_blur(std::vector<uint8_t>* img, int32_t w, int32_t h, int32_t r, std::vector<uint8_t>* tmp) {
+  tmp->resize(img->size());
+  const float norm = 1.0f / static_cast<float>(2 * r + 1);
+  for (int32_t y = 0; y < h; ++y) {  // horizontal: img -> tmp
+    const uint8_t* row = img->data() + static_cast<size_t>(y) * w * 3;
+    uint8_t* out = tmp->data() + static_cast<size_t>(y) * w * 3;
+    for (int c = 0; c < 3; ++c) {
+      int32_t sum = 0;
+      for (int32_t k = -r; k <= r; ++k) sum += row[std::clamp(k, 0, w - 1) * 3 + c];
+      for (int32_t x = 0; x < w; ++x) {
+        out[x * 3 + c] = static_cast<uint8_t>(static_cast<float>(sum) * norm + 0.5f);
+        sum += row[std::min(x + r + 1, w - 1) * 3 + c] - row[std::max(x - r, 0) * 3 + c];
+      }
+    }
+  }
+  const size_t stride = static_cast<size_t>(w) * 3;
+  for (int32_t x = 0; x < w * 3; ++x) {  // vertical: tmp -> img
+    int32_t sum = 0;
+    for (int32_t k = -r; k <= r; ++k) sum += (*tmp)[std::clamp(k, 0, h - 1) * stride + x];
+    for (int32_t y = 0; y < h; ++y) {
+      (*img)[y * stride + x] = static_cast<uint8_t>(static_cast<float>(sum) * norm + 0.5f);
+      sum += (*tmp)[std::min(y + r + 1, h - 1) * stride + x] - (*tmp)[std::max(y - r, 0) * stride + x];
+    }
+  }
+}
+
+}  // namespace
+
+FrameMatte::Taps FrameMatte::taps_make(int32_t out_size, float start, float extent, int32_t in_size) {
+  Taps t;
+  t.i0.resize(out_size);
+  t.i1.resize(out_size);
+  t.w.resize(out_size);
+  const float step = extent / static_cast<float>(out_size);
+  for (int32_t i = 0; i < out_size; ++i) {
+    const float u = std::clamp(start + (static_cast<float>(i) + 0.5f) * step - 0.5f, 0.0f,
+                               static_cast<float>(in_size - 1));
+    const int32_t i0 = static_cast<int32_t>(u);
+    t.i0[i] = i0;
+    t.i1[i] = std::min(i0 + 1, in_size - 1);
+    t.w[i] = u - static_cast<float>(i0);
+  }
+  return t;
+}
+
+Result<FrameMatte> FrameMatte::make(int32_t frame_width, int32_t frame_height, int32_t prob_width,
+                                    int32_t prob_height, const MatteRegion& region, SegmentOutput output,
+                                    const SegmentSettings& settings, const std::string& background,
+                                    int32_t blur_radius) {
+  if (frame_width <= 0 || frame_height <= 0 || prob_width <= 0 || prob_height <= 0) {
+    return invalid_argument("matte: sizes must be positive");
+  }
+  FrameMatte m;
+  m.m_width = frame_width;
+  m.m_height = frame_height;
+  m.m_prob_width = prob_width;
+  m.m_output = output;
+  m.m_threshold = settings.threshold;
+  const float band = std::max(settings.feather, 1e-3f);
+  m.m_alpha_low = settings.threshold - band / 2;
+  m.m_alpha_scale = 1.0f / band;
+  m.m_x = taps_make(frame_width, region.x, region.width, prob_width);
+  m.m_y = taps_make(frame_height, region.y, region.height, prob_height);
+  if (output == SegmentOutput::kComposite) {
+    KILN_TRY_ASSIGN(m.m_background, background_make(background, frame_width, frame_height));
+  }
+  if (output == SegmentOutput::kBlur) {
+    if (blur_radius < 1) return invalid_argument("blur_radius must be at least 1");
+    // Blurring a quarter-size frame costs a sixteenth; a radius of several pixels hides the difference.
+    m.m_blur_factor = std::clamp(blur_radius / 4, 1, 8);
+    m.m_blur_radius = std::max(1, blur_radius / m.m_blur_factor / 2);  // two box passes ~ one wider Gaussian
+    m.m_small_width = std::max(1, frame_width / m.m_blur_factor);
+    m.m_small_height = std::max(1, frame_height / m.m_blur_factor);
+    m.m_blur_x = taps_make(frame_width, 0, static_cast<float>(m.m_small_width), m.m_small_width);
+    m.m_blur_y = taps_make(frame_height, 0, static_cast<float>(m.m_small_height), m.m_small_height);
+  }
+  return m;
+}
+
+int32_t FrameMatte::channels() const {
+  switch (m_output) {
+    case SegmentOutput::kMask: return 1;
+    case SegmentOutput::kAlpha: return 4;
+    default: return 3;
+  }
+}
+
+void FrameMatte::prob_row(const float* prob, int32_t y, float* row) const {
+  const float wy = m_y.w[y];
+  const float* r0 = prob + static_cast<size_t>(m_y.i0[y]) * m_prob_width;
+  const float* r1 = prob + static_cast<size_t>(m_y.i1[y]) * m_prob_width;
+  for (int32_t x = 0; x < m_width; ++x) {
+    const int32_t a = m_x.i0[x], b = m_x.i1[x];
+    const float wx = m_x.w[x];
+    const float top = r0[a] + (r0[b] - r0[a]) * wx;
+    const float bottom = r1[a] + (r1[b] - r1[a]) * wx;
+    row[x] = top + (bottom - top) * wy;
+  }
+}
+
+void FrameMatte::blurred_row(const std::vector<uint8_t>& small, int32_t y, uint8_t* row) const {
+  const float wy = m_blur_y.w[y];
+  const uint8_t* r0 = small.data() + static_cast<size_t>(m_blur_y.i0[y]) * m_small_width * 3;
+  const uint8_t* r1 = small.data() + static_cast<size_t>(m_blur_y.i1[y]) * m_small_width * 3;
+  for (int32_t x = 0; x < m_width; ++x) {
+    const int32_t a = m_blur_x.i0[x] * 3, b = m_blur_x.i1[x] * 3;
+    const float wx = m_blur_x.w[x];
+    for (int c = 0; c < 3; ++c) {
+      const float top = r0[a + c] + (r0[b + c] - r0[a + c]) * wx;
+      const float bottom = r1[a + c] + (r1[b + c] - r1[a + c]) * wx;
+      row[x * 3 + c] = static_cast<uint8_t>(top + (bottom - top) * wy + 0.5f);
+    }
+  }
+}
+
+double FrameMatte::render(const ImageView& frame, const float* prob, ImageBuffer* out, ThreadPool* pool) const {
+  const int32_t ch = channels();
+  out->width = m_width;
+  out->height = m_height;
+  out->channels = ch;
+  out->pixels.resize(static_cast<size_t>(m_width) * m_height * ch);
+
+  std::vector<uint8_t> small;
+  if (m_output == SegmentOutput::kBlur) {  // area-average to the small size, then two box passes
+    small.assign(static_cast<size_t>(m_small_width) * m_small_height * 3, 0);
+    const int32_t f = m_blur_factor;
+    for (int32_t sy = 0; sy < m_small_height; ++sy) {
+      for (int32_t sx = 0; sx < m_small_width; ++sx) {
+        int32_t sum[3] = {0, 0, 0};
+        for (int32_t dy = 0; dy < f; ++dy) {
+          const uint8_t* p = frame.row<uint8_t>(std::min(sy * f + dy, m_height - 1));
+          for (int32_t dx = 0; dx < f; ++dx) {
+            const int32_t x = std::min(sx * f + dx, m_width - 1);
+            for (int c = 0; c < 3; ++c) sum[c] += p[x * 3 + c];
+          }
+        }
+        for (int c = 0; c < 3; ++c) small[(static_cast<size_t>(sy) * m_small_width + sx) * 3 + c] =
+            static_cast<uint8_t>((sum[c] + f * f / 2) / (f * f));
+      }
+    }
+    std::vector<uint8_t> tmp;
+    box_blur(&small, m_small_width, m_small_height, m_blur_radius, &tmp);
+    box_blur(&small, m_small_width, m_small_height, m_blur_radius, &tmp);
+  }
+
+  std::vector<int64_t> counts(static_cast<size_t>(m_height), 0);
+  const auto rows = [&](int64_t begin, int64_t end) {
+    std::vector<float> p(static_cast<size_t>(m_width));
+    std::vector<uint8_t> blurred(m_output == SegmentOutput::kBlur ? static_cast<size_t>(m_width) * 3 : 0);
+    for (int64_t yy = begin; yy < end; ++yy) {
+      const auto y = static_cast<int32_t>(yy);
+      prob_row(prob, y, p.data());
+      uint8_t* dst = out->pixels.data() + static_cast<size_t>(y) * m_width * ch;
+      const uint8_t* src = frame.row<uint8_t>(y);
+      int64_t count = 0;
+      if (m_output == SegmentOutput::kMask) {
+        for (int32_t x = 0; x < m_width; ++x) {
+          const bool fg = p[x] >= m_threshold;
+          dst[x] = fg ? 255 : 0;
+          count += fg;
+        }
+        counts[y] = count;
+        continue;
+      }
+      const uint8_t* bg = nullptr;
+      if (m_output == SegmentOutput::kComposite) bg = m_background.data() + static_cast<size_t>(y) * m_width * 3;
+      if (m_output == SegmentOutput::kBlur) {
+        blurred_row(small, y, blurred.data());
+        bg = blurred.data();
+      }
+      for (int32_t x = 0; x < m_width; ++x) {
+        count += p[x] >= m_threshold;
+        const float a = std::clamp((p[x] - m_alpha_low) * m_alpha_scale, 0.0f, 1.0f);
+        if (m_output == SegmentOutput::kAlpha) {
+          dst[x * 4] = src[x * 3];
+          dst[x * 4 + 1] = src[x * 3 + 1];
+          dst[x * 4 + 2] = src[x * 3 + 2];
+          dst[x * 4 + 3] = static_cast<uint8_t>(a * 255.0f + 0.5f);
+        } else {
+          for (int c = 0; c < 3; ++c) {
+            const float v = bg[x * 3 + c] + (src[x * 3 + c] - bg[x * 3 + c]) * a;
+            dst[x * 3 + c] = static_cast<uint8_t>(v + 0.5f);
+          }
+        }
+      }
+      counts[y] = count;
+    }
+  };
+  if (pool != nullptr) pool->parallel_for(m_height, rows);
+  else rows(0, m_height);
+  int64_t total = 0;
+  for (const int64_t c : counts) total += c;
+  return static_cast<double>(total) / (static_cast<double>(m_width) * m_height);
+}
+
+double FrameMatte::probabilities(const float* prob, uint16_t* out, ThreadPool* pool) const {
+  std::vector<int64_t> counts(static_cast<size_t>(m_height), 0);
+  const auto rows = [&](int64_t begin, int64_t end) {
+    std::vector<float> p(static_cast<size_t>(m_width));
+    for (int64_t yy = begin; yy < end; ++yy) {
+      const auto y = static_cast<int32_t>(yy);
+      prob_row(prob, y, p.data());
+      uint16_t* dst = out + static_cast<size_t>(y) * m_width;
+      int64_t count = 0;
+      for (int32_t x = 0; x < m_width; ++x) {
+        dst[x] = static_cast<uint16_t>(kiln_float_to_half(p[x]));
+        count += p[x] >= m_threshold;
+      }
+      counts[y] = count;
+    }
+  };
+  if (pool != nullptr) pool->parallel_for(m_height, rows);
+  else rows(0, m_height);
+  int64_t total = 0;
+  for (const int64_t c : counts) total += c;
+  return static_cast<double>(total) / (static_cast<double>(m_width) * m_height);
+}
+
+}  // namespace kiln

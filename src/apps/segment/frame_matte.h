@@ -1,0 +1,56 @@
+// From the model's person probability (its input size, smoothed) to one output frame: the probability is
+// upsampled bilinearly (half-pixel centres) to the frame's size, over the part of the model input the frame
+// covers (all of it when stretched, the letterbox rectangle otherwise), then thresholded into a mask, or ramped
+// into an alpha over the feather band for the alpha, composite and blur outputs, in one pass over the frame.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "kiln/apps/segment.h"
+#include "kiln/codec.h"
+
+namespace kiln {
+
+struct MatteRegion {  // in model-input pixels
+  float x = 0, y = 0, width = 0, height = 0;
+};
+
+class FrameMatte {
+ public:
+  FrameMatte() = default;
+  // background: composite only, "#rrggbb" or an image file (scaled to the frame).
+  static Result<FrameMatte> make(int32_t frame_width, int32_t frame_height, int32_t prob_width, int32_t prob_height,
+                                 const MatteRegion& region, SegmentOutput output, const SegmentSettings& settings,
+                                 const std::string& background, int32_t blur_radius);
+
+  // Channels of render()'s frames: mask 1, alpha 4, composite and blur 3.
+  int32_t channels() const;
+  // `prob`: prob_width x prob_height. Fills `out` (frame size); returns the share of pixels at or above the
+  // threshold.
+  double render(const ImageView& frame, const float* prob, ImageBuffer* out, ThreadPool* pool) const;
+  // npy / h5: the upsampled probabilities as IEEE half, frame_width x frame_height; returns the share as above.
+  double probabilities(const float* prob, uint16_t* out, ThreadPool* pool) const;
+
+ private:
+  struct Taps {  // bilinear taps along one axis, per output position
+    std::vector<int32_t> i0, i1;
+    std::vector<float> w;
+  };
+  static Taps taps_make(int32_t out_size, float start, float extent, int32_t in_size);
+  void prob_row(const float* prob, int32_t y, float* row) const;
+  void blurred_row(const std::vector<uint8_t>& small, int32_t y, uint8_t* row) const;
+
+  int32_t m_width = 0, m_height = 0, m_prob_width = 0;
+  SegmentOutput m_output = SegmentOutput::kMask;
+  float m_threshold = 0.5f, m_alpha_low = 0.4f, m_alpha_scale = 5.0f;
+  Taps m_x, m_y;
+  std::vector<uint8_t> m_background;  // composite: the frame-size background (RGB)
+  int32_t m_blur_factor = 4, m_blur_radius = 6;
+  Taps m_blur_x, m_blur_y;             // blur: the small blurred frame back to the frame's size
+  int32_t m_small_width = 0, m_small_height = 0;
+};
+
+}  // namespace kiln

@@ -1,0 +1,130 @@
+#include "apps/segment/segment_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kiln {
+
+Result<std::unique_ptr<SegmentModel>> SegmentModel::open(const SegmentSettings& settings, const InferOptions& options) {
+  auto model = std::unique_ptr<SegmentModel>(new SegmentModel());
+  model->m_settings = settings;
+  model->m_name = settings.model;
+  KILN_TRY_ASSIGN(const std::string path, model_path_resolve(settings.model));
+  KILN_TRY_ASSIGN(model->m_session, InferSession::open(path, options));
+  const ModelInfo& info = model->m_session->info();
+  if (info.inputs.empty() || info.outputs.empty()) return invalid_argument(path + ": the model has no input or output");
+
+  auto packaged = packaged_model(settings.model);
+  if (packaged.is_ok()) {
+    const ModelInput& in = packaged.value().input;
+    model->m_width = in.width;
+    model->m_height = in.height;
+    model->m_layout = model_input_layout(in);
+    model->m_preprocess = model_preprocess_params(in);
+  } else {
+    // A plain file: N x 3 x H x W or N x H x W x 3, RGB, x / 255.
+    const std::vector<int64_t>& s = info.inputs[0].shape;
+    if (s.size() != 4 || !((s[1] == 3 && s[2] > 0 && s[3] > 0) || (s[3] == 3 && s[1] > 0 && s[2] > 0))) {
+      return invalid_argument(path + ": segment needs an image input N x 3 x H x W or N x H x W x 3 with a fixed "
+                              "size; this model's input is " + info.inputs[0].shape_text());
+    }
+    model->m_layout = s[1] == 3 ? Layout::kCHW : Layout::kHWC;
+    model->m_height = static_cast<int32_t>(model->m_layout == Layout::kCHW ? s[2] : s[1]);
+    model->m_width = static_cast<int32_t>(model->m_layout == Layout::kCHW ? s[3] : s[2]);
+    PreprocessParams p;
+    p.scale = 1.0f / 255.0f;
+    std::fill(std::begin(p.mean), std::end(p.mean), 0.0f);
+    std::fill(std::begin(p.std), std::end(p.std), 1.0f);
+    model->m_preprocess = p;
+  }
+  model->m_preprocess.fit = settings.letterbox ? ResizeFit::kLetterbox : ResizeFit::kStretch;
+  KILN_TRY(model->output_layout_set(info.outputs[0].shape));
+  if (settings.activation != "auto" && settings.activation != "sigmoid" && settings.activation != "softmax" &&
+      settings.activation != "none") {
+    return invalid_argument("activation must be auto, sigmoid, softmax or none");
+  }
+  model->m_activation = settings.activation;
+  if (model->m_activation == "auto" && model->m_channels > 1) model->m_activation = "softmax";
+  if (model->m_channels > 1 && (settings.person_class < 0 || settings.person_class >= model->m_channels)) {
+    return invalid_argument("person_class " + std::to_string(settings.person_class) + " is outside the model's " +
+                            std::to_string(model->m_channels) + " classes");
+  }
+  if (model->m_activation == "softmax" && model->m_channels < 2) {
+    return invalid_argument("softmax needs a model output with several channels");
+  }
+  return model;
+}
+
+// Rank 4: N x C x H x W, or N x H x W x C when the last dim is small (<= 32) and the second is not; rank 3: N x H x W.
+Status SegmentModel::output_layout_set(const std::vector<int64_t>& shape) {
+  if (shape.size() == 3) {
+    m_output_hwc = false;
+    m_channels = 1;
+    m_prob_height = static_cast<int32_t>(shape[1]);
+    m_prob_width = static_cast<int32_t>(shape[2]);
+  } else if (shape.size() == 4) {
+    m_output_hwc = shape[3] > 0 && shape[3] <= 32 && !(shape[1] > 0 && shape[1] <= 32);
+    m_channels = static_cast<int32_t>(m_output_hwc ? shape[3] : shape[1]);
+    m_prob_height = static_cast<int32_t>(m_output_hwc ? shape[1] : shape[2]);
+    m_prob_width = static_cast<int32_t>(m_output_hwc ? shape[2] : shape[3]);
+  } else {
+    return invalid_argument("segment needs a mask output N x C x H x W, N x H x W x C or N x H x W; got rank " +
+                            std::to_string(shape.size()));
+  }
+  return Status::ok();
+}
+
+std::string SegmentModel::describe() const {
+  const ModelInfo& info = m_session->info();
+  std::string activation = m_activation == "none" ? "probabilities as given" : m_activation;
+  if (m_activation == "auto") activation = "auto";
+  return m_name + " (" + info.inputs[0].shape_text() + " -> " + info.outputs[0].shape_text() + ", " + activation +
+         (m_channels > 1 ? ", person class " + std::to_string(m_settings.person_class) : "") + ")";
+}
+
+Status SegmentModel::run(const std::vector<float>& input, int64_t batch, std::vector<std::vector<float>>* probs) {
+  const std::vector<int64_t> shape = m_layout == Layout::kCHW ? std::vector<int64_t>{batch, 3, m_height, m_width}
+                                                              : std::vector<int64_t>{batch, m_height, m_width, 3};
+  std::vector<Tensor> outputs;
+  KILN_TRY(m_session->run(input, shape, &outputs));
+  if (outputs.empty()) return invalid_argument("the model returned no output");
+  const Tensor& out = outputs[0];
+  KILN_TRY(output_layout_set(out.shape));  // symbolic sizes are known now
+  const int64_t plane = static_cast<int64_t>(m_prob_width) * m_prob_height;
+  if (out.shape.empty() || out.shape[0] != batch || out.elements() != batch * plane * m_channels) {
+    return invalid_argument("the model's output does not hold one mask per frame");
+  }
+  if (m_activation == "auto") {  // settled once, on the first batch
+    const bool within = std::all_of(out.data.begin(), out.data.end(), [](float v) { return v >= 0.0f && v <= 1.0f; });
+    m_activation = within ? "none" : "sigmoid";
+  }
+  probs->resize(static_cast<size_t>(batch));
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<float>& p = (*probs)[static_cast<size_t>(b)];
+    p.resize(static_cast<size_t>(plane));
+    const float* item = out.data.data() + b * plane * m_channels;
+    const auto at = [&](int64_t i, int32_t c) {
+      return m_output_hwc ? item[i * m_channels + c] : item[static_cast<int64_t>(c) * plane + i];
+    };
+    for (int64_t i = 0; i < plane; ++i) {
+      float v;
+      if (m_channels == 1) {
+        v = at(i, 0);
+        if (m_activation == "sigmoid") v = 1.0f / (1.0f + std::exp(-std::clamp(v, -50.0f, 50.0f)));
+      } else if (m_activation == "softmax") {
+        float top = at(i, 0);
+        for (int32_t c = 1; c < m_channels; ++c) top = std::max(top, at(i, c));
+        float sum = 0;
+        for (int32_t c = 0; c < m_channels; ++c) sum += std::exp(at(i, c) - top);
+        v = std::exp(at(i, m_settings.person_class) - top) / sum;
+      } else {
+        v = at(i, m_settings.person_class);
+        if (m_activation == "sigmoid") v = 1.0f / (1.0f + std::exp(-std::clamp(v, -50.0f, 50.0f)));
+      }
+      p[static_cast<size_t>(i)] = std::isfinite(v) ? std::clamp(v, 0.0f, 1.0f) : 0.0f;
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace kiln

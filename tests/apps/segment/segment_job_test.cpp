@@ -1,0 +1,157 @@
+// The segment job end to end on videos made here from real photographs: two inputs share the batcher, a person
+// is found where there is one and nowhere else, frames and timestamps are kept, and the latency mode drops
+// nothing on a source it keeps up with. (The CLI tests use ffmpeg-made H.264/VP9 videos; these also run under
+// ThreadSanitizer.)
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "infer/infer_test_util.h"
+#include "io/video/video_reader.h"
+#include "io/video/video_writer.h"
+#include "kiln/apps/segment.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kW = 320, kH = 240, kFrames = 16;
+const char* kRocket = "/usr/lib/python3/dist-packages/skimage/data/rocket.jpg";
+
+// The photo scaled (nearest) to the frame's height, moving 3 px right per frame over a grey canvas.
+void video_from_photo(const std::string& photo, const std::string& path) {
+  DecodeOptions decode;
+  decode.channels = 3;
+  auto img = image_decode_file(photo, decode);
+  ASSERT_TRUE(img.is_ok()) << img.status().to_string();
+  const ImageBuffer& p = img.value();
+  const int h = kH, w = std::min(kW, p.width * kH / p.height);
+  VideoWriterOptions o;
+  o.width = kW;
+  o.height = kH;
+  o.time_base = {1, 30};
+  auto writer = VideoWriter::open(path, o);
+  ASSERT_TRUE(writer.is_ok()) << writer.status().to_string();
+  ImageBuffer frame;
+  frame.width = kW;
+  frame.height = kH;
+  frame.channels = 3;
+  for (int i = 0; i < kFrames; ++i) {
+    frame.pixels.assign(static_cast<size_t>(kW) * kH * 3, 48);
+    const int ox = (kW - w) / 2 + i * 3 - kFrames * 3 / 2;
+    for (int y = 0; y < h; ++y) {
+      for (int x = 0; x < w; ++x) {
+        const int fx = ox + x;
+        if (fx < 0 || fx >= kW) continue;
+        const uint8_t* s = &p.pixels[(static_cast<size_t>(y * p.height / h) * p.width + x * p.width / w) * 3];
+        std::copy(s, s + 3, &frame.pixels[(static_cast<size_t>(y) * kW + fx) * 3]);
+      }
+    }
+    ASSERT_TRUE(writer.value()->write(frame.view(), i).is_ok());
+  }
+  ASSERT_TRUE(writer.value()->finish().is_ok());
+}
+
+class SegmentJob : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    test::packaged_model_require("selfie");
+    m_dir = fs::temp_directory_path() / ("kiln_segment_job_" + std::to_string(::getpid()));
+    fs::create_directories(m_dir);
+    person = (m_dir / "person.mp4").string();
+    empty = (m_dir / "rocket.mp4").string();
+    video_from_photo(test::photo_paths()[0], person);
+    video_from_photo(kRocket, empty);
+  }
+  void TearDown() override { fs::remove_all(m_dir); }
+
+  SegmentJobConfig config(const std::string& output) {
+    SegmentJobConfig c;
+    c.output_dir = (m_dir / output).string();
+    c.exec.mode = ExecMode::kCpu;
+    c.exec.threads = 2;
+    return c;
+  }
+
+  fs::path m_dir;
+  std::string person, empty;
+};
+
+TEST_F(SegmentJob, TwoInputsShareTheBatcherAndKeepEveryFrame) {
+  SegmentJobConfig c = config("out");
+  c.exec.batch_size = 4;
+  auto result = segment_job_run(c, {person, empty});
+  ASSERT_TRUE(result.is_ok()) << result.status().to_string();
+  const SegmentJobSummary& s = result.value();
+  ASSERT_EQ(s.streams.size(), 2u);
+  EXPECT_GT(s.batch_mean, 1.0);  // frames of both inputs went through together
+  EXPECT_GT(s.streams[0].foreground, 0.10);
+  EXPECT_LT(s.streams[0].foreground, 0.70);
+  EXPECT_LT(s.streams[1].foreground, 0.02);
+  for (const SegmentStreamSummary& st : s.streams) {
+    EXPECT_EQ(st.frames, kFrames);
+    EXPECT_EQ(st.written, kFrames);
+    EXPECT_EQ(st.dropped, 0);
+    auto reader = VideoReader::open(st.output);
+    ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
+    int64_t n = 0;
+    for (;; ++n) {
+      VideoFrame f;
+      bool end = false;
+      ASSERT_TRUE(reader.value()->read(&f, &end).is_ok());
+      if (end) break;
+      EXPECT_NEAR(f.time_s, n / 30.0, 1e-4);  // the input's timestamps (MP4 may count them in a finer clock)
+    }
+    EXPECT_EQ(n, kFrames);
+  }
+  EXPECT_EQ(s.stages.size(), 4u);
+  EXPECT_FALSE(s.bottleneck.empty());
+}
+
+TEST_F(SegmentJob, LatencyModeKeepsUpWithAPacedSourceAndDropsNothing) {
+  SegmentJobConfig c = config("latency.mp4");
+  c.pipeline = "latency";
+  auto result = segment_job_run(c, {person});
+  ASSERT_TRUE(result.is_ok()) << result.status().to_string();
+  const SegmentJobSummary& s = result.value();
+  EXPECT_EQ(s.streams[0].written, kFrames);
+  EXPECT_EQ(s.streams[0].dropped, 0);
+  EXPECT_NEAR(s.batch_mean, 1.0, 1e-9);
+  EXPECT_GT(s.latency_p50_ms, 0.0);
+  EXPECT_GE(s.seconds, (kFrames - 1) / 30.0 * 0.9);  // paced at the source's 30 fps
+}
+
+TEST_F(SegmentJob, ArraysHoldTheProbabilities) {
+  SegmentJobConfig c = config("p.npy");
+  c.output = "npy";
+  auto result = segment_job_run(c, {person});
+  ASSERT_TRUE(result.is_ok()) << result.status().to_string();
+  EXPECT_EQ(result.value().streams[0].written, kFrames);
+  // kFrames x kH x kW float16 after an NPY header (a multiple of 64 bytes).
+  const uintmax_t data = static_cast<uintmax_t>(kFrames) * kW * kH * 2, size = fs::file_size(m_dir / "p.npy");
+  ASSERT_GT(size, data);
+  EXPECT_EQ((size - data) % 64, 0u);
+  EXPECT_LE(size - data, 512u);
+}
+
+TEST_F(SegmentJob, BadSettingsFailBeforeAnythingIsWritten) {
+  SegmentJobConfig c = config("bad.mp4");
+  c.output = "composite";
+  c.background = "#zz0000";
+  auto result = segment_job_run(c, {person});
+  ASSERT_FALSE(result.is_ok());
+  EXPECT_FALSE(fs::exists(m_dir / "bad.mp4"));
+  c = config("alpha.mp4");
+  c.output = "alpha";
+  result = segment_job_run(c, {person});
+  ASSERT_FALSE(result.is_ok());
+  EXPECT_NE(result.status().message().find(".webm"), std::string::npos);
+  c = config("x.mp4");
+  result = segment_job_run(c, {(m_dir / "missing.mp4").string()});
+  ASSERT_FALSE(result.is_ok());
+  EXPECT_EQ(result.status().code(), Errc::kIoError);
+}
+
+}  // namespace
+}  // namespace kiln
