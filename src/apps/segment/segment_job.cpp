@@ -1,86 +1,39 @@
-// The segment job: one reader thread per input -> kiln's dynamic batcher (every input shares it; latency inputs
-// carry a deadline and are dropped, counted, when they go stale) -> one inference thread (fused preprocess of the
-// batch, then the model) -> one writer thread per input, which takes its frames back in order, smooths them in
-// time, renders the output frame and encodes it. Each input has a budget of frames in flight, so memory stays flat
-// and a slow encoder holds its reader back. With the profiler on (kiln --trace), every frame is one flow from its
-// read to its encode across the threads.
+// The segment job: one reader thread per input submits its frames to the segment engine (segment_engine.h: the
+// shared batcher and the inference thread); one writer thread per input takes them back in order, smooths them in
+// time, renders the output frame and encodes it. With the profiler on (kiln --trace), every frame is one flow from
+// its read to its encode across the threads.
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <filesystem>
-#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
 
 #include "apps/segment/frame_matte.h"
 #include "apps/segment/frame_source.h"
-#include "apps/segment/mask_temporal.h"
-#include "apps/segment/segment_model.h"
-#include "core/thread_pool.h"
+#include "apps/segment/segment_engine.h"
 #include "io/tensor_writer.h"
 #include "io/video/video_writer.h"
 #include "kiln/apps/segment.h"
-#include "kiln/image_ops.h"
-#include "pipeline/batcher.h"
-#include "profiler/profiler.h"
 
 namespace kiln {
 
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 int64_t now_ns() { return profile_now_ns(); }
 
-struct FrameTask {
-  int32_t stream = 0;
-  VideoFrame frame;
-  int64_t arrived_ns = 0;  // when the source delivered it: latency counts from here
-  std::vector<float> prob;
-  int32_t prob_width = 0, prob_height = 0;
-  bool dropped = false;
-};
-
-struct StageClock {
-  const char* name;
-  std::atomic<int64_t> busy_ns{0};
-  int32_t threads = 1;
-};
-
-class StageTimer {
- public:
-  StageTimer(StageClock& clock) : m_clock(clock), m_begin(now_ns()), m_scope(clock.name) {}
-  ~StageTimer() { m_clock.busy_ns += now_ns() - m_begin; }
-
- private:
-  StageClock& m_clock;
-  int64_t m_begin;
-  ProfileScope m_scope;
-};
-
 struct Stream {
-  int32_t id = 0;
+  int32_t id = 0;  // the engine's stream
   std::unique_ptr<FrameSource> source;
   VideoInfo info;
   SegmentStreamSummary summary;
   std::string output;
-
-  std::mutex mutex;
-  std::condition_variable cv;
-  std::map<int64_t, FrameTask> ready;  // by frame index
-  int64_t total = -1;                   // frames read, once the source has ended
-  int64_t in_flight = 0;                // read and not yet written
-  int64_t in_flight_limit = 8;
-  int64_t timeout_us = 0;               // latency: the stale limit
-
-  std::vector<float> state;  // the temporally smoothed probability
+  MatteRegion region;  // in model-input pixels
   FrameMatte matte;
   int32_t matte_prob_width = 0, matte_prob_height = 0;
-  MatteRegion region;        // in model-input pixels
   std::unique_ptr<VideoWriter> video;
   TensorWriter arrays;
   std::vector<std::string> names;
@@ -150,25 +103,21 @@ double percentile_ms(std::vector<int64_t> values, double q) {
 class SegmentRun {
  public:
   SegmentRun(const SegmentJobConfig& config, const SegmentProgressFn& on_progress, const LogFn& log)
-      : m_config(config), m_on_progress(on_progress), m_log(log), m_pool(config.exec.threads),
-        m_executor(exec_options_make(config.exec, &m_pool), log) {}
+      : m_config(config), m_on_progress(on_progress), m_log(log) {}
 
   Status open(const std::vector<std::string>& inputs) {
     if (inputs.empty()) return invalid_argument("segment: no input");
     m_kind = output_kind(m_config.output);
     m_latency = m_config.pipeline == "latency";
-    m_max_batch = m_config.exec.batch_size > 0 ? m_config.exec.batch_size : (m_latency ? 1 : 8);
     KILN_TRY_ASSIGN(const std::vector<std::string> outputs, output_paths(m_config, inputs, m_kind));
-
-    InferOptions options;
-    options.mode = m_config.exec.mode;
-    options.gpu_only = m_config.exec.gpu_only;
-    options.fallback_on_error = m_config.exec.fallback_on_error;
-    options.threads = m_config.exec.threads;
-    options.spin_wait = false;  // decode, post-processing and encode share the cores
-    options.gpu_provider = m_config.provider == "tensorrt" ? InferProvider::kTensorRt : InferProvider::kCuda;
-    options.warmup_batch = m_max_batch;
-    KILN_TRY_ASSIGN(m_model, SegmentModel::open(m_config.segment, options));
+    SegmentEngineConfig engine;
+    engine.segment = m_config.segment;
+    engine.exec = m_config.exec;
+    engine.latency = m_latency;
+    engine.max_delay_us = m_config.max_delay_us;
+    engine.provider = m_config.provider;
+    engine.log = m_log;
+    KILN_TRY_ASSIGN(m_engine, SegmentEngine::open(engine));
 
     VideoReaderOptions reader;
     reader.low_latency = m_latency;
@@ -180,7 +129,6 @@ class SegmentRun {
     }
     for (size_t i = 0; i < inputs.size(); ++i) {
       auto stream = std::make_unique<Stream>();
-      stream->id = static_cast<int32_t>(i);
       KILN_TRY_ASSIGN(stream->source, FrameSource::open(inputs[i], reader, m_config.fps));
       stream->info = stream->source->info();
       if (stream->info.width <= 0 || stream->info.height <= 0) {
@@ -190,25 +138,14 @@ class SegmentRun {
       stream->summary.output = outputs[i];
       stream->summary.decode = stream->info.decode;
       stream->output = outputs[i];
-      const double fps = stream->info.frame_rate.value() > 0 ? stream->info.frame_rate.value() : 30.0;
-      stream->timeout_us = !m_latency ? 0
-                           : m_config.stale_ms > 0 ? static_cast<int64_t>(m_config.stale_ms * 1000)
-                                                   : static_cast<int64_t>(2e6 / fps);
-      stream->in_flight_limit = m_latency ? 32 : 3 * m_max_batch + 4;
       KILN_TRY(stream_outputs_open(*stream));
+      const double fps = stream->info.frame_rate.value() > 0 ? stream->info.frame_rate.value() : 30.0;
+      const int64_t timeout_us = !m_latency ? 0
+                                 : m_config.stale_ms > 0 ? static_cast<int64_t>(m_config.stale_ms * 1000)
+                                                         : static_cast<int64_t>(2e6 / fps);
+      stream->id = m_engine->stream_add(m_latency ? 32 : 3 * m_engine->max_batch() + 4, timeout_us);
       m_streams.push_back(std::move(stream));
     }
-    BatcherConfig batcher;
-    batcher.max_batch_size = static_cast<int32_t>(m_max_batch);
-    batcher.max_queue_delay_us = m_config.max_delay_us > 0 ? m_config.max_delay_us : (m_latency ? 0 : 5000);
-    batcher.priority_levels = 2;
-    batcher.default_priority_level = 2;
-    batcher.timeout_action = TimeoutAction::kReject;
-    KILN_TRY_ASSIGN(m_batcher, DynamicBatcher<FrameTask>::create(
-                                   batcher, nullptr, [this](FrameTask& task, const BatchResponse& response) {
-                                     task.dropped = !response.status.is_ok();
-                                     deliver(std::move(task));
-                                   }));
     return Status::ok();
   }
 
@@ -216,20 +153,16 @@ class SegmentRun {
     const int64_t started = now_ns();
     for (const auto& s : m_streams) m_expected += s->info.frames;
     m_decode.threads = m_post.threads = m_encode.threads = static_cast<int32_t>(m_streams.size());
-
     std::vector<std::thread> readers, writers;
-    std::thread inferrer([this] { infer_loop(); });
     for (auto& s : m_streams) {
       readers.emplace_back([this, &s] { read_loop(*s); });
       writers.emplace_back([this, &s] { write_loop(*s); });
     }
     for (auto& t : readers) t.join();
-    m_batcher->close();
-    inferrer.join();
+    m_engine->finish();
     for (auto& t : writers) t.join();
     const int64_t elapsed = now_ns() - started;
-
-    if (Status st = first_error(); !st.is_ok()) return st;
+    if (Status st = m_engine->error(); !st.is_ok()) return st;
 
     SegmentJobSummary summary;
     summary.seconds = static_cast<double>(elapsed) / 1e9;
@@ -254,12 +187,11 @@ class SegmentRun {
     summary.latency_p50_ms = percentile_ms(latencies, 0.50);
     summary.latency_p95_ms = percentile_ms(latencies, 0.95);
     summary.latency_p99_ms = percentile_ms(latencies, 0.99);
-    const BatcherStats stats = m_batcher->stats();
-    summary.batch_mean = stats.average_batch_size();
-    summary.infer = m_model->session().report();
-    summary.preprocess = m_preprocess_backend.empty() ? "cpu" : m_preprocess_backend;
+    summary.batch_mean = m_engine->batch_mean();
+    summary.infer = m_engine->model().session().report();
+    summary.preprocess = m_engine->preprocess_backend();
     double busiest = -1;
-    for (StageClock* c : {&m_decode, &m_infer, &m_post, &m_encode}) {
+    for (StageClock* c : {&m_decode, &m_engine->infer_clock(), &m_post, &m_encode}) {
       SegmentStageSummary stage;
       stage.name = c->name;
       stage.busy_s = static_cast<double>(c->busy_ns.load()) / 1e9;
@@ -277,7 +209,8 @@ class SegmentRun {
  private:
   Status stream_outputs_open(Stream& s) {
     const int32_t w = s.info.width, h = s.info.height;
-    const int32_t mw = m_model->input_width(), mh = m_model->input_height();
+    const SegmentModel& model = m_engine->model();
+    const int32_t mw = model.input_width(), mh = model.input_height();
     if (m_config.segment.letterbox) {
       const LetterboxPlacement p = letterbox_placement(w, h, mw, mh);
       s.region = {static_cast<float>(p.x), static_cast<float>(p.y), static_cast<float>(p.width),
@@ -305,8 +238,9 @@ class SegmentRun {
 
   // The matte for probability maps of pw x ph (the model's output size, known for sure after the first batch).
   Status matte_fit(Stream& s, int32_t pw, int32_t ph) {
-    const float sx = static_cast<float>(pw) / static_cast<float>(m_model->input_width());
-    const float sy = static_cast<float>(ph) / static_cast<float>(m_model->input_height());
+    const SegmentModel& model = m_engine->model();
+    const float sx = static_cast<float>(pw) / static_cast<float>(model.input_width());
+    const float sy = static_cast<float>(ph) / static_cast<float>(model.input_height());
     const MatteRegion r{s.region.x * sx, s.region.y * sy, s.region.width * sx, s.region.height * sy};
     KILN_TRY_ASSIGN(s.matte, FrameMatte::make(s.info.width, s.info.height, pw, ph, r, m_kind, m_config.segment,
                                               m_config.background, m_config.blur_radius));
@@ -321,13 +255,7 @@ class SegmentRun {
     int64_t paced_from = -1;
     double first_time = 0;
     for (;;) {
-      {
-        std::unique_lock<std::mutex> lock(s.mutex);
-        s.cv.wait(lock, [&] { return s.in_flight < s.in_flight_limit || m_cancelled.load(); });
-        if (m_cancelled.load()) break;
-        ++s.in_flight;
-      }
-      FrameTask task;
+      SegmentFrame task;
       task.stream = s.id;
       bool end = false;
       Status st;
@@ -336,13 +264,9 @@ class SegmentRun {
         st = s.source->read(&task.frame, &end);
         if (st.is_ok() && !end) profile_flow_begin("frame", flow_id(s.id, task.frame.index));
       }
-      if (!st.is_ok() || end) {
-        std::lock_guard<std::mutex> lock(s.mutex);
-        --s.in_flight;
-        if (!st.is_ok()) fail(st);
-        break;
-      }
-      if (m_latency && m_config.pace) {
+      if (!st.is_ok()) m_engine->stop(st);
+      if (!st.is_ok() || end) break;
+      if (m_latency && m_config.pace) {  // a live source delivers each frame at its time
         if (paced_from < 0) {
           paced_from = now_ns();
           first_time = task.frame.time_s;
@@ -351,120 +275,36 @@ class SegmentRun {
         const int64_t wait = due - now_ns();
         if (wait > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
       }
-      task.arrived_ns = now_ns();
+      if (Status e = m_engine->submit(std::move(task)); !e.is_ok()) {
+        if (e.code() != Errc::kCancelled) m_engine->stop(e);
+        break;
+      }
       ++read;
-      if (Status e = m_batcher->enqueue(std::move(task), m_latency ? 1 : 2, s.timeout_us); !e.is_ok()) {
-        if (!m_cancelled.load()) fail(e);
-        break;
-      }
     }
-    {
-      std::lock_guard<std::mutex> lock(s.mutex);
-      s.total = read;
-    }
-    s.cv.notify_all();
-  }
-
-  void infer_loop() {
-    Profiler::instance().set_thread_name("infer");
-    const int32_t mw = m_model->input_width(), mh = m_model->input_height();
-    const int64_t item = 3LL * mw * mh;
-    std::vector<float> input;
-    std::vector<std::vector<float>> probs;
-    for (;;) {
-      auto next = m_batcher->next_batch();
-      if (!next.is_ok()) break;  // closed and drained
-      Batch<FrameTask>& batch = next.value();
-      if (batch.empty()) continue;
-      const auto n = static_cast<int64_t>(batch.size());
-      const int64_t begin = now_ns();
-      Status st;
-      {
-        StageTimer timer(m_infer);
-        std::vector<ImageView> in, out;
-        input.resize(static_cast<size_t>(n * item));
-        for (int64_t i = 0; i < n; ++i) {
-          in.push_back(batch.items[i].request.frame.rgb.view());
-          out.push_back(image_view_packed(input.data() + i * item, mw, mh, 3, PixelType::kF32, m_model->input_layout()));
-        }
-        const VarShapeBatch in_batch = VarShapeBatch::wrap(in), out_batch = VarShapeBatch::wrap(out);
-        ExecReport report;
-        st = m_executor.run(OpCall{OpKind::kPreprocess, &m_model->preprocess(), in_batch.view(), out_batch.view(),
-                                   nullptr},
-                            &report);
-        if (st.is_ok() && m_preprocess_backend.empty()) m_preprocess_backend = report.backend;
-        if (st.is_ok()) st = m_model->run(input, n, &probs);
-        if (st.is_ok()) {
-          for (int64_t i = 0; i < n; ++i) {
-            FrameTask& t = batch.items[i].request;
-            t.prob = std::move(probs[static_cast<size_t>(i)]);
-            t.prob_width = m_model->prob_width();
-            t.prob_height = m_model->prob_height();
-          }
-        }
-      }
-      if (!st.is_ok()) {
-        fail(st);
-        m_batcher->complete(batch, now_ns() - begin, st);
-        break;
-      }
-      m_batcher->complete(batch, now_ns() - begin);
-    }
-  }
-
-  void deliver(FrameTask&& task) {
-    Stream& s = *m_streams[static_cast<size_t>(task.stream)];
-    {
-      std::lock_guard<std::mutex> lock(s.mutex);
-      const int64_t index = task.frame.index;
-      s.ready.emplace(index, std::move(task));
-    }
-    s.cv.notify_all();
+    m_engine->stream_end(s.id, read);
   }
 
   void write_loop(Stream& s) {
     Profiler::instance().set_thread_name("write " + std::to_string(s.id));
+    SegmentSmoother smoother(m_engine->model().prob_width(), m_engine->model().prob_height());
     ImageBuffer out;
     std::vector<uint16_t> half;
-    int64_t next = 0;
-    for (;;) {
-      FrameTask task;
-      {
-        std::unique_lock<std::mutex> lock(s.mutex);
-        s.cv.wait(lock, [&] {
-          return m_cancelled.load() || s.ready.count(next) != 0 || (s.total >= 0 && next >= s.total);
-        });
-        if (m_cancelled.load()) return;
-        if (s.total >= 0 && next >= s.total) break;
-        auto it = s.ready.find(next);
-        task = std::move(it->second);
-        s.ready.erase(it);
-      }
-      ++next;
+    SegmentFrame task;
+    while (m_engine->take(s.id, &task)) {
       double foreground = 0;
       Status st;
       {
         StageTimer timer(m_post);
-        if (task.dropped) {
-          ++s.summary.dropped;
-          if (s.state.empty()) {  // nothing inferred yet: no person
-            s.state.assign(static_cast<size_t>(s.matte_prob_width) * s.matte_prob_height, 0.0f);
-          }
-        } else {
-          if (task.prob_width != s.matte_prob_width || task.prob_height != s.matte_prob_height) {
-            st = matte_fit(s, task.prob_width, task.prob_height);
-            s.state.clear();
-          }
-          if (s.state.size() != task.prob.size()) s.state = task.prob;
-          else mask_temporal_smooth(task.prob.data(), s.state.data(), s.state.size(), m_config.segment.temporal);
+        if (task.dropped) ++s.summary.dropped;
+        const std::vector<float>& prob = smoother.update(task, m_config.segment.temporal);
+        if (smoother.width() != s.matte_prob_width || smoother.height() != s.matte_prob_height) {
+          st = matte_fit(s, smoother.width(), smoother.height());
         }
-        if (st.is_ok()) {
-          if (is_array_output(m_kind)) {
-            half.resize(static_cast<size_t>(s.info.width) * s.info.height);
-            foreground = s.matte.probabilities(s.state.data(), half.data(), &m_pool);
-          } else {
-            foreground = s.matte.render(task.frame.rgb.view(), s.state.data(), &out, &m_pool);
-          }
+        if (st.is_ok() && is_array_output(m_kind)) {
+          half.resize(static_cast<size_t>(s.info.width) * s.info.height);
+          foreground = s.matte.probabilities(prob.data(), half.data(), &m_engine->pool());
+        } else if (st.is_ok()) {
+          foreground = s.matte.render(task.frame.rgb.view(), prob.data(), &out, &m_engine->pool());
         }
       }
       if (st.is_ok()) {
@@ -478,22 +318,19 @@ class SegmentRun {
         }
       }
       if (!st.is_ok()) {
-        fail(st);
+        m_engine->stop(st);
         return;
       }
       s.foreground_sum += foreground;
       ++s.summary.written;
       if (!task.dropped) s.latencies_ns.push_back(now_ns() - task.arrived_ns);
-      {
-        std::lock_guard<std::mutex> lock(s.mutex);
-        --s.in_flight;
-      }
-      s.cv.notify_all();
+      m_engine->release(s.id);
       progress();
     }
-    s.summary.frames = s.total;
+    if (!m_engine->error().is_ok()) return;
+    s.summary.frames = s.summary.written;
     Status st = s.video ? s.video->finish() : s.arrays.finish(s.names);
-    if (!st.is_ok()) fail(st);
+    if (!st.is_ok()) m_engine->stop(st);
   }
 
   void progress() {
@@ -507,40 +344,14 @@ class SegmentRun {
     return (static_cast<uint64_t>(stream) << 40) | static_cast<uint64_t>(index);
   }
 
-  void fail(const Status& st) {
-    {
-      std::lock_guard<std::mutex> lock(m_error_mutex);
-      if (m_error.is_ok()) m_error = st;
-    }
-    m_cancelled = true;
-    if (m_batcher) m_batcher->close();
-    for (auto& s : m_streams) {
-      { std::lock_guard<std::mutex> lock(s->mutex); }
-      s->cv.notify_all();
-    }
-  }
-
-  Status first_error() {
-    std::lock_guard<std::mutex> lock(m_error_mutex);
-    return m_error;
-  }
-
   const SegmentJobConfig& m_config;
   SegmentProgressFn m_on_progress;
   LogFn m_log;
-  ThreadPool m_pool;
-  OpExecutor m_executor;
   SegmentOutput m_kind = SegmentOutput::kMask;
   bool m_latency = false;
-  int64_t m_max_batch = 8;
-  std::unique_ptr<SegmentModel> m_model;
+  std::unique_ptr<SegmentEngine> m_engine;
   std::vector<std::unique_ptr<Stream>> m_streams;
-  std::unique_ptr<DynamicBatcher<FrameTask>> m_batcher;
-  std::string m_preprocess_backend;
-  StageClock m_decode{"decode"}, m_infer{"infer"}, m_post{"post"}, m_encode{"encode"};
-  std::atomic<bool> m_cancelled{false};
-  std::mutex m_error_mutex;
-  Status m_error;
+  StageClock m_decode{"decode"}, m_post{"post"}, m_encode{"encode"};
   std::atomic<int64_t> m_written{0};
   int64_t m_expected = 0;
   std::mutex m_progress_mutex;

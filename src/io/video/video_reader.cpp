@@ -50,7 +50,8 @@ class FfmpegVideoReader final : public VideoReader {
     }
     AVFormatContext* raw = nullptr;
     if (int rc = avformat_open_input(&raw, path.c_str(), input_format, nullptr); rc < 0) {
-      return io_error(path + ": cannot open as a video: " + av_error_text(rc));
+      const std::string why = path + ": cannot open as a video: " + av_error_text(rc);
+      return input_format != nullptr ? io_error(why) : unsupported_format(why);  // a device may be busy or absent
     }
     m_format.reset(raw);
     if (int rc = avformat_find_stream_info(m_format.get(), nullptr); rc < 0) {
@@ -128,6 +129,7 @@ class FfmpegVideoReader final : public VideoReader {
         return st;
       }
       if (rc == AVERROR_EOF) {
+        end_check();
         *end = true;
         return Status::ok();
       }
@@ -139,6 +141,7 @@ class FfmpegVideoReader final : public VideoReader {
         }
       }
       if (m_flushed) {
+        end_check();
         *end = true;
         return Status::ok();
       }
@@ -241,6 +244,16 @@ class FfmpegVideoReader final : public VideoReader {
     return text;
   }
 
+  // A file that ends well before the length its header declares was cut short: said once.
+  void end_check() {
+    if (m_end_checked) return;
+    m_end_checked = true;
+    if (m_info.frames > 1 && m_next_index < m_info.frames - 1 && !video_is_capture_device(m_info.path)) {
+      note_error("the input ends early: " + std::to_string(m_next_index) + " of " + std::to_string(m_info.frames) +
+                 " frames decoded (truncated?)");
+    }
+  }
+
   // One frame's duration in time-base ticks (for frames without a timestamp).
   int64_t frame_ticks() const {
     const double ticks = 1.0 / (m_info.frame_rate.value() * m_info.time_base.value());
@@ -292,6 +305,7 @@ class FfmpegVideoReader final : public VideoReader {
   int64_t m_packets = 0;
   int m_read_failures = 0;
   bool m_flushed = false;
+  bool m_end_checked = false;
   std::vector<std::string> m_errors;
   int64_t m_error_count = 0;
 };

@@ -54,8 +54,8 @@ struct VideoFrame {
 
 class VideoReader {
  public:
-  // IoError for a missing or unreadable file, UnsupportedFormat for a file with no video stream or a codec this
-  // FFmpeg build cannot decode; the message starts with the path.
+  // IoError for a missing file or a capture device that cannot be opened, UnsupportedFormat for a file that is no
+  // video, has no video stream or a codec this FFmpeg build cannot decode; the message starts with the path.
   static Result<std::unique_ptr<VideoReader>> open(const std::string& path, const VideoReaderOptions& options = {});
   virtual ~VideoReader() = default;
 

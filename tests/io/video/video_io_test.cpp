@@ -160,6 +160,8 @@ TEST(VideoIo, TruncatedMatroskaYieldsItsDecodableFrames) {
   EXPECT_GT(frames.size(), 5u);
   EXPECT_LT(frames.size(), static_cast<size_t>(kFrames));
   for (size_t i = 0; i < frames.size(); ++i) EXPECT_LT(mean_abs_diff(frames[i].rgb, test_frame(int(i))), 4.0) << i;
+  ASSERT_FALSE(reader.value()->errors().empty());
+  EXPECT_NE(reader.value()->errors().back().find("ends early"), std::string::npos) << reader.value()->errors().back();
   fs::remove_all(path.parent_path());
 }
 

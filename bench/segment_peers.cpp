@@ -1,0 +1,177 @@
+// kiln segment against the straightforward sequential loop (the predecessor's design without its bugs): FFmpeg
+// decode -> OpenCV resize and normalize -> ONNX Runtime on one frame -> probabilities resized to the frame and
+// thresholded -> FFmpeg encode, one frame after the other. Both decode and encode through the same FFmpeg wrappers
+// and settings (libx264 veryfast, CRF 20), so the difference is the pipeline. Also kiln --latency paced at the
+// source's frame rate: its p99 latency against the loop's single-frame time.
+//
+//   segment_peers [--video person.mp4] [--threads 2] [--json out.json]
+// Without --video, a 1280 x 720 H.264 video of real photographs is made first (tools/video/make_person_video.py).
+#include <onnxruntime_cxx_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <opencv2/dnn.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include "bench_common.h"
+#include "io/video/video_reader.h"
+#include "io/video/video_writer.h"
+#include "kiln/apps/segment.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct LoopResult {
+  int64_t frames = 0;
+  double seconds = 0;
+  double compute_ms = 0;  // mean per frame: everything but decode and encode
+  double frame_ms = 0;    // mean per frame, all of it
+};
+
+// The sequential loop; writes a 0/255 mask video like kiln segment's default output.
+LoopResult sequential_loop(const std::string& video, const std::string& output, const kiln::PackagedModel& model,
+                           int threads) {
+  Ort::Env env(ORT_LOGGING_LEVEL_ERROR, "peer");
+  Ort::SessionOptions options;
+  options.SetIntraOpNumThreads(threads);
+  options.SetGraphOptimizationLevel(GraphOptimizationLevel::ORT_ENABLE_ALL);
+  Ort::Session session(env, model.file.c_str(), options);
+  Ort::AllocatorWithDefaultOptions allocator;
+  const std::string in_name = session.GetInputNameAllocated(0, allocator).get();
+  const std::string out_name = session.GetOutputNameAllocated(0, allocator).get();
+  const char* ins[] = {in_name.c_str()};
+  const char* outs[] = {out_name.c_str()};
+  const auto memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+
+  auto reader = kiln::VideoReader::open(video);
+  if (!reader.is_ok()) throw std::runtime_error(reader.status().to_string());
+  const kiln::VideoInfo info = reader.value()->info();
+  kiln::VideoWriterOptions wo;
+  wo.width = info.width;
+  wo.height = info.height;
+  wo.pixels = kiln::VideoPixels::kGray;
+  wo.time_base = info.time_base;
+  wo.frame_rate = info.frame_rate;
+  auto writer = kiln::VideoWriter::open(output, wo);
+  if (!writer.is_ok()) throw std::runtime_error(writer.status().to_string());
+
+  LoopResult r;
+  double compute = 0;
+  const auto t0 = Clock::now();
+  for (;;) {
+    kiln::VideoFrame frame;
+    bool end = false;
+    if (!reader.value()->read(&frame, &end).is_ok() || end) break;
+    const auto c0 = Clock::now();
+    cv::Mat rgb(frame.rgb.height, frame.rgb.width, CV_8UC3, frame.rgb.pixels.data());
+    cv::Mat resized, scaled;
+    cv::resize(rgb, resized, cv::Size(model.input.width, model.input.height), 0, 0, cv::INTER_LINEAR);
+    resized.convertTo(scaled, CV_32FC3, model.input.scale);
+    cv::Mat blob = cv::dnn::blobFromImage(scaled);  // NCHW
+    const int64_t shape[] = {1, 3, model.input.height, model.input.width};
+    Ort::Value tensor = Ort::Value::CreateTensor<float>(memory, blob.ptr<float>(), blob.total(), shape, 4);
+    auto result = session.Run(Ort::RunOptions{nullptr}, ins, &tensor, 1, outs, 1);
+    float* prob = result[0].GetTensorMutableData<float>();
+    cv::Mat small(model.input.height, model.input.width, CV_32F, prob), big, mask;
+    cv::resize(small, big, cv::Size(info.width, info.height), 0, 0, cv::INTER_LINEAR);
+    cv::threshold(big, big, 0.5, 255, cv::THRESH_BINARY);
+    big.convertTo(mask, CV_8U);
+    compute += seconds_since(c0);
+    const kiln::ImageView view = kiln::image_view_packed(mask.data, info.width, info.height, 1, kiln::PixelType::kU8);
+    if (!writer.value()->write(view, frame.pts).is_ok()) throw std::runtime_error("encode failed");
+    ++r.frames;
+  }
+  if (!writer.value()->finish().is_ok()) throw std::runtime_error("finish failed");
+  r.seconds = seconds_since(t0);
+  r.compute_ms = r.frames > 0 ? 1e3 * compute / static_cast<double>(r.frames) : 0;
+  r.frame_ms = r.frames > 0 ? 1e3 * r.seconds / static_cast<double>(r.frames) : 0;
+  return r;
+}
+
+kiln::SegmentJobSummary kiln_run(const std::string& video, const std::string& output, const std::string& pipeline,
+                                 int threads) {
+  kiln::SegmentJobConfig config;
+  config.output_dir = output;
+  config.pipeline = pipeline;
+  config.exec.mode = kiln::ExecMode::kCpu;
+  config.exec.threads = threads;
+  auto result = kiln::segment_job_run(config, {video});
+  if (!result.is_ok()) throw std::runtime_error(result.status().to_string());
+  return result.value();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kiln segment against a sequential decode -> preprocess -> infer -> threshold -> encode loop"};
+  std::string video, json_path;
+  int threads = 2;
+  double seconds = 2.0;
+  app.add_option("--video", video, "Input video (default: made from real photos, 1280 x 720 H.264)");
+  app.add_option("--seconds", seconds, "Seconds per photo of the made video");
+  app.add_option("--threads", threads, "Threads for ONNX Runtime and kiln")->check(kiln::bench::positive());
+  app.add_option("--json", json_path, "Also write the results here");
+  if (auto code = kiln::bench::args_parse(app, argc, argv)) return *code;
+
+  const fs::path dir = fs::temp_directory_path() / ("kiln_segment_peers_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  if (video.empty()) {
+    video = (dir / "person.mp4").string();
+    const std::string cmd = "/usr/bin/python3 " + kiln::bench::shell_quote(std::string(KILN_SOURCE_DIR) +
+                                                                           "/tools/video/make_person_video.py") +
+                            " -o " + kiln::bench::shell_quote(video) + " --seconds " + std::to_string(seconds) +
+                            " > /dev/null";
+    if (std::system(cmd.c_str()) != 0) {
+      std::fprintf(stderr, "segment_peers: could not make the test video (%s)\n", cmd.c_str());
+      return 1;
+    }
+  }
+  auto model = kiln::packaged_model("selfie");
+  if (!model.is_ok()) {
+    std::fprintf(stderr, "segment_peers: %s\n", model.status().to_string().c_str());
+    return 1;
+  }
+  try {
+    sequential_loop(video, (dir / "warm.mp4").string(), model.value(), threads);  // page cache, ORT's first runs
+    const LoopResult loop = sequential_loop(video, (dir / "loop.mp4").string(), model.value(), threads);
+    const kiln::SegmentJobSummary tp = kiln_run(video, (dir / "throughput.mp4").string(), "throughput", threads);
+    const kiln::SegmentJobSummary lat = kiln_run(video, (dir / "latency.mp4").string(), "latency", threads);
+    const double loop_fps = static_cast<double>(loop.frames) / loop.seconds;
+    nlohmann::json out = {
+        {"machine", kiln::bench::cpu_model()},
+        {"commit", kiln::bench::git_commit()},
+        {"video", video},
+        {"frames", loop.frames},
+        {"threads", threads},
+        {"sequential_loop", {{"fps", loop_fps}, {"frame_ms", loop.frame_ms}, {"compute_ms", loop.compute_ms}}},
+        {"kiln_throughput",
+         {{"fps", tp.fps}, {"batch_mean", tp.batch_mean}, {"bottleneck", tp.bottleneck}, {"p50_ms", tp.latency_p50_ms},
+          {"p99_ms", tp.latency_p99_ms}}},
+        {"kiln_latency",
+         {{"fps", lat.fps}, {"dropped", lat.streams[0].dropped}, {"p50_ms", lat.latency_p50_ms},
+          {"p95_ms", lat.latency_p95_ms}, {"p99_ms", lat.latency_p99_ms}}},
+        {"ratios",
+         {{"throughput_vs_loop", tp.fps / loop_fps},
+          {"latency_p99_vs_loop_frame_time", lat.latency_p99_ms / loop.frame_ms}}},
+        {"targets",
+         {{"throughput_2x", tp.fps >= 2 * loop_fps},
+          {"latency_p99_within_1_5x", lat.latency_p99_ms <= 1.5 * loop.frame_ms && lat.streams[0].dropped == 0}}}};
+    for (const auto& stage : tp.stages) out["kiln_throughput"]["busy_percent"][stage.name] = stage.busy_percent;
+    std::printf("%s\n", out.dump(2).c_str());
+    if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "segment_peers: %s\n", e.what());
+    fs::remove_all(dir);
+    return 1;
+  }
+  fs::remove_all(dir);
+  return 0;
+}

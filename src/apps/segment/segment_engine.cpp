@@ -1,0 +1,220 @@
+#include "apps/segment/segment_engine.h"
+
+#include "apps/segment/mask_temporal.h"
+#include "kiln/image_ops.h"
+
+namespace kiln {
+
+SegmentEngine::SegmentEngine(const SegmentEngineConfig& config)
+    : m_config(config), m_pool(config.exec.threads), m_executor(exec_options_make(config.exec, &m_pool), config.log) {}
+
+SegmentEngine::~SegmentEngine() {
+  stop(Status(Errc::kCancelled, "segment engine closed"));
+  if (m_infer_thread.joinable()) m_infer_thread.join();
+}
+
+Result<std::unique_ptr<SegmentEngine>> SegmentEngine::open(const SegmentEngineConfig& config) {
+  auto engine = std::unique_ptr<SegmentEngine>(new SegmentEngine(config));
+  KILN_TRY(engine->open());
+  return engine;
+}
+
+Status SegmentEngine::open() {
+  m_max_batch = m_config.exec.batch_size > 0 ? m_config.exec.batch_size : (m_config.latency ? 1 : 8);
+  InferOptions options;
+  options.mode = m_config.exec.mode;
+  options.gpu_only = m_config.exec.gpu_only;
+  options.fallback_on_error = m_config.exec.fallback_on_error;
+  options.threads = m_config.exec.threads;
+  options.spin_wait = false;  // decode, post-processing and encode share the cores
+  options.gpu_provider = m_config.provider == "tensorrt" ? InferProvider::kTensorRt : InferProvider::kCuda;
+  options.warmup_batch = m_max_batch;
+  KILN_TRY_ASSIGN(m_model, SegmentModel::open(m_config.segment, options));
+
+  BatcherConfig batcher;
+  batcher.max_batch_size = static_cast<int32_t>(m_max_batch);
+  batcher.max_queue_delay_us =
+      m_config.max_delay_us > 0 ? m_config.max_delay_us : (m_config.latency ? 0 : 5000);
+  batcher.priority_levels = 2;  // 1: latency streams, 2: throughput streams
+  batcher.default_priority_level = 2;
+  batcher.timeout_action = TimeoutAction::kReject;
+  KILN_TRY_ASSIGN(m_batcher, DynamicBatcher<SegmentFrame>::create(
+                                 batcher, nullptr, [this](SegmentFrame& frame, const BatchResponse& response) {
+                                   frame.dropped = !response.status.is_ok();
+                                   deliver(std::move(frame));
+                                 }));
+  m_infer_thread = std::thread([this] { infer_loop(); });
+  return Status::ok();
+}
+
+SegmentEngine::Link& SegmentEngine::link(int32_t stream) {
+  std::lock_guard<std::mutex> lock(m_links_mutex);
+  return *m_links.at(static_cast<size_t>(stream));
+}
+
+int32_t SegmentEngine::stream_add(int64_t in_flight_limit, int64_t timeout_us) {
+  auto l = std::make_unique<Link>();
+  l->in_flight_limit = std::max<int64_t>(1, in_flight_limit);
+  l->timeout_us = timeout_us;
+  std::lock_guard<std::mutex> lock(m_links_mutex);
+  m_links.push_back(std::move(l));
+  return static_cast<int32_t>(m_links.size() - 1);
+}
+
+Status SegmentEngine::submit(SegmentFrame frame) {
+  Link& l = link(frame.stream);
+  {
+    std::unique_lock<std::mutex> lock(l.mutex);
+    l.cv.wait(lock, [&] { return l.in_flight < l.in_flight_limit || m_stopped.load(); });
+    if (m_stopped.load()) return Status(Errc::kCancelled, "segment engine stopped");
+    ++l.in_flight;
+  }
+  frame.arrived_ns = profile_now_ns();
+  const int32_t priority = l.timeout_us > 0 ? 1 : 2;
+  Status st = m_batcher->enqueue(std::move(frame), priority, l.timeout_us);
+  if (!st.is_ok()) {
+    std::lock_guard<std::mutex> lock(l.mutex);
+    --l.in_flight;
+  }
+  return st;
+}
+
+void SegmentEngine::stream_end(int32_t stream, int64_t total) {
+  Link& l = link(stream);
+  {
+    std::lock_guard<std::mutex> lock(l.mutex);
+    l.total = total;
+  }
+  l.cv.notify_all();
+}
+
+bool SegmentEngine::take(int32_t stream, SegmentFrame* out) {
+  Link& l = link(stream);
+  std::unique_lock<std::mutex> lock(l.mutex);
+  l.cv.wait(lock, [&] {
+    return m_stopped.load() || l.ready.count(l.next) != 0 || (l.total >= 0 && l.next >= l.total);
+  });
+  if (m_stopped.load()) return false;
+  auto it = l.ready.find(l.next);
+  if (it == l.ready.end()) return false;  // the stream has ended
+  *out = std::move(it->second);
+  l.ready.erase(it);
+  ++l.next;
+  return true;
+}
+
+void SegmentEngine::release(int32_t stream) {
+  Link& l = link(stream);
+  {
+    std::lock_guard<std::mutex> lock(l.mutex);
+    --l.in_flight;
+  }
+  l.cv.notify_all();
+}
+
+void SegmentEngine::finish() {
+  m_batcher->close();
+  if (m_infer_thread.joinable()) m_infer_thread.join();
+}
+
+void SegmentEngine::stop(const Status& why) {
+  {
+    std::lock_guard<std::mutex> lock(m_state_mutex);
+    if (m_error.is_ok() && !m_stopped.load()) m_error = why;
+  }
+  m_stopped = true;
+  if (m_batcher) m_batcher->close();
+  std::lock_guard<std::mutex> links(m_links_mutex);
+  for (auto& l : m_links) {
+    { std::lock_guard<std::mutex> lock(l->mutex); }
+    l->cv.notify_all();
+  }
+}
+
+Status SegmentEngine::error() const {
+  std::lock_guard<std::mutex> lock(m_state_mutex);
+  return m_error;
+}
+
+double SegmentEngine::batch_mean() const { return m_batcher ? m_batcher->stats().average_batch_size() : 0; }
+
+std::string SegmentEngine::preprocess_backend() const {
+  std::lock_guard<std::mutex> lock(m_state_mutex);
+  return m_preprocess_backend.empty() ? "cpu" : m_preprocess_backend;
+}
+
+void SegmentEngine::deliver(SegmentFrame&& frame) {
+  Link& l = link(frame.stream);
+  {
+    std::lock_guard<std::mutex> lock(l.mutex);
+    const int64_t index = frame.frame.index;
+    l.ready.emplace(index, std::move(frame));
+  }
+  l.cv.notify_all();
+}
+
+void SegmentEngine::infer_loop() {
+  Profiler::instance().set_thread_name("infer");
+  const int32_t mw = m_model->input_width(), mh = m_model->input_height();
+  const int64_t item = 3LL * mw * mh;
+  std::vector<float> input;
+  std::vector<std::vector<float>> probs;
+  for (;;) {
+    auto next = m_batcher->next_batch();
+    if (!next.is_ok()) break;  // closed and drained
+    Batch<SegmentFrame>& batch = next.value();
+    if (batch.empty()) continue;
+    const auto n = static_cast<int64_t>(batch.size());
+    const int64_t begin = profile_now_ns();
+    Status st;
+    {
+      StageTimer timer(m_infer);
+      std::vector<ImageView> in, out;
+      input.resize(static_cast<size_t>(n * item));
+      for (int64_t i = 0; i < n; ++i) {
+        in.push_back(batch.items[static_cast<size_t>(i)].request.frame.rgb.view());
+        out.push_back(image_view_packed(input.data() + i * item, mw, mh, 3, PixelType::kF32, m_model->input_layout()));
+      }
+      const VarShapeBatch in_batch = VarShapeBatch::wrap(in), out_batch = VarShapeBatch::wrap(out);
+      ExecReport report;
+      st = m_executor.run(
+          OpCall{OpKind::kPreprocess, &m_model->preprocess(), in_batch.view(), out_batch.view(), nullptr}, &report);
+      if (st.is_ok()) {
+        std::lock_guard<std::mutex> lock(m_state_mutex);
+        if (m_preprocess_backend.empty()) m_preprocess_backend = report.backend;
+      }
+      if (st.is_ok()) st = m_model->run(input, n, &probs);
+      if (st.is_ok()) {
+        for (int64_t i = 0; i < n; ++i) {
+          SegmentFrame& f = batch.items[static_cast<size_t>(i)].request;
+          f.prob = std::move(probs[static_cast<size_t>(i)]);
+          f.prob_width = m_model->prob_width();
+          f.prob_height = m_model->prob_height();
+        }
+      }
+    }
+    if (!st.is_ok()) {
+      stop(st);
+      m_batcher->complete(batch, profile_now_ns() - begin, st);
+      break;
+    }
+    m_batcher->complete(batch, profile_now_ns() - begin);
+  }
+}
+
+const std::vector<float>& SegmentSmoother::update(const SegmentFrame& frame, float ratio) {
+  if (frame.dropped) {
+    if (m_state.empty()) m_state.assign(static_cast<size_t>(m_width) * m_height, 0.0f);
+    return m_state;
+  }
+  if (frame.prob_width != m_width || frame.prob_height != m_height || m_state.size() != frame.prob.size()) {
+    m_width = frame.prob_width;
+    m_height = frame.prob_height;
+    m_state = frame.prob;
+    return m_state;
+  }
+  mask_temporal_smooth(frame.prob.data(), m_state.data(), m_state.size(), ratio);
+  return m_state;
+}
+
+}  // namespace kiln

@@ -1,0 +1,148 @@
+// The engine of the segment application, shared by the file job (kiln segment) and the Python pipeline
+// (kiln.SegmentPipeline): frames submitted to streams -> kiln's dynamic batcher (every stream shares it; latency
+// streams come first and their frames carry a deadline: a stale frame is dropped, not inferred) -> one inference
+// thread (the batch's fused preprocess, then the model) -> each stream's frames back in their order, where the
+// stream's consumer takes them (and smooths them in time: SegmentSmoother). Each stream has a budget of frames in
+// flight (submitted and not yet released), so memory stays flat and a slow consumer holds its producer back.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apps/segment/segment_model.h"
+#include "core/thread_pool.h"
+#include "io/video/video_reader.h"
+#include "kiln/apps/segment.h"
+#include "pipeline/batcher.h"
+#include "profiler/profiler.h"
+
+namespace kiln {
+
+// One frame on its way through the engine.
+struct SegmentFrame {
+  int32_t stream = 0;
+  VideoFrame frame;        // frame.index: 0, 1, 2 ... within its stream
+  int64_t arrived_ns = 0;  // when it was submitted (latency counts from here)
+  std::vector<float> prob;  // the model's person probability, prob_width x prob_height (not yet smoothed)
+  int32_t prob_width = 0, prob_height = 0;
+  bool dropped = false;     // waited past its stream's deadline: not inferred
+};
+
+struct SegmentEngineConfig {
+  SegmentSettings segment;
+  ExecSettings exec;          // mode, threads, batch_size (0 = the pipeline's: throughput 8, latency 1)
+  bool latency = false;
+  int64_t max_delay_us = 0;   // 0 = the pipeline's (throughput 5000, latency 0)
+  std::string provider = "cuda";
+  LogFn log;
+};
+
+// A stage's busy time, summed over its threads.
+struct StageClock {
+  const char* name;
+  std::atomic<int64_t> busy_ns{0};
+  int32_t threads = 1;
+};
+
+// Adds the time from construction to destruction to a StageClock, and records it as a profiler range.
+class StageTimer {
+ public:
+  explicit StageTimer(StageClock& clock) : m_clock(clock), m_begin(profile_now_ns()), m_scope(clock.name) {}
+  ~StageTimer() { m_clock.busy_ns += profile_now_ns() - m_begin; }
+  StageTimer(const StageTimer&) = delete;
+  StageTimer& operator=(const StageTimer&) = delete;
+
+ private:
+  StageClock& m_clock;
+  int64_t m_begin;
+  ProfileScope m_scope;
+};
+
+class SegmentEngine {
+ public:
+  static Result<std::unique_ptr<SegmentEngine>> open(const SegmentEngineConfig& config);
+  ~SegmentEngine();
+  SegmentEngine(const SegmentEngine&) = delete;
+  SegmentEngine& operator=(const SegmentEngine&) = delete;
+
+  // A new stream: at most `in_flight_limit` of its frames submitted and not yet released; timeout_us > 0 drops a
+  // frame that waited longer (latency streams).
+  int32_t stream_add(int64_t in_flight_limit, int64_t timeout_us);
+  // Blocks while the stream's budget is spent. Cancelled once the engine stopped.
+  Status submit(SegmentFrame frame);
+  // No more frames for the stream: `total` were submitted.
+  void stream_end(int32_t stream, int64_t total);
+  // The stream's next frame in order (waits for it); false after its last frame or once stopped.
+  bool take(int32_t stream, SegmentFrame* out);
+  // A taken frame is finished: its budget slot is free again.
+  void release(int32_t stream);
+  // Every stream has ended: the batcher drains and the inference thread exits; waits for it.
+  void finish();
+  // Stops everything at once (a failure): waiting calls return, the first error is kept.
+  void stop(const Status& why);
+  Status error() const;
+
+  SegmentModel& model() { return *m_model; }
+  ThreadPool& pool() { return m_pool; }
+  StageClock& infer_clock() { return m_infer; }
+  int64_t max_batch() const { return m_max_batch; }
+  double batch_mean() const;
+  std::string preprocess_backend() const;
+
+ private:
+  struct Link {  // one stream's side of the engine
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::map<int64_t, SegmentFrame> ready;  // by frame index
+    int64_t next = 0;      // the index take() gives next
+    int64_t total = -1;    // frames submitted, once ended
+    int64_t in_flight = 0;
+    int64_t in_flight_limit = 8;
+    int64_t timeout_us = 0;
+  };
+
+  explicit SegmentEngine(const SegmentEngineConfig& config);
+  Status open();
+  void infer_loop();
+  void deliver(SegmentFrame&& frame);
+  Link& link(int32_t stream);
+
+  SegmentEngineConfig m_config;
+  ThreadPool m_pool;
+  OpExecutor m_executor;
+  int64_t m_max_batch = 8;
+  std::unique_ptr<SegmentModel> m_model;
+  std::unique_ptr<DynamicBatcher<SegmentFrame>> m_batcher;
+  std::mutex m_links_mutex;
+  std::vector<std::unique_ptr<Link>> m_links;
+  std::thread m_infer_thread;
+  StageClock m_infer{"infer"};
+  std::atomic<bool> m_stopped{false};
+  mutable std::mutex m_state_mutex;
+  Status m_error;
+  std::string m_preprocess_backend;
+};
+
+// A stream's temporal smoothing: the smoothed probability after each frame (a dropped frame keeps the last one).
+class SegmentSmoother {
+ public:
+  // width x height: the map a frame dropped before any was inferred gets (all background).
+  SegmentSmoother(int32_t width, int32_t height) : m_width(width), m_height(height) {}
+  // The smoothed map for `frame` (prob_width x prob_height of the last inferred frame); valid until the next call.
+  const std::vector<float>& update(const SegmentFrame& frame, float ratio);
+  int32_t width() const { return m_width; }
+  int32_t height() const { return m_height; }
+
+ private:
+  std::vector<float> m_state;
+  int32_t m_width = 0, m_height = 0;
+};
+
+}  // namespace kiln

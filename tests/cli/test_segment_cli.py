@@ -1,0 +1,144 @@
+"""kiln segment on real videos made here from real photographs with Debian's ffmpeg (tools/video/make_person_video.py:
+two portraits and a photo without a person, zoomed and panned, H.264 and VP9 with audio): frames, timestamps and audio
+kept; a person found where there is one and nowhere else; temporal smoothing measurably steadier; damaged and
+unsupported inputs handled; latency mode, alpha, composite, image sequences, several inputs at once."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import KILN, run_kiln
+
+SOURCE_DIR = os.environ.get("KILN_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+MAKE_VIDEO = os.path.join(SOURCE_DIR, "tools", "video", "make_person_video.py")
+
+pytestmark = pytest.mark.skipif(
+    "without ONNX Runtime or FFmpeg" in subprocess.run([KILN, "segment", "--help"], capture_output=True, text=True).stdout
+    or shutil.which("ffmpeg") is None,
+    reason="this kiln is built without ONNX Runtime or FFmpeg, or the ffmpeg tool is missing (make deps)")
+
+
+def make_video(path, codec="h264", seconds=1.0, size="640x360"):
+    out = subprocess.run([sys.executable, MAKE_VIDEO, "-o", str(path), "--codec", codec, "--seconds", str(seconds),
+                          "--size", size], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+@pytest.fixture(scope="module")
+def videos(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("videos")
+    h264, vp9 = folder / "person.mp4", folder / "person.webm"
+    layout = make_video(h264)
+    make_video(vp9, codec="vp9")
+    return {"h264": h264, "vp9": vp9, "layout": layout}
+
+
+def probe(path, entries, stream="v"):
+    out = subprocess.run(["ffprobe", "-v", "error", "-select_streams", stream, "-show_entries", entries, "-of", "json",
+                          str(path)], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def frame_times(path):
+    frames = probe(path, "frame=pts_time")["frames"]
+    return [float(f["pts_time"]) for f in frames]
+
+
+def person_share_per_frame(npy):
+    return (np.load(npy).astype(np.float32) >= 0.5).mean(axis=(1, 2))
+
+
+@pytest.mark.parametrize("codec", ["h264", "vp9"])
+def test_frames_timestamps_and_audio_are_kept(tmp_path, videos, codec):
+    src = videos[codec]
+    out = tmp_path / "mask.mp4"
+    result = run_kiln("segment", src, "-o", out, "--threads", 2, "-q")
+    assert f"{videos['layout']['frames']} written, 0 dropped" in result.stdout
+    times_in, times_out = frame_times(src), frame_times(out)
+    assert len(times_out) == len(times_in) == videos["layout"]["frames"]
+    assert np.allclose(times_in, times_out, atol=1e-3)
+    assert probe(out, "stream=codec_type", stream="a")["streams"], "the audio stream was not copied"
+    assert "1 audio stream copied" in result.stdout
+
+
+def test_person_found_where_there_is_one_and_smoothing_steadies_it(tmp_path, videos):
+    smooth, raw = tmp_path / "smooth.npy", tmp_path / "raw.npy"
+    run_kiln("segment", videos["h264"], "-o", smooth, "--output", "npy", "--threads", 2, "-q")
+    run_kiln("segment", videos["h264"], "-o", raw, "--output", "npy", "--temporal", 0, "--threads", 2, "-q")
+    share = person_share_per_frame(smooth)
+    for seg in videos["layout"]["segments"]:
+        part = share[seg["first"]:seg["first"] + seg["count"]]
+        if seg["person"]:  # a portrait filling the frame's height: about a third of a 16:9 frame
+            assert 0.15 < part.mean() < 0.6, (seg["photo"], part.mean())
+        else:
+            assert part.max() < 0.01, (seg["photo"], part.max())
+
+    def flicker(npy):  # share of pixels whose decision changes from one frame to the next
+        masks = np.load(npy).astype(np.float32) >= 0.5
+        return np.abs(np.diff(masks.astype(np.int8), axis=0)).mean()
+
+    assert flicker(smooth) < 0.8 * flicker(raw), (flicker(smooth), flicker(raw))
+
+
+def test_truncated_video_keeps_its_decodable_frames_and_a_playable_output(tmp_path, videos):
+    cut = tmp_path / "cut.mkv"
+    subprocess.run(["ffmpeg", "-v", "error", "-i", str(videos["h264"]), "-c", "copy", str(cut)], check=True)
+    data = cut.read_bytes()
+    cut.write_bytes(data[:int(len(data) * 0.6)])
+    out = tmp_path / "cut_mask.mp4"
+    result = run_kiln("segment", cut, "-o", out, "--threads", 2, "-q")
+    assert "damaged input" in result.stdout and "ends early" in result.stdout
+    written = int(result.stdout.split(" written")[0].rsplit(" ", 1)[1])
+    assert 0 < written < videos["layout"]["frames"]
+    assert len(frame_times(out)) == written  # complete, playable: ffprobe decodes every frame
+
+
+def test_unsupported_inputs_give_one_clear_error(tmp_path):
+    text = tmp_path / "notes.mp4"
+    text.write_text("not a video\n")
+    result = run_kiln("segment", text, "-o", tmp_path / "o.mp4", check=False)
+    assert result.returncode == 4  # UnsupportedFormat
+    assert "notes.mp4" in result.stderr and "cannot open as a video" in result.stderr
+    assert not (tmp_path / "o.mp4").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = run_kiln("segment", empty, "-o", tmp_path / "o.mp4", check=False)
+    assert result.returncode == 2 and "no images" in result.stderr
+    result = run_kiln("segment", tmp_path / "missing.mp4", "-o", tmp_path / "o.mp4", check=False)
+    assert result.returncode == 3 and "no such file" in result.stderr
+
+
+def test_latency_mode_paces_and_keeps_up(tmp_path, videos):
+    result = run_kiln("segment", videos["h264"], "-o", tmp_path / "live.mp4", "--latency", "-q")
+    assert f"{videos['layout']['frames']} written, 0 dropped" in result.stdout
+    assert "1.00 frames per inference run" in result.stdout
+    p99 = float(result.stdout.split("p99 ")[1].split(" ms")[0])
+    assert 0 < p99 < 500
+
+
+def test_alpha_composite_and_blur_outputs(tmp_path, videos):
+    alpha = tmp_path / "alpha.webm"
+    run_kiln("segment", videos["h264"], "-o", alpha, "--output", "alpha", "--threads", 2, "-q")
+    tags = probe(alpha, "stream=codec_name:stream_tags=alpha_mode")["streams"][0]
+    assert tags["codec_name"] == "vp9" and tags.get("tags", {}).get("alpha_mode") == "1"
+    for kind in ("composite", "blur"):
+        out = tmp_path / f"{kind}.mp4"
+        run_kiln("segment", videos["h264"], "-o", out, "--output", kind, "--threads", 2, "-q")
+        assert len(frame_times(out)) == videos["layout"]["frames"]
+
+
+def test_image_sequence_and_several_inputs_into_a_folder(tmp_path, videos):
+    frames = tmp_path / "shots"
+    frames.mkdir()
+    subprocess.run(["ffmpeg", "-v", "error", "-i", str(videos["h264"]), "-frames:v", "12", str(frames / "%03d.png")],
+                   check=True)
+    out = tmp_path / "out"
+    result = run_kiln("segment", videos["h264"], frames, "-o", out, "--threads", 2, "--fps", 24, "-q")
+    assert (out / "person.mp4").exists() and (out / "shots.mp4").exists()
+    assert len(frame_times(out / "shots.mp4")) == 12
+    assert np.allclose(frame_times(out / "shots.mp4")[:3], [0, 1 / 24, 2 / 24], atol=1e-3)
+    assert "12 written" in result.stdout
