@@ -41,6 +41,11 @@ def models():
     return catalog
 
 
+try:  # kiln.SegmentPipeline, kiln.segment: only when built with ONNX Runtime and FFmpeg
+    from .segment import SegmentPipeline, SegmentResult, segment
+except ImportError:
+    SegmentPipeline = SegmentResult = segment = None
+
 from .datasets import ChartDataset
 from .storage import KilnFile, create_images_from_data, open  # noqa: A004 (kiln.open, like h5py.File)
 
@@ -54,6 +59,8 @@ __all__ = [
     "KilnNotImplementedError",
     "KilnValueError",
     "Model",
+    "SegmentPipeline",
+    "SegmentResult",
     "__version__",
     "create_images_from_data",
     "devices",
@@ -64,6 +71,7 @@ __all__ = [
     "render",
     "render_job",
     "render_windows",
+    "segment",
     "window_plan",
 ]
 

@@ -20,6 +20,9 @@ PYBIND11_MODULE(_kiln, m) {
 #if KILN_HAS_FACES
   kiln::py::faces_bindings_add(m);
 #endif
+#if KILN_HAS_SEGMENT
+  kiln::py::segment_bindings_add(m);
+#endif
   kiln::py::params_bindings_add(m);
   m.attr("version") = KILN_VERSION_STRING;
   m.attr("__version__") = KILN_VERSION_STRING;

@@ -31,7 +31,24 @@ const ParamTable<FacesCallSettings>& faces_call_params() {
 }
 #endif
 
+#if KILN_HAS_SEGMENT
+const ParamTable<SegmentCallSettings>& segment_call_params() {
+  static const ParamTable<SegmentCallSettings> table = [] {
+    using S = SegmentCallSettings;
+    ParamTable<S> t;
+    t.include(segment_job_params(), [](S& s) -> SegmentJobConfig& { return s.job; },
+              {"pipeline", "max_delay_us", "stale_ms", "provider", "model", "activation", "person_class", "letterbox",
+               "threshold", "temporal", "feather", "mode", "threads", "batch_size", "fallback_on_error"});
+    return t;
+  }();
+  return table;
+}
+#endif
+
 const ParamSet* job_params(const std::string& function) {
+#if KILN_HAS_SEGMENT
+  if (function == "segment") return &segment_call_params();
+#endif
 #if KILN_HAS_FACES
   if (function == "faces") return &faces_call_params();
 #endif

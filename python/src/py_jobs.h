@@ -11,6 +11,9 @@
 #include "kiln/apps/faces.h"
 #endif
 #include "kiln/ops/render.h"
+#if KILN_HAS_SEGMENT
+#include "kiln/apps/segment.h"
+#endif
 #include "kiln/params.h"
 
 namespace kiln::py {
@@ -31,8 +34,17 @@ struct FacesCallSettings {
 const ParamTable<FacesCallSettings>& faces_call_params();
 #endif
 
+#if KILN_HAS_SEGMENT
+// kiln.SegmentPipeline and kiln.segment: the segment settings, the pipeline's (pipeline, max_delay_us, stale_ms,
+// provider) and the execution settings, as `kiln segment` names them.
+struct SegmentCallSettings {
+  SegmentJobConfig job;
+};
+const ParamTable<SegmentCallSettings>& segment_call_params();
+#endif
+
 // The declarations behind a Python function ("render", "render_windows", "window_plan", "render_job", "quality",
-// "preprocess", "faces"), or nullptr.
+// "preprocess", "faces", "segment"), or nullptr.
 const ParamSet* job_params(const std::string& function);
 
 // The environment for `op` (KILN_THREADS, GPU_BATCH_SIZE, GPU_BACKEND, ALL_GPU, the op's switch), then the keyword

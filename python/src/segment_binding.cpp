@@ -1,0 +1,278 @@
+// kiln.SegmentPipeline from Python: _kiln.SegmentPipeline runs the segment engine (the shared batcher and inference
+// thread of `kiln segment`) on one stream of numpy frames. submit_frame hands a frame in (it blocks while the
+// pipeline's budget of frames in flight is spent); the pipeline's own thread takes the frames back in order, smooths
+// them in time and makes each mask at the frame's size; get_result hands them out. The GIL is released while kiln
+// works or waits.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "apps/segment/frame_matte.h"
+#include "apps/segment/segment_engine.h"
+#include "bindings.h"
+#include "errors.h"
+#include "params_py.h"
+#include "py_jobs.h"
+
+namespace kiln::py {
+
+namespace pyb = pybind11;
+
+namespace {
+
+struct SegmentResult {
+  int64_t frame_id = 0;
+  ImageBuffer mask;      // H x W, 0 / 255
+  double latency_ms = 0;  // submitted -> mask ready
+  double foreground = 0;
+  bool dropped = false;
+};
+
+class PySegmentPipeline {
+ public:
+  explicit PySegmentPipeline(const pyb::kwargs& kwargs) {
+    status_check(exec_settings_apply_env(&m_settings.job.exec, env_lookup_process));
+    params_apply_kwargs(segment_call_params(), &m_settings, kwargs, "SegmentPipeline");
+    const SegmentJobConfig& job = m_settings.job;
+    SegmentEngineConfig config;
+    config.segment = job.segment;
+    config.exec = job.exec;
+    config.latency = job.pipeline == "latency";
+    config.max_delay_us = job.max_delay_us;
+    config.provider = job.provider;
+    Result<std::unique_ptr<SegmentEngine>> engine = Status(Errc::kInvalidArgument, "");
+    {
+      pyb::gil_scoped_release release;
+      engine = SegmentEngine::open(config);
+    }
+    status_check(engine.status());
+    m_engine = std::move(engine).value();
+    const int64_t timeout_us = config.latency ? static_cast<int64_t>((job.stale_ms > 0 ? job.stale_ms : 66.7) * 1000) : 0;
+    m_stream = m_engine->stream_add(config.latency ? 32 : 3 * m_engine->max_batch() + 4, timeout_us);
+  }
+
+  ~PySegmentPipeline() {
+    pyb::gil_scoped_release release;
+    shutdown();
+  }
+
+  void start() {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (m_started) return;
+    m_started = true;
+    m_start_ns = profile_now_ns();
+    m_consumer = std::thread([this] { consume(); });
+  }
+
+  void submit_frame(const pyb::object& frame, const pyb::object& frame_id) {
+    if (!m_started) raise_value_error("SegmentPipeline: call start() before submit_frame()");
+    if (m_ended) raise_value_error("SegmentPipeline: stopped; start a new pipeline");
+    const auto array = pyb::array_t<uint8_t, pyb::array::c_style | pyb::array::forcecast>::ensure(frame);
+    if (!array || array.ndim() != 3 || array.shape(2) != 3) {
+      raise_value_error("submit_frame: expected a uint8 numpy array (H, W, 3) RGB");
+    }
+    SegmentFrame f;
+    f.stream = m_stream;
+    f.frame.rgb.width = static_cast<int32_t>(array.shape(1));
+    f.frame.rgb.height = static_cast<int32_t>(array.shape(0));
+    f.frame.rgb.channels = 3;
+    f.frame.rgb.pixels.assign(array.data(), array.data() + array.size());
+    const int64_t index = m_submitted.load();
+    f.frame.index = index;
+    f.frame.pts = index;
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      m_ids[index] = frame_id.is_none() ? index : frame_id.cast<int64_t>();
+    }
+    Status st;
+    {
+      pyb::gil_scoped_release release;
+      st = m_engine->submit(std::move(f));
+    }
+    status_check(st);
+    ++m_submitted;
+  }
+
+  // (frame_id, mask, metadata) or None when nothing came within `timeout` seconds (None: wait) or after the last.
+  pyb::object get_result(const pyb::object& timeout) {
+    SegmentResult result;
+    bool got = false;
+    const double seconds = timeout.is_none() ? -1.0 : std::max(0.0, timeout.cast<double>());
+    {
+      pyb::gil_scoped_release release;
+      std::unique_lock<std::mutex> lock(m_mutex);
+      const auto ready = [&] { return !m_results.empty() || m_consumer_done; };
+      if (seconds < 0) {
+        m_cv.wait(lock, ready);
+      } else {
+        m_cv.wait_for(lock, std::chrono::duration<double>(seconds), ready);
+      }
+      if (!m_results.empty()) {
+        result = std::move(m_results.front());
+        m_results.pop_front();
+        got = true;
+      }
+    }
+    if (!got) {
+      status_check(m_engine->error());
+      return pyb::none();
+    }
+    pyb::array_t<uint8_t> mask({result.mask.height, result.mask.width});
+    std::copy(result.mask.pixels.begin(), result.mask.pixels.end(), mask.mutable_data());
+    pyb::dict metadata;
+    metadata["total_latency"] = result.latency_ms;
+    metadata["dropped"] = result.dropped;
+    metadata["foreground"] = result.foreground;
+    return pyb::make_tuple(result.frame_id, mask, metadata);
+  }
+
+  // No more frames: waits until every submitted frame has its result (they stay to be taken).
+  void stop() {
+    pyb::gil_scoped_release release;
+    shutdown();
+    status_check_released(m_engine->error());
+  }
+
+  pyb::dict get_stats() {
+    pyb::dict stats;
+    std::lock_guard<std::mutex> lock(m_mutex);
+    const double seconds = static_cast<double>((m_stop_ns > 0 ? m_stop_ns : profile_now_ns()) - m_start_ns) / 1e9;
+    stats["frames"] = m_done;
+    stats["dropped"] = m_dropped;
+    stats["seconds"] = seconds;
+    stats["fps"] = seconds > 0 ? static_cast<double>(m_done) / seconds : 0.0;
+    std::vector<double> sorted = m_latencies;
+    std::sort(sorted.begin(), sorted.end());
+    const auto pct = [&](double q) {
+      if (sorted.empty()) return 0.0;
+      return sorted[std::min(sorted.size() - 1, static_cast<size_t>(q * static_cast<double>(sorted.size())))];
+    };
+    stats["latency_p50_ms"] = pct(0.50);
+    stats["latency_p95_ms"] = pct(0.95);
+    stats["latency_p99_ms"] = pct(0.99);
+    stats["batch_mean"] = m_engine->batch_mean();
+    pyb::dict stages;
+    std::string bottleneck;
+    double busiest = -1;
+    for (StageClock* c : {&m_engine->infer_clock(), &m_post}) {
+      const double busy = static_cast<double>(c->busy_ns.load()) / 1e9;
+      const double percent = seconds > 0 ? 100.0 * busy / seconds : 0;
+      pyb::dict stage;
+      stage["busy_s"] = busy;
+      stage["busy_percent"] = percent;
+      stages[c->name] = stage;
+      if (percent > busiest) {
+        busiest = percent;
+        bottleneck = c->name;
+      }
+    }
+    stats["stages"] = stages;
+    stats["bottleneck_stage"] = bottleneck;
+    const InferReport report = m_engine->model().session().report();
+    stats["provider"] = report.provider;
+    stats["preprocess"] = m_engine->preprocess_backend();
+    return stats;
+  }
+
+ private:
+  static void status_check_released(const Status& st) {
+    if (st.is_ok() || st.code() == Errc::kCancelled) return;
+    pyb::gil_scoped_acquire acquire;
+    status_check(st);
+  }
+
+  void shutdown() {
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      if (m_ended) return;
+      m_ended = true;
+    }
+    m_engine->stream_end(m_stream, m_submitted.load());
+    if (m_consumer.joinable()) m_consumer.join();
+    m_engine->finish();
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_stop_ns = profile_now_ns();
+    m_consumer_done = true;
+    m_cv.notify_all();
+  }
+
+  void consume() {
+    Profiler::instance().set_thread_name("segment results");
+    SegmentSmoother smoother(m_engine->model().prob_width(), m_engine->model().prob_height());
+    std::map<std::pair<int32_t, int32_t>, FrameMatte> mattes;  // by frame size
+    SegmentFrame f;
+    while (m_engine->take(m_stream, &f)) {
+      SegmentResult r;
+      {
+        StageTimer timer(m_post);
+        const std::vector<float>& prob = smoother.update(f, m_settings.job.segment.temporal);
+        const auto key = std::make_pair(f.frame.rgb.width, f.frame.rgb.height);
+        auto it = mattes.find(key);
+        if (it == mattes.end() || it->second.channels() != 1) {
+          auto matte = FrameMatte::make(key.first, key.second, smoother.width(), smoother.height(),
+                                        {0, 0, static_cast<float>(smoother.width()),
+                                         static_cast<float>(smoother.height())},
+                                        SegmentOutput::kMask, m_settings.job.segment, "", 1);
+          if (!matte.is_ok()) {
+            m_engine->stop(matte.status());
+            break;
+          }
+          it = mattes.insert_or_assign(key, std::move(matte).value()).first;
+        }
+        r.foreground = it->second.render(f.frame.rgb.view(), prob.data(), &r.mask, &m_engine->pool());
+      }
+      r.dropped = f.dropped;
+      r.latency_ms = static_cast<double>(profile_now_ns() - f.arrived_ns) / 1e6;
+      m_engine->release(m_stream);
+      std::lock_guard<std::mutex> lock(m_mutex);
+      r.frame_id = m_ids[f.frame.index];
+      m_ids.erase(f.frame.index);
+      ++m_done;
+      if (r.dropped) ++m_dropped;
+      else m_latencies.push_back(r.latency_ms);
+      m_results.push_back(std::move(r));
+      m_cv.notify_all();
+    }
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_consumer_done = m_consumer_done || !m_engine->error().is_ok();
+    m_cv.notify_all();
+  }
+
+  SegmentCallSettings m_settings;
+  std::unique_ptr<SegmentEngine> m_engine;
+  int32_t m_stream = 0;
+  std::thread m_consumer;
+  StageClock m_post{"post"};
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+  std::deque<SegmentResult> m_results;
+  std::map<int64_t, int64_t> m_ids;  // frame index -> the caller's frame_id
+  std::vector<double> m_latencies;
+  std::atomic<int64_t> m_submitted{0};
+  int64_t m_done = 0, m_dropped = 0;
+  int64_t m_start_ns = 0, m_stop_ns = 0;
+  bool m_started = false, m_ended = false, m_consumer_done = false;
+};
+
+}  // namespace
+
+void segment_bindings_add(pyb::module_& m) {
+  pyb::class_<PySegmentPipeline>(m, "SegmentPipeline")
+      .def(pyb::init<const pyb::kwargs&>())
+      .def("start", &PySegmentPipeline::start)
+      .def("submit_frame", &PySegmentPipeline::submit_frame, pyb::arg("frame"), pyb::arg("frame_id") = pyb::none())
+      .def("get_result", &PySegmentPipeline::get_result, pyb::arg("timeout") = pyb::none())
+      .def("get_stats", &PySegmentPipeline::get_stats)
+      .def("stop", &PySegmentPipeline::stop);
+}
+
+}  // namespace kiln::py

@@ -1,0 +1,103 @@
+"""kiln.SegmentPipeline and kiln.segment on frames made from real photographs (skimage's astronaut, a portrait, and
+its rocket launch, no person): the predecessor's start / submit_frame / get_result / get_stats / stop shape, masks in
+submission order with the caller's frame ids, a person found only where there is one, and clear errors."""
+import time
+
+import numpy as np
+import pytest
+
+import kiln
+
+segment = pytest.importorskip("kiln.segment", reason="kiln built without ONNX Runtime or FFmpeg")
+
+ASTRONAUT = "/usr/lib/python3/dist-packages/skimage/data/astronaut.png"
+ROCKET = "/usr/lib/python3/dist-packages/skimage/data/rocket.jpg"
+
+
+def frames_from(path, count, width=320, height=240):
+    """The photo fitted into a grey frame, moving 4 px per frame (a pan)."""
+    from PIL import Image
+    photo = Image.open(path).convert("RGB")
+    photo.thumbnail((width, height))
+    p = np.asarray(photo)
+    out = []
+    for i in range(count):
+        frame = np.full((height, width, 3), 48, np.uint8)
+        x0 = (width - p.shape[1]) // 2 + 4 * i - 2 * count
+        lo, hi = max(0, x0), min(width, x0 + p.shape[1])
+        if hi > lo:
+            frame[:p.shape[0], lo:hi] = p[:, lo - x0:hi - x0]
+        out.append(frame)
+    return out
+
+
+def test_pipeline_gives_masks_in_order_with_ids_and_stats():
+    frames = frames_from(ASTRONAUT, 12) + frames_from(ROCKET, 6)
+    pipeline = kiln.SegmentPipeline(mode="latency", device="cpu", threads=2).start()
+    results = []
+    for i, frame in enumerate(frames):
+        time.sleep(1 / 30)  # a live 30 fps source
+        pipeline.submit_frame(frame, frame_id=1000 + i)
+        while (got := pipeline.get_result(timeout=0)) is not None:
+            results.append(got)
+    pipeline.stop()
+    while (got := pipeline.get_result()) is not None:
+        results.append(got)
+    assert [r.frame_id for r in results] == [1000 + i for i in range(len(frames))]
+    assert all(r.mask.shape == (240, 320) and r.mask.dtype == np.uint8 for r in results)
+    assert set(np.unique(results[5].mask)) <= {0, 255}
+    person = np.mean([(r.mask > 0).mean() for r in results[:12]])
+    rocket = max((r.mask > 0).mean() for r in results[12:])
+    assert 0.15 < person < 0.7 and rocket < 0.01, (person, rocket)
+    assert all(r.metadata["total_latency"] > 0 and not r.metadata["dropped"] for r in results)
+    stats = pipeline.get_stats()
+    assert stats["frames"] == len(frames) and stats["fps"] > 0
+    assert stats["bottleneck_stage"] in ("infer", "post") and set(stats["stages"]) == {"infer", "post"}
+    assert 0 < stats["latency_p50_ms"] <= stats["latency_p99_ms"]
+    assert stats["batch_mean"] == 1.0 and stats["provider"] == "cpu"
+
+
+def test_latency_mode_drops_stale_frames_and_counts_them():
+    # Submitted far faster than they can be inferred one at a time, frames wait past the 5 ms deadline: they are
+    # dropped (their mask is the last one inferred), flagged and counted, and every frame still has a result.
+    frames = frames_from(ASTRONAUT, 40)
+    with kiln.SegmentPipeline(mode="latency", device="cpu", threads=1, stale_ms=5) as pipeline:
+        for frame in frames:
+            pipeline.submit_frame(frame)
+    results = []
+    while (got := pipeline.get_result()) is not None:
+        results.append(got)
+    dropped = sum(r.metadata["dropped"] for r in results)
+    assert len(results) == 40 and 0 < dropped < 40
+    assert pipeline.get_stats()["dropped"] == dropped
+
+
+def test_segment_of_a_batch_equals_the_throughput_pipeline():
+    frames = frames_from(ASTRONAUT, 10)
+    masks = kiln.segment(np.stack(frames), device="cpu", threads=2)
+    assert masks.shape == (10, 240, 320)
+    with kiln.SegmentPipeline(mode="throughput", device="cpu", threads=2) as pipeline:
+        for frame in frames:
+            pipeline.submit_frame(frame)
+    again = []
+    while (got := pipeline.get_result()) is not None:
+        again.append(got.mask)
+    np.testing.assert_array_equal(masks, np.stack(again))
+    raw = kiln.segment(frames, device="cpu", threads=2, temporal=0)
+    assert not np.array_equal(raw, masks)  # temporal smoothing changed something
+
+
+def test_bad_use_is_a_clear_error():
+    pipeline = kiln.SegmentPipeline(device="cpu", threads=1)
+    with pytest.raises(ValueError, match="start"):
+        pipeline.submit_frame(np.zeros((8, 8, 3), np.uint8))
+    pipeline.start()
+    with pytest.raises(ValueError, match="H, W, 3"):
+        pipeline.submit_frame(np.zeros((8, 8), np.uint8))
+    pipeline.stop()
+    with pytest.raises(ValueError, match="mode"):
+        kiln.SegmentPipeline(mode="fast")
+    with pytest.raises(TypeError):
+        kiln.SegmentPipeline(no_such_setting=1)
+    with pytest.raises(kiln.KilnError, match="no_such_model"):
+        kiln.SegmentPipeline(model="no_such_model")
