@@ -9,8 +9,10 @@ Runner bench_command_add(CLI::App& app) {
   const Runner ops = bench_ops_command_add(*bench);
   const Runner infer = bench_infer_command_add(*bench);
   const Runner faces = bench_faces_command_add(*bench);
-  return [bench, render, ops, infer, faces] {
+  const Runner segment = bench_segment_command_add(*bench);
+  return [bench, render, ops, infer, faces, segment] {
     if (bench->got_subcommand("ops")) return ops();
+    if (bench->got_subcommand("segment")) return segment();
     if (bench->got_subcommand("faces")) return faces();
     if (bench->got_subcommand("infer")) return infer();
     return render();

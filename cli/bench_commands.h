@@ -10,5 +10,6 @@ Runner bench_render_command_add(CLI::App& bench);
 Runner bench_ops_command_add(CLI::App& bench);
 Runner bench_infer_command_add(CLI::App& bench);
 Runner bench_faces_command_add(CLI::App& bench);
+Runner bench_segment_command_add(CLI::App& bench);
 
 }  // namespace kiln::cli

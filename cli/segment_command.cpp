@@ -63,6 +63,10 @@ void summary_print(const SegmentJobSummary& s) {
   std::printf("Inference: %s (%s); preprocess: %s\n", s.infer.provider.c_str(), s.infer.placement.c_str(),
               s.preprocess.c_str());
   for (const std::string& f : s.infer.fallbacks) std::printf("  fallback: %s\n", f.c_str());
+  if (s.iou >= 0) std::printf("IoU against the reference: %.3f\n", s.iou);
+  for (const SegmentTargetCheck& t : s.targets) {
+    std::printf("Target %s: %s (%s)\n", t.name.c_str(), t.met ? "met" : "NOT met", t.detail.c_str());
+  }
 }
 
 }  // namespace
@@ -74,14 +78,24 @@ Runner segment_command_add(CLI::App& app) {
       ->required();
   auto quiet = std::make_shared<bool>(false);
   cmd->add_flag("-q,--quiet", *quiet, "No progress output");
+  auto config_path = std::make_shared<std::string>();
+  cmd->add_option("--config", *config_path,
+                  "The predecessor's gpu_config.yaml (accepted unchanged; flags and the environment win over it)");
   auto latency = std::make_shared<bool>(false);
   auto throughput = std::make_shared<bool>(false);
   auto* lat = cmd->add_flag("--latency", *latency, "The same as --pipeline latency");
   cmd->add_flag("--throughput", *throughput, "The same as --pipeline throughput")->excludes(lat);
   auto flags = std::make_shared<CliParams>(cmd, segment_job_params(),
                                            std::map<std::string, std::string>{{"output_dir", "-o"}});
-  return [inputs, quiet, latency, throughput, flags] {
+  return [inputs, quiet, config_path, latency, throughput, flags] {
     SegmentJobConfig config;
+    if (!config_path->empty()) {
+      std::vector<std::string> notes;
+      if (Status s = segment_config_apply_yaml(*config_path, &config, &notes); !s.is_ok()) return exit_with(s);
+      if (!*quiet) {
+        for (const std::string& n : notes) std::fprintf(stderr, "%s\n", n.c_str());
+      }
+    }
     if (Status s = job_configure(*flags, &config, &config.exec, std::nullopt, *quiet); !s.is_ok()) return exit_with(s);
     if (*latency) config.pipeline = "latency";
     if (*throughput) config.pipeline = "throughput";

@@ -39,6 +39,14 @@ inline constexpr EnumName<SegmentOutput> kSegmentOutputNames[] = {
     {SegmentOutput::kMask, "mask"}, {SegmentOutput::kAlpha, "alpha"}, {SegmentOutput::kComposite, "composite"},
     {SegmentOutput::kBlur, "blur"}, {SegmentOutput::kNpy, "npy"},     {SegmentOutput::kH5, "h5"}};
 
+// The performance targets of a config file (the predecessor's `targets` section); 0 = none. Checked at the end.
+struct SegmentTargets {
+  double max_end_to_end_ms = 0;  // p99 latency, arrival -> encoded
+  double min_fps = 0;
+  double target_fps = 0;
+  double min_iou = 0;            // mean mask IoU against --reference
+};
+
 struct SegmentJobConfig {
   SegmentSettings segment;
   std::string output_dir;      // -o: a folder (one output per input), or a file name for one input
@@ -56,6 +64,9 @@ struct SegmentJobConfig {
   bool copy_audio = true;         // video outputs: copy the input's audio streams
   std::string hw_decode = "auto";  // auto (NVDEC when possible, said when not) | cuda | none
   std::string provider = "cuda";  // the GPU execution provider to try first: cuda | tensorrt
+  TensorRtOptions tensorrt;       // with provider tensorrt (from a config file)
+  std::string reference;          // a reference mask video (person > 127): the mean IoU of the masks against it
+  SegmentTargets targets;         // from a config file
   // mode (where inference and preprocessing run), threads, batch_size (0 = the mode's: throughput 8, latency 1)
   ExecSettings exec = [] {
     ExecSettings e;
@@ -85,6 +96,12 @@ struct SegmentStageSummary {
   double busy_percent = 0;  // busy_s / (wall time x threads)
 };
 
+struct SegmentTargetCheck {
+  std::string name;    // "end-to-end latency", "frame rate", "IoU"
+  bool met = false;
+  std::string detail;  // "p99 38.2 ms <= 50 ms"
+};
+
 struct SegmentJobSummary {
   std::vector<SegmentStreamSummary> streams;
   std::vector<SegmentStageSummary> stages;
@@ -95,7 +112,14 @@ struct SegmentJobSummary {
   double batch_mean = 0;   // frames per inference run
   InferReport infer;       // provider, placement, fallbacks
   std::string preprocess;  // where the fused preprocess ran
+  double iou = -1;         // mean mask IoU against the reference (-1: none given)
+  std::vector<SegmentTargetCheck> targets;
 };
+
+// The predecessor's configs/gpu_config.yaml, accepted unchanged: what has an equivalent is applied to `config`
+// (batching, tensorrt, strategies.priority, targets, debug.fallback_to_cpu); `notes` says what was applied and what
+// kiln does its own way. InvalidArgument naming the key for a value of the wrong type; IoError for an unreadable file.
+Status segment_config_apply_yaml(const std::string& path, SegmentJobConfig* config, std::vector<std::string>* notes);
 
 // Progress: frames written so far, and the frames expected (0 when unknown).
 using SegmentProgressFn = std::function<void(int64_t written, int64_t expected)>;

@@ -260,4 +260,19 @@ double FrameMatte::probabilities(const float* prob, uint16_t* out, ThreadPool* p
   return static_cast<double>(total) / (static_cast<double>(m_width) * m_height);
 }
 
+double FrameMatte::iou(const float* prob, const ImageView& reference) const {
+  int64_t both = 0, either = 0;
+  std::vector<float> p(static_cast<size_t>(m_width));
+  for (int32_t y = 0; y < m_height; ++y) {
+    prob_row(prob, y, p.data());
+    const uint8_t* ref = reference.row<uint8_t>(y);
+    for (int32_t x = 0; x < m_width; ++x) {
+      const bool a = p[x] >= m_threshold, b = ref[x * reference.channels] > 127;
+      both += a && b;
+      either += a || b;
+    }
+  }
+  return either == 0 ? 1.0 : static_cast<double>(both) / static_cast<double>(either);
+}
+
 }  // namespace kiln

@@ -33,6 +33,9 @@ class FrameMatte {
   double render(const ImageView& frame, const float* prob, ImageBuffer* out, ThreadPool* pool) const;
   // npy / h5: the upsampled probabilities as IEEE half, frame_width x frame_height; returns the share as above.
   double probabilities(const float* prob, uint16_t* out, ThreadPool* pool) const;
+  // The IoU of this frame's mask with a reference mask (channel 0 > 127 is the person; frame size); 1 when both are
+  // empty.
+  double iou(const float* prob, const ImageView& reference) const;
 
  private:
   struct Taps {  // bilinear taps along one axis, per output position

@@ -29,6 +29,7 @@ Status SegmentEngine::open() {
   options.spin_wait = false;  // decode, post-processing and encode share the cores
   options.gpu_provider = m_config.provider == "tensorrt" ? InferProvider::kTensorRt : InferProvider::kCuda;
   options.warmup_batch = m_max_batch;
+  options.tensorrt = m_config.tensorrt;
   KILN_TRY_ASSIGN(m_model, SegmentModel::open(m_config.segment, options));
 
   BatcherConfig batcher;

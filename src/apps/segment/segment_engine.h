@@ -41,6 +41,7 @@ struct SegmentEngineConfig {
   bool latency = false;
   int64_t max_delay_us = 0;   // 0 = the pipeline's (throughput 5000, latency 0)
   std::string provider = "cuda";
+  TensorRtOptions tensorrt;
   LogFn log;
 };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <mutex>
 #include <set>
@@ -116,6 +117,7 @@ class SegmentRun {
     engine.latency = m_latency;
     engine.max_delay_us = m_config.max_delay_us;
     engine.provider = m_config.provider;
+    engine.tensorrt = m_config.tensorrt;
     engine.log = m_log;
     KILN_TRY_ASSIGN(m_engine, SegmentEngine::open(engine));
 
@@ -145,6 +147,16 @@ class SegmentRun {
                                                          : static_cast<int64_t>(2e6 / fps);
       stream->id = m_engine->stream_add(m_latency ? 32 : 3 * m_engine->max_batch() + 4, timeout_us);
       m_streams.push_back(std::move(stream));
+    }
+    if (!m_config.reference.empty()) {
+      if (m_streams.size() != 1) return invalid_argument("segment: --reference needs exactly one input");
+      KILN_TRY_ASSIGN(m_reference, VideoReader::open(m_config.reference));
+      const VideoInfo& r = m_reference->info();
+      if (r.width != m_streams[0]->info.width || r.height != m_streams[0]->info.height) {
+        return invalid_argument(m_config.reference + ": the reference is " + std::to_string(r.width) + "x" +
+                                std::to_string(r.height) + ", the input " + std::to_string(m_streams[0]->info.width) +
+                                "x" + std::to_string(m_streams[0]->info.height));
+      }
     }
     return Status::ok();
   }
@@ -203,10 +215,41 @@ class SegmentRun {
       }
       summary.stages.push_back(stage);
     }
+    if (m_iou_frames > 0) summary.iou = m_iou_sum / static_cast<double>(m_iou_frames);
+    summary.targets = targets_check(summary);
     return summary;
   }
 
  private:
+  std::vector<SegmentTargetCheck> targets_check(const SegmentJobSummary& s) const {
+    const SegmentTargets& t = m_config.targets;
+    std::vector<SegmentTargetCheck> checks;
+    char text[160];
+    if (t.max_end_to_end_ms > 0) {
+      std::snprintf(text, sizeof(text), "p99 %.1f ms %s %.0f ms", s.latency_p99_ms,
+                    s.latency_p99_ms <= t.max_end_to_end_ms ? "<=" : ">", t.max_end_to_end_ms);
+      checks.push_back({"end-to-end latency", s.latency_p99_ms <= t.max_end_to_end_ms, text});
+    }
+    if (t.min_fps > 0) {
+      std::snprintf(text, sizeof(text), "%.1f frames/s %s %.0f", s.fps, s.fps >= t.min_fps ? ">=" : "<", t.min_fps);
+      checks.push_back({"frame rate (min_fps)", s.fps >= t.min_fps, text});
+    }
+    if (t.target_fps > 0) {
+      std::snprintf(text, sizeof(text), "%.1f frames/s %s %.0f", s.fps, s.fps >= t.target_fps ? ">=" : "<",
+                    t.target_fps);
+      checks.push_back({"frame rate (target_fps)", s.fps >= t.target_fps, text});
+    }
+    if (t.min_iou > 0) {
+      if (s.iou < 0) {
+        checks.push_back({"IoU", false, "not measured: give --reference MASK_VIDEO"});
+      } else {
+        std::snprintf(text, sizeof(text), "mean IoU %.3f %s %.2f", s.iou, s.iou >= t.min_iou ? ">=" : "<", t.min_iou);
+        checks.push_back({"IoU", s.iou >= t.min_iou, text});
+      }
+    }
+    return checks;
+  }
+
   Status stream_outputs_open(Stream& s) {
     const int32_t w = s.info.width, h = s.info.height;
     const SegmentModel& model = m_engine->model();
@@ -306,6 +349,7 @@ class SegmentRun {
         } else if (st.is_ok()) {
           foreground = s.matte.render(task.frame.rgb.view(), prob.data(), &out, &m_engine->pool());
         }
+        if (st.is_ok() && m_reference) reference_compare(s, prob.data());
       }
       if (st.is_ok()) {
         StageTimer timer(m_encode);
@@ -333,6 +377,18 @@ class SegmentRun {
     if (!st.is_ok()) m_engine->stop(st);
   }
 
+  // The next reference frame against this frame's mask; a reference shorter than the input ends the comparison.
+  void reference_compare(Stream& s, const float* prob) {
+    VideoFrame ref;
+    bool end = false;
+    if (!m_reference->read(&ref, &end).is_ok() || end) {
+      m_reference.reset();
+      return;
+    }
+    m_iou_sum += s.matte.iou(prob, ref.rgb.view());
+    ++m_iou_frames;
+  }
+
   void progress() {
     const int64_t written = ++m_written;
     if (!m_on_progress) return;
@@ -352,6 +408,9 @@ class SegmentRun {
   std::unique_ptr<SegmentEngine> m_engine;
   std::vector<std::unique_ptr<Stream>> m_streams;
   StageClock m_decode{"decode"}, m_post{"post"}, m_encode{"encode"};
+  std::unique_ptr<VideoReader> m_reference;
+  double m_iou_sum = 0;
+  int64_t m_iou_frames = 0;
   std::atomic<int64_t> m_written{0};
   int64_t m_expected = 0;
   std::mutex m_progress_mutex;

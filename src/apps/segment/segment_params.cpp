@@ -79,6 +79,9 @@ const ParamTable<SegmentJobConfig>& segment_job_params() {
                          .help = "auto (NVDEC when a GPU and FFmpeg allow it, else software, said why), cuda, none",
                          .choices = {"auto", "cuda", "none"}},
                         [](C& c) -> std::string& { return c.hw_decode; });
+    t.add({.name = "reference",
+           .help = "A reference mask video (person > 127): the run reports the masks' mean IoU against it"},
+          [](C& c) -> std::string& { return c.reference; });
     t.add_string_choice({.name = "provider", .help = "The GPU execution provider to try first",
                          .choices = {"cuda", "tensorrt"}},
                         [](C& c) -> std::string& { return c.provider; });
