@@ -29,7 +29,7 @@ class FrameMatte {
   // Channels of render()'s frames: mask 1, alpha 4, composite and blur 3.
   int32_t channels() const;
   // `prob`: prob_width x prob_height. Fills `out` (frame size); returns the share of pixels at or above the
-  // threshold.
+  // threshold. `frame` (RGB, frame size) is read for alpha, composite and blur only.
   double render(const ImageView& frame, const float* prob, ImageBuffer* out, ThreadPool* pool) const;
   // npy / h5: the upsampled probabilities as IEEE half, frame_width x frame_height; returns the share as above.
   double probabilities(const float* prob, uint16_t* out, ThreadPool* pool) const;
@@ -43,7 +43,7 @@ class FrameMatte {
     std::vector<float> w;
   };
   static Taps taps_make(int32_t out_size, float start, float extent, int32_t in_size);
-  void prob_row(const float* prob, int32_t y, float* row) const;
+  void prob_row(const float* prob, int32_t y, float* column_blend, float* row) const;
   void blurred_row(const std::vector<uint8_t>& small, int32_t y, uint8_t* row) const;
 
   int32_t m_width = 0, m_height = 0, m_prob_width = 0;

@@ -129,6 +129,13 @@ class SegmentRun {
     if (m_config.exec.mode == ExecMode::kCpu && reader.hw_decode == VideoHwDecode::kAuto) {
       reader.hw_decode = VideoHwDecode::kNone;
     }
+    // Mask and array outputs never show the frame's pixels: the decoder converts straight to the model's input size
+    // (a twenty-fifth of the pixels of a 720p frame), and the fused preprocess only normalizes them.
+    if (m_kind == SegmentOutput::kMask || is_array_output(m_kind)) {
+      reader.scale_width = m_engine->model().input_width();
+      reader.scale_height = m_engine->model().input_height();
+      reader.scale_keep_aspect = m_config.segment.letterbox;
+    }
     for (size_t i = 0; i < inputs.size(); ++i) {
       auto stream = std::make_unique<Stream>();
       KILN_TRY_ASSIGN(stream->source, FrameSource::open(inputs[i], reader, m_config.fps));

@@ -1,6 +1,9 @@
 #include "io/video/video_reader.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <utility>
 #include <filesystem>
 #include <string_view>
 
@@ -108,6 +111,7 @@ class FfmpegVideoReader final : public VideoReader {
       m_info.decode = "software (" + std::to_string(m_codec->thread_count) + " threads)";
       if (!hw_note.empty()) m_info.decode += "; " + hw_note;
     }
+    m_options = options;
     m_packet.reset(av_packet_alloc());
     m_frame.reset(av_frame_alloc());
     m_sw_frame.reset(av_frame_alloc());
@@ -196,8 +200,9 @@ class FfmpegVideoReader final : public VideoReader {
       m_info.width = src->width;
       m_info.height = src->height;
     }
+    const auto [out_width, out_height] = output_size();
     m_scaler.reset(sws_getCachedContext(m_scaler.release(), src->width, src->height,
-                                        static_cast<AVPixelFormat>(src->format), m_info.width, m_info.height,
+                                        static_cast<AVPixelFormat>(src->format), out_width, out_height,
                                         AV_PIX_FMT_RGB24, SWS_BILINEAR | SWS_ACCURATE_RND, nullptr, nullptr, nullptr));
     if (!m_scaler) {
       const char* name = av_get_pix_fmt_name(static_cast<AVPixelFormat>(src->format));
@@ -214,8 +219,8 @@ class FfmpegVideoReader final : public VideoReader {
                                contrast, saturation);
     }
     ImageBuffer& rgb = out->rgb;
-    rgb.width = m_info.width;
-    rgb.height = m_info.height;
+    rgb.width = out_width;
+    rgb.height = out_height;
     rgb.channels = 3;
     rgb.pixels.resize(static_cast<size_t>(rgb.width) * static_cast<size_t>(rgb.height) * 3);
     uint8_t* dst[4] = {rgb.pixels.data(), nullptr, nullptr, nullptr};
@@ -236,6 +241,15 @@ class FfmpegVideoReader final : public VideoReader {
     out->time_s = static_cast<double>(pts - m_start_pts) * m_info.time_base.value();
     out->index = m_next_index++;
     return Status::ok();
+  }
+
+  std::pair<int32_t, int32_t> output_size() const {
+    const int32_t w = m_options.scale_width, h = m_options.scale_height;
+    if (w <= 0 || h <= 0) return {m_info.width, m_info.height};
+    if (!m_options.scale_keep_aspect) return {w, h};
+    const double scale = std::min(static_cast<double>(w) / m_info.width, static_cast<double>(h) / m_info.height);
+    return {std::clamp(static_cast<int32_t>(std::lround(m_info.width * scale)), 1, w),
+            std::clamp(static_cast<int32_t>(std::lround(m_info.height * scale)), 1, h)};
   }
 
   std::string seconds_text(int64_t pts) const {
@@ -291,6 +305,7 @@ class FfmpegVideoReader final : public VideoReader {
   }
 
   VideoInfo m_info;
+  VideoReaderOptions m_options;
   AvInputPtr m_format;
   AvCodecContextPtr m_codec;
   AvBufferPtr m_hw_device;

@@ -29,6 +29,11 @@ struct VideoReaderOptions {
   // Frame threading delays each frame by about one frame per thread; low latency uses slice threads only.
   bool low_latency = false;
   VideoHwDecode hw_decode = VideoHwDecode::kNone;
+  // > 0: frames come out scaled to this size in the colour conversion (one pass over the decoded picture, instead
+  // of a full-size RGB frame to be resized later); keep_aspect fits them inside it instead.
+  int32_t scale_width = 0;
+  int32_t scale_height = 0;
+  bool scale_keep_aspect = false;
 };
 
 struct VideoInfo {
@@ -46,7 +51,8 @@ struct VideoInfo {
 };
 
 struct VideoFrame {
-  ImageBuffer rgb;       // width x height x 3 of the first frame (a later size change is scaled to it)
+  // width x height x 3 of the first frame (a later size change is scaled to it), or the reader's scale size
+  ImageBuffer rgb;
   int64_t pts = 0;       // in VideoInfo::time_base
   double time_s = 0;     // pts in seconds from the stream's start time
   int64_t index = 0;     // 0, 1, 2 ... in the order read
