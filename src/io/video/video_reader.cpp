@@ -78,6 +78,13 @@ class FfmpegVideoReader final : public VideoReader {
     if (int rc = avcodec_parameters_to_context(m_codec.get(), stream->codecpar); rc < 0) {
       return unsupported_format(path + ": bad codec parameters: " + av_error_text(rc));
     }
+    const int64_t pixels = static_cast<int64_t>(stream->codecpar->width) * stream->codecpar->height;
+    if (pixels > kImageMaxPixels) {
+      return unsupported_format(path + ": " + std::to_string(stream->codecpar->width) + "x" +
+                                std::to_string(stream->codecpar->height) + " frames are over the " +
+                                std::to_string(kImageMaxPixels) + "-pixel limit");
+    }
+    m_codec->max_pixels = kImageMaxPixels;  // also for a size that changes mid-stream
     m_codec->pkt_timebase = stream->time_base;
     m_codec->thread_count = options.threads;
     m_codec->thread_type = options.low_latency ? FF_THREAD_SLICE : (FF_THREAD_FRAME | FF_THREAD_SLICE);
