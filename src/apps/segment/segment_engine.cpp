@@ -184,13 +184,14 @@ void SegmentEngine::infer_loop() {
         std::lock_guard<std::mutex> lock(m_state_mutex);
         if (m_preprocess_backend.empty()) m_preprocess_backend = report.backend;
       }
-      if (st.is_ok()) st = m_model->run(input, n, &probs);
+      int32_t prob_width = 0, prob_height = 0;
+      if (st.is_ok()) st = m_model->run(input, n, &probs, &prob_width, &prob_height);
       if (st.is_ok()) {
         for (int64_t i = 0; i < n; ++i) {
           SegmentFrame& f = batch.items[static_cast<size_t>(i)].request;
           f.prob = std::move(probs[static_cast<size_t>(i)]);
-          f.prob_width = m_model->prob_width();
-          f.prob_height = m_model->prob_height();
+          f.prob_width = prob_width;
+          f.prob_height = prob_height;
         }
       }
     }

@@ -8,7 +8,6 @@ namespace kiln {
 Result<std::unique_ptr<SegmentModel>> SegmentModel::open(const SegmentSettings& settings, const InferOptions& options) {
   auto model = std::unique_ptr<SegmentModel>(new SegmentModel());
   model->m_settings = settings;
-  model->m_name = settings.model;
   KILN_TRY_ASSIGN(const std::string path, model_path_resolve(settings.model));
   KILN_TRY_ASSIGN(model->m_session, InferSession::open(path, options));
   const ModelInfo& info = model->m_session->info();
@@ -38,7 +37,10 @@ Result<std::unique_ptr<SegmentModel>> SegmentModel::open(const SegmentSettings& 
     model->m_preprocess = p;
   }
   model->m_preprocess.fit = settings.letterbox ? ResizeFit::kLetterbox : ResizeFit::kStretch;
-  KILN_TRY(model->output_layout_set(info.outputs[0].shape));
+  KILN_TRY_ASSIGN(const OutputLayout out, output_layout(info.outputs[0].shape));
+  model->m_channels = out.channels;
+  model->m_prob_width = out.width > 0 ? out.width : model->m_width;
+  model->m_prob_height = out.height > 0 ? out.height : model->m_height;
   if (settings.activation != "auto" && settings.activation != "sigmoid" && settings.activation != "softmax" &&
       settings.activation != "none") {
     return invalid_argument("activation must be auto, sigmoid, softmax or none");
@@ -56,66 +58,63 @@ Result<std::unique_ptr<SegmentModel>> SegmentModel::open(const SegmentSettings& 
 }
 
 // Rank 4: N x C x H x W, or N x H x W x C when the last dim is small (<= 32) and the second is not; rank 3: N x H x W.
-Status SegmentModel::output_layout_set(const std::vector<int64_t>& shape) {
+Result<SegmentModel::OutputLayout> SegmentModel::output_layout(const std::vector<int64_t>& shape) {
+  OutputLayout o;
   if (shape.size() == 3) {
-    m_output_hwc = false;
-    m_channels = 1;
-    m_prob_height = static_cast<int32_t>(shape[1]);
-    m_prob_width = static_cast<int32_t>(shape[2]);
+    o.height = static_cast<int32_t>(shape[1]);
+    o.width = static_cast<int32_t>(shape[2]);
   } else if (shape.size() == 4) {
-    m_output_hwc = shape[3] > 0 && shape[3] <= 32 && !(shape[1] > 0 && shape[1] <= 32);
-    m_channels = static_cast<int32_t>(m_output_hwc ? shape[3] : shape[1]);
-    m_prob_height = static_cast<int32_t>(m_output_hwc ? shape[1] : shape[2]);
-    m_prob_width = static_cast<int32_t>(m_output_hwc ? shape[2] : shape[3]);
+    o.hwc = shape[3] > 0 && shape[3] <= 32 && !(shape[1] > 0 && shape[1] <= 32);
+    o.channels = static_cast<int32_t>(o.hwc ? shape[3] : shape[1]);
+    o.height = static_cast<int32_t>(o.hwc ? shape[1] : shape[2]);
+    o.width = static_cast<int32_t>(o.hwc ? shape[2] : shape[3]);
   } else {
     return invalid_argument("segment needs a mask output N x C x H x W, N x H x W x C or N x H x W; got rank " +
                             std::to_string(shape.size()));
   }
-  return Status::ok();
+  return o;
 }
 
-std::string SegmentModel::describe() const {
-  const ModelInfo& info = m_session->info();
-  std::string activation = m_activation == "none" ? "probabilities as given" : m_activation;
-  if (m_activation == "auto") activation = "auto";
-  return m_name + " (" + info.inputs[0].shape_text() + " -> " + info.outputs[0].shape_text() + ", " + activation +
-         (m_channels > 1 ? ", person class " + std::to_string(m_settings.person_class) : "") + ")";
-}
-
-Status SegmentModel::run(const std::vector<float>& input, int64_t batch, std::vector<std::vector<float>>* probs) {
+Status SegmentModel::run(const std::vector<float>& input, int64_t batch, std::vector<std::vector<float>>* probs,
+                         int32_t* width, int32_t* height) {
   const std::vector<int64_t> shape = m_layout == Layout::kCHW ? std::vector<int64_t>{batch, 3, m_height, m_width}
                                                               : std::vector<int64_t>{batch, m_height, m_width, 3};
   std::vector<Tensor> outputs;
   KILN_TRY(m_session->run(input, shape, &outputs));
   if (outputs.empty()) return invalid_argument("the model returned no output");
   const Tensor& out = outputs[0];
-  KILN_TRY(output_layout_set(out.shape));  // symbolic sizes are known now
-  const int64_t plane = static_cast<int64_t>(m_prob_width) * m_prob_height;
-  if (out.shape.empty() || out.shape[0] != batch || out.elements() != batch * plane * m_channels) {
+  KILN_TRY_ASSIGN(const OutputLayout layout, output_layout(out.shape));  // symbolic sizes are known now
+  const int64_t plane = static_cast<int64_t>(layout.width) * layout.height;
+  const int32_t channels = layout.channels;
+  if (out.shape.empty() || out.shape[0] != batch || plane <= 0 || out.elements() != batch * plane * channels) {
     return invalid_argument("the model's output does not hold one mask per frame");
+  }
+  if (channels > 1 && m_settings.person_class >= channels) {
+    return invalid_argument("person_class " + std::to_string(m_settings.person_class) + " is outside the model's " +
+                            std::to_string(channels) + " classes");
   }
   if (m_activation == "auto") {  // settled once, on the first batch
     const bool within = std::all_of(out.data.begin(), out.data.end(), [](float v) { return v >= 0.0f && v <= 1.0f; });
-    m_activation = within ? "none" : "sigmoid";
+    m_activation = channels > 1 ? "softmax" : within ? "none" : "sigmoid";
   }
   probs->resize(static_cast<size_t>(batch));
   for (int64_t b = 0; b < batch; ++b) {
     std::vector<float>& p = (*probs)[static_cast<size_t>(b)];
     p.resize(static_cast<size_t>(plane));
-    const float* item = out.data.data() + b * plane * m_channels;
+    const float* item = out.data.data() + b * plane * channels;
     const auto at = [&](int64_t i, int32_t c) {
-      return m_output_hwc ? item[i * m_channels + c] : item[static_cast<int64_t>(c) * plane + i];
+      return layout.hwc ? item[i * channels + c] : item[static_cast<int64_t>(c) * plane + i];
     };
     for (int64_t i = 0; i < plane; ++i) {
       float v;
-      if (m_channels == 1) {
+      if (channels == 1) {
         v = at(i, 0);
         if (m_activation == "sigmoid") v = 1.0f / (1.0f + std::exp(-std::clamp(v, -50.0f, 50.0f)));
       } else if (m_activation == "softmax") {
         float top = at(i, 0);
-        for (int32_t c = 1; c < m_channels; ++c) top = std::max(top, at(i, c));
+        for (int32_t c = 1; c < channels; ++c) top = std::max(top, at(i, c));
         float sum = 0;
-        for (int32_t c = 0; c < m_channels; ++c) sum += std::exp(at(i, c) - top);
+        for (int32_t c = 0; c < channels; ++c) sum += std::exp(at(i, c) - top);
         v = std::exp(at(i, m_settings.person_class) - top) / sum;
       } else {
         v = at(i, m_settings.person_class);
@@ -124,6 +123,8 @@ Status SegmentModel::run(const std::vector<float>& input, int64_t batch, std::ve
       p[static_cast<size_t>(i)] = std::isfinite(v) ? std::clamp(v, 0.0f, 1.0f) : 0.0f;
     }
   }
+  *width = layout.width;
+  *height = layout.height;
   return Status::ok();
 }
 

@@ -22,25 +22,30 @@ class SegmentModel {
   Layout input_layout() const { return m_layout; }
   const PreprocessParams& preprocess() const { return m_preprocess; }
   InferSession& session() { return *m_session; }
-  std::string describe() const;  // "selfie (1 x 3 x 256 x 256 -> N x 1 x 256 x 256, sigmoid applied by the model)"
 
-  // Runs `batch` preprocessed items; probs[i] receives item i's probability map (prob_width x prob_height).
-  Status run(const std::vector<float>& input, int64_t batch, std::vector<std::vector<float>>* probs);
+  // Runs `batch` preprocessed items; probs[i] receives item i's probability map, *width x *height (the output's
+  // size in this run: a symbolic one is known only now). Called from one thread at a time.
+  Status run(const std::vector<float>& input, int64_t batch, std::vector<std::vector<float>>* probs, int32_t* width,
+             int32_t* height);
+  // The map's size as the model declares it (symbolic sizes: the input's). Fixed after open: safe from any thread.
   int32_t prob_width() const { return m_prob_width; }
   int32_t prob_height() const { return m_prob_height; }
 
  private:
-  Status output_layout_set(const std::vector<int64_t>& shape);
+  struct OutputLayout {
+    bool hwc = false;
+    int32_t channels = 1;
+    int32_t width = 0, height = 0;
+  };
+  static Result<OutputLayout> output_layout(const std::vector<int64_t>& shape);
 
   std::unique_ptr<InferSession> m_session;
-  std::string m_name;
   int32_t m_width = 0, m_height = 0;
   Layout m_layout = Layout::kCHW;
   PreprocessParams m_preprocess;
   SegmentSettings m_settings;
-  std::string m_activation;  // resolved: sigmoid | softmax | none ("auto" is settled on the first batch)
-  bool m_output_hwc = false;
-  int32_t m_channels = 1;
+  std::string m_activation;  // resolved: sigmoid | softmax | none ("auto" is settled on the first batch, by run())
+  int32_t m_channels = 1;    // of the declared output (a symbolic channel count is settled by run())
   int32_t m_prob_width = 0, m_prob_height = 0;
 };
 
