@@ -50,7 +50,7 @@ struct SegmentTargets {
 struct SegmentJobConfig {
   SegmentSettings segment;
   std::string output_dir;      // -o: a folder (one output per input), or a file name for one input
-  std::string output = "mask";  // mask | alpha | composite | blur | npy | h5
+  SegmentOutput output = SegmentOutput::kMask;
   // throughput: batches, every core | latency: paced at the source's rate (exec.mode says where things run)
   std::string pipeline = "throughput";
   std::string background = "#00b140";  // composite: a colour (#rrggbb) or an image file

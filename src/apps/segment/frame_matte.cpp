@@ -160,6 +160,15 @@ void FrameMatte::blurred_row(const std::vector<uint8_t>& small, int32_t y, uint8
   }
 }
 
+double FrameMatte::rows_share(const std::function<void(int64_t, int64_t)>& rows, const std::vector<int64_t>& counts,
+                              ThreadPool* pool) const {
+  if (pool != nullptr) pool->parallel_for(m_height, rows);
+  else rows(0, m_height);
+  int64_t total = 0;
+  for (const int64_t c : counts) total += c;
+  return static_cast<double>(total) / (static_cast<double>(m_width) * m_height);
+}
+
 double FrameMatte::render(const ImageView& frame, const float* prob, ImageBuffer* out, ThreadPool* pool) const {
   const int32_t ch = channels();
   out->width = m_width;
@@ -233,11 +242,7 @@ double FrameMatte::render(const ImageView& frame, const float* prob, ImageBuffer
       counts[y] = count;
     }
   };
-  if (pool != nullptr) pool->parallel_for(m_height, rows);
-  else rows(0, m_height);
-  int64_t total = 0;
-  for (const int64_t c : counts) total += c;
-  return static_cast<double>(total) / (static_cast<double>(m_width) * m_height);
+  return rows_share(rows, counts, pool);
 }
 
 double FrameMatte::probabilities(const float* prob, uint16_t* out, ThreadPool* pool) const {
@@ -256,11 +261,7 @@ double FrameMatte::probabilities(const float* prob, uint16_t* out, ThreadPool* p
       counts[y] = count;
     }
   };
-  if (pool != nullptr) pool->parallel_for(m_height, rows);
-  else rows(0, m_height);
-  int64_t total = 0;
-  for (const int64_t c : counts) total += c;
-  return static_cast<double>(total) / (static_cast<double>(m_width) * m_height);
+  return rows_share(rows, counts, pool);
 }
 
 double FrameMatte::iou(const float* prob, const ImageView& reference) const {

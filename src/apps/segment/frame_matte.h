@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,9 @@ class FrameMatte {
   };
   static Taps taps_make(int32_t out_size, float start, float extent, int32_t in_size);
   void prob_row(const float* prob, int32_t y, float* column_blend, float* row) const;
+  // Runs rows(begin, end) over every frame row (on the pool when given); counts[y] holds row y's person pixels after.
+  double rows_share(const std::function<void(int64_t, int64_t)>& rows, const std::vector<int64_t>& counts,
+                    ThreadPool* pool) const;
   void blurred_row(const std::vector<uint8_t>& small, int32_t y, uint8_t* row) const;
 
   int32_t m_width = 0, m_height = 0, m_prob_width = 0;

@@ -42,13 +42,6 @@ struct Stream {
   std::vector<int64_t> latencies_ns;
 };
 
-SegmentOutput output_kind(const std::string& name) {
-  for (const auto& [kind, text] : kSegmentOutputNames) {
-    if (name == text) return kind;
-  }
-  return SegmentOutput::kMask;
-}
-
 const char* output_extension(SegmentOutput kind) {
   switch (kind) {
     case SegmentOutput::kAlpha: return ".webm";
@@ -108,7 +101,7 @@ class SegmentRun {
 
   Status open(const std::vector<std::string>& inputs) {
     if (inputs.empty()) return invalid_argument("segment: no input");
-    m_kind = output_kind(m_config.output);
+    m_kind = m_config.output;
     m_latency = m_config.pipeline == "latency";
     KILN_TRY_ASSIGN(const std::vector<std::string> outputs, output_paths(m_config, inputs, m_kind));
     SegmentEngineConfig engine;

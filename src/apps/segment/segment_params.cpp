@@ -41,12 +41,11 @@ const ParamTable<SegmentJobConfig>& segment_job_params() {
     ParamTable<C> t;
     t.add({.name = "output_dir", .help = "A folder for one output per input, or the output file for one input"},
           [](C& c) -> std::string& { return c.output_dir; });
-    t.add_string_choice({.name = "output",
-                         .help = "mask (0/255 video), alpha (the frame with the person's alpha: .webm, .mov, .mkv), "
-                                 "composite (over --background), blur (background blurred), npy or h5 (the "
-                                 "smoothed probability per frame, float16 N x H x W)",
-                         .choices = {"mask", "alpha", "composite", "blur", "npy", "h5"}},
-                        [](C& c) -> std::string& { return c.output; });
+    t.add_choice({.name = "output",
+                  .help = "mask (0/255 video), alpha (the frame with the person's alpha: .webm, .mov, .mkv), "
+                          "composite (over --background), blur (background blurred), npy or h5 (the smoothed "
+                          "probability per frame, float16 N x H x W)"},
+                 [](C& c) -> SegmentOutput& { return c.output; }, kSegmentOutputNames, "segment output");
     t.add_string_choice({.name = "pipeline",
                          .help = "throughput: batches of 8 over every core, as fast as possible; latency: inputs "
                                  "paced at their frame rate, batches of 1, stale frames dropped",

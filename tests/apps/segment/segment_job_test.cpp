@@ -131,7 +131,7 @@ TEST_F(SegmentJob, LatencyModeKeepsUpWithAPacedSourceAndDropsNothing) {
 
 TEST_F(SegmentJob, ArraysHoldTheProbabilities) {
   SegmentJobConfig c = config("p.npy");
-  c.output = "npy";
+  c.output = SegmentOutput::kNpy;
   auto result = segment_job_run(c, {person});
   ASSERT_TRUE(result.is_ok()) << result.status().to_string();
   EXPECT_EQ(result.value().streams[0].written, kFrames);
@@ -144,13 +144,13 @@ TEST_F(SegmentJob, ArraysHoldTheProbabilities) {
 
 TEST_F(SegmentJob, BadSettingsFailBeforeAnythingIsWritten) {
   SegmentJobConfig c = config("bad.mp4");
-  c.output = "composite";
+  c.output = SegmentOutput::kComposite;
   c.background = "#zz0000";
   auto result = segment_job_run(c, {person});
   ASSERT_FALSE(result.is_ok());
   EXPECT_FALSE(fs::exists(m_dir / "bad.mp4"));
   c = config("alpha.mp4");
-  c.output = "alpha";
+  c.output = SegmentOutput::kAlpha;
   result = segment_job_run(c, {person});
   ASSERT_FALSE(result.is_ok());
   EXPECT_NE(result.status().message().find(".webm"), std::string::npos);
