@@ -14,7 +14,8 @@ DEBIAN_PACKAGES := build-essential cmake pkg-config \
   python3 python3-dev pybind11-dev python3-numpy python3-h5py python3-pytest python3-matplotlib python3-pandas \
   python3-torch \
   python3-onnx python3-opencv python3-skimage \
-  libavformat-dev libavcodec-dev libswscale-dev libavdevice-dev ffmpeg
+  libavformat-dev libavcodec-dev libswscale-dev libavdevice-dev ffmpeg \
+  python3-distributed slurmctld slurmd slurm-client munge
 
 .PHONY: deps build demo test tsan bench sanitize fuzz soak clean
 

@@ -50,6 +50,7 @@ int run_cli(int argc, char** argv) {
   const auto infer = kiln::cli::infer_command_add(app);
   const auto faces = kiln::cli::faces_command_add(app);
   const auto segment = kiln::cli::segment_command_add(app);
+  const auto merge = kiln::cli::merge_command_add(app);
   CLI11_PARSE(app, argc, argv);
   if (profile || !trace_path.empty()) {
     kiln::Profiler::instance().enable(true);
@@ -66,6 +67,7 @@ int run_cli(int argc, char** argv) {
   if (app.got_subcommand("infer")) code = infer();
   if (app.got_subcommand("faces")) code = faces();
   if (app.got_subcommand("segment")) code = segment();
+  if (app.got_subcommand("merge")) code = merge();
   if (profile) std::fputs(kiln::profile_summary_table().c_str(), stderr);
   if (!trace_path.empty()) {
     if (const kiln::Status s = kiln::trace_write_chrome(trace_path); !s.is_ok()) return kiln::cli::exit_with(s);

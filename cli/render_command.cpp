@@ -41,6 +41,7 @@ class ProgressPrinter {
 };
 
 void print_summary(const RenderJobSummary& s) {
+  if (!s.shard.empty()) std::printf("Shard: %s\n", s.shard.c_str());
   std::printf("Rendered %lld images on %s (%d threads)%s\n", static_cast<long long>(s.rendered), s.backend.c_str(),
               s.threads,
               s.resumed_from > 0 ? (", resumed after " + std::to_string(s.resumed_from) + " already written").c_str() : "");

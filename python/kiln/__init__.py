@@ -24,6 +24,7 @@ render_windows = _declared(_kiln.render_windows, "render_windows", positional=["
 window_plan = _declared(_kiln.window_plan, "window_plan", positional=["series"], explicit=[("ohlc", False)])
 render_job = _declared(_kiln.render_job, "render_job", positional=[("series", None)],
                        explicit=[("config", None), ("source", "<array>")])
+merge = _declared(_kiln.merge, "merge", positional=["pieces"])
 quality = _declared(_kiln.quality, "quality", positional=["images"])
 preprocess = _declared(_kiln.preprocess, "preprocess", positional=["images"])
 Model = getattr(_kiln, "Model", None)  # None when kiln is built without ONNX Runtime
@@ -64,6 +65,7 @@ __all__ = [
     "__version__",
     "create_images_from_data",
     "devices",
+    "merge",
     "models",
     "open",
     "preprocess",
@@ -79,3 +81,11 @@ __all__ = [
 def devices():
     """Backends in priority order (CPU last) with their devices and memory, as `kiln devices --json` prints them."""
     return _json.loads(devices_json())["backends"]
+
+
+def __getattr__(name):
+    # kiln.distributed (Dask) is loaded on first use: `import kiln` stays cheap where Dask is not installed.
+    if name == "distributed":
+        import importlib
+        return importlib.import_module(".distributed", __name__)
+    raise AttributeError(f"module 'kiln' has no attribute {name!r}")

@@ -11,5 +11,6 @@ void image_ops_bindings_add(pybind11::module_& m);  // quality, preprocess
 void infer_bindings_add(pybind11::module_& m);      // Model (when built with ONNX Runtime)
 void faces_bindings_add(pybind11::module_& m);      // FaceService, ... (when built with ONNX Runtime and faiss)
 void segment_bindings_add(pybind11::module_& m);    // SegmentPipeline (when built with ONNX Runtime and FFmpeg)
+void merge_bindings_add(pybind11::module_& m);      // merge
 
 }  // namespace kiln::py

@@ -13,6 +13,7 @@ PYBIND11_MODULE(_kiln, m) {
   kiln::py::errors_register(m);
   kiln::py::render_bindings_add(m);
   kiln::py::devices_bindings_add(m);
+  kiln::py::merge_bindings_add(m);
   kiln::py::image_ops_bindings_add(m);
 #if KILN_HAS_ORT
   kiln::py::infer_bindings_add(m);

@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "kiln/apps/images.h"
+#include "kiln/apps/merge.h"
 #include "kiln/apps/render.h"
 #include "params_py.h"
 
@@ -55,6 +56,7 @@ const ParamSet* job_params(const std::string& function) {
   if (function == "render" || function == "render_windows") return &render_call_params();
   if (function == "window_plan") return &window_params();
   if (function == "render_job") return &render_job_params();
+  if (function == "merge") return &merge_params();
   if (function == "quality") return &quality_job_params();
   if (function == "preprocess") return &preprocess_job_params();
   return nullptr;

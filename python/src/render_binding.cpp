@@ -130,6 +130,7 @@ pyb::dict summary_dict(const RenderJobSummary& s) {
   d["backend"] = s.backend;
   d["placement_reason"] = s.placement_reason;
   d["output"] = s.output;
+  d["shard"] = s.shard;
   d["threads"] = s.threads;
   d["fallbacks"] = s.fallbacks;
   d["fallback_events"] = s.fallback_events;

@@ -19,7 +19,8 @@ ALLOWED = {
     "pipeline": {"core", "pipeline", "profiler", "kiln"},
     "exec": {"core", "ops", "exec", "profiler", "kiln"},
     "infer": {"core", "ops", "exec", "infer", "profiler", "kiln"},
-    "apps": {"core", "ops", "exec", "infer", "io", "pipeline", "profiler", "apps", "kiln"},
+    "scale": {"core", "scale", "kiln"},
+    "apps": {"core", "ops", "exec", "infer", "io", "pipeline", "profiler", "scale", "apps", "kiln"},
 }
 # Public headers an engine folder must not include (they belong to layers above it).
 FORBIDDEN_PUBLIC = {
@@ -28,6 +29,7 @@ FORBIDDEN_PUBLIC = {
     "ops": {"kiln/exec.h", "kiln/image_ops.h", "kiln/apps/"},
     "io": {"kiln/exec.h", "kiln/image_ops.h", "kiln/apps/"},
     "pipeline": {"kiln/exec.h", "kiln/image_ops.h", "kiln/apps/"},
+    "scale": {"kiln/exec.h", "kiln/image_ops.h", "kiln/apps/"},
     "exec": {"kiln/apps/"},
     "infer": {"kiln/apps/"},
 }

@@ -12,6 +12,7 @@
 #include "kiln/exec.h"
 #include "kiln/ops/render.h"
 #include "kiln/params.h"
+#include "kiln/scale.h"
 #include "kiln/status.h"
 
 namespace kiln {
@@ -121,6 +122,7 @@ struct RenderJobConfig {
   ExecSettings exec = ExecSettings{.batch_size = 1024};  // batch_size: images per write batch and GPU launch
   std::string preview;  // a PNG grid of the first images
   int32_t preview_count = 16;
+  ShardSettings shard;  // a piece of the job (HDF5 output {stem}.shard-I-of-N.h5, joined by kiln merge)
 
   // Every setting that determines the output (not threads, batch size or mode), as JSON.
   std::string output_config_json() const;
@@ -157,6 +159,7 @@ struct RenderJobSummary {
   std::string backend;
   std::string placement_reason;
   std::string output;
+  std::string shard;  // "piece 2 of 4 (SLURM_ARRAY_TASK_ID=2 ...)", empty for a whole job
   int32_t threads = 0;
   int64_t fallbacks = 0;                     // fallback events (batch halvings, moves to the CPU)
   std::vector<std::string> fallback_events;  // each kind once, with its reason

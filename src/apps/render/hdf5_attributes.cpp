@@ -143,6 +143,10 @@ Status attributes_write(hid_t loc, const FileAttributes& a) {
   KILN_TRY(attribute_i64(loc, "images_per_file", a.images_per_file));
   KILN_TRY(attribute_i64(loc, "count", a.count));
   KILN_TRY(attribute_i64(loc, "first_index", a.first_index));
+  if (a.shard_count > 0) {
+    KILN_TRY(attribute_i64(loc, "shard_index", a.shard_index));
+    KILN_TRY(attribute_i64(loc, "shard_count", a.shard_count));
+  }
   KILN_TRY(attribute_i8(loc, "complete", a.complete ? 1 : 0));
   return Status::ok();
 }
@@ -182,6 +186,12 @@ Result<FileAttributes> attributes_read(hid_t loc) {
   KILN_TRY_ASSIGN(a.images_per_file, attribute_read_i64(loc, "images_per_file"));
   KILN_TRY_ASSIGN(a.count, attribute_read_i64(loc, "count"));
   KILN_TRY_ASSIGN(a.first_index, attribute_read_i64(loc, "first_index"));
+  const htri_t is_piece = H5Aexists(loc, "shard_count");
+  if (is_piece < 0) return error("cannot check attribute shard_count");
+  if (is_piece > 0) {
+    KILN_TRY_ASSIGN(a.shard_index, attribute_read_i64(loc, "shard_index"));
+    KILN_TRY_ASSIGN(a.shard_count, attribute_read_i64(loc, "shard_count"));
+  }
   KILN_TRY_ASSIGN(const int64_t complete, attribute_read_i64(loc, "complete"));
   a.complete = complete == 1;
   const htri_t has_checksum = H5Aexists(loc, "checksum");
@@ -358,6 +368,8 @@ std::string settings_diff(const FileAttributes& have, const FileShape& have_shap
   KILN_DIFF("compression", have.compression, want.compression);
   KILN_DIFF("total images", have.total, want.total);
   KILN_DIFF("images_per_file", have.images_per_file, want.images_per_file);
+  KILN_DIFF("shard_index", have.shard_index, want.shard_index);
+  KILN_DIFF("shard_count", have.shard_count, want.shard_count);
   KILN_DIFF("image width", have_shape.width, layout.width);
   KILN_DIFF("image height", have_shape.height, layout.height);
   KILN_DIFF("image dtype", std::string(pixel_type_name(have_shape.dtype)), std::string(pixel_type_name(layout.dtype)));

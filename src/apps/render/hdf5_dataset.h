@@ -41,6 +41,8 @@ struct FileAttributes {
   int64_t images_per_file = 0;  // 0: single-file mode
   int64_t count = 0;            // images in this file
   int64_t first_index = 0;      // ordinal of this file's first image in the dataset
+  int64_t shard_index = 0;      // a piece of a sharded job (kiln/scale.h): piece shard_index of shard_count
+  int64_t shard_count = 0;      // 0: not a piece
   bool complete = false;
   std::string checksum;         // ContentChecksum::text() of a committed file; "" before it is committed
 };
@@ -166,5 +168,16 @@ class DataFile {
   int64_t m_seq_row = 0;  // floats per sequences row
   uint64_t m_image_bytes = 0;
 };
+
+// ---- joining files ---------------------------------------------------------------------------------------------
+
+// "zstd-1" -> {kZstd, 1}; the inverse of compression_label.
+Result<std::pair<Compression, int32_t>> compression_from_label(const std::string& label);
+// Writes `out` (as .tmp, then committed) holding the rows of `sources` in order: complete data files whose
+// first_index values continue each other from attributes.first_index and whose counts add up to attributes.count.
+// Image chunks are copied without recompressing; each source's checksum is checked as it is copied (IoError
+// naming a damaged source, and nothing is committed).
+Status files_concat(const std::string& out, const std::vector<std::string>& sources, const DatasetLayout& layout,
+                    const FileAttributes& attributes);
 
 }  // namespace kiln::hdf5

@@ -133,6 +133,7 @@ struct ShardRow {
   std::string count = "-";
   std::string complete = "missing";
   std::string bytes = "-";
+  std::string piece;  // "2/4" for a piece of a sharded job
 };
 
 ShardRow shard_row(const fs::path& dir, const std::string& file) {
@@ -150,16 +151,21 @@ ShardRow shard_row(const fs::path& dir, const std::string& file) {
   row.first_index = std::to_string(summary->attributes.first_index);
   row.count = std::to_string(summary->attributes.count);
   row.complete = summary->attributes.complete ? "yes" : "no";
+  if (summary->attributes.shard_count > 0) {
+    row.piece = std::to_string(summary->attributes.shard_index) + "/" + std::to_string(summary->attributes.shard_count);
+  }
   return row;
 }
 
 void shard_table(const std::vector<ShardRow>& rows, std::string& out) {
   size_t width = 4;
   for (const ShardRow& r : rows) width = std::max(width, r.file.size());
-  out += "  " + pad("file", width + 2) + pad("first_index", 13) + pad("count", 10) + pad("complete", 12) + "bytes\n";
+  const bool pieces = std::any_of(rows.begin(), rows.end(), [](const ShardRow& r) { return !r.piece.empty(); });
+  out += "  " + pad("file", width + 2) + (pieces ? pad("piece", 13) : "") + pad("first_index", 13) + pad("count", 10) +
+         pad("complete", 12) + "bytes\n";
   for (const ShardRow& r : rows) {
-    out += "  " + pad(r.file, width + 2) + pad(r.first_index, 13) + pad(r.count, 10) + pad(r.complete, 12) + r.bytes +
-           "\n";
+    out += "  " + pad(r.file, width + 2) + (pieces ? pad(r.piece, 13) : "") + pad(r.first_index, 13) +
+           pad(r.count, 10) + pad(r.complete, 12) + r.bytes + "\n";
   }
 }
 
@@ -284,7 +290,8 @@ Status file_print(const std::string& path, std::string& out) {
     const fs::path dir = fs::path(path).parent_path();
     std::vector<ShardRow> rows;
     for (const std::string& source : sources) rows.push_back(shard_row(dir, source));
-    out += "shards (" + std::to_string(rows.size()) + ", via VDS):\n";
+    const bool pieces = std::any_of(rows.begin(), rows.end(), [](const ShardRow& r) { return !r.piece.empty(); });
+    out += std::string(pieces ? "pieces (" : "shards (") + std::to_string(rows.size()) + ", via VDS):\n";
     shard_table(rows, out);
   }
   return file.close();

@@ -94,6 +94,12 @@ Status Hdf5Sink::layout_check(const DatasetLayout& layout) const {
   if (layout.seq_len <= 0) return invalid_argument("HDF5 output needs seq_len >= 1");
   if (layout.seq_channels != 1 && layout.seq_channels != 4) return invalid_argument("seq_channels must be 1 or 4");
   if (m_spec.images_per_file < 0) return invalid_argument("images_per_file must be >= 0");
+  if (layout.shard_count > 0 && m_spec.images_per_file > 0) {
+    return invalid_argument("a piece of a sharded job is one file: --images-per-file does not apply with --shard");
+  }
+  if (layout.first_index < 0 || (layout.job_total > 0 && layout.first_index + layout.total > layout.job_total)) {
+    return invalid_argument("the output's images do not lie within the job's");
+  }
   return hdf5_compression_level_check(m_spec.compression, m_spec.compression_level);
 }
 
@@ -126,8 +132,10 @@ Result<int64_t> Hdf5Sink::open(const DatasetLayout& layout, const DatasetAttribu
   m_layout = layout;
   m_attributes.dataset = attributes;
   m_attributes.compression = hdf5::compression_label(m_spec.compression, m_spec.compression_level);
-  m_attributes.total = layout.total;
+  m_attributes.total = layout.job_total > 0 ? layout.job_total : layout.total;
   m_attributes.images_per_file = m_spec.images_per_file;
+  m_attributes.shard_index = layout.shard_index;
+  m_attributes.shard_count = layout.shard_count;
   m_unit = shard_mode() ? m_spec.images_per_file : hdf5::kPartImages;
   m_units = std::max<int64_t>(1, (layout.total + m_unit - 1) / m_unit);
 
@@ -217,7 +225,7 @@ Result<int64_t> Hdf5Sink::resume_scan() {
     const hdf5::FileAttributes& a = summary->attributes;
     const std::string diff = hdf5::settings_diff(a, summary->shape, m_attributes, m_layout);
     if (!diff.empty()) return mismatch(path, diff);
-    if (!a.complete || a.first_index != unit_first(kept) || a.count != unit_count(kept) ||
+    if (!a.complete || a.first_index != m_layout.first_index + unit_first(kept) || a.count != unit_count(kept) ||
         summary->shape.count != unit_count(kept)) {
       break;
     }
@@ -265,7 +273,7 @@ Status Hdf5Sink::unit_open(int64_t k) {
     KILN_TRY(dir_fsync(fs::path(m_spec.path).parent_path().string()));  // the new folder's entry
   }
   hdf5::FileAttributes attributes = m_attributes;
-  attributes.first_index = unit_first(k);
+  attributes.first_index = m_layout.first_index + unit_first(k);
   attributes.count = unit_count(k);
   attributes.complete = false;
   KILN_TRY(m_current.create(unit_path(k) + ".tmp", m_layout, attributes, m_spec.compression,
@@ -348,69 +356,12 @@ Status Hdf5Sink::parts_merge() {
     KILN_TRY(dir_fsync(hdf5::parts_dir(out)));
     return path_remove(hdf5::parts_dir(out));
   }
-  const std::string tmp = out + ".tmp";
-  hdf5::DataFile merged;
   hdf5::FileAttributes attributes = m_attributes;
-  attributes.first_index = 0;
+  attributes.first_index = m_layout.first_index;
   attributes.count = m_layout.total;
-  attributes.complete = false;
-  KILN_TRY(merged.create(tmp, m_layout, attributes, m_spec.compression, m_spec.compression_level));
-
-  const size_t seq_row = static_cast<size_t>(m_layout.seq_len) * static_cast<size_t>(m_layout.seq_channels);
-  std::vector<uint8_t> chunk;
-  std::vector<float> sequences;
-  std::vector<int64_t> index;
-  std::vector<int8_t> labels;
-  for (int64_t k = 0; k < m_units; ++k) {
-    const std::string path = unit_path(k);
-    KILN_TRY_ASSIGN(hdf5::Handle file, hdf5::file_open_read(path));
-    KILN_TRY_ASSIGN(hdf5::FileAttributes a, hdf5::attributes_read(file.get()));
-    const int64_t count = unit_count(k);
-    if (!a.complete || a.count != count || a.first_index != unit_first(k)) {
-      return io_error(path + " is not the complete part " + std::to_string(k) + "; rerun with --resume");
-    }
-    hdf5::ContentChecksum copied;  // checked against the part's own before the merged file is committed
-    hdf5::Handle images = hdf5::dataset_handle(H5Dopen2(file.get(), "images", H5P_DEFAULT));
-    if (!images.valid()) return hdf5::error(path + ": cannot open images");
-    // Raw chunk copy: the compressed bytes move as they are, no recompression.
-    for (int64_t r = 0; r < count; ++r) {
-      const hsize_t offset[3] = {static_cast<hsize_t>(r), 0, 0};
-      hsize_t size = 0;
-      if (H5Dget_chunk_storage_size(images.get(), offset, &size) < 0 || size == 0) {
-        return hdf5::error(path + ": image chunk " + std::to_string(r) + " is missing");
-      }
-      chunk.resize(size);
-      uint32_t mask = 0;
-      if (H5Dread_chunk(images.get(), H5P_DEFAULT, offset, &mask, chunk.data()) < 0) {
-        return hdf5::error(path + ": cannot read image chunk " + std::to_string(r));
-      }
-      KILN_TRY(merged.image_write(unit_first(k) + r, chunk.data(), chunk.size(), mask));
-      copied.image_add(chunk.data(), chunk.size(), mask);
-    }
-    KILN_TRY(images.close());
-    sequences.resize(static_cast<size_t>(count) * seq_row);
-    index.resize(static_cast<size_t>(count));
-    labels.resize(static_cast<size_t>(count));
-    auto read_all = [&](const char* name, hid_t mem_type, void* dst) -> Status {
-      hdf5::Handle ds = hdf5::dataset_handle(H5Dopen2(file.get(), name, H5P_DEFAULT));
-      if (!ds.valid() || (count > 0 && H5Dread(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, dst) < 0)) {
-        return hdf5::error(path + ": cannot read " + name);
-      }
-      return ds.close();
-    };
-    KILN_TRY(read_all("sequences", H5T_NATIVE_FLOAT, sequences.data()));
-    KILN_TRY(read_all("index", H5T_NATIVE_INT64, index.data()));
-    if (m_layout.has_labels) KILN_TRY(read_all("labels", H5T_NATIVE_INT8, labels.data()));
-    KILN_TRY(merged.rows_append(sequences.data(), index.data(), m_layout.has_labels ? labels.data() : nullptr, count));
-    copied.rows_add(sequences.data(), seq_row, index.data(), m_layout.has_labels ? labels.data() : nullptr, count);
-    if (!a.checksum.empty() && copied.text(m_layout.has_labels) != a.checksum) {
-      return io_error(path + " is damaged (checksum " + copied.text(m_layout.has_labels) + ", stored " + a.checksum +
-                      "); rerun with --resume to render it again");
-    }
-    KILN_TRY(file.close());
-  }
-  KILN_TRY(merged.close(true));
-  KILN_TRY(file_commit(tmp, out));
+  std::vector<std::string> parts;
+  for (int64_t k = 0; k < m_units; ++k) parts.push_back(unit_path(k));
+  KILN_TRY(hdf5::files_concat(out, parts, m_layout, attributes));
   return path_remove(hdf5::parts_dir(out));
 }
 

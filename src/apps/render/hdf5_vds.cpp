@@ -12,24 +12,29 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct ShardEntry {
-  std::string path;
-  hdf5::FileSummary summary;
-  uint64_t bytes = 0;
-};
+using ShardEntry = VdsSource;
+
+// A source file's name as the VDS and the manifest store it: relative to the VDS file's folder, so the dataset
+// can move as a whole.
+std::string source_relative(const std::string& path, const std::string& out_path) {
+  const fs::path out_dir = fs::path(out_path).parent_path().empty() ? fs::path(".") : fs::path(out_path).parent_path();
+  std::error_code ec;
+  const fs::path relative = fs::relative(path, out_dir, ec);
+  return ec || relative.empty() ? fs::absolute(path).string() : relative.string();
+}
 
 // A source name for H5Pset_virtual: relative, with the printf-style '%' escaped.
-std::string vds_source_name(const std::string& path) {
+std::string vds_source_name(const std::string& path, const std::string& out_path) {
   std::string out;
-  for (char c : hdf5::file_name(path)) {
+  for (char c : source_relative(path, out_path)) {
     out += c;
     if (c == '%') out += '%';
   }
   return out;
 }
 
-Status vds_dataset_create(hid_t file, const char* name, hid_t type, const std::vector<hsize_t>& row_shape,
-                          int64_t total, const std::vector<ShardEntry>& shards) {
+Status vds_dataset_create(hid_t file, const std::string& out_path, const char* name, hid_t type,
+                          const std::vector<hsize_t>& row_shape, int64_t total, const std::vector<ShardEntry>& shards) {
   std::vector<hsize_t> dims{static_cast<hsize_t>(total)};
   for (hsize_t d : row_shape) dims.push_back(d);
   const int rank = static_cast<int>(dims.size());
@@ -50,7 +55,7 @@ Status vds_dataset_create(hid_t file, const char* name, hid_t type, const std::v
     hdf5::Handle src_space = hdf5::space_handle(H5Screate_simple(rank, src_dims.data(), nullptr));
     if (!src_space.valid() || H5Sselect_all(src_space.get()) < 0 ||
         H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, src_dims.data(), nullptr) < 0 ||
-        H5Pset_virtual(dcpl.get(), space.get(), vds_source_name(shard.path).c_str(), (std::string("/") + name).c_str(),
+        H5Pset_virtual(dcpl.get(), space.get(), vds_source_name(shard.path, out_path).c_str(), (std::string("/") + name).c_str(),
                        src_space.get()) < 0) {
       return hdf5::error(std::string("cannot map ") + shard.path + " into virtual dataset " + name);
     }
@@ -86,16 +91,19 @@ nlohmann::json attributes_json(const hdf5::FileAttributes& a) {
 Status manifest_write(const std::string& out_path, const std::vector<ShardEntry>& shards,
                       const hdf5::FileAttributes& attributes, const hdf5::FileShape& shape) {
   nlohmann::json manifest;
-  manifest["format"] = "kiln-hdf5-shards";
+  const bool pieces = !shards.empty() && shards.front().summary.attributes.shard_count > 0;
+  manifest["format"] = pieces ? "kiln-hdf5-pieces" : "kiln-hdf5-shards";
   manifest["version"] = 1;
   manifest["vds"] = hdf5::file_name(out_path);
   uint64_t bytes = 0;
   nlohmann::json list = nlohmann::json::array();
   for (const ShardEntry& shard : shards) {
-    list.push_back({{"file", hdf5::file_name(shard.path)},
-                    {"first_index", shard.summary.attributes.first_index},
-                    {"count", shard.summary.attributes.count},
-                    {"bytes", shard.bytes}});
+    nlohmann::json entry = {{"file", source_relative(shard.path, out_path)},
+                            {"first_index", shard.summary.attributes.first_index},
+                            {"count", shard.summary.attributes.count},
+                            {"bytes", shard.bytes}};
+    if (shard.summary.attributes.shard_count > 0) entry["piece"] = shard.summary.attributes.shard_index;
+    list.push_back(std::move(entry));
     bytes += shard.bytes;
   }
   manifest["totals"] = {{"images", attributes.total},
@@ -189,7 +197,14 @@ Status hdf5_vds_build(const std::string& out_path, const std::string& created_at
       attributes.dataset.created_at = std::max(attributes.dataset.created_at, shard.summary.attributes.dataset.created_at);
     }
   }
-  KILN_TRY(manifest_write(out_path, shards, attributes, reference.shape));
+  return hdf5_vds_write(out_path, shards, attributes, reference.shape);
+}
+
+Status hdf5_vds_write(const std::string& out_path, const std::vector<VdsSource>& shards,
+                      const hdf5::FileAttributes& attributes, const hdf5::FileShape& shape) {
+  hdf5::ErrorScope quiet;
+  const DatasetLayout layout = hdf5::layout_from(attributes, shape);
+  KILN_TRY(manifest_write(out_path, shards, attributes, shape));
 
   const std::string tmp = out_path + ".tmp";
   {
@@ -201,14 +216,14 @@ Status hdf5_vds_build(const std::string& out_path, const std::string& created_at
     if (!file.valid()) return hdf5::error(tmp + ": cannot create");
     KILN_TRY(hdf5::attributes_write(file.get(), attributes));
     const hid_t image_type = layout.dtype == PixelType::kU8 ? H5T_STD_U8LE : H5T_IEEE_F32LE;
-    KILN_TRY(vds_dataset_create(file.get(), "images", image_type,
-                                {static_cast<hsize_t>(layout.height), static_cast<hsize_t>(layout.width)}, ref.total,
+    KILN_TRY(vds_dataset_create(file.get(), out_path, "images", image_type,
+                                {static_cast<hsize_t>(layout.height), static_cast<hsize_t>(layout.width)}, attributes.total,
                                 shards));
     std::vector<hsize_t> seq_shape{static_cast<hsize_t>(layout.seq_len)};
     if (layout.seq_channels != 1) seq_shape.push_back(static_cast<hsize_t>(layout.seq_channels));
-    KILN_TRY(vds_dataset_create(file.get(), "sequences", H5T_IEEE_F32LE, seq_shape, ref.total, shards));
-    KILN_TRY(vds_dataset_create(file.get(), "index", H5T_STD_I64LE, {}, ref.total, shards));
-    if (layout.has_labels) KILN_TRY(vds_dataset_create(file.get(), "labels", H5T_STD_I8LE, {}, ref.total, shards));
+    KILN_TRY(vds_dataset_create(file.get(), out_path, "sequences", H5T_IEEE_F32LE, seq_shape, attributes.total, shards));
+    KILN_TRY(vds_dataset_create(file.get(), out_path, "index", H5T_STD_I64LE, {}, attributes.total, shards));
+    if (layout.has_labels) KILN_TRY(vds_dataset_create(file.get(), out_path, "labels", H5T_STD_I8LE, {}, attributes.total, shards));
     KILN_TRY(hdf5::complete_set(file.get()));
     KILN_TRY(file.close());
   }

@@ -16,7 +16,13 @@ namespace kiln {
 
 // Shape of the whole dataset, known before the first image is rendered.
 struct DatasetLayout {
-  int64_t total = 0;  // images in the job
+  int64_t total = 0;  // images in this output
+  // A piece of a sharded job (kiln/scale.h): the job's ordinal of this output's first image, the job's image count
+  // (0: total) and which piece it is. HDF5 output only.
+  int64_t first_index = 0;
+  int64_t job_total = 0;
+  int64_t shard_index = 0;
+  int64_t shard_count = 0;
   int32_t width = 0;
   int32_t height = 0;
   PixelType dtype = PixelType::kU8;

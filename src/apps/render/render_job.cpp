@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <variant>
 #include <vector>
@@ -137,7 +138,18 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
   if (requested.output.resume && requested.output.overwrite) {
     return invalid_argument("resume and overwrite exclude each other");
   }
-  const RenderJobConfig config = config_resolve(requested);
+  KILN_TRY_ASSIGN(const Shard shard, shard_resolve(requested.shard, [](const char* name) { return std::getenv(name); }));
+  RenderJobConfig config = config_resolve(requested);
+  if (shard.is_piece()) {
+    if (config.output.format != OutputFormat::kHdf5) {
+      return invalid_argument(shard.source + ": a piece of a sharded job is written as HDF5 (joined by kiln merge); " +
+                              output_format_name(config.output.format) + " output is for a whole job (--shard none)");
+    }
+    if (config.output.images_per_file > 0) {
+      return invalid_argument(shard.source + ": a piece is one file; --images-per-file does not apply with --shard");
+    }
+    config.output.path = piece_path(config.output.path, shard);
+  }
   const auto started = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
 
@@ -153,20 +165,33 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
   if (spec.ohlc && series.channels != 4) {
     return invalid_argument(series.source + ": OHLC bars need Open/High/Low/Close columns (use --ohlc)");
   }
-  KILN_TRY_ASSIGN(const WindowPlan plan, window_plan(series, spec));
-  const int64_t total = static_cast<int64_t>(plan.starts.size());
-  if (total == 0) {
+  KILN_TRY_ASSIGN(WindowPlan plan, window_plan(series, spec));
+  const int64_t job_total = static_cast<int64_t>(plan.starts.size());
+  if (job_total == 0) {
     return invalid_argument(series.source + ": no window to render (" + std::to_string(plan.skipped_nonfinite) +
                             " skipped for NaN/inf, " + std::to_string(plan.dropped_no_future) +
                             " without a label horizon value)");
   }
 
   const int32_t seq_len = static_cast<int32_t>(spec.seq_len);
-  WindowBatch all_windows{series.values.data(), series.channels, plan.starts.data(), total, seq_len};
+  WindowBatch all_windows{series.values.data(), series.channels, plan.starts.data(), job_total, seq_len};
   KILN_TRY(render_validate(config.render, all_windows));
-  OpExecutor executor(exec_options_make(config.exec, nullptr), log);
   // Where the job runs decides the pipeline's shape: placed once, on a call of the job's first window.
   const int64_t first_start = plan.starts.front();
+  const IndexRange range = shard.is_piece() ? shard_range(shard.index, shard.count, job_total)
+                                            : IndexRange{0, job_total};
+  if (shard.is_piece()) {
+    plan.starts = std::vector<int64_t>(plan.starts.begin() + range.first, plan.starts.begin() + range.end());
+    if (!plan.labels.empty()) {
+      plan.labels = std::vector<int8_t>(plan.labels.begin() + range.first, plan.labels.begin() + range.end());
+    }
+    if (log) {
+      log("Rendering " + shard.label() + " (" + shard.source + "): images " + std::to_string(range.first) + ".." +
+          std::to_string(range.end() - 1) + " of " + std::to_string(job_total) + " into " + config.output.path);
+    }
+  }
+  const int64_t total = range.count;
+  OpExecutor executor(exec_options_make(config.exec, nullptr), log);
   ImageBatch probe_image;
   probe_image.resize(1, config.render.width, config.render.height, 1, config.render.dtype);
   const RenderCall probe(config.render, WindowBatch{series.values.data(), series.channels, &first_start, 1, seq_len},
@@ -182,6 +207,10 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
   layout.seq_len = seq_len;
   layout.seq_channels = spec.ohlc ? 4 : 1;
   layout.has_labels = spec.label_horizon > 0;
+  layout.first_index = range.first;
+  layout.job_total = job_total;
+  layout.shard_index = shard.index;
+  layout.shard_count = shard.count;
 
   OutputLock lock;  // one writer per output
   if (!config.output.path.empty()) {
@@ -206,6 +235,7 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
   summary.backend = backend.name();
   if (log) log(std::string("Rendering mode: ") + (backend.is_gpu() ? "GPU" : "CPU") + " (" + placement.reason + ")");
   summary.placement_reason = placement.reason;
+  if (shard.is_piece()) summary.shard = shard.label() + " (" + shard.source + ")";
   summary.threads = threads;
 
   const size_t image_bytes = static_cast<size_t>(layout.width) * layout.height * pixel_type_size(layout.dtype);

@@ -42,6 +42,7 @@ const ParamTable<RenderJobConfig>& render_job_params() {
     t.add({.name = "demo_points", .help = "Rows of the demo series", .min = 2, .max = 1 << 30},
           [](C& c) -> int64_t& { return c.demo_points; });
     t.include(exec_params(), [](C& c) -> ExecSettings& { return c.exec; });
+    t.include(shard_params(), [](C& c) -> ShardSettings& { return c.shard; });
     return t;
   }();
   return table;

@@ -1,0 +1,99 @@
+// Joins complete data files (the parts of a single-file run, the pieces of a sharded job) into one, moving the
+// compressed image chunks as they are and checking each source's checksum while copying.
+#include <filesystem>
+
+#include "apps/render/hdf5_dataset.h"
+
+namespace kiln::hdf5 {
+
+namespace {
+
+Status rows_read(hid_t file, const std::string& path, const char* name, hid_t mem_type, int64_t count, void* dst) {
+  Handle ds = dataset_handle(H5Dopen2(file, name, H5P_DEFAULT));
+  if (!ds.valid() || (count > 0 && H5Dread(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, dst) < 0)) {
+    return error(path + ": cannot read " + name);
+  }
+  return ds.close();
+}
+
+}  // namespace
+
+Result<std::pair<Compression, int32_t>> compression_from_label(const std::string& label) {
+  if (label == "none") return std::pair{Compression::kNone, 0};
+  const size_t dash = label.rfind('-');
+  if (dash != std::string::npos) {
+    const std::string name = label.substr(0, dash);
+    const std::string level = label.substr(dash + 1);
+    if ((name == "zstd" || name == "gzip") && !level.empty() && level.size() <= 2 &&
+        level.find_first_not_of("0123456789") == std::string::npos) {
+      return std::pair{name == "zstd" ? Compression::kZstd : Compression::kGzip, std::stoi(level)};
+    }
+  }
+  return io_error("unknown compression attribute '" + label + "'");
+}
+
+Status files_concat(const std::string& out, const std::vector<std::string>& sources, const DatasetLayout& layout,
+                    const FileAttributes& attributes) {
+  KILN_TRY_ASSIGN(const auto compression, compression_from_label(attributes.compression));
+  const std::string tmp = out + ".tmp";
+  DataFile merged;
+  FileAttributes merged_attributes = attributes;
+  merged_attributes.complete = false;
+  KILN_TRY(merged.create(tmp, layout, merged_attributes, compression.first, compression.second));
+
+  const size_t seq_row = static_cast<size_t>(layout.seq_len) * static_cast<size_t>(layout.seq_channels);
+  std::vector<uint8_t> chunk;
+  std::vector<float> sequences;
+  std::vector<int64_t> index;
+  std::vector<int8_t> labels;
+  int64_t row = 0;  // rows of the merged file written so far
+  for (const std::string& path : sources) {
+    KILN_TRY_ASSIGN(Handle file, file_open_read(path));
+    KILN_TRY_ASSIGN(FileAttributes a, attributes_read(file.get()));
+    const int64_t count = a.count;
+    if (!a.complete || a.first_index != attributes.first_index + row || row + count > attributes.count) {
+      return io_error(path + " is not the complete file of images " + std::to_string(attributes.first_index + row) +
+                      "...; rerun with --resume");
+    }
+    ContentChecksum copied;  // checked against the source's own before the merged file is committed
+    Handle images = dataset_handle(H5Dopen2(file.get(), "images", H5P_DEFAULT));
+    if (!images.valid()) return error(path + ": cannot open images");
+    for (int64_t r = 0; r < count; ++r) {
+      const hsize_t offset[3] = {static_cast<hsize_t>(r), 0, 0};
+      hsize_t size = 0;
+      if (H5Dget_chunk_storage_size(images.get(), offset, &size) < 0 || size == 0) {
+        return error(path + ": image chunk " + std::to_string(r) + " is missing");
+      }
+      chunk.resize(size);
+      uint32_t mask = 0;
+      if (H5Dread_chunk(images.get(), H5P_DEFAULT, offset, &mask, chunk.data()) < 0) {
+        return error(path + ": cannot read image chunk " + std::to_string(r));
+      }
+      KILN_TRY(merged.image_write(row + r, chunk.data(), chunk.size(), mask));
+      copied.image_add(chunk.data(), chunk.size(), mask);
+    }
+    KILN_TRY(images.close());
+    sequences.resize(static_cast<size_t>(count) * seq_row);
+    index.resize(static_cast<size_t>(count));
+    labels.resize(static_cast<size_t>(count));
+    int8_t* label_rows = layout.has_labels ? labels.data() : nullptr;
+    KILN_TRY(rows_read(file.get(), path, "sequences", H5T_NATIVE_FLOAT, count, sequences.data()));
+    KILN_TRY(rows_read(file.get(), path, "index", H5T_NATIVE_INT64, count, index.data()));
+    if (layout.has_labels) KILN_TRY(rows_read(file.get(), path, "labels", H5T_NATIVE_INT8, count, label_rows));
+    KILN_TRY(merged.rows_append(sequences.data(), index.data(), label_rows, count));
+    copied.rows_add(sequences.data(), seq_row, index.data(), label_rows, count);
+    if (!a.checksum.empty() && copied.text(layout.has_labels) != a.checksum) {
+      return io_error(path + " is damaged (checksum " + copied.text(layout.has_labels) + ", stored " + a.checksum +
+                      "); rerun with --resume to render it again");
+    }
+    KILN_TRY(file.close());
+    row += count;
+  }
+  if (row != attributes.count) {
+    return io_error("the files hold " + std::to_string(row) + " images, expected " + std::to_string(attributes.count));
+  }
+  KILN_TRY(merged.close(true));
+  return file_commit(tmp, out);
+}
+
+}  // namespace kiln::hdf5

@@ -1,0 +1,139 @@
+// kiln merge for chart datasets: pieces {stem}.shard-I-of-N.h5 -> a manifest + virtual dataset over them, or
+// (--copy) one file with their compressed chunks copied.
+#include <filesystem>
+
+#include "apps/render/hdf5_dataset.h"
+#include "apps/render/hdf5_vds.h"
+#include "io/hdf5_zstd_register.h"
+#include "kiln/apps/merge.h"
+#include "kiln/scale.h"
+
+namespace kiln {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct RenderPiece {
+  PieceFacts facts;
+  VdsSource source;
+};
+
+RenderPiece piece_read(const std::string& path) {
+  RenderPiece piece;
+  piece.facts.path = path;
+  piece.source.path = path;
+  PieceName name;
+  if (piece_name_parse(path, &name)) {  // what the name says, for the report when the file cannot be read
+    piece.facts.shard_index = name.index;
+    piece.facts.shard_count = name.count;
+  }
+  auto summary = hdf5::file_summary_read(path);
+  if (!summary.is_ok()) {
+    piece.facts.problems.push_back("unreadable (" + summary.status().message() + ")");
+    return piece;
+  }
+  const hdf5::FileAttributes& a = summary->attributes;
+  if (a.shard_count <= 0) {
+    piece.facts.problems.push_back("not a piece of a sharded job (no shard_count attribute)");
+    return piece;
+  }
+  if (summary->shape.is_virtual || summary->shape.count != a.count) {
+    piece.facts.problems.push_back("holds " + std::to_string(summary->shape.count) + " images, its count says " +
+                                   std::to_string(a.count));
+  }
+  piece.facts.shard_index = a.shard_index;
+  piece.facts.shard_count = a.shard_count;
+  piece.facts.first = a.first_index;
+  piece.facts.count = a.count;
+  piece.facts.total = a.total;
+  piece.facts.complete = a.complete;
+  std::error_code ec;
+  piece.source.bytes = fs::file_size(path, ec);
+  piece.source.summary = std::move(summary).value();
+  return piece;
+}
+
+}  // namespace
+
+Result<MergeSummary> render_merge(const std::vector<std::string>& paths, const MergeConfig& config,
+                                  std::vector<std::string>* problems) {
+  hdf5::ErrorScope quiet;
+  KILN_TRY(hdf5_zstd_register());
+  std::vector<RenderPiece> pieces;
+  for (const std::string& path : paths) pieces.push_back(piece_read(path));
+
+  // Settings: every piece against the first readable one (the shard's own index aside).
+  const RenderPiece* reference = nullptr;
+  for (const RenderPiece& p : pieces) {
+    if (p.facts.problems.empty() && reference == nullptr) reference = &p;
+  }
+  for (RenderPiece& p : pieces) {
+    if (!p.facts.problems.empty() || &p == reference) continue;
+    hdf5::FileAttributes want = reference->source.summary.attributes;
+    want.shard_index = p.source.summary.attributes.shard_index;
+    std::string diff = hdf5::settings_diff(p.source.summary.attributes, p.source.summary.shape, want,
+                                           hdf5::layout_from(want, reference->source.summary.shape));
+    if (!diff.empty()) {
+      // settings_diff speaks of an existing file and this run: here it is this piece and the reference piece.
+      const std::string existing = " in the existing file, ";
+      if (const size_t at = diff.find(existing); at != std::string::npos) diff.replace(at, existing.size(), " here, ");
+      if (diff.size() > 4 && diff.compare(diff.size() - 4, 4, " now") == 0) diff.resize(diff.size() - 4);
+      p.facts.problems.push_back("made with other settings than " + reference->facts.path + " (" + diff + " there)");
+    }
+  }
+  // Contents: the checksum of every complete piece (a copy checks again while copying).
+  for (RenderPiece& p : pieces) {
+    if (!p.facts.problems.empty() || !p.facts.complete) continue;
+    if (Status intact = hdf5::checksum_verify(p.facts.path); !intact.is_ok()) {
+      p.facts.problems.push_back(intact.message());
+    }
+  }
+  std::vector<PieceFacts> facts;
+  for (const RenderPiece& p : pieces) facts.push_back(p.facts);
+  *problems = pieces_check(&facts);
+  if (!problems->empty()) {
+    return invalid_argument("cannot merge " + std::to_string(pieces.size()) + " pieces: " +
+                            std::to_string(problems->size()) + (problems->size() == 1 ? " problem" : " problems") +
+                            ", nothing written");
+  }
+
+  std::vector<VdsSource> sources;
+  for (const PieceFacts& f : facts) {  // pieces_check sorted them by index
+    for (const RenderPiece& p : pieces) {
+      if (p.facts.path == f.path) sources.push_back(p.source);
+    }
+  }
+  const hdf5::FileSummary& first = sources.front().summary;
+  hdf5::FileAttributes attributes = first.attributes;
+  attributes.shard_index = 0;
+  attributes.shard_count = 0;
+  attributes.first_index = 0;
+  attributes.count = attributes.total;
+  attributes.checksum.clear();
+  attributes.complete = false;
+  attributes.dataset.run_report.clear();
+  attributes.dataset.fallbacks = 0;
+  for (const VdsSource& s : sources) {
+    attributes.dataset.created_at = std::max(attributes.dataset.created_at, s.summary.attributes.dataset.created_at);
+    attributes.dataset.fallbacks += s.summary.attributes.dataset.fallbacks;
+  }
+
+  MergeSummary summary;
+  summary.kind = "render";
+  summary.pieces = static_cast<int64_t>(sources.size());
+  summary.items = attributes.total;
+  if (config.copy) {
+    std::vector<std::string> files;
+    for (const VdsSource& s : sources) files.push_back(s.path);
+    KILN_TRY(hdf5::files_concat(config.output, files, hdf5::layout_from(attributes, first.shape), attributes));
+    summary.output = config.output + " (one file, " + attributes.compression + " chunks copied)";
+  } else {
+    KILN_TRY(hdf5_vds_write(config.output, sources, attributes, first.shape));
+    summary.output = config.output + " (virtual dataset over " + std::to_string(sources.size()) + " pieces) + " +
+                     hdf5::manifest_path(config.output);
+  }
+  return summary;
+}
+
+}  // namespace kiln

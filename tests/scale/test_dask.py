@@ -1,0 +1,88 @@
+"""kiln.distributed on a real Dask cluster (LocalCluster, two worker processes): the merged dataset equals a
+single-machine run, also when a worker process is killed with SIGKILL in the middle of a piece."""
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from conftest import assert_same_data, read_dataset
+
+distributed = pytest.importorskip("distributed", reason="python3-distributed (Dask) is not installed")
+import kiln  # noqa: E402  (conftest put the build's module first on the path)
+
+OPTIONS = dict(demo_points=24100, width=160, height=96, line_width=2, label_horizon=3, threads=1)
+
+
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory):
+    out = tmp_path_factory.mktemp("whole") / "whole.h5"
+    kiln.render_job(None, output=str(out), demo=True, **OPTIONS)
+    return out
+
+
+@pytest.fixture
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def test_dask_render_equals_a_single_machine_run(tmp_path, whole, client):
+    path = kiln.distributed.render(None, tmp_path / "out", shards=4, client=client, demo=True, **OPTIONS)
+    assert path == str(tmp_path / "out" / "dataset.h5")
+    assert_same_data(whole, path)
+    assert len(list((tmp_path / "out").glob("dataset.shard-*-of-00004.h5"))) == 4
+
+
+def test_array_source_and_copy_merge(tmp_path, client):
+    import numpy as np
+    rng = np.random.default_rng(7)
+    prices = np.cumsum(rng.normal(size=3000)).astype(np.float32) + 100
+    local = tmp_path / "local.h5"
+    kiln.render_job(prices, output=str(local), seq_len=50, width=64, height=48)
+    path = kiln.distributed.render(prices, tmp_path / "out", shards=3, client=client, copy=True, seq_len=50,
+                                   width=64, height=48)
+    assert_same_data(local, path)
+    assert not read_dataset(path)[0] == {}
+
+
+def test_worker_killed_mid_piece_loses_and_duplicates_nothing(tmp_path, whole, client):
+    out = tmp_path / "out"
+    killed = {}
+
+    def kill_a_busy_worker():
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not killed:
+            # A piece is under way once its parts folder exists; kill the worker process running it.
+            if list(out.glob("*.parts")):
+                busy = [address for address, keys in client.processing().items() if keys]
+                if busy:
+                    pid = client.run(os.getpid, workers=[busy[0]])[busy[0]]
+                    os.kill(pid, signal.SIGKILL)
+                    killed["pid"] = pid
+                    killed["parts"] = sorted(p.name for p in out.glob("*.parts"))
+                    return
+            time.sleep(0.005)
+
+    killer = threading.Thread(target=kill_a_busy_worker)
+    killer.start()
+    path = kiln.distributed.render(None, out, shards=6, client=client, demo=True, **OPTIONS)
+    killer.join()
+    assert killed, "no worker was killed: the pieces finished before the test could kill one"
+    assert_same_data(whole, path)
+    data, attrs = read_dataset(path)
+    assert attrs["count"] == attrs["total"] == len(data["images"])
+    assert len(set(data["index"].tolist())) == len(data["index"])  # nothing twice
+    assert not list(out.glob("*.parts")) and not list(out.glob("*.tmp"))
+    assert killed["pid"] not in client.run(os.getpid).values()  # the nanny started a new worker process
+
+
+def test_bad_arguments(tmp_path, client):
+    with pytest.raises(TypeError):
+        kiln.distributed.render(None, tmp_path, shards=2, client=client, demo=True, output="x.h5")
+    with pytest.raises(ValueError):
+        kiln.distributed.render(None, tmp_path, shards=2, client=client)
+    with pytest.raises(kiln.KilnValueError):  # a bad setting fails the piece on the worker, and the caller sees it
+        kiln.distributed.render(None, tmp_path, shards=2, client=client, demo=True, seq_len=1, retries=0)
