@@ -28,6 +28,8 @@ merge = _declared(_kiln.merge, "merge", positional=["pieces"])
 quality = _declared(_kiln.quality, "quality", positional=["images"])
 preprocess = _declared(_kiln.preprocess, "preprocess", positional=["images"])
 Model = getattr(_kiln, "Model", None)  # None when kiln is built without ONNX Runtime
+# kiln faces over image files (None without ONNX Runtime and faiss)
+faces_job = _declared(_kiln.faces_job, "faces_job", positional=["inputs"]) if hasattr(_kiln, "faces_job") else None
 
 
 def models():
@@ -65,6 +67,7 @@ __all__ = [
     "__version__",
     "create_images_from_data",
     "devices",
+    "faces_job",
     "merge",
     "models",
     "open",

@@ -9,8 +9,7 @@ The workers must see ``out_dir`` (a local folder for a LocalCluster, a shared fi
 """
 import os
 
-from . import _kiln
-from . import faces as _faces_module
+from . import faces_job as _faces_job
 from . import merge as _merge
 from . import render_job as _render_job
 
@@ -23,7 +22,7 @@ def _render_piece(source, piece_output, shard, options):
 
 
 def _faces_piece(inputs, piece_output, shard, options):
-    return _faces_module.run(inputs, output=piece_output, shard=shard, resume=True, **options)
+    return _faces_job(inputs, output=piece_output, shard=shard, resume=True, **options)
 
 
 def _client_or_default(client):
@@ -87,6 +86,11 @@ def faces(inputs, out_dir, shards, client=None, name="faces.h5", dedup=None, ret
     faces_options: any keyword of `kiln faces` (detector=, min_face_size=, batch_size=, ...).
     Returns the merged output's path.
     """
+    if _faces_job is None:
+        raise NotImplementedError("this kiln is built without kiln faces (ONNX Runtime and faiss)")
+    for reserved in ("output", "shard", "resume", "jsonl", "crops"):
+        if reserved in faces_options:
+            raise TypeError(f"kiln.distributed.faces does not take {reserved}=")
     if shards < 1:
         raise ValueError("shards must be at least 1")
     if isinstance(inputs, (str, os.PathLike)):
@@ -101,5 +105,3 @@ def faces(inputs, out_dir, shards, client=None, name="faces.h5", dedup=None, ret
     summary = _merge([os.path.abspath(out_dir)], output=piece_output, overwrite=True)
     return summary["output"]
 
-
-del _kiln

@@ -10,6 +10,7 @@ void devices_bindings_add(pybind11::module_& m);    // devices
 void image_ops_bindings_add(pybind11::module_& m);  // quality, preprocess
 void infer_bindings_add(pybind11::module_& m);      // Model (when built with ONNX Runtime)
 void faces_bindings_add(pybind11::module_& m);      // FaceService, ... (when built with ONNX Runtime and faiss)
+void faces_job_bindings_add(pybind11::module_& m);  // faces_job (likewise)
 void segment_bindings_add(pybind11::module_& m);    // SegmentPipeline (when built with ONNX Runtime and FFmpeg)
 void merge_bindings_add(pybind11::module_& m);      // merge
 

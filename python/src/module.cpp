@@ -20,6 +20,7 @@ PYBIND11_MODULE(_kiln, m) {
 #endif
 #if KILN_HAS_FACES
   kiln::py::faces_bindings_add(m);
+  kiln::py::faces_job_bindings_add(m);
 #endif
 #if KILN_HAS_SEGMENT
   kiln::py::segment_bindings_add(m);

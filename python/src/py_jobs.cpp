@@ -52,6 +52,7 @@ const ParamSet* job_params(const std::string& function) {
 #endif
 #if KILN_HAS_FACES
   if (function == "faces") return &faces_call_params();
+  if (function == "faces_job") return &faces_job_params();
 #endif
   if (function == "render" || function == "render_windows") return &render_call_params();
   if (function == "window_plan") return &window_params();

@@ -21,6 +21,24 @@ SCHEDULER_VARIABLES = [name for name in os.environ
                        if name.startswith(("SLURM_", "OMPI_COMM_WORLD_", "PMI_")) or name == "JOB_COMPLETION_INDEX"]
 
 
+ASTRONAUT = "/usr/lib/python3/dist-packages/skimage/data/astronaut.png"
+COFFEE = "/usr/lib/python3/dist-packages/skimage/data/coffee.png"
+HOPPER = "/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg"
+
+
+def face_photos(folder):
+    """Six real photographs, each person appearing again two images later (so in another piece of 3), and one
+    truncated JPEG: a piece's duplicates are only found at the merge."""
+    import shutil
+    shutil.copy(ASTRONAUT, folder / "a_astronaut.png")
+    shutil.copy(COFFEE, folder / "b_coffee.png")
+    shutil.copy(HOPPER, folder / "c_hopper.jpg")
+    shutil.copy(ASTRONAUT, folder / "d_astronaut_again.png")
+    (folder / "e_truncated.jpg").write_bytes(open(HOPPER, "rb").read()[:3000])
+    shutil.copy(HOPPER, folder / "f_hopper_again.jpg")
+    return folder
+
+
 def run_kiln(*args, check=True, env=None, timeout=300, cwd=None):
     merged = {k: v for k, v in os.environ.items() if k not in SCHEDULER_VARIABLES}
     merged.update(env or {})

@@ -1,31 +1,28 @@
 """Throw-away single-node Slurm cluster (munged + slurmctld + slurmd) for tests.
 
 Everything -- slurm.conf, state/spool dirs, logs, pid files, the munge key and
-socket -- lives under ``workdir`` (the munge socket falls back to a short
-/tmp/slurm-munge-* dir if ``workdir`` is too long for a unix socket path).
-Nothing is written to /etc or /var and no slurmdbd is needed.  Typical use::
+socket -- lives under ``workdir``.  Only if ``workdir`` is too deep for unix
+socket paths (108 bytes) do the munge socket and slurmd spool go to a short
+/tmp/slurm-rt-* dir, removed on exit.  Nothing is written to /etc or /var, no
+slurmdbd is needed.  Typical pytest use (skips, with the reason, under -rs)::
 
-    from slurm_cluster import SlurmCluster, SlurmUnavailable, slurm_available_reason
+    from slurm_cluster import start_or_skip
 
     def test_array(tmp_path):
-        reason = slurm_available_reason()
-        if reason:
-            pytest.skip(reason)
-        try:
-            cluster = SlurmCluster(tmp_path / "slurm").__enter__()
-        except SlurmUnavailable as exc:
-            pytest.skip(str(exc))
-        with cluster:
+        with start_or_skip(tmp_path / "slurm") as cluster:
             job = cluster.sbatch(script, "--array=0-3")
             assert cluster.wait(job) == {i: "COMPLETED" for i in range(4)}
 
-(or simply ``with start_or_skip(tmp_path / "slurm") as cluster:``).
+or, without the helper: check ``slurm_available_reason()``, then
+``with SlurmCluster(dir) as cluster:`` and turn ``SlurmUnavailable`` into a skip.
 
-Stdlib only.  Needs root: SlurmUser=root/SlurmdUser=root and munged --force.
+Stdlib only (pytest only inside start_or_skip).  Needs root: SlurmUser=root,
+SlurmdUser=root and munged --force.  Self-test: ``python3 slurm_cluster.py [rounds]``.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import pathlib
@@ -145,14 +142,16 @@ class SlurmCluster:
         self.extra_conf = list(extra_conf)
         self.cluster_name = "kilntest"
         self.partition = "debug"
-        # slurmctld only accepts SlurmctldHost if it equals gethostname() (short
-        # or long); the address is pinned to 127.0.0.1 so no DNS/hosts lookup.
+        # SlurmctldHost/NodeName = short gethostname() with the address pinned to
+        # 127.0.0.1, so nothing depends on the hostname resolving (verified with
+        # an unresolvable FQDN hostname); slurmd gets -N explicitly.
         self.node_name = socket.gethostname().split(".")[0] or "localhost"
         self.conf_path = self.workdir / "etc" / "slurm.conf"
         self.log_dir = self.workdir / "log"
         self.munge_socket: pathlib.Path | None = None
         self.ctld_port = self.slurmd_port = 0
-        self._short_socket_tmp: str | None = None
+        self.spool_dir: pathlib.Path | None = None
+        self._short_tmp: str | None = None
         self._procs: dict[str, subprocess.Popen] = {}
         self._env: dict[str, str] | None = None
 
@@ -176,11 +175,19 @@ class SlurmCluster:
         while self.slurmd_port == self.ctld_port:
             self.slurmd_port = _free_port()
 
-        sock = w / "munge" / "munge.socket"
-        if len(str(sock)) > _MAX_SOCKET_PATH:  # pytest tmp dirs can be deep
-            self._short_socket_tmp = tempfile.mkdtemp(prefix="slurm-munge-")
-            sock = pathlib.Path(self._short_socket_tmp) / "munge.socket"
-        self.munge_socket = sock
+        # Unix socket paths are limited to 108 bytes: the munge socket and the
+        # slurmstepd sockets (<spool>/<node>_<jobid>.<stepid>) must fit.  Deep
+        # pytest tmp dirs do not, so then both go to a short /tmp/slurm-rt-* dir.
+        rt = w
+        if (len(str(w / "munge" / "munge.socket")) > _MAX_SOCKET_PATH
+                or len(str(w / "spool")) + len(self.node_name) + 22 > _MAX_SOCKET_PATH):
+            self._short_tmp = tempfile.mkdtemp(
+                prefix="slurm-rt-", dir="/tmp" if os.path.isdir("/tmp") else None)
+            rt = pathlib.Path(self._short_tmp)
+            for sub in ("munge", "spool"):
+                (rt / sub).mkdir()
+        self.munge_socket = sock = rt / "munge" / "munge.socket"
+        self.spool_dir = rt / "spool"
         os.chmod(sock.parent, 0o755)           # socket dir: reachable by all
         os.chmod(w / "munge-key", 0o700)       # key dir: root only
 
@@ -197,7 +204,7 @@ class SlurmCluster:
             "CredType=cred/munge",
             f"AuthInfo=socket={sock}",
             f"StateSaveLocation={w / 'state'}",
-            f"SlurmdSpoolDir={w / 'spool'}",
+            f"SlurmdSpoolDir={self.spool_dir}",
             f"SlurmctldPidFile={w / 'run' / 'slurmctld.pid'}",
             f"SlurmdPidFile={w / 'run' / 'slurmd.pid'}",
             f"SlurmctldLogFile={self.log_dir / 'slurmctld.log'}",
@@ -327,21 +334,33 @@ class SlurmCluster:
         while True:
             self._check_alive("slurmctld")
             self._check_alive("slurmd")
+            # Only ask sinfo once slurmctld listens: sinfo against a dead or
+            # not-yet-listening controller blocks for seconds.
             try:
-                cp = self._run([_which("sinfo"), "-h", "-N", "-o", "%N %T"],
-                               check=False, timeout=10)
-                last = (cp.stdout + cp.stderr).strip()
-                states = [ln.split()[1] for ln in cp.stdout.splitlines() if len(ln.split()) > 1]
-                if cp.returncode == 0 and states and all(s == "idle" for s in states):
-                    return
-            except subprocess.TimeoutExpired:
-                last = "sinfo timed out"
+                socket.create_connection(("127.0.0.1", self.ctld_port), timeout=1).close()
+                listening = True
+            except OSError:
+                listening, last = False, f"slurmctld not listening on port {self.ctld_port}"
+            if listening:
+                try:
+                    cp = self._run([_which("sinfo"), "-h", "-N", "-o", "%N %T"],
+                                   check=False, timeout=5)
+                    last = (cp.stdout + cp.stderr).strip()
+                    states = [ln.split()[1] for ln in cp.stdout.splitlines()
+                              if len(ln.split()) > 1]
+                    if cp.returncode == 0 and states and all(s == "idle" for s in states):
+                        return
+                except subprocess.TimeoutExpired:
+                    last = "sinfo timed out"
             if time.monotonic() > deadline:
                 self._fail(f"node not idle after {self.START_TIMEOUT:.0f} s "
                            f"(sinfo: {last or 'no output'})", "slurmctld", "slurmd")
-            time.sleep(0.1)
+            time.sleep(0.05)
 
     def __enter__(self) -> "SlurmCluster":
+        if self._procs:
+            raise RuntimeError("SlurmCluster is already running")
+        atexit.register(self._stop)  # safety net if __exit__ never runs
         try:
             self._start()
         except BaseException as exc:
@@ -353,6 +372,7 @@ class SlurmCluster:
 
     # --------------------------------------------------------------- teardown
     def _stop(self) -> None:
+        atexit.unregister(self._stop)
         ctld, sd = self._procs.get("slurmctld"), self._procs.get("slurmd")
         if ctld and sd and ctld.poll() is None and sd.poll() is None:
             # Jobs still queued/running: cancel them so slurmstepd cleans up.
@@ -393,9 +413,9 @@ class SlurmCluster:
                     pass
             time.sleep(0.05)
         self._procs.clear()
-        if self._short_socket_tmp:
-            shutil.rmtree(self._short_socket_tmp, ignore_errors=True)
-            self._short_socket_tmp = None
+        if self._short_tmp:
+            shutil.rmtree(self._short_tmp, ignore_errors=True)
+            self._short_tmp = None
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self._stop()
@@ -431,11 +451,23 @@ class SlurmCluster:
         """Block until every task of ``job_id`` has finished; returns {task_id: state}
         with Slurm states (COMPLETED, FAILED, CANCELLED, TIMEOUT, ...); a non-array
         job gives {None: state}.  No slurmdbd needed: finished jobs stay in
-        slurmctld's memory for MinJobAge (1 day).  Raises TimeoutError."""
+        slurmctld's memory for MinJobAge (1 day).  Raises TimeoutError, or
+        SlurmUnavailable if slurmd cannot launch jobs (launch_failed_requeued_held)."""
         deadline = time.monotonic() + timeout
         delay = 0.05
         while True:
-            states = {k: v["JobState"] for k, v in self.tasks(int(job_id)).items()}
+            info = self.tasks(int(job_id))
+            states = {k: v["JobState"] for k, v in info.items()}
+            bad = {k: v.get("Reason") for k, v in info.items()
+                   if "launch_failed" in v.get("Reason", "")}
+            if bad:
+                # slurmd could not start the batch step: an environment problem
+                # (see slurmd.log), not a failing job script.
+                errs = [ln for ln in _tail(self.log_dir / "slurmd.log", 400).splitlines()
+                        if ("error" in ln or "fatal" in ln)
+                        and "pmix" not in ln.lower() and "MPI:" not in ln]
+                raise SlurmUnavailable(f"slurmd failed to launch job {job_id} {bad}:\n"
+                                       + "\n".join(errs[-12:]))
             if states and all(k is None or isinstance(k, int) for k in states) and \
                     all(s in TERMINAL_STATES for s in states.values()):
                 return states
@@ -465,8 +497,12 @@ def start_or_skip(workdir: pathlib.Path, cpus: int = 2, **kw):
         cluster.__enter__()
     except SlurmUnavailable as exc:
         pytest.skip(f"cannot start local Slurm cluster: {exc}")
-    with cluster:
+    try:
         yield cluster
+    except SlurmUnavailable as exc:  # e.g. wait(): jobs cannot be launched here
+        pytest.skip(f"local Slurm cluster cannot run jobs: {exc}")
+    finally:
+        cluster.__exit__(None, None, None)
 
 
 def _selftest(rounds: int) -> None:
@@ -499,9 +535,9 @@ def _selftest(rounds: int) -> None:
             assert states == {i: "COMPLETED" for i in range(4)}, states
             assert files == {f"task.{i}": f"{i} 4 0 3" for i in range(4)}, files
             assert fstates == {None: "FAILED"} and fexit == "3:0", (fstates, fexit)
-            left = subprocess.run(["pgrep", "-a", "-r", "R,S,D,T", "-x",
-                                   "munged|slurmctld|slurmd|slurmstepd"],
-                                  capture_output=True, text=True).stdout.strip()
+            left = "".join(subprocess.run(["pgrep", "-a", "-r", "R,S,D,T", "-x", name],
+                                          capture_output=True, text=True).stdout
+                           for name in ("munged", "slurmctld", "slurmd", "slurmstepd"))
             assert not left, f"daemons left behind:\n{left}"
             print(f"round {r}: start {t1 - t0:.2f}s, 4-task array {t2 - t1:.2f}s, "
                   f"exit-3 job {t3 - t2:.2f}s, stop {t4 - t3:.2f}s, total {t4 - t0:.2f}s")

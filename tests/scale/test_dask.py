@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import assert_same_data, read_dataset
+from conftest import assert_same_data, face_photos, np, read_dataset, run_kiln
 
 distributed = pytest.importorskip("distributed", reason="python3-distributed (Dask) is not installed")
 import kiln  # noqa: E402  (conftest put the build's module first on the path)
@@ -86,3 +86,15 @@ def test_bad_arguments(tmp_path, client):
         kiln.distributed.render(None, tmp_path, shards=2, client=client)
     with pytest.raises(kiln.KilnValueError):  # a bad setting fails the piece on the worker, and the caller sees it
         kiln.distributed.render(None, tmp_path, shards=2, client=client, demo=True, seq_len=1, retries=0)
+
+
+@pytest.mark.skipif(kiln.faces_job is None, reason="this kiln is built without kiln faces")
+def test_dask_faces_equal_a_single_run_with_dedup_across_pieces(tmp_path, client):
+    photos = face_photos(tmp_path)
+    run_kiln("faces", photos, "-o", tmp_path / "single.h5", "--dedup", 0.7, "-q")
+    path = kiln.distributed.faces([photos], tmp_path / "out", shards=3, client=client, dedup=0.7, threads=1)
+    single, merged = read_dataset(tmp_path / "single.h5"), read_dataset(path)
+    assert merged[0]["embeddings"].shape == single[0]["embeddings"].shape == (2, 512)
+    np.testing.assert_allclose(merged[0]["embeddings"], single[0]["embeddings"], atol=2e-5)
+    np.testing.assert_array_equal(merged[0]["paths"], single[0]["paths"])
+    assert merged[1]["duplicates"] == single[1]["duplicates"] == 2

@@ -19,6 +19,7 @@
 #include "kiln/infer.h"
 #include "kiln/ops/quality.h"
 #include "kiln/params.h"
+#include "kiln/scale.h"
 
 namespace kiln {
 
@@ -138,6 +139,7 @@ struct FacesJobConfig {
   int64_t max_pixels = kImageMaxPixels;
   ExecSettings exec;   // batch_size: images per batch (faces of a batch are embedded together)
   std::optional<FaceStageModes> stages;  // none: every stage at exec.mode
+  ShardSettings shard;  // a piece of the job: the inputs' piece I of N into {stem}.shard-I-of-N.h5, for kiln merge
 };
 
 const ParamTable<FacesJobConfig>& faces_job_params();

@@ -1,6 +1,7 @@
 // Reading a `kiln faces` output (.h5) back for search: the embeddings, boxes and each row's image path.
 #include <hdf5.h>
 
+#include "apps/faces/faces_rows.h"
 #include "io/hdf5_handle.h"
 #include "kiln/apps/face_search.h"
 #include "kiln/apps/faces.h"
@@ -31,7 +32,9 @@ Status rows_read(hid_t file, const std::string& path, const char* name, int64_t 
   return Status::ok();
 }
 
-Status paths_read(hid_t file, const std::string& path, int64_t count, std::vector<std::string>* out) {
+}  // namespace
+
+Status faces_paths_read(hid_t file, const std::string& path, int64_t count, std::vector<std::string>* out) {
   hdf5::Handle ds = hdf5::dataset_handle(H5Dopen2(file, "paths", H5P_DEFAULT));
   if (!ds.valid()) return hdf5::error(path + ": no dataset 'paths'");
   hdf5::Handle space = hdf5::space_handle(H5Dget_space(ds.get()));
@@ -49,8 +52,6 @@ Status paths_read(hid_t file, const std::string& path, int64_t count, std::vecto
   return Status::ok();
 }
 
-}  // namespace
-
 Result<FaceCollection> face_collection_read(const std::string& path) {
   hdf5::ErrorScope quiet;
   hdf5::Handle file = hdf5::file_handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
@@ -59,7 +60,7 @@ Result<FaceCollection> face_collection_read(const std::string& path) {
   c.count = -1;
   KILN_TRY(rows_read(file.get(), path, "embeddings", kFaceEmbeddingSize, &c.count, &c.embeddings));
   KILN_TRY(rows_read(file.get(), path, "box", 4, &c.count, &c.boxes));
-  KILN_TRY(paths_read(file.get(), path, c.count, &c.paths));
+  KILN_TRY(faces_paths_read(file.get(), path, c.count, &c.paths));
   hdf5::Handle settings = hdf5::attribute_handle(H5Aopen(file.get(), "settings", H5P_DEFAULT));
   if (!settings.valid()) return hdf5::error(path + ": no 'settings' attribute (not a kiln faces output?)");
   KILN_TRY_ASSIGN(c.settings, hdf5::attribute_read_string(settings.get(), "settings"));

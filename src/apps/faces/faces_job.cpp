@@ -3,6 +3,7 @@
 // (faces_parts.h), so that a killed run continues with --resume; the outputs (TensorWriter .h5 or .npz, the JSON
 // lines) are assembled from the parts at the end.
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <filesystem>
 #include <future>
@@ -12,6 +13,7 @@
 #include "apps/faces/face_crops.h"
 #include "apps/faces/face_dedup.h"
 #include "apps/faces/faces_parts.h"
+#include "apps/faces/faces_rows.h"
 #include "apps/images/image_batches.h"
 #include "apps/images/json_lines.h"
 #include "core/thread_pool.h"
@@ -28,27 +30,7 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// The arrays of the output, in order; each row of a face is built by face_row().
-const std::vector<TensorArraySpec>& output_arrays() {
-  static const std::vector<TensorArraySpec> arrays = {
-      {"embeddings", {kFaceEmbeddingSize}}, {"image_index", {}}, {"box", {4}}, {"landmarks", {6, 2}},
-      {"det_score", {}}, {"quality", {5}}, {"pose", {3}}, {"accepted", {}}};
-  return arrays;
-}
-
-int64_t item_floats(const TensorArraySpec& spec) {
-  int64_t n = 1;
-  for (const int64_t d : spec.item_shape) n *= d;
-  return n;
-}
-
-int64_t row_floats() {
-  int64_t n = 0;
-  for (const TensorArraySpec& spec : output_arrays()) n += item_floats(spec);
-  return n;
-}
-
-// A face's row: the arrays of output_arrays(), one after the other.
+// A face's row: the arrays of faces_output_arrays(), one after the other.
 void face_row_append(const Face& f, int64_t image_index, std::vector<float>* rows) {
   rows->insert(rows->end(), f.embedding.begin(), f.embedding.end());
   rows->push_back(static_cast<float>(image_index));
@@ -131,6 +113,21 @@ std::string run_json(const FacesJobConfig& config, const ImageBatches& batches, 
 // Images per part: whole batches, at least 32 images (a killed run loses at most one part's work).
 int64_t unit_images(int64_t batch_size) { return batch_size * ((32 + batch_size - 1) / batch_size); }
 
+// A piece writes {stem}.shard-I-of-N.h5 for kiln merge, which assembles what the piece cannot know alone: the output
+// rows (so crop names) and the duplicates across pieces (so the JSON lines' row and duplicate_of fields).
+Status piece_configure(const Shard& shard, FacesJobConfig* config) {
+  if (config->output.empty() || std::filesystem::path(config->output).extension() != ".h5") {
+    return invalid_argument(shard.source + ": a piece of a sharded faces job is written as .h5 (-o faces.h5), for kiln "
+                            "merge");
+  }
+  if (!config->jsonl.empty() || !config->crops.empty()) {
+    return invalid_argument(shard.source + ": --jsonl and --crops name faces by their row in the whole output, which "
+                            "only kiln merge knows; run the pieces without them");
+  }
+  config->output = piece_path(config->output, shard);
+  return Status::ok();
+}
+
 void counts_add(const FacesPartCounts& c, FacesJobSummary* s) {
   s->images += c.images;
   s->unreadable += c.unreadable;
@@ -143,42 +140,46 @@ void counts_add(const FacesPartCounts& c, FacesJobSummary* s) {
 
 // The outputs, from the parts: rows and paths into the tensor file, lines into the JSON lines file.
 Status outputs_assemble(const FacesJobConfig& config, const FacesParts& parts, int64_t count,
-                        const FacesJobSummary& summary) {
+                        const FacesJobSummary& summary, const Shard& shard, const ImageBatches& batches,
+                        int64_t job_images) {
   TensorWriter writer;
-  if (!config.output.empty()) KILN_TRY(writer.open_arrays(config.output, output_arrays(), PixelType::kF32));
+  if (!config.output.empty()) KILN_TRY(writer.open_arrays(config.output, faces_output_arrays(), PixelType::kF32));
   JsonLines json;
   if (!config.jsonl.empty()) KILN_TRY(json.open(config.jsonl));
   std::vector<std::string> row_paths;
-  const int64_t width = row_floats();
   for (int64_t k = 0; k < count; ++k) {
     KILN_TRY_ASSIGN(const FacesPart part, parts.read(k));
     for (const std::string& line : part.lines) json.write(nlohmann::json::parse(line));
     if (!writer.is_open()) continue;
-    for (int64_t r = 0; r < part.counts.written; ++r) {
-      const float* row = part.rows.data() + r * width;
-      std::vector<const void*> items;
-      for (const TensorArraySpec& spec : output_arrays()) {
-        items.push_back(row);
-        row += item_floats(spec);
-      }
-      KILN_TRY(writer.append(items, 1));
-    }
+    KILN_TRY(faces_rows_write(&writer, part.rows.data(), part.counts.written));
     row_paths.insert(row_paths.end(), part.paths.begin(), part.paths.end());
   }
   if (writer.is_open()) {
-    TensorAttributes attributes;
-    attributes.text = {{"settings", settings_json(config)},
-                       {"detector", config.face.detector},
-                       {"embedder", config.face.embedder},
-                       {"row", "one per kept face; box x, y, w, h and landmarks in the image's pixels"}};
-    attributes.numbers = {{"images", {static_cast<double>(summary.images)}},
-                          {"duplicates", {static_cast<double>(summary.duplicates)}}};
+    TensorAttributes attributes = faces_output_attributes(settings_json(config), config.face, summary.images,
+                                                          summary.duplicates);
+    if (shard.is_piece()) {  // what kiln merge checks (kiln/scale.h)
+      attributes.numbers.push_back({"shard_index", {static_cast<double>(shard.index)}});
+      attributes.numbers.push_back({"shard_count", {static_cast<double>(shard.count)}});
+      attributes.numbers.push_back({"first_image", {static_cast<double>(batches.offset())}});
+      attributes.numbers.push_back({"job_images", {static_cast<double>(job_images)}});
+    }
     KILN_TRY(writer.finish(row_paths, attributes));
   }
   return json.commit();
 }
 
 }  // namespace
+
+TensorAttributes faces_output_attributes(const std::string& settings, const FaceSettings& face, int64_t images,
+                                         int64_t duplicates) {
+  TensorAttributes attributes;
+  attributes.text = {{"settings", settings},
+                     {"detector", face.detector},
+                     {"embedder", face.embedder},
+                     {"row", "one per kept face; box x, y, w, h and landmarks in the image's pixels"}};
+  attributes.numbers = {{"images", {static_cast<double>(images)}}, {"duplicates", {static_cast<double>(duplicates)}}};
+  return attributes;
+}
 
 const ParamTable<FacesJobConfig>& faces_job_params() {
   static const ParamTable<FacesJobConfig> table = [] {
@@ -204,14 +205,18 @@ const ParamTable<FacesJobConfig>& faces_job_params() {
           [](C& c) -> bool& { return c.resume; });
     t.include(face_params(), [](C& c) -> FaceSettings& { return c.face; });
     file_job_params_add(t);
+    t.include(shard_params(), [](C& c) -> ShardSettings& { return c.shard; });
     return t;
   }();
   return table;
 }
 
-Result<FacesJobSummary> faces_job_run(const FacesJobConfig& config, const ImageInputs& inputs,
+Result<FacesJobSummary> faces_job_run(const FacesJobConfig& requested, const ImageInputs& inputs,
                                       const std::function<void(const FaceRecord&)>& on_record,
                                       const std::function<void(int64_t, int64_t)>& on_progress, const LogFn& log) {
+  KILN_TRY_ASSIGN(const Shard shard, shard_resolve(requested.shard, [](const char* name) { return std::getenv(name); }));
+  FacesJobConfig config = requested;
+  if (shard.is_piece()) KILN_TRY(piece_configure(shard, &config));
   if (config.output.empty() && config.jsonl.empty()) return invalid_argument("faces: give -o and/or --jsonl");
   if (!config.output.empty()) {
     KILN_TRY_ASSIGN(const TensorFileFormat format, tensor_file_format_from_path(config.output));
@@ -219,16 +224,24 @@ Result<FacesJobSummary> faces_job_run(const FacesJobConfig& config, const ImageI
       return invalid_argument("faces: the output holds several arrays: use .h5 or .npz");
     }
   }
-  KILN_TRY_ASSIGN(const ImageBatches batches, ImageBatches::make(inputs));
+  KILN_TRY_ASSIGN(const ImageBatches all_inputs, ImageBatches::make(inputs));
+  const IndexRange range = shard.is_piece() ? shard_range(shard.index, shard.count, all_inputs.count())
+                                            : IndexRange{0, all_inputs.count()};
+  const ImageBatches batches = all_inputs.range(range.first, range.count);
+  if (shard.is_piece() && log) {
+    log("Analyzing " + shard.label() + " (" + shard.source + "): images " + std::to_string(range.first) + ".." +
+        std::to_string(range.end() - 1) + " of " + std::to_string(all_inputs.count()) + " into " + config.output);
+  }
   const auto started = Clock::now();
   const std::string base = config.output.empty() ? config.jsonl : config.output;
   KILN_TRY_ASSIGN(OutputLock lock, OutputLock::acquire(base));
   const int64_t batch_size = std::max<int64_t>(1, config.exec.batch_size);
   const int64_t unit = unit_images(batch_size);
   const std::string run = run_json(config, batches, unit);
-  FacesParts parts(base, row_floats());
+  FacesParts parts(base, faces_row_floats());
+  // A piece keeps every face: kiln merge drops the duplicates across all pieces, in input order, as one run would.
   std::unique_ptr<FaceDedup> dedup;
-  if (config.dedup > 0) dedup = std::make_unique<FaceDedup>(static_cast<float>(config.dedup));
+  if (config.dedup > 0 && !shard.is_piece()) dedup = std::make_unique<FaceDedup>(static_cast<float>(config.dedup));
 
   // A resumed run keeps the parts of the killed one and continues after them.
   FacesJobSummary summary;
@@ -243,7 +256,7 @@ Result<FacesJobSummary> faces_job_run(const FacesJobConfig& config, const ImageI
     for (const std::string& note : notes) {
       if (log) log("kiln: warning: " + note);
     }
-    const int64_t width = row_floats();
+    const int64_t width = faces_row_floats();
     for (const FacesPart& part : kept) {
       counts_add(part.counts, &summary);
       for (int64_t r = 0; dedup && r < part.counts.written; ++r) dedup->add(part.rows.data() + r * width);
@@ -294,7 +307,7 @@ Result<FacesJobSummary> faces_job_run(const FacesJobConfig& config, const ImageI
       for (int64_t i = 0; i < n; ++i) {
         FaceRecord record;
         record.image = batches.name(first + i);
-        record.image_index = first + i;
+        record.image_index = batches.offset() + first + i;
         const int64_t k = batch.index[static_cast<size_t>(i)];
         ++part.counts.images;
         if (k < 0) {
@@ -336,12 +349,12 @@ Result<FacesJobSummary> faces_job_run(const FacesJobConfig& config, const ImageI
     counts_add(part.counts, &summary);
     ++done_parts;
   }
-  if (summary.images > 0 && summary.unreadable == summary.images) {
+  if (summary.images > 0 && summary.unreadable == summary.images && !shard.is_piece()) {
     (void)parts.remove();
     return io_error("none of the " + std::to_string(summary.images) + " images could be read");
   }
   const auto t = Clock::now();
-  KILN_TRY(outputs_assemble(config, parts, done_parts, summary));
+  KILN_TRY(outputs_assemble(config, parts, done_parts, summary, shard, batches, all_inputs.count()));
   KILN_TRY(parts.remove());
   summary.write_seconds += seconds_since(t);
   summary.stages = analyzer->report();

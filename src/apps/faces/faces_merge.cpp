@@ -1,6 +1,131 @@
+// kiln merge for faces: pieces {stem}.shard-I-of-N.h5 (each every face of its images, in input order) -> one output
+// equal to a single run's, with the duplicates dropped across all pieces in input order.
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/faces/face_dedup.h"
+#include "apps/faces/faces_rows.h"
 #include "kiln/apps/merge.h"
+#include "kiln/scale.h"
+
 namespace kiln {
-Result<MergeSummary> faces_merge(const std::vector<std::string>&, const MergeConfig&, std::vector<std::string>*) {
-  return Status(Errc::kNotImplemented, "kiln merge of faces pieces is not implemented yet");
+
+namespace {
+
+struct FacesPiece {
+  PieceFacts facts;
+  FacesFile file;
+};
+
+FacesPiece piece_read(const std::string& path) {
+  FacesPiece piece;
+  piece.facts.path = path;
+  PieceName name;
+  if (piece_name_parse(path, &name)) {
+    piece.facts.shard_index = name.index;
+    piece.facts.shard_count = name.count;
+  }
+  auto file = faces_file_read(path);
+  if (!file.is_ok()) {
+    piece.facts.problems.push_back("unreadable (" + file.status().message() + ")");
+    return piece;
+  }
+  piece.file = std::move(file).value();
+  const FacesFile& f = piece.file;
+  if (f.number_of("shard_count", 0) < 1) {
+    piece.facts.problems.push_back("not a piece of a sharded faces job (no shard_count attribute)");
+    return piece;
+  }
+  piece.facts.shard_index = static_cast<int64_t>(f.number_of("shard_index", -1));
+  piece.facts.shard_count = static_cast<int64_t>(f.number_of("shard_count", 0));
+  piece.facts.first = static_cast<int64_t>(f.number_of("first_image", -1));
+  piece.facts.count = static_cast<int64_t>(f.number_of("images", -1));
+  piece.facts.total = static_cast<int64_t>(f.number_of("job_images", -1));
+  piece.facts.complete = true;  // the file is committed only when its run finished
+  const int64_t image_index_column = kFaceEmbeddingSize;
+  const int64_t width = faces_row_floats();
+  for (int64_t r = 0; r < f.count; ++r) {
+    const auto image = static_cast<int64_t>(f.rows[static_cast<size_t>(r * width + image_index_column)]);
+    if (image < piece.facts.first || image >= piece.facts.first + piece.facts.count) {
+      piece.facts.problems.push_back("face " + std::to_string(r) + " is of image " + std::to_string(image) +
+                                     ", outside the piece's images");
+      break;
+    }
+  }
+  return piece;
 }
+
+}  // namespace
+
+Result<MergeSummary> faces_merge(const std::vector<std::string>& paths, const MergeConfig& config,
+                                 std::vector<std::string>* problems) {
+  std::vector<FacesPiece> pieces;
+  for (const std::string& path : paths) pieces.push_back(piece_read(path));
+  const FacesPiece* reference = nullptr;
+  for (const FacesPiece& p : pieces) {
+    if (p.facts.problems.empty() && reference == nullptr) reference = &p;
+  }
+  for (FacesPiece& p : pieces) {
+    if (!p.facts.problems.empty() || &p == reference) continue;
+    if (p.file.text_of("settings") != reference->file.text_of("settings")) {
+      p.facts.problems.push_back("made with other settings than " + reference->facts.path);
+    }
+  }
+  std::vector<PieceFacts> facts;
+  for (const FacesPiece& p : pieces) facts.push_back(p.facts);
+  *problems = pieces_check(&facts);
+  if (!problems->empty()) {
+    return invalid_argument("cannot merge " + std::to_string(pieces.size()) + " pieces: " +
+                            std::to_string(problems->size()) + (problems->size() == 1 ? " problem" : " problems") +
+                            ", nothing written");
+  }
+
+  nlohmann::json settings = nlohmann::json::parse(reference->file.text_of("settings"), nullptr, false);
+  if (settings.is_discarded() || !settings.is_object()) return io_error(reference->facts.path + ": bad settings");
+  const double threshold = config.dedup >= 0 ? config.dedup : settings.value("dedup", 0.0);
+  settings["dedup"] = threshold;
+  FaceSettings face;
+  face.detector = reference->file.text_of("detector");
+  face.embedder = reference->file.text_of("embedder");
+
+  std::unique_ptr<FaceDedup> dedup;
+  if (threshold > 0) dedup = std::make_unique<FaceDedup>(static_cast<float>(threshold));
+  const int64_t width = faces_row_floats();
+  std::vector<float> kept;
+  std::vector<std::string> kept_paths;
+  int64_t faces = 0;
+  int64_t duplicates = 0;
+  for (const PieceFacts& f : facts) {  // sorted by piece index: input order
+    for (const FacesPiece& p : pieces) {
+      if (p.facts.path != f.path) continue;
+      for (int64_t r = 0; r < p.file.count; ++r) {
+        const float* row = p.file.rows.data() + r * width;
+        ++faces;
+        float cosine = 0;
+        if (dedup && dedup->check_and_add(row, &cosine) >= 0) {
+          ++duplicates;
+          continue;
+        }
+        kept.insert(kept.end(), row, row + width);
+        kept_paths.push_back(p.file.paths[static_cast<size_t>(r)]);
+      }
+    }
+  }
+  TensorWriter writer;
+  KILN_TRY(writer.open_arrays(config.output, faces_output_arrays(), PixelType::kF32));
+  KILN_TRY(faces_rows_write(&writer, kept.data(), static_cast<int64_t>(kept_paths.size())));
+  KILN_TRY(writer.finish(kept_paths, faces_output_attributes(settings.dump(), face, facts.front().total, duplicates)));
+
+  MergeSummary summary;
+  summary.kind = "faces";
+  summary.pieces = static_cast<int64_t>(facts.size());
+  summary.items = static_cast<int64_t>(kept_paths.size());
+  summary.output = config.output;
+  summary.notes.push_back("Faces: " + std::to_string(faces) + " in " + std::to_string(facts.front().total) +
+                          " images, " + std::to_string(duplicates) + " dropped as duplicates (cosine >= " +
+                          std::to_string(threshold) + ") across the pieces");
+  return summary;
+}
+
 }  // namespace kiln

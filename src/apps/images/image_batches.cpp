@@ -21,8 +21,21 @@ Result<ImageBatches> ImageBatches::make(const ImageInputs& inputs) {
 std::string ImageBatches::name(int64_t i) const {
   if (m_from_files) return m_paths[static_cast<size_t>(i)];
   std::string name = "#";
-  name += std::to_string(i);
+  name += std::to_string(m_offset + i);
   return name;
+}
+
+ImageBatches ImageBatches::range(int64_t first, int64_t count) const {
+  ImageBatches part = *this;
+  part.m_offset = m_offset + first;
+  if (m_from_files) {
+    part.m_paths.assign(m_paths.begin() + static_cast<std::ptrdiff_t>(first),
+                        m_paths.begin() + static_cast<std::ptrdiff_t>(first + count));
+  } else {
+    part.m_images.images = m_images.images + first;
+    part.m_images.count = count;
+  }
+  return part;
 }
 
 DecodedBatch ImageBatches::take(int64_t first, int64_t n, const DecodeOptions& decode, ThreadPool* pool) const {

@@ -19,6 +19,9 @@ class ImageBatches {
   static Result<ImageBatches> make(const ImageInputs& inputs);
 
   int64_t count() const { return m_from_files ? static_cast<int64_t>(m_paths.size()) : m_images.count; }
+  // Inputs [first, first + count) of these (a piece of a sharded job); names keep their place in the whole list.
+  ImageBatches range(int64_t first, int64_t count) const;
+  int64_t offset() const { return m_offset; }  // the whole list's index of input 0
   bool from_files() const { return m_from_files; }
   std::string name(int64_t i) const;
   // Inputs [first, first + n): the images that could be had, and a status per input.
@@ -28,6 +31,7 @@ class ImageBatches {
   bool m_from_files = true;
   std::vector<std::string> m_paths;
   VarShapeBatchView m_images;
+  int64_t m_offset = 0;
 };
 
 // The settings of every job over image files, declared once: max_pixels, then the execution settings.
