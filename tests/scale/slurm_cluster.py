@@ -325,23 +325,25 @@ class SlurmCluster:
                        + (enc.stderr + dec.stderr).decode(errors="replace").strip(), "munged")
 
         # --- slurmctld (-i: ignore state; fresh dir anyway) and slurmd, both -D
+        # slurmd is started once slurmctld listens (else its first registration
+        # fails and is retried ~1 s later); sinfo is only asked after that too,
+        # since sinfo against a dead/not-yet-listening controller blocks.
         self._spawn("slurmctld", [_which("slurmctld"), "-D", "-i", "-f", self.conf_path])
-        self._spawn("slurmd", [_which("slurmd"), "-D", "-N", self.node_name,
-                               "-f", self.conf_path])
-
         deadline = time.monotonic() + self.START_TIMEOUT
         last = ""
         while True:
             self._check_alive("slurmctld")
-            self._check_alive("slurmd")
-            # Only ask sinfo once slurmctld listens: sinfo against a dead or
-            # not-yet-listening controller blocks for seconds.
-            try:
-                socket.create_connection(("127.0.0.1", self.ctld_port), timeout=1).close()
-                listening = True
-            except OSError:
-                listening, last = False, f"slurmctld not listening on port {self.ctld_port}"
-            if listening:
+            if "slurmd" in self._procs:
+                self._check_alive("slurmd")
+            else:
+                try:
+                    socket.create_connection(("127.0.0.1", self.ctld_port), timeout=1).close()
+                except OSError:
+                    last = f"slurmctld not listening on port {self.ctld_port}"
+                else:
+                    self._spawn("slurmd", [_which("slurmd"), "-D", "-N", self.node_name,
+                                           "-f", self.conf_path])
+            if "slurmd" in self._procs:
                 try:
                     cp = self._run([_which("sinfo"), "-h", "-N", "-o", "%N %T"],
                                    check=False, timeout=5)

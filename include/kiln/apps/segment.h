@@ -12,6 +12,7 @@
 #include "kiln/exec.h"
 #include "kiln/infer.h"
 #include "kiln/params.h"
+#include "kiln/scale.h"
 
 namespace kiln {
 
@@ -67,6 +68,7 @@ struct SegmentJobConfig {
   TensorRtOptions tensorrt;       // with provider tensorrt (from a config file)
   std::string reference;          // a reference mask video (person > 127): the mean IoU of the masks against it
   SegmentTargets targets;         // from a config file
+  ShardSettings shard;            // a piece of the job: inputs [I*n/N, (I+1)*n/N) and a record for kiln merge
   // mode (where inference and preprocessing run), threads, batch_size (0 = the mode's: throughput 8, latency 1)
   ExecSettings exec = [] {
     ExecSettings e;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
@@ -14,6 +15,7 @@
 #include "apps/segment/frame_matte.h"
 #include "apps/segment/frame_source.h"
 #include "apps/segment/segment_engine.h"
+#include "apps/segment/segment_piece.h"
 #include "io/tensor_writer.h"
 #include "io/video/video_writer.h"
 #include "kiln/apps/segment.h"
@@ -99,11 +101,11 @@ class SegmentRun {
   SegmentRun(const SegmentJobConfig& config, const SegmentProgressFn& on_progress, const LogFn& log)
       : m_config(config), m_on_progress(on_progress), m_log(log) {}
 
-  Status open(const std::vector<std::string>& inputs) {
+  // outputs: one per input (output_paths()).
+  Status open(const std::vector<std::string>& inputs, const std::vector<std::string>& outputs) {
     if (inputs.empty()) return invalid_argument("segment: no input");
     m_kind = m_config.output;
     m_latency = m_config.pipeline == "latency";
-    KILN_TRY_ASSIGN(const std::vector<std::string> outputs, output_paths(m_config, inputs, m_kind));
     SegmentEngineConfig engine;
     engine.segment = m_config.segment;
     engine.exec = m_config.exec;
@@ -420,9 +422,36 @@ class SegmentRun {
 
 Result<SegmentJobSummary> segment_job_run(const SegmentJobConfig& config, const std::vector<std::string>& inputs,
                                           const SegmentProgressFn& on_progress, const LogFn& log) {
-  SegmentRun run(config, on_progress, log);
-  KILN_TRY(run.open(inputs));
-  return run.run();
+  KILN_TRY_ASSIGN(const Shard shard, shard_resolve(config.shard, [](const char* name) { return std::getenv(name); }));
+  if (shard.is_piece() && fs::path(config.output_dir).has_extension() && !fs::is_directory(config.output_dir)) {
+    return invalid_argument(shard.source + ": a piece of a sharded segment job writes into a folder (-o out/)");
+  }
+  if (inputs.empty()) return invalid_argument("segment: no input");
+  // Output names come from the whole list, so that every piece names its videos as a single run would.
+  KILN_TRY_ASSIGN(const std::vector<std::string> outputs, output_paths(config, inputs, config.output));
+  if (!shard.is_piece()) {
+    SegmentRun run(config, on_progress, log);
+    KILN_TRY(run.open(inputs, outputs));
+    return run.run();
+  }
+  const int64_t total = static_cast<int64_t>(inputs.size());
+  const IndexRange range = shard_range(shard.index, shard.count, total);
+  const auto slice = [&](const std::vector<std::string>& all) {
+    return std::vector<std::string>(all.begin() + range.first, all.begin() + range.end());
+  };
+  if (log) {
+    log("Segmenting " + shard.label() + " (" + shard.source + "): inputs " + std::to_string(range.first) + ".." +
+        std::to_string(range.end() - 1) + " of " + std::to_string(total));
+  }
+  SegmentJobSummary summary;
+  if (range.count > 0) {
+    SegmentRun run(config, on_progress, log);
+    KILN_TRY(run.open(slice(inputs), slice(outputs)));
+    KILN_TRY_ASSIGN(summary, run.run());
+  }
+  KILN_TRY(segment_piece_write(segment_piece_path(config.output_dir, shard), shard, range, total,
+                               segment_settings_json(config), slice(inputs), summary));
+  return summary;
 }
 
 }  // namespace kiln

@@ -1,6 +1,127 @@
+// kiln merge for segment pieces: each piece's record ({out}/segment.shard-I-of-N.json, written once its videos were
+// complete) -> one manifest of every input's output, after checking that every piece and every output is there.
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "io/durable_file.h"
 #include "kiln/apps/merge.h"
+#include "kiln/scale.h"
+
 namespace kiln {
-Result<MergeSummary> segment_merge(const std::vector<std::string>&, const MergeConfig&, std::vector<std::string>*) {
-  return Status(Errc::kNotImplemented, "kiln merge of segment pieces is not implemented yet");
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct SegmentPiece {
+  PieceFacts facts;
+  nlohmann::json record;
+};
+
+SegmentPiece piece_read(const std::string& path) {
+  SegmentPiece piece;
+  piece.facts.path = path;
+  PieceName name;
+  if (piece_name_parse(path, &name)) {
+    piece.facts.shard_index = name.index;
+    piece.facts.shard_count = name.count;
+  }
+  std::ifstream in(path, std::ios::binary);
+  piece.record = nlohmann::json::parse(in, nullptr, false);
+  const nlohmann::json& r = piece.record;
+  if (!in.good() && !in.eof()) {
+    piece.facts.problems.push_back("unreadable");
+    return piece;
+  }
+  const auto is_int = [&](const char* key) { return r.contains(key) && r[key].is_number_integer(); };
+  if (r.is_discarded() || !r.is_object() || r.value("format", "") != "kiln-segment-piece" || !is_int("shard_index") ||
+      !is_int("shard_count") || !is_int("first") || !is_int("count") || !is_int("total") ||
+      !r.contains("streams") || !r["streams"].is_array() || !r.contains("settings")) {
+    piece.facts.problems.push_back("not a kiln segment piece record");
+    return piece;
+  }
+  piece.facts.shard_index = r["shard_index"].get<int64_t>();
+  piece.facts.shard_count = r["shard_count"].get<int64_t>();
+  piece.facts.first = r["first"].get<int64_t>();
+  piece.facts.count = r["count"].get<int64_t>();
+  piece.facts.total = r["total"].get<int64_t>();
+  piece.facts.complete = r.value("complete", false);
+  if (static_cast<int64_t>(r["streams"].size()) != piece.facts.count) {
+    piece.facts.problems.push_back("lists " + std::to_string(r["streams"].size()) + " videos, its range " +
+                                   std::to_string(piece.facts.count));
+  }
+  // Every output the piece made must still be there, beside the record.
+  for (const auto& stream : r["streams"]) {
+    const std::string output = stream.value("output", "");
+    const fs::path file = fs::path(path).parent_path() / output;
+    std::error_code ec;
+    if (output.empty() || !fs::is_regular_file(file, ec) || fs::file_size(file, ec) == 0) {
+      piece.facts.problems.push_back("its output " + file.string() + " is missing or empty");
+    }
+  }
+  return piece;
 }
+
+}  // namespace
+
+Result<MergeSummary> segment_merge(const std::vector<std::string>& paths, const MergeConfig& config,
+                                   std::vector<std::string>* problems) {
+  if (fs::path(config.output).extension() != ".json") {
+    return invalid_argument("segment pieces are merged into a manifest: -o name.json");
+  }
+  std::vector<SegmentPiece> pieces;
+  for (const std::string& path : paths) pieces.push_back(piece_read(path));
+  const SegmentPiece* reference = nullptr;
+  for (const SegmentPiece& p : pieces) {
+    if (p.facts.problems.empty() && reference == nullptr) reference = &p;
+  }
+  for (SegmentPiece& p : pieces) {
+    if (p.facts.problems.empty() && &p != reference && p.record["settings"] != reference->record["settings"]) {
+      p.facts.problems.push_back("made with other settings than " + reference->facts.path);
+    }
+  }
+  std::vector<PieceFacts> facts;
+  for (const SegmentPiece& p : pieces) facts.push_back(p.facts);
+  *problems = pieces_check(&facts);
+  if (!problems->empty()) {
+    return invalid_argument("cannot merge " + std::to_string(pieces.size()) + " pieces: " +
+                            std::to_string(problems->size()) + (problems->size() == 1 ? " problem" : " problems") +
+                            ", nothing written");
+  }
+  // The manifest names each output relative to itself, so the folder can move as a whole.
+  const fs::path manifest_dir = fs::path(config.output).parent_path().empty() ? fs::path(".")
+                                                                                : fs::path(config.output).parent_path();
+  nlohmann::json manifest;
+  manifest["format"] = "kiln-segment";
+  manifest["settings"] = reference->record["settings"];
+  nlohmann::json streams = nlohmann::json::array();
+  int64_t frames = 0;
+  for (const PieceFacts& f : facts) {
+    for (const SegmentPiece& p : pieces) {
+      if (p.facts.path != f.path) continue;
+      for (nlohmann::json stream : p.record["streams"]) {
+        std::error_code ec;
+        const fs::path file = fs::path(p.facts.path).parent_path() / stream.value("output", "");
+        const fs::path relative = fs::relative(file, manifest_dir, ec);
+        stream["output"] = ec ? fs::absolute(file).string() : relative.string();
+        stream["piece"] = f.shard_index;
+        frames += stream.value("written", int64_t{0});
+        streams.push_back(std::move(stream));
+      }
+    }
+  }
+  manifest["totals"] = {{"videos", facts.front().total}, {"pieces", facts.size()}, {"frames", frames}};
+  manifest["streams"] = std::move(streams);
+  KILN_TRY(file_write_atomic(config.output, manifest.dump(2) + "\n"));
+
+  MergeSummary summary;
+  summary.kind = "segment";
+  summary.pieces = static_cast<int64_t>(facts.size());
+  summary.items = facts.front().total;
+  summary.output = config.output + " (manifest of " + std::to_string(summary.items) + " outputs, " +
+                   std::to_string(frames) + " frames)";
+  return summary;
+}
+
 }  // namespace kiln

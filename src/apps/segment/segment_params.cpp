@@ -86,6 +86,7 @@ const ParamTable<SegmentJobConfig>& segment_job_params() {
                         [](C& c) -> std::string& { return c.provider; });
     t.include(segment_params(), [](C& c) -> SegmentSettings& { return c.segment; });
     t.include(exec_params(), [](C& c) -> ExecSettings& { return c.exec; });
+    t.include(shard_params(), [](C& c) -> ShardSettings& { return c.shard; });
     t.spec_update("batch_size", [](ParamSpec& s) {
       s.help = "Frames per inference run at most";
       s.default_text = "throughput 8, latency 1";
