@@ -73,6 +73,19 @@ struct PieceFacts {
   std::vector<std::string> problems;  // found by the reader: unreadable, damaged, made with other settings
 };
 
+// The facts a piece's file name gives (index and count), for the report when the file itself cannot be read.
+PieceFacts piece_facts_from_name(const std::string& path);
+// The first of an application's pieces (each with a `facts` member) that its reader found no problem with.
+template <typename Piece>
+const Piece* piece_first_readable(const std::vector<Piece>& pieces) {
+  for (const Piece& p : pieces) {
+    if (p.facts.problems.empty()) return &p;
+  }
+  return nullptr;
+}
+// InvalidArgument "cannot merge 4 pieces: 2 problems, nothing written".
+Status pieces_refused(size_t pieces, size_t problems);
+
 // Everything that stops a merge, one line each: the reader's problems, a piece count or job size that differs from
 // the first piece's, pieces missing or given twice, a range that is not the piece's fixed range (so gaps, overlaps
 // and wrong counts), an incomplete piece. Empty: the pieces are exactly the job, in order.

@@ -14,6 +14,22 @@ std::string range_text(int64_t first, int64_t count) {
 
 }  // namespace
 
+PieceFacts piece_facts_from_name(const std::string& path) {
+  PieceFacts facts;
+  facts.path = path;
+  PieceName name;
+  if (piece_name_parse(path, &name)) {
+    facts.shard_index = name.index;
+    facts.shard_count = name.count;
+  }
+  return facts;
+}
+
+Status pieces_refused(size_t pieces, size_t problems) {
+  return invalid_argument("cannot merge " + std::to_string(pieces) + " pieces: " + std::to_string(problems) +
+                          (problems == 1 ? " problem" : " problems") + ", nothing written");
+}
+
 std::vector<std::string> pieces_check(std::vector<PieceFacts>* pieces) {
   std::vector<std::string> problems;
   if (pieces->empty()) return {"no pieces given"};

@@ -12,7 +12,7 @@ from conftest import assert_same_data, face_photos, np, read_dataset, run_kiln
 distributed = pytest.importorskip("distributed", reason="python3-distributed (Dask) is not installed")
 import kiln  # noqa: E402  (conftest put the build's module first on the path)
 
-OPTIONS = dict(demo_points=24100, width=160, height=96, line_width=2, label_horizon=3, threads=1)
+OPTIONS = dict(demo_points=36100, width=128, height=80, line_width=2, label_horizon=3, threads=1)
 
 
 @pytest.fixture(scope="module")

@@ -20,12 +20,7 @@ struct FacesPiece {
 
 FacesPiece piece_read(const std::string& path) {
   FacesPiece piece;
-  piece.facts.path = path;
-  PieceName name;
-  if (piece_name_parse(path, &name)) {
-    piece.facts.shard_index = name.index;
-    piece.facts.shard_count = name.count;
-  }
+  piece.facts = piece_facts_from_name(path);
   auto file = faces_file_read(path);
   if (!file.is_ok()) {
     piece.facts.problems.push_back("unreadable (" + file.status().message() + ")");
@@ -62,10 +57,7 @@ Result<MergeSummary> faces_merge(const std::vector<std::string>& paths, const Me
                                  std::vector<std::string>* problems) {
   std::vector<FacesPiece> pieces;
   for (const std::string& path : paths) pieces.push_back(piece_read(path));
-  const FacesPiece* reference = nullptr;
-  for (const FacesPiece& p : pieces) {
-    if (p.facts.problems.empty() && reference == nullptr) reference = &p;
-  }
+  const FacesPiece* reference = piece_first_readable(pieces);
   for (FacesPiece& p : pieces) {
     if (!p.facts.problems.empty() || &p == reference) continue;
     if (p.file.text_of("settings") != reference->file.text_of("settings")) {
@@ -76,9 +68,7 @@ Result<MergeSummary> faces_merge(const std::vector<std::string>& paths, const Me
   for (const FacesPiece& p : pieces) facts.push_back(p.facts);
   *problems = pieces_check(&facts);
   if (!problems->empty()) {
-    return invalid_argument("cannot merge " + std::to_string(pieces.size()) + " pieces: " +
-                            std::to_string(problems->size()) + (problems->size() == 1 ? " problem" : " problems") +
-                            ", nothing written");
+    return pieces_refused(pieces.size(), problems->size());
   }
 
   nlohmann::json settings = nlohmann::json::parse(reference->file.text_of("settings"), nullptr, false);

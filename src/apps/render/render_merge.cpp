@@ -21,13 +21,8 @@ struct RenderPiece {
 
 RenderPiece piece_read(const std::string& path) {
   RenderPiece piece;
-  piece.facts.path = path;
+  piece.facts = piece_facts_from_name(path);
   piece.source.path = path;
-  PieceName name;
-  if (piece_name_parse(path, &name)) {  // what the name says, for the report when the file cannot be read
-    piece.facts.shard_index = name.index;
-    piece.facts.shard_count = name.count;
-  }
   auto summary = hdf5::file_summary_read(path);
   if (!summary.is_ok()) {
     piece.facts.problems.push_back("unreadable (" + summary.status().message() + ")");
@@ -64,10 +59,7 @@ Result<MergeSummary> render_merge(const std::vector<std::string>& paths, const M
   for (const std::string& path : paths) pieces.push_back(piece_read(path));
 
   // Settings: every piece against the first readable one (the shard's own index aside).
-  const RenderPiece* reference = nullptr;
-  for (const RenderPiece& p : pieces) {
-    if (p.facts.problems.empty() && reference == nullptr) reference = &p;
-  }
+  const RenderPiece* reference = piece_first_readable(pieces);
   for (RenderPiece& p : pieces) {
     if (!p.facts.problems.empty() || &p == reference) continue;
     hdf5::FileAttributes want = reference->source.summary.attributes;
@@ -93,9 +85,7 @@ Result<MergeSummary> render_merge(const std::vector<std::string>& paths, const M
   for (const RenderPiece& p : pieces) facts.push_back(p.facts);
   *problems = pieces_check(&facts);
   if (!problems->empty()) {
-    return invalid_argument("cannot merge " + std::to_string(pieces.size()) + " pieces: " +
-                            std::to_string(problems->size()) + (problems->size() == 1 ? " problem" : " problems") +
-                            ", nothing written");
+    return pieces_refused(pieces.size(), problems->size());
   }
 
   std::vector<VdsSource> sources;

@@ -21,12 +21,7 @@ struct SegmentPiece {
 
 SegmentPiece piece_read(const std::string& path) {
   SegmentPiece piece;
-  piece.facts.path = path;
-  PieceName name;
-  if (piece_name_parse(path, &name)) {
-    piece.facts.shard_index = name.index;
-    piece.facts.shard_count = name.count;
-  }
+  piece.facts = piece_facts_from_name(path);
   std::ifstream in(path, std::ios::binary);
   piece.record = nlohmann::json::parse(in, nullptr, false);
   const nlohmann::json& r = piece.record;
@@ -72,10 +67,7 @@ Result<MergeSummary> segment_merge(const std::vector<std::string>& paths, const 
   }
   std::vector<SegmentPiece> pieces;
   for (const std::string& path : paths) pieces.push_back(piece_read(path));
-  const SegmentPiece* reference = nullptr;
-  for (const SegmentPiece& p : pieces) {
-    if (p.facts.problems.empty() && reference == nullptr) reference = &p;
-  }
+  const SegmentPiece* reference = piece_first_readable(pieces);
   for (SegmentPiece& p : pieces) {
     if (p.facts.problems.empty() && &p != reference && p.record["settings"] != reference->record["settings"]) {
       p.facts.problems.push_back("made with other settings than " + reference->facts.path);
@@ -85,9 +77,7 @@ Result<MergeSummary> segment_merge(const std::vector<std::string>& paths, const 
   for (const SegmentPiece& p : pieces) facts.push_back(p.facts);
   *problems = pieces_check(&facts);
   if (!problems->empty()) {
-    return invalid_argument("cannot merge " + std::to_string(pieces.size()) + " pieces: " +
-                            std::to_string(problems->size()) + (problems->size() == 1 ? " problem" : " problems") +
-                            ", nothing written");
+    return pieces_refused(pieces.size(), problems->size());
   }
   // The manifest names each output relative to itself, so the folder can move as a whole.
   const fs::path manifest_dir = fs::path(config.output).parent_path().empty() ? fs::path(".")
