@@ -20,7 +20,9 @@ struct ShardSettings {
 };
 const ParamTable<ShardSettings>& shard_params();
 
-// The piece a run renders. A job is a piece whenever --shard was given or a scheduler index was found, even of 1.
+inline constexpr int64_t kShardCountMax = 1'000'000;
+
+// The piece a run renders: --shard I/N (even 0/1), or a scheduler's index among more than one task.
 struct Shard {
   int64_t index = 0;
   int64_t count = 0;   // 0: not a piece (the whole job)
@@ -34,8 +36,9 @@ using ShardEnvLookup = std::function<const char*(const char*)>;
 // "I/N" with 0 <= I < N.
 Result<Shard> shard_parse(const std::string& text);
 // --shard I/N wins; "none" is the whole job; "auto" looks, in this order, for SLURM_ARRAY_TASK_ID (with
-// SLURM_ARRAY_TASK_COUNT, or MIN/MAX/STEP), JOB_COMPLETION_INDEX (count from shard_count), OMPI_COMM_WORLD_RANK/SIZE
-// and PMI_RANK/SIZE. A variable that is set but malformed or inconsistent is an InvalidArgument naming it.
+// SLURM_ARRAY_TASK_COUNT, or MIN/MAX/STEP; or the id itself with shard_count), JOB_COMPLETION_INDEX (count from
+// shard_count), OMPI_COMM_WORLD_RANK/SIZE and PMI_RANK/SIZE. A scheduler's count of 1 is the whole job. A variable
+// that is set but malformed or inconsistent is an InvalidArgument naming it.
 Result<Shard> shard_resolve(const ShardSettings& settings, const ShardEnvLookup& lookup);
 
 struct IndexRange {

@@ -32,20 +32,39 @@ def _client_or_default(client):
     return get_client()  # the client the caller made current; raises ValueError when there is none
 
 
+def _absolute(path):
+    """A path as every worker must see it: absolute, keeping kiln's forms file.h5:/dataset and @list.txt."""
+    text = os.fspath(path)
+    if text.startswith("@"):
+        return "@" + os.path.abspath(text[1:])
+    file, separator, dataset = text.partition(":/")
+    return os.path.abspath(file) + (":/" + dataset if separator else "")
+
+
+def _piece_paths(piece_output, shards):
+    """The files the pieces write (kiln's {stem}.shard-I-of-N{ext}): the merge takes exactly these, not whatever else
+    the folder holds."""
+    stem, extension = os.path.splitext(piece_output)
+    return [f"{stem}.shard-{i:05d}-of-{shards:05d}{extension}" for i in range(shards)]
+
+
 def _run_pieces(client, function, source, piece_output, shards, options, retries, progress):
     from dask.distributed import progress as dask_progress
     from dask.distributed import wait
 
-    if isinstance(source, (str, os.PathLike)) or source is None:
-        shipped = None if source is None else os.fspath(source)
-    else:  # an array (or a list of inputs): sent to the workers once, not with every task
+    if source is None or isinstance(source, (str, os.PathLike)):
+        shipped = None if source is None else _absolute(source)
+    elif isinstance(source, list):  # file names: small, sent with each task
+        shipped = [_absolute(p) for p in source]
+    else:  # an array: sent to the workers once, not with every task
         shipped = client.scatter(source, broadcast=True)
     futures = [client.submit(function, shipped, piece_output, f"{i}/{shards}", options, retries=retries, pure=False)
                for i in range(shards)]
     if progress:
         dask_progress(futures)
     wait(futures)
-    return client.gather(futures)  # raises the first piece's error, if any piece failed for good
+    client.gather(futures)  # raises the first piece's error, if any piece failed for good
+    return _piece_paths(piece_output, shards)
 
 
 def render(source, out_dir, shards, client=None, demo=False, name="dataset.h5", copy=False, retries=3,
@@ -72,8 +91,8 @@ def render(source, out_dir, shards, client=None, demo=False, name="dataset.h5", 
     client = _client_or_default(client)
     os.makedirs(out_dir, exist_ok=True)
     piece_output = os.path.join(os.path.abspath(out_dir), name)
-    _run_pieces(client, _render_piece, source, piece_output, shards, render_options, retries, progress)
-    summary = _merge([os.path.abspath(out_dir)], output=piece_output, copy=copy, overwrite=True)
+    pieces = _run_pieces(client, _render_piece, source, piece_output, shards, render_options, retries, progress)
+    summary = _merge(pieces, output=piece_output, copy=copy, overwrite=True)
     return summary["output"]
 
 
@@ -95,13 +114,13 @@ def faces(inputs, out_dir, shards, client=None, name="faces.h5", dedup=None, ret
         raise ValueError("shards must be at least 1")
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
-    inputs = [os.fspath(p) for p in inputs]
+    inputs = [os.fspath(p) for p in inputs]  # folders, files and @lists, as `kiln faces` takes them
     client = _client_or_default(client)
     os.makedirs(out_dir, exist_ok=True)
     piece_output = os.path.join(os.path.abspath(out_dir), name)
     if dedup is not None:
         faces_options["dedup"] = dedup
-    _run_pieces(client, _faces_piece, inputs, piece_output, shards, faces_options, retries, progress)
-    summary = _merge([os.path.abspath(out_dir)], output=piece_output, overwrite=True)
+    pieces = _run_pieces(client, _faces_piece, inputs, piece_output, shards, faces_options, retries, progress)
+    summary = _merge(pieces, output=piece_output, overwrite=True)
     return summary["output"]
 

@@ -17,6 +17,7 @@ std::string range_text(int64_t first, int64_t count) {
 PieceFacts piece_facts_from_name(const std::string& path) {
   PieceFacts facts;
   facts.path = path;
+  facts.shard_index = -1;  // an unknown piece: it must not count as piece 0
   PieceName name;
   if (piece_name_parse(path, &name)) {
     facts.shard_index = name.index;
@@ -48,6 +49,11 @@ std::vector<std::string> pieces_check(std::vector<PieceFacts>* pieces) {
                                     [](const auto& a, const auto& b) { return a.second < b.second; })->first;
   const int64_t count = job.first;
   const int64_t total = job.second;
+  if (count < 1 || count > kShardCountMax || total < 0) {
+    problems.push_back("the pieces say the job has " + std::to_string(count) + " pieces of " + std::to_string(total) +
+                       " items: not a kiln job");
+    return problems;
+  }
   std::vector<int> seen(static_cast<size_t>(std::max<int64_t>(count, 0)), 0);
   for (const PieceFacts& p : *pieces) {
     if (!p.problems.empty()) {
@@ -81,12 +87,18 @@ std::vector<std::string> pieces_check(std::vector<PieceFacts>* pieces) {
     }
     if (!p.complete) problems.push_back(p.path + ": incomplete (its run has not finished; rerun it with --resume)");
   }
+  constexpr int64_t kMissingListed = 20;  // then a count: a wrong piece count must not print a million lines
+  int64_t missing = 0;
   for (int64_t i = 0; i < count; ++i) {
-    if (seen[static_cast<size_t>(i)] == 0) {
+    if (seen[static_cast<size_t>(i)] != 0) continue;
+    if (++missing <= kMissingListed) {
       const IndexRange range = shard_range(i, count, total);
       problems.push_back("piece " + std::to_string(i) + " of " + std::to_string(count) + " (items " +
                          range_text(range.first, range.count) + ") is missing");
     }
+  }
+  if (missing > kMissingListed) {
+    problems.push_back("... and " + std::to_string(missing - kMissingListed) + " more pieces are missing");
   }
   return problems;
 }

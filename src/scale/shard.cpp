@@ -27,6 +27,9 @@ Result<std::optional<int64_t>> env_integer(const ShardEnvLookup& lookup, const c
 
 Result<Shard> shard_make(int64_t index, int64_t count, std::string source) {
   if (count < 1) return invalid_argument(source + ": the piece count must be at least 1");
+  if (count > kShardCountMax) {
+    return invalid_argument(source + ": at most " + std::to_string(kShardCountMax) + " pieces");
+  }
   if (index < 0 || index >= count) {
     return invalid_argument(source + ": the piece index must be in 0.." + std::to_string(count - 1));
   }
@@ -36,10 +39,17 @@ Result<Shard> shard_make(int64_t index, int64_t count, std::string source) {
 std::string assignment(const char* name, int64_t value) { return std::string(name) + "=" + std::to_string(value); }
 
 // Slurm job arrays: the task id, relative to the array's first id and step; the count from SLURM_ARRAY_TASK_COUNT,
-// else from MIN/MAX. An array given as a list (--array=1,5,9) has no step and cannot be mapped: refused.
-Result<std::optional<Shard>> slurm_shard(const ShardEnvLookup& lookup) {
+// else from MIN/MAX. An array given as a list (--array=1,5,9) has no step and cannot be mapped: refused. With
+// --shard-count N the task id is the piece itself (so `sbatch --array=17` reruns piece 17 of N alone).
+Result<std::optional<Shard>> slurm_shard(const ShardEnvLookup& lookup, int64_t shard_count) {
   KILN_TRY_ASSIGN(const auto id, env_integer(lookup, "SLURM_ARRAY_TASK_ID"));
   if (!id) return std::optional<Shard>{};
+  if (shard_count > 0) {
+    KILN_TRY_ASSIGN(Shard shard, shard_make(*id, shard_count,
+                                            assignment("SLURM_ARRAY_TASK_ID", *id) + " of --shard-count " +
+                                                std::to_string(shard_count)));
+    return std::optional<Shard>{shard};
+  }
   KILN_TRY_ASSIGN(const auto min, env_integer(lookup, "SLURM_ARRAY_TASK_MIN"));
   KILN_TRY_ASSIGN(const auto max, env_integer(lookup, "SLURM_ARRAY_TASK_MAX"));
   KILN_TRY_ASSIGN(const auto step, env_integer(lookup, "SLURM_ARRAY_TASK_STEP"));
@@ -105,8 +115,10 @@ Result<Shard> shard_parse(const std::string& text) {
 Result<Shard> shard_resolve(const ShardSettings& settings, const ShardEnvLookup& lookup) {
   if (settings.shard == "none") return Shard{};
   if (settings.shard != "auto") return shard_parse(settings.shard);
-  KILN_TRY_ASSIGN(const auto slurm, slurm_shard(lookup));
-  if (slurm) return *slurm;
+  // A scheduler's count of 1 (an srun step of one task, mpirun -np 1, an array of one task) is the whole job.
+  const auto found = [](const std::optional<Shard>& shard) { return shard && shard->count > 1; };
+  KILN_TRY_ASSIGN(const auto slurm, slurm_shard(lookup, settings.shard_count));
+  if (slurm && (found(slurm) || settings.shard_count > 0)) return *slurm;
   KILN_TRY_ASSIGN(const auto k8s_index, env_integer(lookup, "JOB_COMPLETION_INDEX"));
   if (k8s_index) {
     if (settings.shard_count < 1) {
@@ -118,9 +130,9 @@ Result<Shard> shard_resolve(const ShardSettings& settings, const ShardEnvLookup&
                           std::to_string(settings.shard_count));
   }
   KILN_TRY_ASSIGN(const auto mpi, rank_shard(lookup, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"));
-  if (mpi) return *mpi;
+  if (found(mpi)) return *mpi;
   KILN_TRY_ASSIGN(const auto pmi, rank_shard(lookup, "PMI_RANK", "PMI_SIZE"));
-  if (pmi) return *pmi;
+  if (found(pmi)) return *pmi;
   return Shard{};
 }
 

@@ -73,6 +73,26 @@ TEST(Shard, SlurmArrayStartingAtOneWithAStep) {
   EXPECT_NE(resolve_error(env("4")).find("step"), std::string::npos);
 }
 
+TEST(Shard, SlurmTaskIdIsThePieceWithAShardCount) {
+  // sbatch --array=17 (a one-task array rerunning piece 17) with --shard-count 64.
+  const Shard s = resolved({{"SLURM_ARRAY_TASK_ID", "17"}, {"SLURM_ARRAY_TASK_COUNT", "1"},
+                            {"SLURM_ARRAY_TASK_MIN", "17"}, {"SLURM_ARRAY_TASK_MAX", "17"}},
+                           {.shard = "auto", .shard_count = 64});
+  EXPECT_EQ(s.index, 17);
+  EXPECT_EQ(s.count, 64);
+  EXPECT_EQ(s.source, "SLURM_ARRAY_TASK_ID=17 of --shard-count 64");
+  EXPECT_NE(resolve_error({{"SLURM_ARRAY_TASK_ID", "64"}}, {.shard = "auto", .shard_count = 64}), "");
+}
+
+TEST(Shard, ASchedulerCountOfOneIsTheWholeJob) {
+  EXPECT_FALSE(resolved({{"SLURM_ARRAY_TASK_ID", "3"}, {"SLURM_ARRAY_TASK_COUNT", "1"}, {"SLURM_ARRAY_TASK_MIN", "3"},
+                         {"SLURM_ARRAY_TASK_MAX", "3"}}).is_piece());
+  EXPECT_FALSE(resolved({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "1"}}).is_piece());
+  EXPECT_FALSE(resolved({{"PMI_RANK", "0"}, {"PMI_SIZE", "1"}}).is_piece());  // a plain srun step
+  EXPECT_TRUE(resolved({}, {.shard = "0/1"}).is_piece());                     // asked for: a piece of one
+  EXPECT_NE(resolve_error({}, {.shard = "0/2000000"}).find("at most"), std::string::npos);
+}
+
 TEST(Shard, SlurmArrayFromMinAndMaxOnly) {
   const Shard s = resolved({{"SLURM_ARRAY_TASK_ID", "12"}, {"SLURM_ARRAY_TASK_MIN", "10"}, {"SLURM_ARRAY_TASK_MAX", "15"}});
   EXPECT_EQ(s.index, 2);
@@ -80,9 +100,10 @@ TEST(Shard, SlurmArrayFromMinAndMaxOnly) {
 }
 
 TEST(Shard, SlurmArrayGivenAsAListIsRefused) {
-  // --array=1,5,9: count 3, but 1..9 is not a range of 3 tasks
+  // --array=1,5,10 as Slurm 22.05 describes it (seen on the test cluster): count 3, step 1, 1..10.
   const std::string error = resolve_error({{"SLURM_ARRAY_TASK_ID", "5"}, {"SLURM_ARRAY_TASK_MIN", "1"},
-                                           {"SLURM_ARRAY_TASK_MAX", "9"}, {"SLURM_ARRAY_TASK_COUNT", "3"}});
+                                           {"SLURM_ARRAY_TASK_MAX", "10"}, {"SLURM_ARRAY_TASK_STEP", "1"},
+                                           {"SLURM_ARRAY_TASK_COUNT", "3"}});
   EXPECT_NE(error.find("--shard I/N"), std::string::npos) << error;
   EXPECT_NE(resolve_error({{"SLURM_ARRAY_TASK_ID", "2"}}).find("SLURM_ARRAY_TASK_COUNT"), std::string::npos);
   EXPECT_NE(resolve_error({{"SLURM_ARRAY_TASK_ID", "x"}, {"SLURM_ARRAY_TASK_COUNT", "4"}}).find("not an integer"),

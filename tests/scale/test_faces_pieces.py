@@ -79,3 +79,14 @@ def test_pieces_of_other_settings_are_refused(tmp_path, photos):
     other = faces_pieces(photos, tmp_path / "other", extra=["--min-score", 0.8])
     result = run_kiln("merge", pieces[0], other[1], pieces[2], "-o", tmp_path / "m.h5", check=False)
     assert result.returncode != 0 and "other settings" in result.stderr
+
+
+def test_pieces_of_another_input_list_are_refused(tmp_path, photos):
+    other = tmp_path / "other_photos"
+    other.mkdir()
+    for path in sorted(photos.iterdir()):  # as many photos, other names: the same ranges, another job
+        (other / ("x_" + path.name)).write_bytes(path.read_bytes())
+    pieces = faces_pieces(photos, tmp_path / "pieces")
+    foreign = faces_pieces(other, tmp_path / "foreign")
+    result = run_kiln("merge", pieces[0], foreign[1], pieces[2], "-o", tmp_path / "m.h5", check=False)
+    assert result.returncode != 0 and "another input list" in result.stderr

@@ -66,3 +66,16 @@ def test_missing_piece_or_output_stops_the_merge(tmp_path, videos):
     refused = run_kiln("segment", videos[0], "-o", tmp_path / "one.npy", "--output", "npy", "--shard", "0/2",
                        check=False)
     assert refused.returncode != 0 and "folder" in refused.stderr
+
+
+def test_a_malformed_record_is_a_listed_problem(tmp_path, videos):
+    pieces = tmp_path / "pieces"
+    for i in range(2):
+        segment(videos, pieces, "--shard", f"{i}/2")
+    record = pieces / "segment.shard-00001-of-00002.json"
+    data = json.loads(record.read_text())
+    data["complete"] = 1  # valid JSON, wrong type
+    record.write_text(json.dumps(data))
+    result = run_kiln("merge", pieces, "-o", pieces / "segment.json", check=False)
+    assert result.returncode == 2, result.stderr
+    assert "segment.shard-00001-of-00002.json: not a kiln segment piece record" in result.stderr

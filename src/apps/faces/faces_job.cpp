@@ -92,13 +92,18 @@ std::string settings_json(const FacesJobConfig& config) {
   return settings.dump();
 }
 
-// What a resumed run must share with the killed one: the settings, the batches and the inputs.
-std::string run_json(const FacesJobConfig& config, const ImageBatches& batches, int64_t unit) {
+// The inputs, by name and order.
+std::string inputs_crc32(const ImageBatches& batches) {
   Crc32 names;
   for (int64_t i = 0; i < batches.count(); ++i) {
     const std::string name = batches.name(i);
     names.update(name.data(), name.size() + 1);
   }
+  return names.hex();
+}
+
+// What a resumed run must share with the killed one: the settings, the batches and the inputs.
+std::string run_json(const FacesJobConfig& config, const ImageBatches& batches, int64_t unit) {
   nlohmann::json run;
   run["settings"] = nlohmann::json::parse(settings_json(config));
   run["crops"] = config.crops;
@@ -106,7 +111,7 @@ std::string run_json(const FacesJobConfig& config, const ImageBatches& batches, 
   run["batch_size"] = config.exec.batch_size;
   run["unit"] = unit;
   run["inputs"] = batches.count();
-  run["inputs_crc32"] = names.hex();
+  run["inputs_crc32"] = inputs_crc32(batches);
   return run.dump();
 }
 
@@ -141,7 +146,7 @@ void counts_add(const FacesPartCounts& c, FacesJobSummary* s) {
 // The outputs, from the parts: rows and paths into the tensor file, lines into the JSON lines file.
 Status outputs_assemble(const FacesJobConfig& config, const FacesParts& parts, int64_t count,
                         const FacesJobSummary& summary, const Shard& shard, const ImageBatches& batches,
-                        int64_t job_images) {
+                        const ImageBatches& all_inputs) {
   TensorWriter writer;
   if (!config.output.empty()) KILN_TRY(writer.open_arrays(config.output, faces_output_arrays(), PixelType::kF32));
   JsonLines json;
@@ -161,7 +166,8 @@ Status outputs_assemble(const FacesJobConfig& config, const FacesParts& parts, i
       attributes.numbers.push_back({"shard_index", {static_cast<double>(shard.index)}});
       attributes.numbers.push_back({"shard_count", {static_cast<double>(shard.count)}});
       attributes.numbers.push_back({"first_image", {static_cast<double>(batches.offset())}});
-      attributes.numbers.push_back({"job_images", {static_cast<double>(job_images)}});
+      attributes.numbers.push_back({"job_images", {static_cast<double>(all_inputs.count())}});
+      attributes.text.push_back({"job_inputs_crc32", inputs_crc32(all_inputs)});
     }
     KILN_TRY(writer.finish(row_paths, attributes));
   }
@@ -354,7 +360,7 @@ Result<FacesJobSummary> faces_job_run(const FacesJobConfig& requested, const Ima
     return io_error("none of the " + std::to_string(summary.images) + " images could be read");
   }
   const auto t = Clock::now();
-  KILN_TRY(outputs_assemble(config, parts, done_parts, summary, shard, batches, all_inputs.count()));
+  KILN_TRY(outputs_assemble(config, parts, done_parts, summary, shard, batches, all_inputs));
   KILN_TRY(parts.remove());
   summary.write_seconds += seconds_since(t);
   summary.stages = analyzer->report();

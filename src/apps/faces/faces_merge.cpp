@@ -40,10 +40,14 @@ FacesPiece piece_read(const std::string& path) {
   piece.facts.complete = true;  // the file is committed only when its run finished
   const int64_t image_index_column = kFaceEmbeddingSize;
   const int64_t width = faces_row_floats();
+  // image_index is stored as float32 (exact below 2^24): compare as the file stores it.
+  const float first = static_cast<float>(piece.facts.first);
+  const float last = static_cast<float>(piece.facts.first + piece.facts.count - 1);
   for (int64_t r = 0; r < f.count; ++r) {
-    const auto image = static_cast<int64_t>(f.rows[static_cast<size_t>(r * width + image_index_column)]);
-    if (image < piece.facts.first || image >= piece.facts.first + piece.facts.count) {
-      piece.facts.problems.push_back("face " + std::to_string(r) + " is of image " + std::to_string(image) +
+    const float image = f.rows[static_cast<size_t>(r * width + image_index_column)];
+    if (!(image >= first && image <= last)) {
+      piece.facts.problems.push_back("face " + std::to_string(r) + " is of image " +
+                                     std::to_string(static_cast<int64_t>(image)) +
                                      ", outside the piece's images");
       break;
     }
@@ -62,6 +66,8 @@ Result<MergeSummary> faces_merge(const std::vector<std::string>& paths, const Me
     if (!p.facts.problems.empty() || &p == reference) continue;
     if (p.file.text_of("settings") != reference->file.text_of("settings")) {
       p.facts.problems.push_back("made with other settings than " + reference->facts.path);
+    } else if (p.file.text_of("job_inputs_crc32") != reference->file.text_of("job_inputs_crc32")) {
+      p.facts.problems.push_back("made from another input list than " + reference->facts.path);
     }
   }
   std::vector<PieceFacts> facts;
@@ -102,6 +108,7 @@ Result<MergeSummary> faces_merge(const std::vector<std::string>& paths, const Me
       }
     }
   }
+  KILN_TRY(merge_output_folder_create(config.output));
   TensorWriter writer;
   KILN_TRY(writer.open_arrays(config.output, faces_output_arrays(), PixelType::kF32));
   KILN_TRY(faces_rows_write(&writer, kept.data(), static_cast<int64_t>(kept_paths.size())));

@@ -53,20 +53,36 @@ Status pieces_collect(const std::vector<std::string>& inputs, std::vector<std::s
   return Status::ok();
 }
 
-Status output_prepare(const MergeConfig& config) {
+Status output_check(const MergeConfig& config) {
   if (config.output.empty()) return invalid_argument("no output given (-o dataset.h5)");
   std::error_code ec;
   const bool exists = fs::exists(fs::symlink_status(config.output, ec));
   if (exists && !config.overwrite) return invalid_argument(config.output + " exists (use --overwrite to replace it)");
-  const fs::path parent = fs::path(config.output).parent_path();
-  if (!parent.empty()) {
-    fs::create_directories(parent, ec);
-    if (ec) return io_error("cannot create " + parent.string() + ": " + ec.message());
-  }
   return Status::ok();
 }
 
+// The kind of the first piece that can be told; an unreadable one is left to the application's merge to report with
+// the others. IoError only when no piece can be told.
+Result<PieceKind> pieces_kind(const std::vector<std::string>& files) {
+  Status first_error;
+  for (const std::string& file : files) {
+    auto kind = piece_kind(file);
+    if (kind.is_ok()) return kind;
+    if (first_error.is_ok()) first_error = kind.status();
+  }
+  return first_error;
+}
+
 }  // namespace
+
+Status merge_output_folder_create(const std::string& output) {
+  const fs::path parent = fs::path(output).parent_path();
+  if (parent.empty()) return Status::ok();
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec) return io_error("cannot create " + parent.string() + ": " + ec.message());
+  return Status::ok();
+}
 
 const ParamTable<MergeConfig>& merge_params() {
   static const ParamTable<MergeConfig> table = [] {
@@ -99,8 +115,8 @@ Result<MergeSummary> merge_run(const MergeConfig& config, std::vector<std::strin
     return invalid_argument("cannot merge: " + std::to_string(problems->size()) +
                             (problems->size() == 1 ? " problem" : " problems") + ", nothing written");
   }
-  KILN_TRY(output_prepare(config));
-  KILN_TRY_ASSIGN(const PieceKind kind, piece_kind(files.front()));
+  KILN_TRY(output_check(config));
+  KILN_TRY_ASSIGN(const PieceKind kind, pieces_kind(files));
   if (log) log("Merging " + std::to_string(files.size()) + " pieces into " + config.output);
   Result<MergeSummary> summary = invalid_argument("unreachable");
   switch (kind) {

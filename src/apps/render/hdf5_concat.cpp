@@ -32,11 +32,12 @@ Result<std::pair<Compression, int32_t>> compression_from_label(const std::string
   return io_error("unknown compression attribute '" + label + "'");
 }
 
-Status files_concat(const std::string& out, const std::vector<std::string>& sources, const DatasetLayout& layout,
-                    const FileAttributes& attributes) {
+namespace {
+
+Status files_copy(DataFile& merged, const std::string& out, const std::vector<std::string>& sources,
+                  const DatasetLayout& layout, const FileAttributes& attributes) {
   KILN_TRY_ASSIGN(const auto compression, compression_from_label(attributes.compression));
   const std::string tmp = out + ".tmp";
-  DataFile merged;
   FileAttributes merged_attributes = attributes;
   merged_attributes.complete = false;
   KILN_TRY(merged.create(tmp, layout, merged_attributes, compression.first, compression.second));
@@ -94,6 +95,20 @@ Status files_concat(const std::string& out, const std::vector<std::string>& sour
   }
   KILN_TRY(merged.close(true));
   return file_commit(tmp, out);
+}
+
+}  // namespace
+
+Status files_concat(const std::string& out, const std::vector<std::string>& sources, const DatasetLayout& layout,
+                    const FileAttributes& attributes) {
+  DataFile merged;
+  const Status status = files_copy(merged, out, sources, layout, attributes);
+  if (!status.is_ok()) {  // nothing half-copied stays behind
+    merged.abandon();
+    std::error_code ec;
+    std::filesystem::remove(out + ".tmp", ec);
+  }
+  return status;
 }
 
 }  // namespace kiln::hdf5

@@ -20,7 +20,9 @@ std::string source_relative(const std::string& path, const std::string& out_path
   const fs::path out_dir = fs::path(out_path).parent_path().empty() ? fs::path(".") : fs::path(out_path).parent_path();
   std::error_code ec;
   const fs::path relative = fs::relative(path, out_dir, ec);
-  return ec || relative.empty() ? fs::absolute(path).string() : relative.string();
+  if (!ec && !relative.empty()) return relative.string();
+  const fs::path absolute = fs::absolute(path, ec);
+  return ec ? path : absolute.string();
 }
 
 // A source name for H5Pset_virtual: relative, with the printf-style '%' escaped.
@@ -204,7 +206,6 @@ Status hdf5_vds_write(const std::string& out_path, const std::vector<VdsSource>&
                       const hdf5::FileAttributes& attributes, const hdf5::FileShape& shape) {
   hdf5::ErrorScope quiet;
   const DatasetLayout layout = hdf5::layout_from(attributes, shape);
-  KILN_TRY(manifest_write(out_path, shards, attributes, shape));
 
   const std::string tmp = out_path + ".tmp";
   {
@@ -227,7 +228,9 @@ Status hdf5_vds_write(const std::string& out_path, const std::vector<VdsSource>&
     KILN_TRY(hdf5::complete_set(file.get()));
     KILN_TRY(file.close());
   }
-  return file_commit(tmp, out_path);
+  // The dataset first: a manifest never describes a VDS that failed to appear.
+  KILN_TRY(file_commit(tmp, out_path));
+  return manifest_write(out_path, shards, attributes, shape);
 }
 
 }  // namespace kiln

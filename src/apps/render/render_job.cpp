@@ -149,6 +149,7 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
       return invalid_argument(shard.source + ": a piece is one file; --images-per-file does not apply with --shard");
     }
     config.output.path = piece_path(config.output.path, shard);
+    if (!config.preview.empty()) config.preview = piece_path(config.preview, shard);  // each piece its own grid
   }
   const auto started = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };

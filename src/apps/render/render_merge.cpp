@@ -62,8 +62,11 @@ Result<MergeSummary> render_merge(const std::vector<std::string>& paths, const M
   const RenderPiece* reference = piece_first_readable(pieces);
   for (RenderPiece& p : pieces) {
     if (!p.facts.problems.empty() || &p == reference) continue;
+    // The job's size and piece count are pieces_check's to compare (by majority, not against one piece).
     hdf5::FileAttributes want = reference->source.summary.attributes;
     want.shard_index = p.source.summary.attributes.shard_index;
+    want.shard_count = p.source.summary.attributes.shard_count;
+    want.total = p.source.summary.attributes.total;
     std::string diff = hdf5::settings_diff(p.source.summary.attributes, p.source.summary.shape, want,
                                            hdf5::layout_from(want, reference->source.summary.shape));
     if (!diff.empty()) {
@@ -113,7 +116,10 @@ Result<MergeSummary> render_merge(const std::vector<std::string>& paths, const M
   summary.kind = "render";
   summary.pieces = static_cast<int64_t>(sources.size());
   summary.items = attributes.total;
+  KILN_TRY(merge_output_folder_create(config.output));
   if (config.copy) {
+    std::error_code ec;  // a manifest of an earlier VDS merge to this output would describe other files
+    fs::remove(hdf5::manifest_path(config.output), ec);
     std::vector<std::string> files;
     for (const VdsSource& s : sources) files.push_back(s.path);
     KILN_TRY(hdf5::files_concat(config.output, files, hdf5::layout_from(attributes, first.shape), attributes));

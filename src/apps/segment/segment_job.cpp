@@ -423,7 +423,8 @@ class SegmentRun {
 Result<SegmentJobSummary> segment_job_run(const SegmentJobConfig& config, const std::vector<std::string>& inputs,
                                           const SegmentProgressFn& on_progress, const LogFn& log) {
   KILN_TRY_ASSIGN(const Shard shard, shard_resolve(config.shard, [](const char* name) { return std::getenv(name); }));
-  if (shard.is_piece() && fs::path(config.output_dir).has_extension() && !fs::is_directory(config.output_dir)) {
+  std::error_code ec;
+  if (shard.is_piece() && fs::path(config.output_dir).has_extension() && !fs::is_directory(config.output_dir, ec)) {
     return invalid_argument(shard.source + ": a piece of a sharded segment job writes into a folder (-o out/)");
   }
   if (inputs.empty()) return invalid_argument("segment: no input");
@@ -443,14 +444,17 @@ Result<SegmentJobSummary> segment_job_run(const SegmentJobConfig& config, const 
     log("Segmenting " + shard.label() + " (" + shard.source + "): inputs " + std::to_string(range.first) + ".." +
         std::to_string(range.end() - 1) + " of " + std::to_string(total));
   }
+  // A record left by an earlier run of this piece is void until this run's outputs are complete.
+  const std::string record = segment_piece_path(config.output_dir, shard);
+  fs::remove(record, ec);
+  if (ec) return io_error(record + ": cannot remove the earlier record: " + ec.message());
   SegmentJobSummary summary;
   if (range.count > 0) {
     SegmentRun run(config, on_progress, log);
     KILN_TRY(run.open(slice(inputs), slice(outputs)));
     KILN_TRY_ASSIGN(summary, run.run());
   }
-  KILN_TRY(segment_piece_write(segment_piece_path(config.output_dir, shard), shard, range, total,
-                               segment_settings_json(config), slice(inputs), summary));
+  KILN_TRY(segment_piece_write(record, shard, range, segment_settings_json(config), inputs, summary));
   return summary;
 }
 
