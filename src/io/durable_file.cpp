@@ -130,4 +130,13 @@ std::string path_parent(const std::string& path) {
   return parent.empty() ? std::string(".") : parent.string();
 }
 
+Status parent_folder_create(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (parent.empty()) return Status::ok();
+  std::error_code ec;
+  std::filesystem::create_directories(parent, ec);
+  if (ec) return io_error("cannot create " + parent.string() + ": " + ec.message());
+  return Status::ok();
+}
+
 }  // namespace kiln

@@ -34,6 +34,8 @@ Status fd_pwrite_all(int fd, const void* data, size_t size, int64_t offset, cons
 Status file_fsync(const std::string& path);
 // Some file systems refuse fsync on folders (EINVAL): that is not a failure kiln can act on, so it is ignored.
 Status dir_fsync(const std::string& dir);
+// Creates the folder `path` goes into (and its parents), if any is missing.
+Status parent_folder_create(const std::string& path);
 // fsyncs `tmp`, renames it over `final_path` and fsyncs the folder: readers see the old file or the new one.
 Status file_commit(const std::string& tmp, const std::string& final_path);
 

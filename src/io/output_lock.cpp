@@ -1,4 +1,3 @@
-#include <filesystem>
 #include "io/output_lock.h"
 
 #include <fcntl.h>
@@ -47,13 +46,7 @@ OutputLock& OutputLock::operator=(OutputLock&& other) noexcept {
 Result<OutputLock> OutputLock::acquire(const std::string& output) {
   OutputLock lock;
   lock.m_path = lock_path_for(output);
-  // The output's folder may not exist yet (the job creates it): the lock lives there too.
-  const std::filesystem::path folder = std::filesystem::path(lock.m_path).parent_path();
-  if (!folder.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(folder, ec);
-    if (ec) return io_error("cannot create " + folder.string() + ": " + ec.message());
-  }
+  KILN_TRY(parent_folder_create(lock.m_path));  // the output's folder may not exist yet: the lock lives there too
   // A writer that finishes unlinks its lock file; one that opened the old file before the unlink must not lock that
   // orphan while a third process locks a new file, hence the same-inode check and retry.
   for (int attempt = 0; attempt < 100; ++attempt) {

@@ -34,9 +34,6 @@ struct MergeSummary {
 // problems: filled with one line per problem when the pieces cannot be merged (then the error counts them).
 Result<MergeSummary> merge_run(const MergeConfig& config, std::vector<std::string>* problems, const LogFn& log = {});
 
-// Creates the output's folder; each merge calls it once its checks passed (so a refused merge creates nothing).
-Status merge_output_folder_create(const std::string& output);
-
 // The same for pieces already known to be of one kind (merge_run picks by the pieces' contents).
 Result<MergeSummary> render_merge(const std::vector<std::string>& pieces, const MergeConfig& config,
                                   std::vector<std::string>* problems);

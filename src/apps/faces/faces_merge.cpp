@@ -6,6 +6,7 @@
 
 #include "apps/faces/face_dedup.h"
 #include "apps/faces/faces_rows.h"
+#include "io/durable_file.h"
 #include "kiln/apps/merge.h"
 #include "kiln/scale.h"
 
@@ -108,7 +109,7 @@ Result<MergeSummary> faces_merge(const std::vector<std::string>& paths, const Me
       }
     }
   }
-  KILN_TRY(merge_output_folder_create(config.output));
+  KILN_TRY(parent_folder_create(config.output));  // only once the checks passed
   TensorWriter writer;
   KILN_TRY(writer.open_arrays(config.output, faces_output_arrays(), PixelType::kF32));
   KILN_TRY(faces_rows_write(&writer, kept.data(), static_cast<int64_t>(kept_paths.size())));

@@ -75,14 +75,7 @@ Result<PieceKind> pieces_kind(const std::vector<std::string>& files) {
 
 }  // namespace
 
-Status merge_output_folder_create(const std::string& output) {
-  const fs::path parent = fs::path(output).parent_path();
-  if (parent.empty()) return Status::ok();
-  std::error_code ec;
-  fs::create_directories(parent, ec);
-  if (ec) return io_error("cannot create " + parent.string() + ": " + ec.message());
-  return Status::ok();
-}
+
 
 const ParamTable<MergeConfig>& merge_params() {
   static const ParamTable<MergeConfig> table = [] {

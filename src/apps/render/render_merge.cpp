@@ -5,6 +5,7 @@
 #include "apps/render/hdf5_dataset.h"
 #include "apps/render/hdf5_vds.h"
 #include "io/hdf5_zstd_register.h"
+#include "io/durable_file.h"
 #include "kiln/apps/merge.h"
 #include "kiln/scale.h"
 
@@ -116,7 +117,7 @@ Result<MergeSummary> render_merge(const std::vector<std::string>& paths, const M
   summary.kind = "render";
   summary.pieces = static_cast<int64_t>(sources.size());
   summary.items = attributes.total;
-  KILN_TRY(merge_output_folder_create(config.output));
+  KILN_TRY(parent_folder_create(config.output));  // only once the checks passed
   if (config.copy) {
     std::error_code ec;  // a manifest of an earlier VDS merge to this output would describe other files
     fs::remove(hdf5::manifest_path(config.output), ec);

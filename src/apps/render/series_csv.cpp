@@ -94,6 +94,10 @@ CellParse parse_cell(std::string_view s, float& out) {
   return CellParse::kOk;
 }
 
+// A price row is a few dozen bytes; a record this long is not one (a quoted field can span the whole file, and one
+// with "" escapes would be copied whole).
+constexpr int64_t kCsvRecordMaxBytes = 1 << 20;
+
 // A single-pass CSV scanner over [m_pos, m_end). Tracks the physical line number for error messages.
 class CsvScanner {
  public:
@@ -111,7 +115,10 @@ class CsvScanner {
         m_pos = m_end;
         return false;
       }
-      if (*p != '\n') return true;
+      if (*p != '\n') {
+        m_record = p;
+        return true;
+      }
       m_pos = p + 1;
       ++m_line;
     }
@@ -133,6 +140,7 @@ class CsvScanner {
           error = "unterminated quoted field";
           return false;
         }
+        if (q - m_record > kCsvRecordMaxBytes) return record_too_long(error);
         if (q + 1 < m_end && q[1] == '"') {
           escaped = true;
           p = q + 2;
@@ -160,6 +168,7 @@ class CsvScanner {
     } else {
       const char* start = p;
       while (p < m_end && *p != m_delim && *p != '\n') ++p;
+      if (p - m_record > kCsvRecordMaxBytes) return record_too_long(error);
       cell = trim(std::string_view(start, static_cast<size_t>(p - start)));
     }
     if (p >= m_end) {
@@ -168,6 +177,7 @@ class CsvScanner {
     } else if (*p == '\n') {
       last = true;
       m_pos = p + 1;
+      m_record = m_pos;
       ++m_line;
     } else {
       last = false;
@@ -188,8 +198,14 @@ class CsvScanner {
   }
 
  private:
+  static bool record_too_long(std::string& error) {
+    error = "a record longer than " + std::to_string(kCsvRecordMaxBytes >> 20) + " MiB (not a price series CSV)";
+    return false;
+  }
+
   const char* m_pos;
   const char* m_end;
+  const char* m_record = m_pos;  // where the current record began
   char m_delim;
   int64_t m_line = 1;
 };

@@ -125,7 +125,7 @@ Result<MergeSummary> segment_merge(const std::vector<std::string>& paths, const 
   }
   manifest["totals"] = {{"videos", facts.front().total}, {"pieces", facts.size()}, {"frames", frames}};
   manifest["streams"] = std::move(streams);
-  KILN_TRY(merge_output_folder_create(config.output));
+  KILN_TRY(parent_folder_create(config.output));  // only once the checks passed
   KILN_TRY(file_write_atomic(config.output, manifest.dump(2) + "\n"));
 
   MergeSummary summary;

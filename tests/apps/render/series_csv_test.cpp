@@ -189,7 +189,14 @@ INSTANTIATE_TEST_SUITE_P(
         RowError{"TooFewFieldsNamesTheRow", "ragged.csv", "Date,Open,Close\nd1,1,2\nd2,3,4\nd3,5\n", "Close",
                  ":4: only 2 fields, column 'Close' is field 3"},
         RowError{"UnterminatedQuoteNamesTheRow", "quote.csv", "Date,Close\nd1,1\n\"d2,2\nd3,3\n", "Close",
-                 ":3: unterminated quoted field"}),
+                 ":3: unterminated quoted field"},
+        // A record over 1 MiB is no price row: a 2 MiB line, and a quoted field spanning 2 MiB of "" escapes (which
+        // would otherwise be copied whole).
+        RowError{"OverlongLineIsRefused", "long.csv", "Date,Close\nd1,1\nd2," + std::string(2 << 20, '7') + "\n",
+                 "Close", ":3: a record longer than 1 MiB (not a price series CSV)"},
+        RowError{"OverlongQuotedFieldIsRefused", "longq.csv",
+                 "Date,Close\n\"" + std::string(1 << 20, '"') + std::string(1 << 20, 'x') + "\",1\n", "Close",
+                 ":2: a record longer than 1 MiB (not a price series CSV)"}),
     [](const ::testing::TestParamInfo<RowError>& info) { return info.param.test; });
 
 TEST(SeriesCsv, RejectsPartialNumbersAndWords) {
