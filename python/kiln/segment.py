@@ -47,9 +47,13 @@ class SegmentPipeline:
     """Frames in, masks out, asynchronously; see the module's documentation."""
 
     def __init__(self, model=None, mode="throughput", config=None, device=None, **settings):
-        if config is not None:
-            raise NotImplementedError("SegmentPipeline(config=...): the gpu_config.yaml file is not read yet")
-        self._pipeline = _kiln.SegmentPipeline(**_settings(model, mode, device, settings))
+        self._pipeline = _kiln.SegmentPipeline(None if config is None else str(config),
+                                               **_settings(model, mode, device, settings))
+
+    @property
+    def config_notes(self):
+        """What of the config file was applied, and what kiln does its own way (one line each)."""
+        return list(self._pipeline.config_notes)
 
     def start(self):
         self._pipeline.start()

@@ -14,6 +14,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "apps/segment/frame_matte.h"
@@ -39,7 +40,10 @@ struct SegmentResult {
 
 class PySegmentPipeline {
  public:
-  explicit PySegmentPipeline(const pyb::kwargs& kwargs) {
+  // config: the predecessor's gpu_config.yaml, applied first (keywords > environment > file > defaults, as for
+  // `kiln segment --config`); config_notes then says what of it was applied and what kiln does its own way.
+  PySegmentPipeline(const std::optional<std::string>& config_path, const pyb::kwargs& kwargs) {
+    if (config_path) status_check(segment_config_apply_yaml(*config_path, &m_settings.job, &m_config_notes));
     status_check(exec_settings_apply_env(&m_settings.job.exec, env_lookup_process));
     params_apply_kwargs(segment_call_params(), &m_settings, kwargs, "SegmentPipeline");
     const SegmentJobConfig& job = m_settings.job;
@@ -49,6 +53,7 @@ class PySegmentPipeline {
     config.latency = job.pipeline == "latency";
     config.max_delay_us = job.max_delay_us;
     config.provider = job.provider;
+    config.tensorrt = job.tensorrt;
     Result<std::unique_ptr<SegmentEngine>> engine = Status(Errc::kInvalidArgument, "");
     {
       pyb::gil_scoped_release release;
@@ -261,13 +266,18 @@ class PySegmentPipeline {
   int64_t m_done = 0, m_dropped = 0;
   int64_t m_start_ns = 0, m_stop_ns = 0;
   bool m_started = false, m_ended = false, m_consumer_done = false;
+  std::vector<std::string> m_config_notes;
+
+ public:
+  const std::vector<std::string>& config_notes() const { return m_config_notes; }
 };
 
 }  // namespace
 
 void segment_bindings_add(pyb::module_& m) {
   pyb::class_<PySegmentPipeline>(m, "SegmentPipeline")
-      .def(pyb::init<const pyb::kwargs&>())
+      .def(pyb::init<const std::optional<std::string>&, const pyb::kwargs&>(), pyb::arg("config") = pyb::none())
+      .def_property_readonly("config_notes", &PySegmentPipeline::config_notes)
       .def("start", &PySegmentPipeline::start)
       .def("submit_frame", &PySegmentPipeline::submit_frame, pyb::arg("frame"), pyb::arg("frame_id") = pyb::none())
       .def("get_result", &PySegmentPipeline::get_result, pyb::arg("timeout") = pyb::none())

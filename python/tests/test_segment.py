@@ -101,3 +101,23 @@ def test_bad_use_is_a_clear_error():
         kiln.SegmentPipeline(no_such_setting=1)
     with pytest.raises(kiln.KilnError, match="no_such_model"):
         kiln.SegmentPipeline(model="no_such_model")
+
+
+def test_pipeline_reads_the_predecessors_config_file(tmp_path):
+    config = tmp_path / "gpu_config.yaml"
+    config.write_text("batching:\n  dynamic:\n    max_batch_size: 4\n    timeout_ms: 2\n"
+                      "debug:\n  fallback_to_cpu: true\n")
+    pipeline = kiln.SegmentPipeline(config=config, mode="throughput", device="cpu", threads=2)
+    assert any("max_batch_size" in note or "batch" in note for note in pipeline.config_notes), pipeline.config_notes
+    with pipeline:
+        for i, frame in enumerate(frames_from(ASTRONAUT, 6)):
+            pipeline.submit_frame(frame, frame_id=i)
+    results = []
+    while (got := pipeline.get_result()) is not None:
+        results.append(got)
+    assert [r.frame_id for r in results] == list(range(6))
+    assert np.mean([(r.mask > 0).mean() for r in results]) > 0.1
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("batching:\n  dynamic:\n    max_batch_size: many\n")
+    with pytest.raises(kiln.KilnValueError, match="max_batch_size"):
+        kiln.SegmentPipeline(config=bad, device="cpu")
