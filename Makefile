@@ -89,7 +89,8 @@ fuzz: deps
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build build-fuzz -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_HARNESSES))
 	for h in $(FUZZ_HARNESSES); do mkdir -p build-fuzz/corpus/$$h && \
-	  UBSAN_OPTIONS=halt_on_error=1 build-fuzz/fuzz/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
+	  UBSAN_OPTIONS=halt_on_error=1 LSAN_OPTIONS=suppressions=$(CURDIR)/fuzz/lsan_suppressions.txt \
+	    build-fuzz/fuzz/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
 	    -timeout=20 -print_final_stats=1 -artifact_prefix=build-fuzz/crash-$$h- build-fuzz/corpus/$$h \
 	    fuzz/corpus/$$h 2>&1 | tee build-fuzz/fuzz-$$h.log | grep -E "^(#|Done|stat::|==)" | tail -4 || exit 1; \
 	  grep -q "Done " build-fuzz/fuzz-$$h.log || exit 1; done

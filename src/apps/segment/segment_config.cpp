@@ -33,9 +33,12 @@ YAML::Node at(const YAML::Node& root, std::initializer_list<const char*> path) {
 std::string dims_text(const YAML::Node& node) {
   std::string text;
   if (!node.IsSequence()) return text;
-  for (const auto& d : node) text += (text.empty() ? "" : "x") + d.as<std::string>();
+  for (const auto& d : node) text += (text.empty() ? "" : "x") + (d.IsScalar() ? d.Scalar() : std::string("?"));
   return text;
 }
+
+Status sections_apply(const YAML::Node& root, const std::string& path, SegmentJobConfig* config,
+                      std::vector<std::string>* notes);
 
 }  // namespace
 
@@ -49,6 +52,19 @@ Status segment_config_apply_yaml(const std::string& path, SegmentJobConfig* conf
     return invalid_argument(path + ": not valid YAML: " + e.what());
   }
   if (!root.IsMap()) return invalid_argument(path + ": expected a mapping of sections");
+  // Every value is read through scalar<T>() with its key named; a node of a shape nothing expected (a list where a
+  // name was, a mapping as a key) still ends as this one line, never as an exception out of kiln.
+  try {
+    return sections_apply(root, path, config, notes);
+  } catch (const YAML::Exception& e) {
+    return invalid_argument(path + ": a section or key of an unexpected shape (" + std::string(e.what()) + ")");
+  }
+}
+
+namespace {
+
+Status sections_apply(const YAML::Node& root, const std::string& path, SegmentJobConfig* config,
+                      std::vector<std::string>* notes) {
   const auto note = [&](const std::string& text) { notes->push_back("config: " + text); };
 
   if (YAML::Node n = at(root, {"batching", "dynamic"}); n.IsMap()) {
@@ -137,10 +153,12 @@ Status segment_config_apply_yaml(const std::string& path, SegmentJobConfig* conf
   static const char* known[] = {"hardware", "cuda",     "tensorrt",  "memory", "batching", "pipeline",
                                 "threading", "profiling", "targets", "strategies", "debug"};
   for (const auto& entry : root) {
-    const std::string key = entry.first.as<std::string>();
+    const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "(a key that is not a name)";
     if (std::find(std::begin(known), std::end(known), key) == std::end(known)) note("unknown section " + key + " ignored");
   }
   return Status::ok();
 }
+
+}  // namespace
 
 }  // namespace kiln
