@@ -37,7 +37,8 @@ std::string dims_text(const YAML::Node& node) {
   return text;
 }
 
-Status sections_apply(const YAML::Node& root, const std::string& path, SegmentJobConfig* config,
+// root by value: yaml-cpp's const operator[] gives an invalid node for a missing key, the non-const one an empty one.
+Status sections_apply(YAML::Node root, const std::string& path, SegmentJobConfig* config,
                       std::vector<std::string>* notes);
 
 }  // namespace
@@ -63,7 +64,7 @@ Status segment_config_apply_yaml(const std::string& path, SegmentJobConfig* conf
 
 namespace {
 
-Status sections_apply(const YAML::Node& root, const std::string& path, SegmentJobConfig* config,
+Status sections_apply(YAML::Node root, const std::string& path, SegmentJobConfig* config,
                       std::vector<std::string>* notes) {
   const auto note = [&](const std::string& text) { notes->push_back("config: " + text); };
 
