@@ -187,3 +187,12 @@ def test_killed_piece_resumes_to_the_same_file(tmp_path):
         assert run_kiln(*job, "-o", out, "--shard", "1/2", check=False).returncode != 0  # partial work is kept
     run_kiln(*job, "-o", out, "--shard", "1/2", "--resume")
     assert_same_data(reference / "d.shard-00001-of-00002.h5", piece)
+
+
+def test_a_stray_first_piece_is_the_one_named(tmp_path, pieces):
+    other = tmp_path / "other"
+    run_kiln(*JOB, "--stride", 2, "-o", other / "demo.h5", "--shard", "0/4")
+    stray = other / "demo.shard-00000-of-00004.h5"
+    stderr = refused(tmp_path, stray, *pieces[1:])
+    assert f"{stray}: made with other settings" in stderr
+    assert stderr.count("made with other settings") == 1

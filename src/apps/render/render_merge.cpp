@@ -1,6 +1,7 @@
 // kiln merge for chart datasets: pieces {stem}.shard-I-of-N.h5 -> a manifest + virtual dataset over them, or
 // (--copy) one file with their compressed chunks copied.
 #include <filesystem>
+#include <map>
 
 #include "apps/render/hdf5_dataset.h"
 #include "apps/render/hdf5_vds.h"
@@ -59,8 +60,20 @@ Result<MergeSummary> render_merge(const std::vector<std::string>& paths, const M
   std::vector<RenderPiece> pieces;
   for (const std::string& path : paths) pieces.push_back(piece_read(path));
 
-  // Settings: every piece against the first readable one (the shard's own index aside).
-  const RenderPiece* reference = piece_first_readable(pieces);
+  // Settings: every piece against the reference (the shard's own index aside).
+  // The reference is a piece of the settings most pieces share, so a stray piece is the one named.
+  const RenderPiece* reference = nullptr;
+  std::map<std::string, int64_t> votes;
+  for (const RenderPiece& p : pieces) {
+    if (p.facts.problems.empty()) ++votes[p.source.summary.attributes.dataset.config_json];
+  }
+  for (const RenderPiece& p : pieces) {
+    if (!p.facts.problems.empty()) continue;
+    if (reference == nullptr || votes[p.source.summary.attributes.dataset.config_json] >
+                                    votes[reference->source.summary.attributes.dataset.config_json]) {
+      reference = &p;
+    }
+  }
   for (RenderPiece& p : pieces) {
     if (!p.facts.problems.empty() || &p == reference) continue;
     // The job's size and piece count are pieces_check's to compare (by majority, not against one piece).
