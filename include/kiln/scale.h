@@ -3,6 +3,7 @@
 // its own files, and `kiln merge` joins the pieces once every one is there and agrees with the others.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -86,12 +87,25 @@ const Piece* piece_first_readable(const std::vector<Piece>& pieces) {
   }
   return nullptr;
 }
+// Puts an application's pieces in the job's order (by piece index; unknown pieces, index -1, first).
+template <typename Piece>
+void pieces_sort(std::vector<Piece>* pieces) {
+  std::stable_sort(pieces->begin(), pieces->end(),
+                   [](const Piece& a, const Piece& b) { return a.facts.shard_index < b.facts.shard_index; });
+}
+// The facts of the pieces, in their order.
+template <typename Piece>
+std::vector<PieceFacts> pieces_facts(const std::vector<Piece>& pieces) {
+  std::vector<PieceFacts> facts;
+  for (const Piece& p : pieces) facts.push_back(p.facts);
+  return facts;
+}
 // InvalidArgument "cannot merge 4 pieces: 2 problems, nothing written".
 Status pieces_refused(size_t pieces, size_t problems);
 
 // Everything that stops a merge, one line each: the reader's problems, a piece count or job size that differs from
-// the first piece's, pieces missing or given twice, a range that is not the piece's fixed range (so gaps, overlaps
-// and wrong counts), an incomplete piece. Empty: the pieces are exactly the job, in order.
-std::vector<std::string> pieces_check(std::vector<PieceFacts>* pieces);
+// what most pieces say, pieces missing or given twice, a range that is not the piece's fixed range (so gaps,
+// overlaps and wrong counts), an incomplete piece. Empty: the pieces are exactly the job.
+std::vector<std::string> pieces_check(const std::vector<PieceFacts>& pieces);
 
 }  // namespace kiln

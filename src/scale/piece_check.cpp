@@ -31,17 +31,15 @@ Status pieces_refused(size_t pieces, size_t problems) {
                           (problems == 1 ? " problem" : " problems") + ", nothing written");
 }
 
-std::vector<std::string> pieces_check(std::vector<PieceFacts>* pieces) {
+std::vector<std::string> pieces_check(const std::vector<PieceFacts>& pieces) {
   std::vector<std::string> problems;
-  if (pieces->empty()) return {"no pieces given"};
-  std::stable_sort(pieces->begin(), pieces->end(),
-                   [](const PieceFacts& a, const PieceFacts& b) { return a.shard_index < b.shard_index; });
-  for (const PieceFacts& p : *pieces) {
+  if (pieces.empty()) return {"no pieces given"};
+  for (const PieceFacts& p : pieces) {
     for (const std::string& problem : p.problems) problems.push_back(p.path + ": " + problem);
   }
   // The job is what most readable pieces say it is (the first piece may be the odd one out).
   std::map<std::pair<int64_t, int64_t>, int64_t> votes;  // (pieces, items) -> pieces saying so
-  for (const PieceFacts& p : *pieces) {
+  for (const PieceFacts& p : pieces) {
     if (p.problems.empty()) ++votes[{p.shard_count, p.total}];
   }
   if (votes.empty()) return problems;
@@ -55,7 +53,7 @@ std::vector<std::string> pieces_check(std::vector<PieceFacts>* pieces) {
     return problems;
   }
   std::vector<int> seen(static_cast<size_t>(std::max<int64_t>(count, 0)), 0);
-  for (const PieceFacts& p : *pieces) {
+  for (const PieceFacts& p : pieces) {
     if (!p.problems.empty()) {
       if (p.shard_index >= 0 && p.shard_index < count) ++seen[static_cast<size_t>(p.shard_index)];
       continue;

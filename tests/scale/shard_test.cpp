@@ -204,11 +204,18 @@ bool any_contains(const std::vector<std::string>& lines, const std::string& text
   return false;
 }
 
-TEST(PiecesCheck, ACompleteSetPassesInAnyOrder) {
-  std::vector<PieceFacts> pieces = {piece(2, 3, 10), piece(0, 3, 10), piece(1, 3, 10)};
-  EXPECT_TRUE(pieces_check(&pieces).empty());
-  EXPECT_EQ(pieces[0].shard_index, 0);
-  EXPECT_EQ(pieces[2].shard_index, 2);
+struct AppPiece {  // an application's piece as the merges hold them
+  PieceFacts facts;
+};
+
+TEST(PiecesCheck, ACompleteSetPassesInAnyOrderAndSortsIntoTheJobsOrder) {
+  std::vector<AppPiece> pieces = {{piece(2, 3, 10)}, {piece(0, 3, 10)}, {piece(1, 3, 10)}};
+  EXPECT_TRUE(pieces_check(pieces_facts(pieces)).empty());
+  pieces.push_back({piece_facts_from_name("unknown.h5")});  // unreadable and unnamed: index -1, first
+  pieces_sort(&pieces);
+  EXPECT_EQ(pieces[0].facts.shard_index, -1);
+  EXPECT_EQ(pieces[1].facts.shard_index, 0);
+  EXPECT_EQ(pieces[3].facts.shard_index, 2);
 }
 
 TEST(PiecesCheck, EveryProblemIsListed) {
@@ -221,7 +228,7 @@ TEST(PiecesCheck, EveryProblemIsListed) {
   pieces.push_back(piece(0, 4, 100));
   pieces.back().path = "damaged";
   pieces.back().problems.push_back("is damaged");
-  const auto problems = pieces_check(&pieces);
+  const auto problems = pieces_check(pieces);
   EXPECT_TRUE(any_contains(problems, "p1: incomplete")) << problems.size();
   EXPECT_TRUE(any_contains(problems, "more than once"));
   EXPECT_TRUE(any_contains(problems, "p3: piece of 5"));

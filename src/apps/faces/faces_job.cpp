@@ -3,7 +3,6 @@
 // (faces_parts.h), so that a killed run continues with --resume; the outputs (TensorWriter .h5 or .npz, the JSON
 // lines) are assembled from the parts at the end.
 #include <chrono>
-#include <cstdlib>
 #include <cmath>
 #include <filesystem>
 #include <future>
@@ -220,7 +219,7 @@ const ParamTable<FacesJobConfig>& faces_job_params() {
 Result<FacesJobSummary> faces_job_run(const FacesJobConfig& requested, const ImageInputs& inputs,
                                       const std::function<void(const FaceRecord&)>& on_record,
                                       const std::function<void(int64_t, int64_t)>& on_progress, const LogFn& log) {
-  KILN_TRY_ASSIGN(const Shard shard, shard_resolve(requested.shard, [](const char* name) { return std::getenv(name); }));
+  KILN_TRY_ASSIGN(const Shard shard, shard_resolve(requested.shard, env_lookup_process));
   FacesJobConfig config = requested;
   if (shard.is_piece()) KILN_TRY(piece_configure(shard, &config));
   if (config.output.empty() && config.jsonl.empty()) return invalid_argument("faces: give -o and/or --jsonl");

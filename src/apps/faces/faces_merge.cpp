@@ -62,6 +62,7 @@ Result<MergeSummary> faces_merge(const std::vector<std::string>& paths, const Me
                                  std::vector<std::string>* problems) {
   std::vector<FacesPiece> pieces;
   for (const std::string& path : paths) pieces.push_back(piece_read(path));
+  pieces_sort(&pieces);
   const FacesPiece* reference = piece_first_readable(pieces);
   for (FacesPiece& p : pieces) {
     if (!p.facts.problems.empty() || &p == reference) continue;
@@ -71,12 +72,8 @@ Result<MergeSummary> faces_merge(const std::vector<std::string>& paths, const Me
       p.facts.problems.push_back("made from another input list than " + reference->facts.path);
     }
   }
-  std::vector<PieceFacts> facts;
-  for (const FacesPiece& p : pieces) facts.push_back(p.facts);
-  *problems = pieces_check(&facts);
-  if (!problems->empty()) {
-    return pieces_refused(pieces.size(), problems->size());
-  }
+  *problems = pieces_check(pieces_facts(pieces));
+  if (!problems->empty()) return pieces_refused(pieces.size(), problems->size());
 
   nlohmann::json settings = nlohmann::json::parse(reference->file.text_of("settings"), nullptr, false);
   if (settings.is_discarded() || !settings.is_object()) return io_error(reference->facts.path + ": bad settings");
@@ -93,34 +90,32 @@ Result<MergeSummary> faces_merge(const std::vector<std::string>& paths, const Me
   std::vector<std::string> kept_paths;
   int64_t faces = 0;
   int64_t duplicates = 0;
-  for (const PieceFacts& f : facts) {  // sorted by piece index: input order
-    for (const FacesPiece& p : pieces) {
-      if (p.facts.path != f.path) continue;
-      for (int64_t r = 0; r < p.file.count; ++r) {
-        const float* row = p.file.rows.data() + r * width;
-        ++faces;
-        float cosine = 0;
-        if (dedup && dedup->check_and_add(row, &cosine) >= 0) {
-          ++duplicates;
-          continue;
-        }
-        kept.insert(kept.end(), row, row + width);
-        kept_paths.push_back(p.file.paths[static_cast<size_t>(r)]);
+  for (const FacesPiece& p : pieces) {  // in piece order: the input order
+    for (int64_t r = 0; r < p.file.count; ++r) {
+      const float* row = p.file.rows.data() + r * width;
+      ++faces;
+      float cosine = 0;
+      if (dedup && dedup->check_and_add(row, &cosine) >= 0) {
+        ++duplicates;
+        continue;
       }
+      kept.insert(kept.end(), row, row + width);
+      kept_paths.push_back(p.file.paths[static_cast<size_t>(r)]);
     }
   }
+  const int64_t job_images = pieces.front().facts.total;
   KILN_TRY(parent_folder_create(config.output));  // only once the checks passed
   TensorWriter writer;
   KILN_TRY(writer.open_arrays(config.output, faces_output_arrays(), PixelType::kF32));
   KILN_TRY(faces_rows_write(&writer, kept.data(), static_cast<int64_t>(kept_paths.size())));
-  KILN_TRY(writer.finish(kept_paths, faces_output_attributes(settings.dump(), face, facts.front().total, duplicates)));
+  KILN_TRY(writer.finish(kept_paths, faces_output_attributes(settings.dump(), face, job_images, duplicates)));
 
   MergeSummary summary;
   summary.kind = "faces";
-  summary.pieces = static_cast<int64_t>(facts.size());
+  summary.pieces = static_cast<int64_t>(pieces.size());
   summary.items = static_cast<int64_t>(kept_paths.size());
   summary.output = config.output;
-  summary.notes.push_back("Faces: " + std::to_string(faces) + " in " + std::to_string(facts.front().total) +
+  summary.notes.push_back("Faces: " + std::to_string(faces) + " in " + std::to_string(job_images) +
                           " images, " + std::to_string(duplicates) + " dropped as duplicates (cosine >= " +
                           std::to_string(threshold) + ") across the pieces");
   return summary;

@@ -75,8 +75,6 @@ Result<PieceKind> pieces_kind(const std::vector<std::string>& files) {
 
 }  // namespace
 
-
-
 const ParamTable<MergeConfig>& merge_params() {
   static const ParamTable<MergeConfig> table = [] {
     using C = MergeConfig;

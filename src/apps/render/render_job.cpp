@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <ctime>
 #include <variant>
 #include <vector>
@@ -138,7 +137,7 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
   if (requested.output.resume && requested.output.overwrite) {
     return invalid_argument("resume and overwrite exclude each other");
   }
-  KILN_TRY_ASSIGN(const Shard shard, shard_resolve(requested.shard, [](const char* name) { return std::getenv(name); }));
+  KILN_TRY_ASSIGN(const Shard shard, shard_resolve(requested.shard, env_lookup_process));
   RenderJobConfig config = config_resolve(requested);
   if (shard.is_piece()) {
     if (config.output.format != OutputFormat::kHdf5) {

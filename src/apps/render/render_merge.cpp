@@ -59,6 +59,7 @@ Result<MergeSummary> render_merge(const std::vector<std::string>& paths, const M
   KILN_TRY(hdf5_zstd_register());
   std::vector<RenderPiece> pieces;
   for (const std::string& path : paths) pieces.push_back(piece_read(path));
+  pieces_sort(&pieces);
 
   // Settings: every piece against the reference (the shard's own index aside).
   // The reference is a piece of the settings most pieces share, so a stray piece is the one named.
@@ -98,19 +99,11 @@ Result<MergeSummary> render_merge(const std::vector<std::string>& paths, const M
       p.facts.problems.push_back(intact.message());
     }
   }
-  std::vector<PieceFacts> facts;
-  for (const RenderPiece& p : pieces) facts.push_back(p.facts);
-  *problems = pieces_check(&facts);
-  if (!problems->empty()) {
-    return pieces_refused(pieces.size(), problems->size());
-  }
+  *problems = pieces_check(pieces_facts(pieces));
+  if (!problems->empty()) return pieces_refused(pieces.size(), problems->size());
 
   std::vector<VdsSource> sources;
-  for (const PieceFacts& f : facts) {  // pieces_check sorted them by index
-    for (const RenderPiece& p : pieces) {
-      if (p.facts.path == f.path) sources.push_back(p.source);
-    }
-  }
+  for (const RenderPiece& p : pieces) sources.push_back(p.source);
   const hdf5::FileSummary& first = sources.front().summary;
   hdf5::FileAttributes attributes = first.attributes;
   attributes.shard_index = 0;

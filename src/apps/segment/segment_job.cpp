@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
@@ -422,7 +421,7 @@ class SegmentRun {
 
 Result<SegmentJobSummary> segment_job_run(const SegmentJobConfig& config, const std::vector<std::string>& inputs,
                                           const SegmentProgressFn& on_progress, const LogFn& log) {
-  KILN_TRY_ASSIGN(const Shard shard, shard_resolve(config.shard, [](const char* name) { return std::getenv(name); }));
+  KILN_TRY_ASSIGN(const Shard shard, shard_resolve(config.shard, env_lookup_process));
   std::error_code ec;
   if (shard.is_piece() && fs::path(config.output_dir).has_extension() && !fs::is_directory(config.output_dir, ec)) {
     return invalid_argument(shard.source + ": a piece of a sharded segment job writes into a folder (-o out/)");

@@ -86,6 +86,7 @@ Result<MergeSummary> segment_merge(const std::vector<std::string>& paths, const 
   }
   std::vector<SegmentPiece> pieces;
   for (const std::string& path : paths) pieces.push_back(piece_read(path));
+  pieces_sort(&pieces);
   const SegmentPiece* reference = piece_first_readable(pieces);
   for (SegmentPiece& p : pieces) {
     if (!p.facts.problems.empty() || &p == reference) continue;
@@ -95,12 +96,8 @@ Result<MergeSummary> segment_merge(const std::vector<std::string>& paths, const 
       p.facts.problems.push_back("made from another input list than " + reference->facts.path);
     }
   }
-  std::vector<PieceFacts> facts;
-  for (const SegmentPiece& p : pieces) facts.push_back(p.facts);
-  *problems = pieces_check(&facts);
-  if (!problems->empty()) {
-    return pieces_refused(pieces.size(), problems->size());
-  }
+  *problems = pieces_check(pieces_facts(pieces));
+  if (!problems->empty()) return pieces_refused(pieces.size(), problems->size());
   // The manifest names each output relative to itself, so the folder can move as a whole.
   const fs::path manifest_dir = fs::path(config.output).parent_path().empty() ? fs::path(".")
                                                                                 : fs::path(config.output).parent_path();
@@ -109,29 +106,26 @@ Result<MergeSummary> segment_merge(const std::vector<std::string>& paths, const 
   manifest["settings"] = reference->record["settings"];
   nlohmann::json streams = nlohmann::json::array();
   int64_t frames = 0;
-  for (const PieceFacts& f : facts) {
-    for (const SegmentPiece& p : pieces) {
-      if (p.facts.path != f.path) continue;
-      for (nlohmann::json stream : p.record["streams"]) {
-        std::error_code ec;
-        const fs::path file = fs::path(p.facts.path).parent_path() / stream.value("output", "");
-        const fs::path relative = fs::relative(file, manifest_dir, ec);
-        stream["output"] = ec ? file.string() : relative.string();
-        stream["piece"] = f.shard_index;
-        frames += stream.value("written", int64_t{0});
-        streams.push_back(std::move(stream));
-      }
+  for (const SegmentPiece& p : pieces) {  // in piece order: the input order
+    for (nlohmann::json stream : p.record["streams"]) {
+      std::error_code ec;
+      const fs::path file = fs::path(p.facts.path).parent_path() / stream.value("output", "");
+      const fs::path relative = fs::relative(file, manifest_dir, ec);
+      stream["output"] = ec ? file.string() : relative.string();
+      stream["piece"] = p.facts.shard_index;
+      frames += stream.value("written", int64_t{0});
+      streams.push_back(std::move(stream));
     }
   }
-  manifest["totals"] = {{"videos", facts.front().total}, {"pieces", facts.size()}, {"frames", frames}};
+  manifest["totals"] = {{"videos", pieces.front().facts.total}, {"pieces", pieces.size()}, {"frames", frames}};
   manifest["streams"] = std::move(streams);
   KILN_TRY(parent_folder_create(config.output));  // only once the checks passed
   KILN_TRY(file_write_atomic(config.output, manifest.dump(2) + "\n"));
 
   MergeSummary summary;
   summary.kind = "segment";
-  summary.pieces = static_cast<int64_t>(facts.size());
-  summary.items = facts.front().total;
+  summary.pieces = static_cast<int64_t>(pieces.size());
+  summary.items = pieces.front().facts.total;
   summary.output = config.output + " (manifest of " + std::to_string(summary.items) + " outputs, " +
                    std::to_string(frames) + " frames)";
   return summary;
