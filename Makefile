@@ -6,7 +6,7 @@ KILN_ORT_GPU ?= OFF
 comma := ,
 
 DEBIAN_PACKAGES := build-essential cmake pkg-config \
-  libhdf5-dev hdf5-tools libzstd-dev zlib1g-dev libspng-dev libturbojpeg0-dev \
+  libhdf5-dev hdf5-tools libzstd-dev zlib1g-dev libspng-dev libturbojpeg0-dev libjpeg62-turbo-dev \
   libfmt-dev libspdlog-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
   libopencv-dev libcairo2-dev libfaiss-dev libdlib-dev \

@@ -30,6 +30,8 @@ ImageFormat image_format_from_path(const std::string& path);
 inline constexpr int64_t kImageMaxPixels = int64_t{64} * 1024 * 1024;
 // Default limit on the size of a file read by image_decode_file: 512 MiB.
 inline constexpr int64_t kImageMaxFileBytes = int64_t{512} * 1024 * 1024;
+// Default time one image may take to decode: a 64 Mpx JPEG takes under a second; a hostile one could take minutes.
+inline constexpr double kImageDecodeTimeoutSeconds = 10;
 
 struct DecodeOptions {
   int64_t max_pixels = kImageMaxPixels;  // images over this are refused after reading the header, before any
@@ -41,6 +43,8 @@ struct DecodeOptions {
   // 0 x 0 = full size. PNGs always decode at full size.
   int32_t min_width = 0;
   int32_t min_height = 0;
+  // A decode still running after this many seconds stops with an error (0: no limit).
+  double timeout_seconds = kImageDecodeTimeoutSeconds;
 };
 
 // An owning, packed u8 HWC image. Cheap default state; moving keeps the pixel pointer valid.
@@ -56,8 +60,8 @@ struct ImageBuffer {
 };
 
 // Decodes one JPEG or PNG held in memory. UnsupportedFormat for unknown, corrupt or truncated data (a PNG
-// without its complete IEND chunk included; libjpeg warnings such as "premature end of data" count as errors)
-// and for images over max_pixels; InvalidArgument for bad options.
+// without its complete IEND chunk included; libjpeg warnings such as "premature end of data" count as errors),
+// for images over max_pixels and for a decode that outlasts timeout_seconds; InvalidArgument for bad options.
 Result<ImageBuffer> image_decode(const uint8_t* data, size_t size, const DecodeOptions& options = {});
 // Reads and decodes one file; every error message starts with the path ("a.jpg: ...").
 // IoError when the file cannot be read.

@@ -33,6 +33,7 @@ Status with_path(const std::string& path, const Status& status) {
 
 Status options_check(const DecodeOptions& options) {
   if (options.max_pixels <= 0) return invalid_argument("decode: max_pixels must be positive");
+  if (!(options.timeout_seconds >= 0)) return invalid_argument("decode: timeout_seconds must be 0 or more");
   if (options.max_file_bytes <= 0) return invalid_argument("decode: max_file_bytes must be positive");
   if (options.channels != 0 && options.channels != 1 && options.channels != 3 && options.channels != 4)
     return invalid_argument("decode: channels must be 0 (as stored), 1, 3 or 4, not " +
@@ -129,10 +130,11 @@ Result<ImageBuffer> image_decode(const uint8_t* data, size_t size, const DecodeO
 #if KILN_HAS_JPEG
   const ImageFormat format = image_format_sniff(data, size);
   Result<DecodedImage> decoded = unsupported_format("not a JPEG or PNG image (unknown magic bytes)");
+  const Deadline deadline = Deadline::after(options.timeout_seconds);
   if (format == ImageFormat::kJpeg) {
-    decoded = jpeg_decode(data, size, options.max_pixels, options.min_width, options.min_height);
+    decoded = jpeg_decode(data, size, options.max_pixels, options.min_width, options.min_height, deadline);
   } else if (format == ImageFormat::kPng) {
-    decoded = png_decode(data, size, options.max_pixels);
+    decoded = png_decode(data, size, options.max_pixels, deadline);
     if (decoded.is_ok() && !png_has_iend(data, size)) decoded = unsupported_format("png: truncated (no IEND chunk)");
   }
   if (!decoded.is_ok()) {

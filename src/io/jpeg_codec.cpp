@@ -1,8 +1,12 @@
 #include "io/jpeg_codec.h"
 
 #include <turbojpeg.h>
+// jpeglib.h needs FILE declared first.
+#include <cstdio>
+#include <jpeglib.h>
 
 #include <algorithm>
+#include <csetjmp>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -88,84 +92,138 @@ Status JpegEncoder::encode(const ImageView& image, std::vector<uint8_t>& out, in
 }
 
 // --- decoder ---
-
-JpegDecoder::~JpegDecoder() { reset(); }
-
-JpegDecoder::JpegDecoder(JpegDecoder&& other) noexcept : m_handle(std::exchange(other.m_handle, nullptr)) {}
-
-JpegDecoder& JpegDecoder::operator=(JpegDecoder&& other) noexcept {
-  if (this != &other) {
-    reset();
-    m_handle = std::exchange(other.m_handle, nullptr);
-  }
-  return *this;
-}
-
-void JpegDecoder::reset() {
-  if (m_handle != nullptr) tjDestroy(m_handle);
-  m_handle = nullptr;
-}
+//
+// On libjpeg's own API rather than TurboJPEG's: only it reports progress during the decode, which is where a
+// deadline and the scan limit are checked. The settings are TurboJPEG's defaults (accurate integer IDCT, fancy
+// upsampling), so the pixels are the ones tjDecompress2 gives.
 
 namespace {
 
 // The smallest of libjpeg-turbo's scaling factors 1/8, 1/4, 1/2, 1 whose result is still at least min_w x min_h.
-tjscalingfactor scale_choose(int width, int height, int32_t min_w, int32_t min_h) {
-  tjscalingfactor best{1, 1};
+// Only 1/2, 1/4 and 1/8: the fast reduced IDCTs (the M/8 ones are slower than decoding at full size).
+unsigned scale_denom_choose(JDIMENSION width, JDIMENSION height, int32_t min_w, int32_t min_h) {
+  unsigned best = 1;
   if (min_w <= 0 && min_h <= 0) return best;
-  int count = 0;
-  const tjscalingfactor* factors = tjGetScalingFactors(&count);
-  for (int i = 0; factors != nullptr && i < count; ++i) {
-    const tjscalingfactor f = factors[i];
-    // Only 1/2, 1/4 and 1/8: the fast reduced IDCTs (the M/8 ones are slower than decoding at full size).
-    if (f.num != 1 || (f.denom != 2 && f.denom != 4 && f.denom != 8) || f.denom <= best.denom) continue;
-    if (TJSCALED(width, f) >= min_w && TJSCALED(height, f) >= min_h) best = f;
+  for (const unsigned denom : {2u, 4u, 8u}) {
+    const auto scaled = [denom](JDIMENSION size) { return (static_cast<int64_t>(size) + denom - 1) / denom; };
+    if (scaled(width) >= min_w && scaled(height) >= min_h) best = denom;
   }
   return best;
 }
 
+// The same bound TurboJPEG's TJFLAG_LIMITSCANS sets: a progressive JPEG of thousands of tiny scans is a known way
+// to make a small file take minutes.
+constexpr int kMaxScans = 500;
+
+struct DecodeGuard {
+  jpeg_error_mgr err{};
+  jpeg_progress_mgr progress{};
+  std::jmp_buf jump{};
+  const Deadline* deadline = nullptr;
+  char message[JMSG_LENGTH_MAX + 64] = {};
+};
+
+DecodeGuard& guard_of(j_common_ptr cinfo) { return *reinterpret_cast<DecodeGuard*>(cinfo->err); }
+
+[[noreturn]] void guard_fail(j_common_ptr cinfo) { std::longjmp(guard_of(cinfo).jump, 1); }
+
+void on_error(j_common_ptr cinfo) {
+  (*cinfo->err->format_message)(cinfo, guard_of(cinfo).message);
+  guard_fail(cinfo);
+}
+
+// Warnings (level -1: corrupt or truncated entropy data) are errors; traces are dropped.
+void on_message(j_common_ptr cinfo, int level) {
+  if (level < 0) on_error(cinfo);
+}
+
+void on_progress(j_common_ptr cinfo) {
+  DecodeGuard& guard = guard_of(cinfo);
+  if (reinterpret_cast<j_decompress_ptr>(cinfo)->input_scan_number > kMaxScans) {
+    std::snprintf(guard.message, sizeof(guard.message), "a progressive image of more than %d scans", kMaxScans);
+    guard_fail(cinfo);
+  }
+  if (guard.deadline->passed()) {
+    std::snprintf(guard.message, sizeof(guard.message), "took longer than the decode timeout of %g s",
+                  guard.deadline->seconds());
+    guard_fail(cinfo);
+  }
+}
+
+// Runs `step` (libjpeg calls only: nothing with a destructor may live in its frame) and reports whether it finished
+// without a libjpeg error; guard.message says why not.
+template <typename Step>
+bool guarded(DecodeGuard& guard, const Step& step) {
+  if (setjmp(guard.jump) != 0) return false;
+  step();
+  return true;
+}
+
+struct Decompress {
+  DecodeGuard guard;
+  jpeg_decompress_struct info{};
+  bool created = false;
+
+  ~Decompress() {
+    if (created) jpeg_destroy_decompress(&info);
+  }
+};
+
 }  // namespace
 
-Result<DecodedImage> JpegDecoder::decode(const uint8_t* data, size_t size, int64_t max_pixels, int32_t min_width,
-                                         int32_t min_height) {
-  // A TurboJPEG handle that failed mid-stream can carry state into the next image (seen as bogus-table errors on
-  // valid input): drop it after any failure and start the next call with a fresh one.
-  auto fail = [this](Status status) {
-    reset();
-    return status;
-  };
+Result<DecodedImage> jpeg_decode(const uint8_t* data, size_t size, int64_t max_pixels, int32_t min_width,
+                                 int32_t min_height, const Deadline& deadline) {
   if (data == nullptr || size == 0) return unsupported_format("jpeg_decode: empty input");
   if (size > 0xFFFFFFFFul) return unsupported_format("jpeg_decode: input too large");
-  if (m_handle == nullptr) {
-    m_handle = tjInitDecompress();
-    if (m_handle == nullptr) return Status(Errc::kOutOfMemory, "jpeg_decode: cannot create a TurboJPEG handle");
+  Decompress d;
+  d.guard.deadline = &deadline;
+  d.info.err = jpeg_std_error(&d.guard.err);
+  d.guard.err.error_exit = on_error;
+  d.guard.err.emit_message = on_message;
+  d.guard.progress.progress_monitor = on_progress;
+  const auto failed = [&](const char* what) {
+    return unsupported_format(std::string("jpeg ") + what + ": " + d.guard.message);
+  };
+  if (!guarded(d.guard, [&] { jpeg_create_decompress(&d.info); })) return failed("decode");
+  d.created = true;
+  d.info.progress = &d.guard.progress;
+  if (!guarded(d.guard, [&] {
+        jpeg_mem_src(&d.info, data, static_cast<unsigned long>(size));
+        jpeg_read_header(&d.info, TRUE);
+      })) {
+    return failed("decode header");
   }
-  int width = 0;
-  int height = 0;
-  int subsamp = 0;
-  int colorspace = 0;
-  if (tjDecompressHeader3(m_handle, data, static_cast<unsigned long>(size), &width, &height, &subsamp,
-                          &colorspace) != 0)
-    return fail(tj_status(Errc::kUnsupportedFormat, "decode header", m_handle));
-  if (width <= 0 || height <= 0) return unsupported_format("jpeg_decode: invalid image size");
+  const JDIMENSION width = d.info.image_width;
+  const JDIMENSION height = d.info.image_height;
+  if (width == 0 || height == 0) return unsupported_format("jpeg_decode: invalid image size");
   if (static_cast<int64_t>(width) * height > max_pixels)
     return invalid_argument("jpeg_decode: " + std::to_string(width) + "x" + std::to_string(height) +
                             " image exceeds the limit of " + std::to_string(max_pixels) + " pixels");
-  if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK)
+  if (d.info.jpeg_color_space == JCS_CMYK || d.info.jpeg_color_space == JCS_YCCK)
     return unsupported_format("jpeg_decode: CMYK JPEGs are not supported");
 
-  const tjscalingfactor scale = scale_choose(width, height, min_width, min_height);
-  width = TJSCALED(width, scale);
-  height = TJSCALED(height, scale);
+  const bool gray = d.info.jpeg_color_space == JCS_GRAYSCALE;
+  d.info.out_color_space = gray ? JCS_GRAYSCALE : JCS_RGB;
+  d.info.scale_num = 1;
+  d.info.scale_denom = scale_denom_choose(width, height, min_width, min_height);
+  if (!guarded(d.guard, [&] { jpeg_calc_output_dimensions(&d.info); })) return failed("decode");
   DecodedImage result;
-  result.width = width;
-  result.height = height;
-  result.channels = colorspace == TJCS_GRAY ? 1 : 3;
-  const int pixel_format = result.channels == 1 ? TJPF_GRAY : TJPF_RGB;
-  result.pixels.resize(static_cast<size_t>(width) * static_cast<size_t>(height) * result.channels);
-  // Stop on warnings too (truncated or corrupt entropy data) and bound progressive scans (CVE-style DoS).
-  if (tjDecompress2(m_handle, data, static_cast<unsigned long>(size), result.pixels.data(), width,
-                    width * result.channels, height, pixel_format, TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS) != 0)
-    return fail(tj_status(Errc::kUnsupportedFormat, "decode", m_handle));
+  result.width = static_cast<int32_t>(d.info.output_width);
+  result.height = static_cast<int32_t>(d.info.output_height);
+  result.channels = gray ? 1 : 3;
+  const size_t row_bytes = static_cast<size_t>(result.width) * static_cast<size_t>(result.channels);
+  result.pixels.resize(row_bytes * static_cast<size_t>(result.height));
+  uint8_t* const pixels = result.pixels.data();
+  if (!guarded(d.guard, [&] {
+        jpeg_start_decompress(&d.info);
+        while (d.info.output_scanline < d.info.output_height) {
+          JSAMPROW row = pixels + row_bytes * d.info.output_scanline;
+          jpeg_read_scanlines(&d.info, &row, 1);
+        }
+        jpeg_finish_decompress(&d.info);
+      })) {
+    return failed("decode");
+  }
   return result;
 }
 
@@ -174,12 +232,6 @@ Result<DecodedImage> JpegDecoder::decode(const uint8_t* data, size_t size, int64
 Status jpeg_encode(const ImageView& image, std::vector<uint8_t>& out, int32_t quality) {
   thread_local JpegEncoder encoder;
   return encoder.encode(image, out, quality);
-}
-
-Result<DecodedImage> jpeg_decode(const uint8_t* data, size_t size, int64_t max_pixels, int32_t min_width,
-                                 int32_t min_height) {
-  thread_local JpegDecoder decoder;
-  return decoder.decode(data, size, max_pixels, min_width, min_height);
 }
 
 }  // namespace kiln

@@ -1,12 +1,13 @@
-// JPEG encode/decode of 8-bit images (libturbojpeg). Available when KILN_HAS_JPEG.
-// A TurboJPEG handle must not be shared between threads: each JpegEncoder / JpegDecoder owns one; keep one
-// object per worker thread. The free functions use a thread-local instance.
+// JPEG encode (TurboJPEG) and decode (libjpeg-turbo's libjpeg API) of 8-bit images. Available when KILN_HAS_JPEG.
+// A TurboJPEG handle must not be shared between threads: each JpegEncoder owns one; keep one per worker thread.
+// jpeg_encode uses a thread-local instance; jpeg_decode keeps no state between calls.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "core/deadline.h"
 #include "io/png_codec.h"  // DecodedImage, kDecodeMaxPixels
 #include "kiln/image.h"
 #include "kiln/status.h"
@@ -33,28 +34,13 @@ class JpegEncoder {
   unsigned long m_capacity = 0;
 };
 
-class JpegDecoder {
- public:
-  JpegDecoder() = default;
-  ~JpegDecoder();
-  JpegDecoder(const JpegDecoder&) = delete;
-  JpegDecoder& operator=(const JpegDecoder&) = delete;
-  JpegDecoder(JpegDecoder&& other) noexcept;
-  JpegDecoder& operator=(JpegDecoder&& other) noexcept;
-
-  // Gray JPEGs decode to 1 channel, everything else to 3 (RGB). Images over max_pixels are refused after the
-  // header is read; corrupt or truncated data (libjpeg warnings included) gives UnsupportedFormat.
-  // min_width/min_height > 0: decode at the smallest DCT scale (1/8 .. 1) that keeps at least that size.
-  Result<DecodedImage> decode(const uint8_t* data, size_t size, int64_t max_pixels = kDecodeMaxPixels,
-                              int32_t min_width = 0, int32_t min_height = 0);
-  void reset();
-
- private:
-  void* m_handle = nullptr;
-};
-
 Status jpeg_encode(const ImageView& image, std::vector<uint8_t>& out, int32_t quality);
+// Gray JPEGs decode to 1 channel, everything else to 3 (RGB). Images over max_pixels are refused after the header
+// is read; corrupt or truncated data (libjpeg warnings included), more than 500 progressive scans and a decode
+// still running at `deadline` give UnsupportedFormat. min_width/min_height > 0: decode at the smallest DCT scale
+// (1/8 .. 1) that keeps at least that size.
 Result<DecodedImage> jpeg_decode(const uint8_t* data, size_t size, int64_t max_pixels = kDecodeMaxPixels,
-                                 int32_t min_width = 0, int32_t min_height = 0);
+                                 int32_t min_width = 0, int32_t min_height = 0,
+                                 const Deadline& deadline = Deadline::never());
 
 }  // namespace kiln

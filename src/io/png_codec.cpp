@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include <fmt/format.h>
+
 namespace kiln {
 
 namespace {
@@ -80,7 +82,7 @@ Status png_encode(const ImageView& image, std::vector<uint8_t>& out, int32_t com
   return Status::ok();
 }
 
-Result<DecodedImage> png_decode(const uint8_t* data, size_t size, int64_t max_pixels) {
+Result<DecodedImage> png_decode(const uint8_t* data, size_t size, int64_t max_pixels, const Deadline& deadline) {
   if (data == nullptr || size == 0) return unsupported_format("png_decode: empty input");
   SpngCtx ctx(spng_ctx_new(0));
   if (!ctx) return Status(Errc::kOutOfMemory, "png_decode: cannot create a libspng context");
@@ -123,8 +125,20 @@ Result<DecodedImage> png_decode(const uint8_t* data, size_t size, int64_t max_pi
   if (err != 0) return spng_status(Errc::kUnsupportedFormat, "decode", err);
   std::vector<uint8_t> decoded;
   decoded.resize(decoded_size);
-  err = spng_decode_image(ctx.get(), decoded.data(), decoded.size(), fmt, flags);
+  // Row by row, so that the deadline is checked as the image decodes (interlaced rows land where they belong).
+  err = spng_decode_image(ctx.get(), nullptr, 0, fmt, flags | SPNG_DECODE_PROGRESSIVE);
   if (err != 0) return spng_status(Errc::kUnsupportedFormat, "decode", err);
+  const size_t row_bytes = decoded_size / ihdr.height;
+  for (uint32_t rows = 0; err == 0; ++rows) {
+    if (rows % 16 == 0 && deadline.passed()) {
+      return unsupported_format("png decode: took longer than the decode timeout of " +
+                                fmt::format("{:g}", deadline.seconds()) + " s");
+    }
+    spng_row_info row{};
+    err = spng_get_row_info(ctx.get(), &row);
+    if (err == 0) err = spng_decode_row(ctx.get(), decoded.data() + row_bytes * row.row_num, row_bytes);
+  }
+  if (err != SPNG_EOI) return spng_status(Errc::kUnsupportedFormat, "decode", err);
   // libspng stops after the image data; read on to IEND so a truncated or damaged tail is an error too.
   err = spng_decode_chunks(ctx.get());
   if (err != 0) return spng_status(Errc::kUnsupportedFormat, "decode trailing chunks", err);

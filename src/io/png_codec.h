@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/deadline.h"
 #include "kiln/image.h"
 #include "kiln/status.h"
 
@@ -39,7 +40,8 @@ Status png_encode(const ImageView& image, std::vector<uint8_t>& out, int32_t com
 
 // Decodes a PNG to 8 bits per channel: gray (<= 8 bit) -> 1 channel, RGB/indexed -> 3, anything with alpha
 // -> 4 (RGBA), 16-bit samples are scaled to 8 bits. Images over max_pixels are refused before any pixel is
-// decompressed. Corrupt or truncated data gives UnsupportedFormat.
-Result<DecodedImage> png_decode(const uint8_t* data, size_t size, int64_t max_pixels = kDecodeMaxPixels);
+// decompressed. Corrupt or truncated data and a decode still running at `deadline` give UnsupportedFormat.
+Result<DecodedImage> png_decode(const uint8_t* data, size_t size, int64_t max_pixels = kDecodeMaxPixels,
+                                const Deadline& deadline = Deadline::never());
 
 }  // namespace kiln

@@ -127,3 +127,18 @@ def test_environment_switches_are_honored(tmp_path):
     assert result.returncode == 2 and "QUALITY_CHECKS_GPU" in result.stderr
     result = run_kiln("quality", tmp_path / "x.png", check=False, env={"GPU_BACKEND": "quantum"})
     assert result.returncode == 2 and "GPU_BACKEND" in result.stderr
+
+
+def test_decode_timeout_reports_the_slow_image_and_goes_on(tmp_path):
+    write_png(tmp_path / "a_small.png", noisy(3))
+    write_png(tmp_path / "b_large.png", noisy(4, (2000, 3000, 3)))  # ~0.1 s to decode, far over the limit below
+    write_png(tmp_path / "c_small.png", noisy(5))
+    out = tmp_path / "q.jsonl"
+    run_kiln("quality", str(tmp_path), "--mode", "cpu", "--decode-timeout", "0.005", "--json", str(out), "-q")
+    lines = read_lines(out)
+    assert [os.path.basename(line["path"]) for line in lines] == ["a_small.png", "b_large.png", "c_small.png"]
+    assert lines[0]["ok"] and lines[2]["ok"]
+    assert not lines[1]["ok"] and "took longer than the decode timeout of 0.005 s" in lines[1]["error"]
+    whole = tmp_path / "whole.jsonl"
+    run_kiln("quality", str(tmp_path), "--mode", "cpu", "--decode-timeout", "0", "--json", str(whole), "-q")
+    assert all(line["ok"] for line in read_lines(whole))

@@ -137,6 +137,7 @@ struct FacesJobConfig {
   bool resume = false;  // continue a killed run from its parts ("<output>.parts")
   double dedup = 0;    // > 0: drop a face whose cosine to a kept face is at least this (0.7 = the predecessor's)
   int64_t max_pixels = kImageMaxPixels;
+  double decode_timeout = kImageDecodeTimeoutSeconds;  // seconds one image may take to decode (0: no limit)
   ExecSettings exec;   // batch_size: images per batch (faces of a batch are embedded together)
   std::optional<FaceStageModes> stages;  // none: every stage at exec.mode
   ShardSettings shard;  // a piece of the job: the inputs' piece I of N into {stem}.shard-I-of-N.h5, for kiln merge

@@ -49,6 +49,7 @@ struct QualityJobConfig {
   std::string json;       // write one JSON object per input here (JSON lines), atomically
   std::string filter_to;  // copy the passing files, byte for byte, into this folder
   int64_t max_pixels = kImageMaxPixels;
+  double decode_timeout = kImageDecodeTimeoutSeconds;  // seconds one image may take to decode (0: no limit)
   ExecSettings exec;      // batch_size: images decoded and measured per batch
 };
 const ParamTable<QualityJobConfig>& quality_job_params();
@@ -85,6 +86,7 @@ struct PreprocessJobConfig {
   PreprocessParams params;
   std::string output;  // .npy or .h5/.hdf5, written atomically; empty: the caller's memory (TensorMemory)
   int64_t max_pixels = kImageMaxPixels;
+  double decode_timeout = kImageDecodeTimeoutSeconds;  // seconds one image may take to decode (0: no limit)
   ExecSettings exec;
 };
 const ParamTable<PreprocessJobConfig>& preprocess_job_params();

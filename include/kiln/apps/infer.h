@@ -26,6 +26,7 @@ struct InferJobConfig {
   std::string provider = "cuda";  // the GPU provider to try first: cuda | tensorrt
   TensorRtOptions tensorrt;
   int64_t max_pixels = kImageMaxPixels;
+  double decode_timeout = kImageDecodeTimeoutSeconds;  // seconds one image may take to decode (0: no limit)
   ExecSettings exec;  // mode, threads (decode and ONNX Runtime's intra-op threads), batch_size (images per run)
 };
 const ParamTable<InferJobConfig>& infer_job_params();

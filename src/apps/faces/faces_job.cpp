@@ -282,9 +282,7 @@ Result<FacesJobSummary> faces_job_run(const FacesJobConfig& requested, const Ima
                   FaceAnalyzer::open(face_settings, config.exec,
                                      config.stages.value_or(face_stage_modes_all(config.exec.mode)), log));
   ThreadPool decode_pool(config.exec.threads);
-  DecodeOptions decode;
-  decode.channels = 3;
-  decode.max_pixels = config.max_pixels;
+  DecodeOptions decode = file_job_decode_options(config, 3);
 
   // The next batch decodes while this one is analyzed (the future is destroyed, waiting, before what it uses).
   const auto decode_async = [&batches, &decode, &decode_pool, batch_size](int64_t first) {

@@ -34,12 +34,27 @@ class ImageBatches {
   int64_t m_offset = 0;
 };
 
-// The settings of every job over image files, declared once: max_pixels, then the execution settings.
+// The settings of every job over image files, declared once: max_pixels, decode_timeout, then the execution
+// settings.
 template <typename C>
 void file_job_params_add(ParamTable<C>& t) {
   t.add({.name = "max_pixels", .help = "Refuse images with more pixels than this", .min = 1},
         [](C& c) -> int64_t& { return c.max_pixels; });
+  t.add({.name = "decode_timeout",
+         .help = "Seconds one image may take to decode; a slower one is reported and skipped (0: no limit)",
+         .min = 0},
+        [](C& c) -> double& { return c.decode_timeout; });
   t.include(exec_params(), [](C& c) -> ExecSettings& { return c.exec; });
+}
+
+// How a file job decodes its images (RGB when channels is 3).
+template <typename C>
+DecodeOptions file_job_decode_options(const C& config, int32_t channels = 0) {
+  DecodeOptions decode;
+  decode.channels = channels;
+  decode.max_pixels = config.max_pixels;
+  decode.timeout_seconds = config.decode_timeout;
+  return decode;
 }
 
 // Which backends ran a job's batches: "opencl", then "opencl+cpu" once a fallback moved the rest to the CPU.

@@ -75,9 +75,7 @@ Result<PreprocessJobSummary> preprocess_job_run(const PreprocessJobConfig& confi
   const auto started = std::chrono::steady_clock::now();
   ThreadPool pool(config.exec.threads);
   OpExecutor executor(exec_options_make(config.exec, &pool), events.log);
-  DecodeOptions decode;
-  decode.channels = 3;
-  decode.max_pixels = config.max_pixels;
+  DecodeOptions decode = file_job_decode_options(config, 3);
   const ImageShape item{config.width, config.height, channels, config.dtype, config.layout};
 
   // Items go straight to the caller's memory, or through a batch of their own to the file.

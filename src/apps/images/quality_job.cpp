@@ -83,8 +83,7 @@ Result<QualityJobSummary> quality_job_run(const QualityJobConfig& config, const 
   OpExecutor executor(exec_options_make(config.exec, &pool), events.log);
   QualityParams params;
   params.bgr = config.bgr;
-  DecodeOptions decode;
-  decode.max_pixels = config.max_pixels;
+  const DecodeOptions decode = file_job_decode_options(config);
   QualityJobSummary summary;
   summary.total = batches.count();
   std::set<std::string> used_names;

@@ -188,9 +188,7 @@ Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageI
   const auto started = std::chrono::steady_clock::now();
   ThreadPool pool(config.exec.threads);
   OpExecutor executor(exec_options_make(config.exec, &pool), events.log);
-  DecodeOptions decode;
-  decode.channels = 3;
-  decode.max_pixels = config.max_pixels;
+  DecodeOptions decode = file_job_decode_options(config, 3);
   decode.min_width = feed.width;  // JPEGs decode at a reduced DCT scale when the model input is much smaller
   decode.min_height = feed.height;
   const int64_t item_elements = elements(feed.item_shape);
