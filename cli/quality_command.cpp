@@ -58,6 +58,9 @@ Runner quality_command_add(CLI::App& app) {
     std::printf("%lld images: %lld passed, %lld failed, %lld unreadable\n", static_cast<long long>(s.total),
                 static_cast<long long>(s.passed), static_cast<long long>(s.failed),
                 static_cast<long long>(s.unreadable));
+    if (s.resumed > 0) {
+      std::printf("Resumed: %lld images were done by the killed run\n", static_cast<long long>(s.resumed));
+    }
     print_time(s.seconds, s.passed + s.failed);
     print_backend(s.backend, s.placement);
     print_fallbacks(s.fallbacks, s.fallback_events);

@@ -119,6 +119,19 @@ Status file_copy_atomic(const std::string& from, const std::string& to) {
   return file_write_atomic(to, bytes.data(), bytes.size());
 }
 
+void temp_files_remove(const std::string& folder, const std::string& name) {
+  const std::string prefix = "." + name;
+  constexpr size_t kSuffix = 11;  // ".tmp.XXXXXX"
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder.empty() ? "." : folder, ec)) {
+    const std::string file = entry.path().filename().string();
+    const bool temporary = file.size() > prefix.size() + kSuffix && file.rfind(prefix, 0) == 0 &&
+                           file.compare(file.size() - kSuffix, 5, ".tmp.") == 0 &&
+                           (!name.empty() ? file.size() == prefix.size() + kSuffix : true);
+    if (temporary && entry.is_regular_file(ec)) fs::remove(entry.path(), ec);
+  }
+}
+
 std::string path_extension(const std::string& path) {
   std::string ext = fs::path(path).extension().string();
   for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

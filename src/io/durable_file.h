@@ -42,6 +42,9 @@ Status file_commit(const std::string& tmp, const std::string& final_path);
 // A new, empty temporary file with a unique name in the folder of `final_path` ("<dir>/.<name>.tmp.XXXXXX",
 // mode 0666 & ~umask); for outputs that several processes might write at once. Returns its path.
 Result<std::string> temp_file_create(const std::string& final_path);
+// Removes what killed writes left in `folder`: temp_file_create's ".<name>.tmp.XXXXXX" files — every one, or with
+// `name`, only those of that file. For a resumed job, whose output folder must end as an uninterrupted run's.
+void temp_files_remove(const std::string& folder, const std::string& name = "");
 // How file_write_atomic names its temporary file: kUnique (temp_file_create) for outputs that several processes
 // might write at once; kFixed (`path.tmp`) for a sink's own files, so that a resumed job finds and removes what a
 // killed one left behind.

@@ -1,7 +1,8 @@
 """make soak: SIGKILL at KILN_SOAK_KILLS random moments (default 20) of each long job, each followed by --resume,
 and the output compared with an uninterrupted run's: a single-file render, a sharded render, a PNG folder render
-and a faces run. Prints one JSON line per job with the kills, how many landed mid-run and the identical count.
-Not part of make test (minutes); CI runs the few kills of tests/cli/test_render_resume.py and test_faces_resume.py."""
+a faces run and a `kiln quality --filter-to` run. Prints one JSON line per job with the kills, how many landed mid-run and the identical count.
+Not part of make test (minutes); CI runs the few kills of tests/cli/test_render_resume.py, test_faces_resume.py and
+test_quality_resume.py."""
 import filecmp
 import json
 import os
@@ -37,23 +38,27 @@ def same_folder(a, b):
     assert manifests[0] == manifests[1]
 
 
-def soak(tmp_path, args, out_name, compare):
+def output_file(out):
+    return ["-o", out]
+
+
+def soak(tmp_path, args, out_name, compare, output_args=output_file):
     ref = tmp_path / "ref" / out_name
     ref.parent.mkdir()
     started = time.monotonic()
-    run_kiln(*args, "-o", ref)
+    run_kiln(*args, *output_args(ref))
     duration = time.monotonic() - started
     rng = random.Random(int(os.environ.get("KILN_SOAK_SEED", "1")))
     landed = 0
     for k in range(KILLS):
         out = tmp_path / f"run{k}" / out_name
         out.parent.mkdir()
-        proc = subprocess.Popen([KILN, *map(str, args), "-o", str(out)], stdout=subprocess.DEVNULL,
+        proc = subprocess.Popen([KILN, *map(str, [*args, *output_args(out)])], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
         time.sleep(rng.uniform(0, duration))
         proc.send_signal(signal.SIGKILL)
         landed += proc.wait() == -signal.SIGKILL
-        run_kiln(*args, "-o", out, "--resume")
+        run_kiln(*args, *output_args(out), "--resume")
         compare(ref, out)
     return {"kills": KILLS, "landed_mid_run": landed, "identical": KILLS, "run_seconds": round(duration, 2)}
 
@@ -80,3 +85,31 @@ def test_faces_soak(tmp_path):
         assert_same_output(a, b, ignore=())
 
     print(json.dumps({"job": "faces", **soak(tmp_path, args, "faces.h5", compare)}))
+
+
+def test_quality_soak(tmp_path):
+    """2,400 photos measured and the passing ones copied; a resumed run's JSON lines and filter folder (no file left
+    half-copied) equal the uninterrupted run's."""
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    from PIL import Image, ImageFilter
+    sources = [Image.open(p).convert("RGB") for p in ("/usr/lib/python3/dist-packages/skimage/data/astronaut.png",
+                                                      "/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg")]
+    for i in range(2400):
+        image = sources[i % 2].resize((500 + i % 97, 500 + i % 89))
+        if i % 3 == 0:
+            image = image.filter(ImageFilter.GaussianBlur(3))
+        image.save(photos / f"p{i:04d}.jpg", quality=90)
+    args = ["quality", photos, "--mode", "cpu", "--threads", 2, "--min-blur", 100, "--min-sharpness", 40, "-q"]
+
+    def outputs(out):
+        return ["--json", out / "q.jsonl", "--filter-to", out / "passed"]
+
+    def compare(a, b):
+        assert (a / "q.jsonl").read_bytes() == (b / "q.jsonl").read_bytes()
+        names = sorted(os.listdir(a / "passed"))
+        assert sorted(os.listdir(b / "passed")) == names
+        assert not filecmp.cmpfiles(a / "passed", b / "passed", names, shallow=False)[1]
+        assert sorted(os.listdir(b)) == ["passed", "q.jsonl"]
+
+    print(json.dumps({"job": "quality_filter_to", **soak(tmp_path, args, "out", compare, outputs)}))

@@ -48,6 +48,10 @@ struct QualityJobConfig {
   bool bgr = false;       // in-memory 3/4-channel images are BGR(A) (files always decode as RGB)
   std::string json;       // write one JSON object per input here (JSON lines), atomically
   std::string filter_to;  // copy the passing files, byte for byte, into this folder
+  // Continue a killed run: every 128 images or more, the results go to "<json or filter_to>.parts/"; a resumed run
+  // (same inputs and settings) continues after its last whole part and ends with the outputs an uninterrupted run
+  // writes.
+  bool resume = false;
   int64_t max_pixels = kImageMaxPixels;
   double decode_timeout = kImageDecodeTimeoutSeconds;  // seconds one image may take to decode (0: no limit)
   ExecSettings exec;      // batch_size: images decoded and measured per batch
@@ -65,6 +69,7 @@ struct QualityJobSummary {
   int64_t failed = 0;
   int64_t unreadable = 0;
   int64_t copied = 0;  // files copied into filter_to
+  int64_t resumed = 0;  // inputs whose results came from the parts of a killed run
   double seconds = 0;
   std::string backend;    // "cpu", "opencl", "opencl+cpu" when a fallback moved later batches
   std::string placement;  // why the first batch ran where it did

@@ -16,7 +16,6 @@
 #include "apps/images/image_batches.h"
 #include "apps/images/json_lines.h"
 #include "core/thread_pool.h"
-#include "io/crc32.h"
 #include "io/output_lock.h"
 #include "io/tensor_writer.h"
 #include "kiln/apps/faces.h"
@@ -91,16 +90,6 @@ std::string settings_json(const FacesJobConfig& config) {
   return settings.dump();
 }
 
-// The inputs, by name and order.
-std::string inputs_crc32(const ImageBatches& batches) {
-  Crc32 names;
-  for (int64_t i = 0; i < batches.count(); ++i) {
-    const std::string name = batches.name(i);
-    names.update(name.data(), name.size() + 1);
-  }
-  return names.hex();
-}
-
 // What a resumed run must share with the killed one: the settings, the batches and the inputs.
 std::string run_json(const FacesJobConfig& config, const ImageBatches& batches, int64_t unit) {
   nlohmann::json run;
@@ -110,12 +99,9 @@ std::string run_json(const FacesJobConfig& config, const ImageBatches& batches, 
   run["batch_size"] = config.exec.batch_size;
   run["unit"] = unit;
   run["inputs"] = batches.count();
-  run["inputs_crc32"] = inputs_crc32(batches);
+  run["inputs_crc32"] = batches.names_crc32();
   return run.dump();
 }
-
-// Images per part: whole batches, at least 32 images (a killed run loses at most one part's work).
-int64_t unit_images(int64_t batch_size) { return batch_size * ((32 + batch_size - 1) / batch_size); }
 
 // A piece writes {stem}.shard-I-of-N.h5 for kiln merge, which assembles what the piece cannot know alone: the output
 // rows (so crop names) and the duplicates across pieces (so the JSON lines' row and duplicate_of fields).
@@ -166,7 +152,7 @@ Status outputs_assemble(const FacesJobConfig& config, const FacesParts& parts, i
       attributes.numbers.push_back({"shard_count", {static_cast<double>(shard.count)}});
       attributes.numbers.push_back({"first_image", {static_cast<double>(batches.offset())}});
       attributes.numbers.push_back({"job_images", {static_cast<double>(all_inputs.count())}});
-      attributes.text.push_back({"job_inputs_crc32", inputs_crc32(all_inputs)});
+      attributes.text.push_back({"job_inputs_crc32", all_inputs.names_crc32()});
     }
     KILN_TRY(writer.finish(row_paths, attributes));
   }
@@ -241,7 +227,7 @@ Result<FacesJobSummary> faces_job_run(const FacesJobConfig& requested, const Ima
   const std::string base = config.output.empty() ? config.jsonl : config.output;
   KILN_TRY_ASSIGN(OutputLock lock, OutputLock::acquire(base));
   const int64_t batch_size = std::max<int64_t>(1, config.exec.batch_size);
-  const int64_t unit = unit_images(batch_size);
+  const int64_t unit = part_unit_images(batch_size, 32);
   const std::string run = run_json(config, batches, unit);
   FacesParts parts(base, faces_row_floats());
   // A piece keeps every face: kiln merge drops the duplicates across all pieces, in input order, as one run would.
@@ -250,26 +236,16 @@ Result<FacesJobSummary> faces_job_run(const FacesJobConfig& requested, const Ima
 
   // A resumed run keeps the parts of the killed one and continues after them.
   FacesJobSummary summary;
-  int64_t done_parts = 0;
-  if (parts.exists() && !config.resume) {
-    return invalid_argument(parts.dir() + " holds the parts of an unfinished run: use --resume to continue it, or "
-                            "remove it to start again");
+  std::vector<std::string> notes;
+  KILN_TRY_ASSIGN(const std::vector<FacesPart> kept, parts.open(run, config.resume, &notes));
+  for (const std::string& note : notes) {
+    if (log) log("kiln: warning: " + note);
   }
-  if (parts.exists()) {
-    std::vector<std::string> notes;
-    KILN_TRY_ASSIGN(const std::vector<FacesPart> kept, parts.resume(run, &notes));
-    for (const std::string& note : notes) {
-      if (log) log("kiln: warning: " + note);
-    }
-    const int64_t width = faces_row_floats();
-    for (const FacesPart& part : kept) {
-      counts_add(part.counts, &summary);
-      for (int64_t r = 0; dedup && r < part.counts.written; ++r) dedup->add(part.rows.data() + r * width);
-    }
-    done_parts = static_cast<int64_t>(kept.size());
-  } else {
-    KILN_TRY(parts.start(run));
+  for (const FacesPart& part : kept) {
+    counts_add(part.counts, &summary);
+    for (int64_t r = 0; dedup && r < part.counts.written; ++r) dedup->add(part.rows.data() + r * faces_row_floats());
   }
+  int64_t done_parts = static_cast<int64_t>(kept.size());
   if (!config.crops.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(config.crops, ec);

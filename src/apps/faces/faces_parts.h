@@ -1,13 +1,12 @@
-// The parts of a faces run, so that a killed run continues where it stopped (--resume): every few batches, the
-// rows, paths, JSON lines and counts of those images go to "<output>.parts/part-<k>.bin" (crash-safe, with a CRC of
-// its rows); the output files are assembled from the parts at the end and the parts removed. run.json records the
-// settings and inputs, so that a resume with other ones is refused.
+// The parts of a faces run (io/job_parts.h), so that a killed run continues where it stopped (--resume): every few
+// batches, the rows, paths, JSON lines and counts of those images go to "<output>.parts/part-<k>.bin".
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "io/job_parts.h"
 #include "kiln/status.h"
 
 namespace kiln {
@@ -35,22 +34,17 @@ class FacesParts {
   // `base`: the output (or the JSON lines file); the parts go to base + ".parts".
   FacesParts(const std::string& base, int64_t row_floats);
 
-  const std::string& dir() const { return m_dir; }
-  bool exists() const;
-  // Creates the folder and writes run.json (`run`: the settings and inputs, compared on resume).
-  Status start(const std::string& run);
-  // The valid parts of a killed run, in order; the first damaged or missing one and every later one are removed
-  // (`notes` says which were damaged). InvalidArgument when run.json differs from `run`.
-  Result<std::vector<FacesPart>> resume(const std::string& run, std::vector<std::string>* notes);
+  const std::string& dir() const { return m_parts.dir(); }
+  // JobParts::open: the parts a run continues from.
+  Result<std::vector<FacesPart>> open(const std::string& run, bool resume, std::vector<std::string>* notes);
   Status write(int64_t index, const FacesPart& part) const;
   Result<FacesPart> read(int64_t index) const;
-  // Removes the folder once the outputs are committed.
-  Status remove() const;
+  Status remove() const { return m_parts.remove(); }
 
  private:
-  std::string part_path(int64_t index) const;
+  Result<FacesPart> from_part(const JobPart& part) const;
 
-  std::string m_dir;
+  JobParts m_parts;
   int64_t m_row_floats;
 };
 

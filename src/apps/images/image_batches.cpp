@@ -1,5 +1,6 @@
 #include "apps/images/image_batches.h"
 
+#include "io/crc32.h"
 #include "io/image_inputs.h"
 
 namespace kiln {
@@ -23,6 +24,15 @@ std::string ImageBatches::name(int64_t i) const {
   std::string name = "#";
   name += std::to_string(m_offset + i);
   return name;
+}
+
+std::string ImageBatches::names_crc32() const {
+  Crc32 names;
+  for (int64_t i = 0; i < count(); ++i) {
+    const std::string text = name(i);
+    names.update(text.data(), text.size() + 1);
+  }
+  return names.hex();
 }
 
 ImageBatches ImageBatches::range(int64_t first, int64_t count) const {

@@ -24,6 +24,8 @@ class ImageBatches {
   int64_t offset() const { return m_offset; }  // the whole list's index of input 0
   bool from_files() const { return m_from_files; }
   std::string name(int64_t i) const;
+  // A CRC-32 of the inputs' names in order: what a resumed or merged run checks it shares with the first.
+  std::string names_crc32() const;
   // Inputs [first, first + n): the images that could be had, and a status per input.
   DecodedBatch take(int64_t first, int64_t n, const DecodeOptions& decode, ThreadPool* pool) const;
 
@@ -47,6 +49,12 @@ void file_job_params_add(ParamTable<C>& t) {
   t.include(exec_params(), [](C& c) -> ExecSettings& { return c.exec; });
 }
 
+// Inputs per part of a resumable job (io/job_parts.h): whole batches, at least `min_images` (a killed run loses at
+// most one part's work).
+inline int64_t part_unit_images(int64_t batch_size, int64_t min_images) {
+  return batch_size * ((min_images + batch_size - 1) / batch_size);
+}
+
 // How a file job decodes its images (RGB when channels is 3).
 template <typename C>
 DecodeOptions file_job_decode_options(const C& config, int32_t channels = 0) {
@@ -64,14 +72,17 @@ void backends_note(const ExecReport& report, std::string* backend, std::string* 
 // could be had (decoded index k is image k of the batch); then, for every input in order, `finish` completes its
 // record (k, or -1 when it could not be read: record.error says why) before the record and the progress are
 // reported.
+// Inputs [begin, end) only when end >= 0 (a part of a resumable job).
 template <typename Record>
 Status image_batches_run(const ImageBatches& batches, int64_t batch_size, const DecodeOptions& decode,
                          ThreadPool* pool, const JobEvents<Record>& events, std::string* backend,
                          std::string* placement,
                          const std::function<Status(const DecodedBatch& batch, ExecReport* report)>& process,
-                         const std::function<Status(Record& record, int64_t k)>& finish) {
-  for (int64_t first = 0; first < batches.count(); first += batch_size) {
-    const int64_t n = std::min(batch_size, batches.count() - first);
+                         const std::function<Status(Record& record, int64_t k)>& finish, int64_t begin = 0,
+                         int64_t end = -1) {
+  if (end < 0) end = batches.count();
+  for (int64_t first = begin; first < end; first += batch_size) {
+    const int64_t n = std::min(batch_size, end - first);
     const DecodedBatch batch = batches.take(first, n, decode, pool);
     ExecReport report;
     if (batch.images.count() > 0) {

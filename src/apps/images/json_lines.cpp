@@ -25,6 +25,10 @@ void JsonLines::write(const nlohmann::json& line) {
   if (m_out.is_open()) m_out << line.dump() << '\n';
 }
 
+void JsonLines::write_line(const std::string& line) {
+  if (m_out.is_open()) m_out << line << '\n';
+}
+
 Status JsonLines::commit() {
   if (!m_out.is_open()) return Status::ok();
   m_out.close();

@@ -16,6 +16,7 @@ class JsonLines {
   ~JsonLines();
   Status open(const std::string& path);
   void write(const nlohmann::json& line);
+  void write_line(const std::string& line);  // one record already dumped as JSON
   Status commit();
   bool is_open() const { return m_out.is_open(); }
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -11,6 +12,8 @@
 #include "core/thread_pool.h"
 #include "apps/images/json_lines.h"
 #include "io/durable_file.h"
+#include "io/job_parts.h"
+#include "io/output_lock.h"
 #include "kiln/apps/images.h"
 
 namespace kiln {
@@ -60,11 +63,44 @@ const ParamTable<QualityJobConfig>& quality_job_params() {
           [](C& c) -> std::string& { return c.json; });
     t.add({.name = "filter_to", .help = "Copy the passing files, byte for byte, into this folder"},
           [](C& c) -> std::string& { return c.filter_to; });
+    t.add({.name = "resume",
+           .help = "Continue a killed run of the same job (its parts are beside the JSON lines file or filter folder)"},
+          [](C& c) -> bool& { return c.resume; });
     file_job_params_add(t);
     return t;
   }();
   return table;
 }
+
+namespace {
+
+// Images per part: quality measures an image in milliseconds, so parts are larger than the faces job's.
+constexpr int64_t kPartMinImages = 128;
+
+// What a resumed run must share with the killed one: the settings, the batches and the inputs.
+std::string run_json(const QualityJobConfig& config, const ImageBatches& batches, int64_t unit) {
+  nlohmann::json run;
+  for (const auto& entry : quality_threshold_params().entries()) {
+    std::visit([&](const auto& v) { run["thresholds"][entry.spec.name] = v; }, entry.get(&config.thresholds));
+  }
+  run["bgr"] = config.bgr;
+  run["json"] = config.json;
+  run["filter_to"] = config.filter_to;
+  run["max_pixels"] = config.max_pixels;
+  run["unit"] = unit;
+  run["inputs"] = batches.count();
+  run["inputs_crc32"] = batches.names_crc32();
+  return run.dump();
+}
+
+struct PartCounts {
+  int64_t passed = 0;
+  int64_t failed = 0;
+  int64_t unreadable = 0;
+  int64_t copied = 0;
+};
+
+}  // namespace
 
 Result<QualityJobSummary> quality_job_run(const QualityJobConfig& config, const ImageInputs& inputs,
                                           const JobEvents<QualityRecord>& events) {
@@ -75,43 +111,110 @@ Result<QualityJobSummary> quality_job_run(const QualityJobConfig& config, const 
     fs::create_directories(config.filter_to, ec);
     if (ec) return io_error(config.filter_to + ": cannot create the folder: " + ec.message());
   }
-  JsonLines json;
-  if (!config.json.empty()) KILN_TRY(json.open(config.json));
-
+  // The parts belong to the JSON lines file, else to the filter folder; a run that writes neither keeps nothing.
+  const std::string base = !config.json.empty() ? config.json : config.filter_to;
+  if (config.resume && base.empty()) return invalid_argument("resume: a run without json or filter_to keeps no parts");
   const auto started = std::chrono::steady_clock::now();
+  const int64_t batch_size = std::max<int64_t>(1, config.exec.batch_size);
+  const int64_t unit = part_unit_images(batch_size, kPartMinImages);
+  std::optional<OutputLock> lock;
+  std::optional<JobParts> parts;
+  QualityJobSummary summary;
+  summary.total = batches.count();
+  std::set<std::string> used_names;
+  int64_t done_parts = 0;
+  if (!base.empty()) {
+    KILN_TRY(parent_folder_create(base));
+    KILN_TRY_ASSIGN(lock, OutputLock::acquire(base));
+    parts.emplace(base, "quality");
+    std::vector<std::string> notes;
+    KILN_TRY_ASSIGN(const std::vector<JobPart> kept, parts->open(run_json(config, batches, unit), config.resume, &notes));
+    for (const std::string& note : notes) {
+      if (events.log) events.log("kiln: warning: " + note);
+    }
+    for (const JobPart& part : kept) {
+      try {
+        summary.passed += part.header.at("passed").get<int64_t>();
+        summary.failed += part.header.at("failed").get<int64_t>();
+        summary.unreadable += part.header.at("unreadable").get<int64_t>();
+        summary.copied += part.header.at("copied").get<int64_t>();
+        for (const auto& name : part.header.at("copies")) used_names.insert(name.get<std::string>());
+        if (!part.header.at("lines").is_array()) return unsupported_format(parts->dir() + ": a part has no lines");
+      } catch (const nlohmann::json::exception& e) {
+        return unsupported_format(parts->dir() + ": a part has a bad header: " + e.what());
+      }
+    }
+    done_parts = static_cast<int64_t>(kept.size());
+    summary.resumed = std::min(batches.count(), done_parts * unit);
+    // Copies and JSON lines a killed write left half made.
+    if (!config.filter_to.empty()) temp_files_remove(config.filter_to);
+    if (!config.json.empty()) temp_files_remove(path_parent(config.json), fs::path(config.json).filename().string());
+  }
+
   ThreadPool pool(config.exec.threads);
   OpExecutor executor(exec_options_make(config.exec, &pool), events.log);
   QualityParams params;
   params.bgr = config.bgr;
   const DecodeOptions decode = file_job_decode_options(config);
-  QualityJobSummary summary;
-  summary.total = batches.count();
-  std::set<std::string> used_names;
 
   std::vector<QualityMetrics> metrics;
   const auto measure = [&](const DecodedBatch& batch, ExecReport* report) {
     metrics.assign(static_cast<size_t>(batch.images.count()), QualityMetrics{});
     return executor.run(OpCall{OpKind::kQuality, &params, batch.images.view(), {}, metrics.data()}, report);
   };
+  PartCounts counts;
+  std::vector<std::string> lines;
+  std::vector<std::string> copies;
   const auto judge = [&](QualityRecord& record, int64_t k) -> Status {
     if (k < 0) {
-      ++summary.unreadable;
+      ++counts.unreadable;
     } else {
       record.metrics = metrics[static_cast<size_t>(k)];
       record.verdict = quality_judge(record.metrics, config.thresholds);
-      ++(record.verdict.pass ? summary.passed : summary.failed);
+      ++(record.verdict.pass ? counts.passed : counts.failed);
       if (record.verdict.pass && !config.filter_to.empty()) {
-        KILN_TRY(file_copy_atomic(record.name,
-                                  (fs::path(config.filter_to) / filter_name(record.name, &used_names)).string()));
-        ++summary.copied;
+        const std::string name = filter_name(record.name, &used_names);
+        KILN_TRY(file_copy_atomic(record.name, (fs::path(config.filter_to) / name).string()));
+        copies.push_back(name);
+        ++counts.copied;
       }
     }
-    json.write(record_json(record));
+    lines.push_back(record_json(record).dump());
     return Status::ok();
   };
-  KILN_TRY(image_batches_run<QualityRecord>(batches, config.exec.batch_size, decode, &pool, events, &summary.backend,
-                                            &summary.placement, measure, judge));
-  KILN_TRY(json.commit());
+  for (int64_t first = done_parts * unit; first < batches.count(); first += unit) {
+    counts = {};
+    lines.clear();
+    copies.clear();
+    KILN_TRY(image_batches_run<QualityRecord>(batches, batch_size, decode, &pool, events, &summary.backend,
+                                              &summary.placement, measure, judge, first,
+                                              std::min(batches.count(), first + unit)));
+    if (parts) {
+      JobPart part;
+      part.header = {{"first", first},         {"passed", counts.passed}, {"failed", counts.failed},
+                     {"unreadable", counts.unreadable}, {"copied", counts.copied}, {"copies", copies},
+                     {"lines", lines}};
+      KILN_TRY(parts->write(done_parts, part));
+      ++done_parts;
+    }
+    summary.passed += counts.passed;
+    summary.failed += counts.failed;
+    summary.unreadable += counts.unreadable;
+    summary.copied += counts.copied;
+  }
+  if (!config.json.empty()) {
+    JsonLines json;
+    KILN_TRY(json.open(config.json));
+    for (int64_t k = 0; k < done_parts; ++k) {
+      KILN_TRY_ASSIGN(const JobPart part, parts->read(k));
+      for (const auto& line : part.header.at("lines")) {
+        if (!line.is_string()) return unsupported_format(parts->dir() + ": a part holds a line that is not text");
+        json.write_line(line.get<std::string>());
+      }
+    }
+    KILN_TRY(json.commit());
+  }
+  if (parts) KILN_TRY(parts->remove());
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   summary.fallbacks = executor.fallbacks();
   summary.fallback_events = executor.events();
