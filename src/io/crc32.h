@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "kiln/status.h"
+
 namespace kiln {
 
 class Crc32 {
@@ -16,5 +18,8 @@ class Crc32 {
  private:
   uint32_t m_crc = 0;
 };
+
+// The CRC-32 of a whole file, read in blocks (8 lowercase hex digits). IoError when it cannot be read.
+Result<std::string> file_crc32(const std::string& path);
 
 }  // namespace kiln

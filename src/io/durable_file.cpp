@@ -125,9 +125,8 @@ void temp_files_remove(const std::string& folder, const std::string& name) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(folder.empty() ? "." : folder, ec)) {
     const std::string file = entry.path().filename().string();
-    const bool temporary = file.size() > prefix.size() + kSuffix && file.rfind(prefix, 0) == 0 &&
-                           file.compare(file.size() - kSuffix, 5, ".tmp.") == 0 &&
-                           (!name.empty() ? file.size() == prefix.size() + kSuffix : true);
+    const bool sized = name.empty() ? file.size() > prefix.size() + kSuffix : file.size() == prefix.size() + kSuffix;
+    const bool temporary = sized && file.rfind(prefix, 0) == 0 && file.compare(file.size() - kSuffix, 5, ".tmp.") == 0;
     if (temporary && entry.is_regular_file(ec)) fs::remove(entry.path(), ec);
   }
 }

@@ -1,7 +1,9 @@
 #include "io/job_parts.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <utility>
 
 #include "core/file_read.h"
 #include "io/crc32.h"
@@ -23,8 +25,8 @@ std::string crc_of(const std::string& header, const std::string& blob) {
 }  // namespace
 
 // A part: "KILNPART1 <kind>\n", "<crc32 of what follows> <header bytes>\n", the header (JSON), the blob.
-JobParts::JobParts(const std::string& base, std::string kind)
-    : m_dir(base + ".parts"), m_magic("KILNPART1 " + std::move(kind) + "\n") {}
+JobParts::JobParts(const std::string& base, std::string kind, PartOrder order)
+    : m_dir(base + ".parts"), m_magic("KILNPART1 " + std::move(kind) + "\n"), m_order(order) {}
 
 bool JobParts::exists() const {
   std::error_code ec;
@@ -57,29 +59,36 @@ Result<std::vector<JobPart>> JobParts::resume(const std::string& run, std::vecto
   if (!recorded.is_ok() || recorded.value() != run) {
     return invalid_argument("--resume: " + m_dir + " holds a run with other inputs or settings; remove it to start again");
   }
-  std::vector<JobPart> parts;
-  for (int64_t k = 0;; ++k) {
-    const std::string path = part_path(k);
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) break;
-    auto part = read(k);
-    if (part.is_ok()) {
-      parts.push_back(std::move(part).value());
-      continue;
-    }
-    notes->push_back(path + " is damaged (" + part.status().message() + "): its inputs are processed again");
-    break;
-  }
-  // What follows the valid prefix is redone: remove it, with any temporary file a killed write left.
+  // The numbered parts there are, in index order; anything else is what a killed write left.
+  std::vector<std::pair<int64_t, std::string>> numbered;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(m_dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (name == "run.json") continue;
     const std::string digits = name.size() == 17 && name.rfind("part-", 0) == 0 ? name.substr(5, 8) : "";
-    const bool numbered = !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;
-    const bool kept = numbered && name.compare(13, 4, ".bin") == 0 &&
-                      std::stoll(digits) < static_cast<long long>(parts.size());
-    if (!kept) std::filesystem::remove(entry.path(), ec);
+    if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos &&
+        name.compare(13, 4, ".bin") == 0) {
+      numbered.emplace_back(std::stoll(digits), entry.path().string());
+    } else {
+      std::filesystem::remove(entry.path(), ec);
+    }
+  }
+  std::sort(numbered.begin(), numbered.end());
+  std::vector<JobPart> parts;
+  bool redo_rest = false;
+  for (const auto& [index, path] : numbered) {
+    const bool gap = m_order == PartOrder::kInOrder && index != static_cast<int64_t>(parts.size());
+    if (!redo_rest && !gap) {
+      auto part = read(index);
+      if (part.is_ok()) {
+        parts.push_back(std::move(part).value());
+        continue;
+      }
+      notes->push_back(path + " is damaged (" + part.status().message() + "): its inputs are processed again");
+    }
+    // In order, what follows a damaged or missing part is redone too.
+    redo_rest = redo_rest || m_order == PartOrder::kInOrder;
+    std::filesystem::remove(path, ec);
   }
   return parts;
 }
@@ -111,6 +120,7 @@ Result<JobPart> JobParts::read(int64_t index) const {
   if (header_size > text.size() - payload) return unsupported_format("truncated");
   const std::string header = text.substr(payload, header_size);
   JobPart part;
+  part.index = index;
   part.blob = text.substr(payload + header_size);
   if (crc_of(header, part.blob) != crc) return unsupported_format("checksum mismatch");
   try {

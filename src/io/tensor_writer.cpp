@@ -34,6 +34,18 @@ std::string npy_names_path(const std::string& path) {
 
 }  // namespace
 
+// A unique temporary name means nothing to the user: errors name the file asked for.
+Status TensorWriter::named(Status status) const {
+  if (status.is_ok()) return status;
+  std::string message = status.message();
+  const auto replace = [&](const std::string& tmp) {
+    for (size_t at; !tmp.empty() && (at = message.find(tmp)) != std::string::npos;) message.replace(at, tmp.size(), m_path);
+  };
+  replace(m_tmp_path);
+  for (const Array& a : m_arrays) replace(a.tmp_path);
+  return Status(status.code(), message);
+}
+
 Result<TensorFileFormat> tensor_file_format_from_path(const std::string& path) {
   const std::string ext = path_extension(path);
   if (ext == ".npy") return TensorFileFormat::kNpy;
@@ -111,6 +123,7 @@ Status TensorWriter::open_arrays(const std::string& path, const std::vector<Tens
     return Status::ok();
   }();
   if (!s.is_ok()) {
+    s = named(s);
     abandon();
     return s;
   }
@@ -133,7 +146,7 @@ Status TensorWriter::append(const std::vector<const void*>& items, int64_t count
     if (items[a] == nullptr) return invalid_argument("tensor writer: bad items");
     Status s = m_format == TensorFileFormat::kHdf5 ? h5_append(m_arrays[a], items[a], count)
                                                    : npy_append(m_arrays[a], items[a], count);
-    if (!s.is_ok()) return s;
+    if (!s.is_ok()) return named(s);
   }
   m_count += count;
   return Status::ok();
@@ -162,6 +175,7 @@ Status TensorWriter::finish(const std::vector<std::string>& names, const TensorA
   }
   if (s.is_ok()) s = file_commit(m_tmp_path, m_path);
   if (!s.is_ok()) {
+    s = named(s);
     abandon();
     return s;
   }

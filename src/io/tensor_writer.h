@@ -61,6 +61,7 @@ class TensorWriter {
   const std::string& path() const { return m_path; }
 
  private:
+  Status named(Status status) const;
   struct Array {
     TensorArraySpec spec;
     size_t item_bytes = 0;

@@ -122,3 +122,29 @@ def test_faces_with_crops_on_a_full_disk_resumes_to_the_same_rows(tmp_path):
     assert "./faces.h5" not in left and any(p.startswith("./faces.h5.parts/part-") for p in left)
     assert int((save / "resume.rc").read_text()) == 0, (save / "resume.err").read_text()
     assert_same_output(reference, save / "final", ignore=())
+
+
+def test_segment_on_a_full_disk_keeps_its_finished_output_and_resumes(tmp_path):
+    segment = pytest.importorskip("test_segment_resume")
+    if "without ONNX Runtime or FFmpeg" in subprocess.run([KILN, "segment", "--help"], capture_output=True,
+                                                         text=True).stdout or shutil.which("ffmpeg") is None:
+        pytest.skip("this kiln is built without ONNX Runtime or FFmpeg, or the ffmpeg tool is missing")
+    videos = []
+    for name, seconds in (("a", 0.4), ("b", 2.0), ("c", 2.0)):
+        segment.make_video(tmp_path / f"{name}.mp4", seconds=seconds, size="320x180")
+        videos.append(tmp_path / f"{name}.mp4")
+    args = ["segment", *videos, "--output", "npy", "--threads", 2, "-q"]
+    reference = tmp_path / "ref"
+    run_kiln(*args, "-o", reference)
+    # a.npy (4 MB) is finished; b and c (21 MB each) fill the rest of 16 MB side by side.
+    save = run_on_small_disk(tmp_path, "16m", "out", args)
+    assert_one_line_naming_the_disk_full(save, "out/")
+    assert ".tmp" not in (save / "first.err").read_text()  # the output asked for, not its temporary name
+    left = (save / "left.txt").read_text().split()
+    assert "./out/a.npy" in left and "./out/b.npy" not in left and "./out/c.npy" not in left
+    assert digest(save / "left" / "out" / "a.npy") == digest(reference / "a.npy")
+    assert "./out.parts/part-00000000.bin" in left  # a's output, recorded
+    finals = sorted(p.name for p in (save / "final").iterdir())
+    assert finals == sorted(p.name for p in reference.iterdir())
+    for name in finals:
+        assert digest(save / "final" / name) == digest(reference / name), name

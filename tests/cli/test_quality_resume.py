@@ -65,9 +65,11 @@ def test_killed_run_resumes_to_the_uninterrupted_outputs(tmp_path, photos, refer
     kill_after_first_part(tmp_path, photos)
     # What a copy killed mid-write leaves in the filter folder goes on resume.
     (tmp_path / "passed" / ".p0001.jpg.tmp.AbC123").write_bytes(b"half a copy")
+    (tmp_path / ".q.jsonl.tmp.XyZ789").write_bytes(b"half the lines")  # a kill while the lines were assembled
     result = run_kiln("quality", *run_args(tmp_path, photos), "--resume")
     assert "Resumed: " in result.stdout
     assert_same(tmp_path, reference)
+    assert not (tmp_path / ".q.jsonl.tmp.XyZ789").exists()
 
 
 def test_damaged_part_is_measured_again(tmp_path, photos, reference):

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "common/test_util.h"
 #include "io/durable_file.h"
@@ -51,6 +52,24 @@ TEST(DurableFile, TempFileIsUniqueAndCommitRenamesIt) {
   EXPECT_FALSE(fs::exists(one.value()));
   EXPECT_EQ(test::read_file(path), "data");
   fs::remove(two.value());
+}
+
+TEST(DurableFile, TempFilesRemoveTakesOnlyKilnTemporaries) {
+  test::TempDir dir;
+  const auto put = [&](const std::string& name) { std::ofstream(dir.file(name)) << "x"; };
+  for (const char* name : {"b.npy", ".b.npy.tmp.Ab12Cd", ".c.npy.tmp.Ef34Gh", ".b.npy.tmp.toolong", "b.npy.tmp.Ab12Cd",
+                           ".b.npy.tmp", "keep.txt"}) {
+    put(name);
+  }
+  temp_files_remove(dir.path().string(), "b.npy");
+  EXPECT_FALSE(std::filesystem::exists(dir.file(".b.npy.tmp.Ab12Cd")));
+  for (const char* kept : {"b.npy", ".c.npy.tmp.Ef34Gh", ".b.npy.tmp.toolong", "b.npy.tmp.Ab12Cd", ".b.npy.tmp",
+                           "keep.txt"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir.file(kept))) << kept;
+  }
+  temp_files_remove(dir.path().string());  // every one
+  EXPECT_FALSE(std::filesystem::exists(dir.file(".c.npy.tmp.Ef34Gh")));
+  EXPECT_TRUE(std::filesystem::exists(dir.file("keep.txt")));
 }
 
 TEST(DurableFile, CopyAndReadAll) {

@@ -69,6 +69,9 @@ struct SegmentJobConfig {
   std::string reference;          // a reference mask video (person > 127): the mean IoU of the masks against it
   SegmentTargets targets;         // from a config file
   ShardSettings shard;            // a piece of the job: inputs [I*n/N, (I+1)*n/N) and a record for kiln merge
+  // Continue a killed run: each output, once finished, is recorded (with its CRC-32) in "<output>.parts/"; a resumed
+  // run keeps the outputs that are still as recorded and makes the others.
+  bool resume = false;
   // mode (where inference and preprocessing run), threads, batch_size (0 = the mode's: throughput 8, latency 1)
   ExecSettings exec = [] {
     ExecSettings e;
@@ -89,6 +92,7 @@ struct SegmentStreamSummary {
   double foreground = 0;      // mean share of person pixels over the frames
   std::vector<std::string> errors;  // damaged input, audio not copied ...
   int64_t error_count = 0;
+  bool resumed = false;       // finished by the killed run this one resumed (--resume), kept as it was
 };
 
 struct SegmentStageSummary {

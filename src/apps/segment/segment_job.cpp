@@ -7,14 +7,20 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "apps/segment/frame_matte.h"
 #include "apps/segment/frame_source.h"
 #include "apps/segment/segment_engine.h"
+#include "apps/segment/segment_parts.h"
 #include "apps/segment/segment_piece.h"
+#include "io/durable_file.h"
+#include "io/output_lock.h"
 #include "io/tensor_writer.h"
 #include "io/video/video_writer.h"
 #include "kiln/apps/segment.h"
@@ -97,8 +103,12 @@ double percentile_ms(std::vector<int64_t> values, double q) {
 
 class SegmentRun {
  public:
-  SegmentRun(const SegmentJobConfig& config, const SegmentProgressFn& on_progress, const LogFn& log)
-      : m_config(config), m_on_progress(on_progress), m_log(log) {}
+  // Called on a writer thread when stream k (of the inputs given to open) has its output complete.
+  using FinishedFn = std::function<Status(size_t k, const SegmentStreamSummary& stream)>;
+
+  SegmentRun(const SegmentJobConfig& config, const SegmentProgressFn& on_progress, const LogFn& log,
+             FinishedFn on_finished = {})
+      : m_config(config), m_on_progress(on_progress), m_log(log), m_on_finished(std::move(on_finished)) {}
 
   // outputs: one per input (output_paths()).
   Status open(const std::vector<std::string>& inputs, const std::vector<std::string>& outputs) {
@@ -167,9 +177,9 @@ class SegmentRun {
     for (const auto& s : m_streams) m_expected += s->info.frames;
     m_decode.threads = m_post.threads = m_encode.threads = static_cast<int32_t>(m_streams.size());
     std::vector<std::thread> readers, writers;
-    for (auto& s : m_streams) {
-      readers.emplace_back([this, &s] { read_loop(*s); });
-      writers.emplace_back([this, &s] { write_loop(*s); });
+    for (size_t k = 0; k < m_streams.size(); ++k) {
+      readers.emplace_back([this, k] { read_loop(*m_streams[k]); });
+      writers.emplace_back([this, k] { write_loop(*m_streams[k], k); });
     }
     for (auto& t : readers) t.join();
     m_engine->finish();
@@ -182,16 +192,7 @@ class SegmentRun {
     int64_t written = 0;
     std::vector<int64_t> latencies;
     for (auto& s : m_streams) {
-      SegmentStreamSummary& out = s->summary;
-      out.errors = s->source->errors();
-      out.error_count = s->source->error_count();
-      if (s->video) {
-        out.encode = s->video->description();
-        for (const std::string& note : s->video->notes()) out.errors.push_back(note);
-      } else {
-        out.encode = m_kind == SegmentOutput::kNpy ? "npy, float16" : "h5, float16";
-      }
-      out.foreground = out.written > 0 ? s->foreground_sum / static_cast<double>(out.written) : 0;
+      const SegmentStreamSummary& out = s->summary;
       written += out.written;
       latencies.insert(latencies.end(), s->latencies_ns.begin(), s->latencies_ns.end());
       summary.streams.push_back(out);
@@ -328,7 +329,7 @@ class SegmentRun {
     m_engine->stream_end(s.id, read);
   }
 
-  void write_loop(Stream& s) {
+  void write_loop(Stream& s, size_t k) {
     Profiler::instance().set_thread_name("write " + std::to_string(s.id));
     SegmentSmoother smoother(m_engine->model().prob_width(), m_engine->model().prob_height());
     ImageBuffer out;
@@ -375,7 +376,25 @@ class SegmentRun {
     if (!m_engine->error().is_ok()) return;
     s.summary.frames = s.summary.written;
     Status st = s.video ? s.video->finish() : s.arrays.finish(s.names);
+    if (st.is_ok()) {
+      summary_complete(s);
+      if (m_on_finished) st = m_on_finished(k, s.summary);
+    }
     if (!st.is_ok()) m_engine->stop(st);
+  }
+
+  // What the stream's summary takes from its reader, writer and counts, once its output is complete.
+  void summary_complete(Stream& s) const {
+    SegmentStreamSummary& out = s.summary;
+    out.errors = s.source->errors();
+    out.error_count = s.source->error_count();
+    if (s.video) {
+      out.encode = s.video->description();
+      for (const std::string& note : s.video->notes()) out.errors.push_back(note);
+    } else {
+      out.encode = m_kind == SegmentOutput::kNpy ? "npy, float16" : "h5, float16";
+    }
+    out.foreground = out.written > 0 ? s.foreground_sum / static_cast<double>(out.written) : 0;
   }
 
   // The next reference frame against this frame's mask; a reference shorter than the input ends the comparison.
@@ -404,6 +423,7 @@ class SegmentRun {
   const SegmentJobConfig& m_config;
   SegmentProgressFn m_on_progress;
   LogFn m_log;
+  FinishedFn m_on_finished;
   SegmentOutput m_kind = SegmentOutput::kMask;
   bool m_latency = false;
   std::unique_ptr<SegmentEngine> m_engine;
@@ -419,6 +439,81 @@ class SegmentRun {
 
 }  // namespace
 
+namespace {
+
+// What a resumed run must share with the killed one: the settings that decide the outputs, and the inputs.
+std::string run_json(const SegmentJobConfig& config, const std::vector<std::string>& inputs,
+                     const std::vector<std::string>& outputs) {
+  nlohmann::json run;
+  run["settings"] = nlohmann::json::parse(segment_settings_json(config));
+  run["inputs"] = inputs;
+  run["outputs"] = outputs;
+  return run.dump();
+}
+
+// Inputs [range) of `inputs` (outputs alike), but for those a killed run finished (`kept`, whose summaries go into
+// the result in input order), through one SegmentRun that records each output as it completes.
+Result<SegmentJobSummary> segment_range_run(const SegmentJobConfig& config, const std::vector<std::string>& inputs,
+                                            const std::vector<std::string>& outputs, const IndexRange& range,
+                                            const std::string& base, const SegmentProgressFn& on_progress,
+                                            const LogFn& log) {
+  KILN_TRY_ASSIGN(OutputLock lock, OutputLock::acquire(base));
+  SegmentParts parts(base);
+  std::vector<std::string> notes;
+  const auto slice = [&](const std::vector<std::string>& all) {
+    return std::vector<std::string>(all.begin() + range.first, all.begin() + range.end());
+  };
+  KILN_TRY_ASSIGN(const auto kept, parts.open(run_json(config, slice(inputs), slice(outputs)), config.resume, &notes));
+  for (const std::string& note : notes) {
+    if (log) log("kiln: warning: " + note);
+  }
+  std::vector<int64_t> todo;  // indexes in the range
+  for (int64_t i = 0; i < range.count; ++i) {
+    if (kept.count(i) == 0) todo.push_back(i);
+  }
+  if (log && !kept.empty()) {
+    log("Resuming: " + std::to_string(kept.size()) + " of " + std::to_string(range.count) +
+        " outputs were finished by the killed run");
+  }
+  SegmentJobSummary summary;
+  if (!todo.empty()) {
+    std::vector<std::string> run_inputs, run_outputs;
+    for (const int64_t i : todo) {
+      run_inputs.push_back(inputs[static_cast<size_t>(range.first + i)]);
+      run_outputs.push_back(outputs[static_cast<size_t>(range.first + i)]);
+      // What a killed write of this output left (the lock keeps other writers of it away).
+      temp_files_remove(path_parent(run_outputs.back()), fs::path(run_outputs.back()).filename().string());
+    }
+    std::atomic<int64_t> finished{0};
+    SegmentRun run(config, on_progress, log, [&](size_t k, const SegmentStreamSummary& stream) {
+      KILN_TRY(parts.output_done(todo[k], stream));
+      ++finished;
+      return Status::ok();
+    });
+    auto result = [&]() -> Result<SegmentJobSummary> {
+      KILN_TRY(run.open(run_inputs, run_outputs));
+      return run.run();
+    }();
+    if (!result.is_ok()) {
+      if (kept.empty() && finished == 0) (void)parts.remove();  // nothing finished: nothing to resume
+      return result.status();
+    }
+    summary = std::move(result).value();
+  }
+  // Every stream in input order, the kept ones included.
+  std::vector<SegmentStreamSummary> streams;
+  size_t next = 0;
+  for (int64_t i = 0; i < range.count; ++i) {
+    const auto found = kept.find(i);
+    streams.push_back(found != kept.end() ? found->second : summary.streams[next++]);
+  }
+  summary.streams = std::move(streams);
+  KILN_TRY(parts.remove());
+  return summary;
+}
+
+}  // namespace
+
 Result<SegmentJobSummary> segment_job_run(const SegmentJobConfig& config, const std::vector<std::string>& inputs,
                                           const SegmentProgressFn& on_progress, const LogFn& log) {
   KILN_TRY_ASSIGN(const Shard shard, shard_resolve(config.shard, env_lookup_process));
@@ -429,29 +524,26 @@ Result<SegmentJobSummary> segment_job_run(const SegmentJobConfig& config, const 
   if (inputs.empty()) return invalid_argument("segment: no input");
   // Output names come from the whole list, so that every piece names its videos as a single run would.
   KILN_TRY_ASSIGN(const std::vector<std::string> outputs, output_paths(config, inputs, config.output));
-  if (!shard.is_piece()) {
-    SegmentRun run(config, on_progress, log);
-    KILN_TRY(run.open(inputs, outputs));
-    return run.run();
-  }
   const int64_t total = static_cast<int64_t>(inputs.size());
+  if (!shard.is_piece()) {
+    // The parts and the lock sit beside the output folder (or file): "out.parts", "out.lock".
+    std::string base = fs::path(config.output_dir).lexically_normal().string();
+    while (base.size() > 1 && base.back() == '/') base.pop_back();
+    return segment_range_run(config, inputs, outputs, IndexRange{0, total}, base, on_progress, log);
+  }
   const IndexRange range = shard_range(shard.index, shard.count, total);
-  const auto slice = [&](const std::vector<std::string>& all) {
-    return std::vector<std::string>(all.begin() + range.first, all.begin() + range.end());
-  };
   if (log) {
     log("Segmenting " + shard.label() + " (" + shard.source + "): inputs " + std::to_string(range.first) + ".." +
         std::to_string(range.end() - 1) + " of " + std::to_string(total));
   }
-  // A record left by an earlier run of this piece is void until this run's outputs are complete.
+  // A record left by an earlier run of this piece is void until this run's outputs are complete; the piece's parts
+  // and lock go beside it, apart from the other pieces writing into the same folder.
   const std::string record = segment_piece_path(config.output_dir, shard);
   fs::remove(record, ec);
   if (ec) return io_error(record + ": cannot remove the earlier record: " + ec.message());
   SegmentJobSummary summary;
   if (range.count > 0) {
-    SegmentRun run(config, on_progress, log);
-    KILN_TRY(run.open(slice(inputs), slice(outputs)));
-    KILN_TRY_ASSIGN(summary, run.run());
+    KILN_TRY_ASSIGN(summary, segment_range_run(config, inputs, outputs, range, record, on_progress, log));
   }
   KILN_TRY(segment_piece_write(record, shard, range, segment_settings_json(config), inputs, summary));
   return summary;

@@ -87,6 +87,9 @@ const ParamTable<SegmentJobConfig>& segment_job_params() {
     t.include(segment_params(), [](C& c) -> SegmentSettings& { return c.segment; });
     t.include(exec_params(), [](C& c) -> ExecSettings& { return c.exec; });
     t.include(shard_params(), [](C& c) -> ShardSettings& { return c.shard; });
+    t.add({.name = "resume",
+           .help = "Continue a killed run of the same job: outputs it finished (checked against their CRC-32) are kept"},
+          [](C& c) -> bool& { return c.resume; });
     t.spec_update("batch_size", [](ParamSpec& s) {
       s.help = "Frames per inference run at most";
       s.default_text = "throughput 8, latency 1";

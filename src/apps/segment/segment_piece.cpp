@@ -16,7 +16,7 @@ std::string segment_settings_json(const SegmentJobConfig& config) {
   // Where, how fast and which piece do not change the outputs.
   static const char* const kNotContent[] = {"output_dir", "threads",     "batch_size",   "mode",
                                             "provider",   "hw_decode",   "max_delay_us", "fallback_on_error",
-                                            "shard",      "shard_count"};
+                                            "shard",      "shard_count", "resume"};
   nlohmann::json settings;
   for (const auto& entry : segment_job_params().entries()) {
     if (std::find(std::begin(kNotContent), std::end(kNotContent), entry.spec.name) != std::end(kNotContent)) continue;
