@@ -15,7 +15,7 @@ DEBIAN_PACKAGES := build-essential cmake pkg-config \
   python3-torch \
   python3-onnx python3-opencv python3-skimage \
   libavformat-dev libavcodec-dev libswscale-dev libavdevice-dev ffmpeg \
-  python3-distributed python3-yaml slurmctld slurmd slurm-client munge
+  python3-distributed python3-yaml slurmctld slurmd slurm-client munge time
 
 .PHONY: deps build demo test tsan bench sanitize fuzz soak clean
 
