@@ -28,9 +28,12 @@ struct SegmentSettings {
   // the new value is (confident pixels follow the new frame at once, so motion does not lag). 0 = off.
   float temporal = 0.7f;
   float feather = 0.2f;  // alpha, composite, blur: alpha ramps over this probability band around the threshold
+  // Keep only the largest connected region at or above the threshold, with its soft edge (after temporal smoothing,
+  // which itself sees every region).
+  bool largest_component = false;
 };
 
-// model, activation, person_class, letterbox, threshold, temporal, feather.
+// model, activation, person_class, letterbox, threshold, temporal, feather, largest_component.
 const ParamTable<SegmentSettings>& segment_params();
 
 // mask: 0/255 gray video; alpha: the frame with the person's alpha (.webm, .mov, .mkv); composite: the person over

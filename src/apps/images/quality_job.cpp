@@ -146,9 +146,11 @@ Result<QualityJobSummary> quality_job_run(const QualityJobConfig& config, const 
     }
     done_parts = static_cast<int64_t>(kept.size());
     summary.resumed = std::min(batches.count(), done_parts * unit);
-    // Copies and JSON lines a killed write left half made.
-    if (!config.filter_to.empty()) temp_files_remove(config.filter_to);
-    if (!config.json.empty()) temp_files_remove(path_parent(config.json), fs::path(config.json).filename().string());
+    // Copies and JSON lines a killed write left half made (only then: another job may be copying into the folder).
+    if (config.resume && !config.filter_to.empty()) temp_files_remove(config.filter_to);
+    if (config.resume && !config.json.empty()) {
+      temp_files_remove(path_parent(config.json), fs::path(config.json).filename().string());
+    }
   }
 
   ThreadPool pool(config.exec.threads);

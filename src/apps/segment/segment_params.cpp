@@ -30,6 +30,10 @@ const ParamTable<SegmentSettings>& segment_params() {
     t.add({.name = "feather", .help = "Alpha, composite and blur: the probability band the alpha ramps over",
            .min = 0.001, .max = 1},
           [](C& c) -> float& { return c.feather; });
+    t.add({.name = "largest_component",
+           .help = "Keep only the person's largest connected region (with its soft edge): smaller regions, such as "
+                   "a person in a picture behind, become background"},
+          [](C& c) -> bool& { return c.largest_component; });
     return t;
   }();
   return table;
