@@ -219,7 +219,7 @@ class PySegmentPipeline {
       SegmentResult r;
       {
         StageTimer timer(m_post);
-        const std::vector<float>& prob = smoother.update(f, m_settings.job.segment.temporal);
+        const std::vector<float>& prob = smoother.update(f, m_settings.job.segment);
         const auto key = std::make_pair(f.frame.rgb.width, f.frame.rgb.height);
         auto it = mattes.find(key);
         if (it == mattes.end() || it->second.channels() != 1) {

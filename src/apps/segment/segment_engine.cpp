@@ -1,5 +1,8 @@
 #include "apps/segment/segment_engine.h"
 
+#include <algorithm>
+
+#include "apps/segment/mask_region.h"
 #include "apps/segment/mask_temporal.h"
 #include "kiln/image_ops.h"
 
@@ -204,19 +207,22 @@ void SegmentEngine::infer_loop() {
   }
 }
 
-const std::vector<float>& SegmentSmoother::update(const SegmentFrame& frame, float ratio) {
+const std::vector<float>& SegmentSmoother::update(const SegmentFrame& frame, const SegmentSettings& settings) {
   if (frame.dropped) {
     if (m_state.empty()) m_state.assign(static_cast<size_t>(m_width) * m_height, 0.0f);
-    return m_state;
-  }
-  if (frame.prob_width != m_width || frame.prob_height != m_height || m_state.size() != frame.prob.size()) {
+  } else if (frame.prob_width != m_width || frame.prob_height != m_height || m_state.size() != frame.prob.size()) {
     m_width = frame.prob_width;
     m_height = frame.prob_height;
     m_state = frame.prob;
-    return m_state;
+  } else {
+    mask_temporal_smooth(frame.prob.data(), m_state.data(), m_state.size(), settings.temporal);
   }
-  mask_temporal_smooth(frame.prob.data(), m_state.data(), m_state.size(), ratio);
-  return m_state;
+  if (!settings.largest_component) return m_state;
+  // The state goes on seeing every region: one that grows larger than the person's takes over at once.
+  m_output = m_state;
+  mask_keep_largest_region(m_output.data(), m_width, m_height, settings.threshold, std::max(1, m_width / 128),
+                           &m_scratch);
+  return m_output;
 }
 
 }  // namespace kiln

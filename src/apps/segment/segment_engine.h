@@ -136,13 +136,16 @@ class SegmentSmoother {
  public:
   // width x height: the map a frame dropped before any was inferred gets (all background).
   SegmentSmoother(int32_t width, int32_t height) : m_width(width), m_height(height) {}
-  // The smoothed map for `frame` (prob_width x prob_height of the last inferred frame); valid until the next call.
-  const std::vector<float>& update(const SegmentFrame& frame, float ratio);
+  // The smoothed map for `frame` (prob_width x prob_height of the last inferred frame; settings.temporal, and
+  // settings.largest_component with settings.threshold); valid until the next call.
+  const std::vector<float>& update(const SegmentFrame& frame, const SegmentSettings& settings);
   int32_t width() const { return m_width; }
   int32_t height() const { return m_height; }
 
  private:
   std::vector<float> m_state;
+  std::vector<float> m_output;  // largest_component: the state with the other regions removed
+  std::vector<uint8_t> m_scratch;
   int32_t m_width = 0, m_height = 0;
 };
 

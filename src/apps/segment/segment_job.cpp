@@ -16,7 +16,6 @@
 
 #include "apps/segment/frame_matte.h"
 #include "apps/segment/frame_source.h"
-#include "apps/segment/mask_region.h"
 #include "apps/segment/segment_engine.h"
 #include "apps/segment/segment_parts.h"
 #include "apps/segment/segment_piece.h"
@@ -335,8 +334,6 @@ class SegmentRun {
     SegmentSmoother smoother(m_engine->model().prob_width(), m_engine->model().prob_height());
     ImageBuffer out;
     std::vector<uint16_t> half;
-    std::vector<float> region;  // largest_component: the map with the other regions removed
-    std::vector<uint8_t> region_scratch;
     SegmentFrame task;
     while (m_engine->take(s.id, &task)) {
       double foreground = 0;
@@ -344,14 +341,7 @@ class SegmentRun {
       {
         StageTimer timer(m_post);
         if (task.dropped) ++s.summary.dropped;
-        const std::vector<float>* prob_map = &smoother.update(task, m_config.segment.temporal);
-        if (m_config.segment.largest_component) {
-          region = *prob_map;
-          mask_keep_largest_region(region.data(), smoother.width(), smoother.height(), m_config.segment.threshold,
-                                   std::max(1, smoother.width() / 128), &region_scratch);
-          prob_map = &region;
-        }
-        const std::vector<float>& prob = *prob_map;
+        const std::vector<float>& prob = smoother.update(task, m_config.segment);
         if (smoother.width() != s.matte_prob_width || smoother.height() != s.matte_prob_height) {
           st = matte_fit(s, smoother.width(), smoother.height());
         }
