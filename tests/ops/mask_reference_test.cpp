@@ -8,6 +8,8 @@
 
 #include "common/image_ops_util.h"
 #include "core/thread_pool.h"
+#include "ops/cpu/mask_loops.h"
+#include "ops/image_desc.h"
 #include "ops/mask.h"
 #include "ops/mask_test_util.h"
 
@@ -123,6 +125,43 @@ TEST(MaskReference, ArgmaxTiesGoToTheLowestClass) {
   EXPECT_EQ(row[1], 1);  // 2, 5, 5
   EXPECT_EQ(row[2], 0);  // 3, 3, 3
   EXPECT_EQ(row[3], 1);  // NaN, 0, NaN: NaN never wins
+}
+
+// The CPU's row-wise argmax (generic and AVX2 variants, whole vectors and tails) against the per-pixel decision
+// every backend shares, on logits full of ties and NaNs.
+TEST(MaskReference, ArgmaxRowsEqualThePerPixelDecision) {
+  auto in = logits_batch({{37, 6}}, 21, PixelType::kF32, 7);
+  uint32_t state = 1;
+  for (int32_t c = 0; c < 21; ++c) {
+    for (int32_t y = 0; y < 6; ++y) {
+      float* row = in[0].row<float>(y, c);
+      for (int32_t x = 0; x < 37; ++x) {
+        state = state * 1664525u + 1013904223u;
+        const uint32_t pick = state >> 28;
+        if (pick < 5) row[x] = static_cast<float>(pick);  // many equal values across classes
+        if (pick == 5) row[x] = NAN;
+      }
+    }
+  }
+  const KilnImageDesc d = image_desc(in[0]);
+  const auto* base = static_cast<const uint8_t*>(in[0].data);
+  const KilnMaskParams p = mask_params_resolve(MaskParams{}, 21);
+  const auto out = masks_for(in);
+  ASSERT_TRUE(run_cpu(MaskParams{}, in, out).is_ok());
+  std::vector<float> best(37);
+  std::vector<int32_t> id(37);
+  std::vector<uint8_t> generic_row(37), avx2_row(37);
+  const bool avx2 = __builtin_cpu_supports("avx2");
+  for (int32_t y = 0; y < 6; ++y) {
+    generic::mask_argmax_row(base, d, y, generic_row.data(), best.data(), id.data());
+    if (avx2) avx2::mask_argmax_row(base, d, y, avx2_row.data(), best.data(), id.data());
+    for (int32_t x = 0; x < 37; ++x) {
+      const uint8_t expected = kiln_mask_decide(base, d, x, y, p);
+      ASSERT_EQ(out[0].row<uint8_t>(y)[x], expected) << x << "," << y;
+      ASSERT_EQ(generic_row[static_cast<size_t>(x)], expected) << x << "," << y;
+      if (avx2) ASSERT_EQ(avx2_row[static_cast<size_t>(x)], expected) << x << "," << y;
+    }
+  }
 }
 
 TEST(MaskReference, SigmoidThresholdIsExactAtTheBoundary) {

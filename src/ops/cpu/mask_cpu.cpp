@@ -5,9 +5,14 @@
 #include <functional>
 #include <vector>
 
+#include "core/cpu_isa.h"
 #include "core/thread_pool.h"
 #include "ops/image_desc.h"
 #include "ops/mask.h"
+
+#define KILN_MASK_VARIANT generic
+#include "ops/cpu/mask_loops.h"
+#undef KILN_MASK_VARIANT
 
 namespace kiln {
 
@@ -73,10 +78,22 @@ Status mask_cpu(const OpCall& call, ThreadPool* pool) {
   // Stage 1 writes where the smoothing passes expect it: median and open/close end in `out`.
   const bool decide_to_scratch = smooth && params.smoothing == MaskSmoothing::kMedian;
   const std::vector<ImageView>& decided = decide_to_scratch ? scratch : out;
+  // Class ids of f32 CHW logits (the common case) take the row-wise loops, but in the scalar reference mode
+  // (KILN_CPU_ISA=scalar); the rest the per-pixel reference.
+  const CpuIsa isa = cpu_isa_active();
+  const auto argmax_row = isa == CpuIsa::kAvx2 ? avx2::mask_argmax_row : generic::mask_argmax_row;
   rows_for(in, pool, [&](size_t i, int32_t y) {
     const KilnImageDesc d = image_desc(in[i]);
     const auto* base = static_cast<const uint8_t*>(in[i].data);
     auto* row = decided[i].row<uint8_t>(y);
+    if (p.target < 0 && d.type == KILN_PIXEL_F32 && d.layout == KILN_LAYOUT_CHW && isa != CpuIsa::kScalar) {
+      thread_local std::vector<float> best;
+      thread_local std::vector<int32_t> id;
+      best.resize(static_cast<size_t>(d.width));
+      id.resize(static_cast<size_t>(d.width));
+      argmax_row(base, d, y, row, best.data(), id.data());
+      return;
+    }
     for (int32_t x = 0; x < d.width; ++x) row[x] = kiln_mask_decide(base, d, x, y, p);
   });
 
