@@ -12,6 +12,7 @@
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #define KILN_COLOR_AVX2 1
+#include <immintrin.h>
 #endif
 
 namespace kiln {
@@ -77,9 +78,65 @@ void gray_f32_row(const float* src, float* dst, int32_t width, float w0, float w
 }
 
 #ifdef KILN_COLOR_AVX2
+// Packed 3-channel rows, 16 pixels a step: each 128-bit lane takes 4 pixels, shuffled into 16-bit (red, green) and
+// (blue, 0) pairs that one multiply-add each (pmaddwd) weighs with the same 15-bit integers as kiln_gray_u8; the
+// sums, rounded and shifted, are packed back to bytes. Every load stays within the 48 bytes of its 16 pixels.
+
+// The pshufb control of one lane: 4 pixels from byte `first` on, each as the 16-bit pair (channel a, channel b),
+// channel b < 0 giving 0.
+__m128i gray_shuffle_control(int32_t first, int32_t channel_a, int32_t channel_b) {
+  alignas(16) int8_t c[16];
+  for (int32_t k = 0; k < 4; ++k) {
+    const int32_t at = first + 3 * k;
+    c[4 * k] = static_cast<int8_t>(at + channel_a);
+    c[4 * k + 1] = -1;
+    c[4 * k + 2] = static_cast<int8_t>(channel_b < 0 ? -1 : at + channel_b);
+    c[4 * k + 3] = -1;
+  }
+  return _mm_load_si128(reinterpret_cast<const __m128i*>(c));
+}
+
+struct GrayRgbConstants {
+  __m256i rg, bz, w_rg, w_b, half;
+};
+
+// 8 pixels at p -> their 8 gray levels as int32 (lane 0: pixels 0..3, lane 1: 4..7). Lane 0 holds bytes 0..15
+// (pixels 0..3 at 0, 3, 6, 9), lane 1 bytes 8..23 (pixels 4..7 at 4, 7, 10, 13).
+__attribute__((target("avx2"))) inline __m256i gray_rgb_eight(const uint8_t* p, const GrayRgbConstants& k) {
+  const __m256i v = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(p + 8), reinterpret_cast<const __m128i*>(p));
+  const __m256i sum = _mm256_add_epi32(_mm256_madd_epi16(_mm256_shuffle_epi8(v, k.rg), k.w_rg),
+                                       _mm256_madd_epi16(_mm256_shuffle_epi8(v, k.bz), k.w_b));
+  return _mm256_srli_epi32(_mm256_add_epi32(sum, k.half), 15);
+}
+
+// Red at +R, green at +1, blue at +(2 - R) of each pixel.
+template <int R>
+__attribute__((target("avx2"))) void gray_u8_rgb_row_avx2(const uint8_t* src, uint8_t* dst, int32_t width) {
+  GrayRgbConstants k;
+  k.rg = _mm256_set_m128i(gray_shuffle_control(4, R, 1), gray_shuffle_control(0, R, 1));
+  k.bz = _mm256_set_m128i(gray_shuffle_control(4, 2 - R, -1), gray_shuffle_control(0, 2 - R, -1));
+  k.w_rg = _mm256_set1_epi32(KILN_GRAY_U8_R | (KILN_GRAY_U8_G << 16));
+  k.w_b = _mm256_set1_epi32(KILN_GRAY_U8_B);
+  k.half = _mm256_set1_epi32(1 << 14);
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 0, 0, 0, 0);
+  int32_t x = 0;
+  for (; x + 16 <= width; x += 16) {
+    const uint8_t* p = src + static_cast<int64_t>(x) * 3;
+    const __m256i words = _mm256_packs_epi32(gray_rgb_eight(p, k), gray_rgb_eight(p + 24, k));  // 0-3 8-11 | 4-7 12-15
+    const __m256i bytes = _mm256_packus_epi16(words, words);  // the same as bytes, twice per lane
+    const __m256i ordered = _mm256_permutevar8x32_epi32(bytes, order);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + x), _mm256_castsi256_si128(ordered));
+  }
+  gray_u8_row_impl<3, R>(src + static_cast<int64_t>(x) * 3, dst + x, width - x);
+}
+
 template <int CN, int R>
 __attribute__((target("avx2"))) void gray_u8_row_avx2(const uint8_t* src, uint8_t* dst, int32_t width) {
-  gray_u8_row_impl<CN, R>(src, dst, width);
+  if constexpr (CN == 3) {
+    gray_u8_rgb_row_avx2<R>(src, dst, width);
+  } else {
+    gray_u8_row_impl<CN, R>(src, dst, width);
+  }
 }
 template <int CN>
 __attribute__((target("avx2"))) void gray_f32_row_avx2(const float* src, float* dst, int32_t width, float w0,
