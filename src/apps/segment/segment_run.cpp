@@ -1,0 +1,395 @@
+// One run of the segment pipeline: one reader thread per input submits its frames to the segment engine
+// (segment_engine.h: the shared batcher and the inference thread); one writer thread per input takes them back in
+// order, smooths them in time, renders the output frame and encodes it. With the profiler on (kiln --trace), every
+// frame is one flow from its read to its encode across the threads.
+#include "apps/segment/segment_run.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "apps/segment/frame_matte.h"
+#include "apps/segment/frame_source.h"
+#include "apps/segment/segment_engine.h"
+#include "io/tensor_writer.h"
+#include "io/video/video_writer.h"
+
+namespace kiln {
+
+namespace {
+
+int64_t now_ns() { return profile_now_ns(); }
+
+struct Stream {
+  int32_t id = 0;  // the engine's stream
+  std::unique_ptr<FrameSource> source;
+  VideoInfo info;
+  SegmentStreamSummary summary;
+  std::string output;
+  MatteRegion region;  // in model-input pixels
+  FrameMatte matte;
+  int32_t matte_prob_width = 0, matte_prob_height = 0;
+  std::unique_ptr<VideoWriter> video;
+  TensorWriter arrays;
+  std::vector<std::string> names;
+  double foreground_sum = 0;
+  std::vector<int64_t> latencies_ns;
+};
+
+bool is_array_output(SegmentOutput kind) { return kind == SegmentOutput::kNpy || kind == SegmentOutput::kH5; }
+
+double percentile_ms(std::vector<int64_t> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t k = std::min(values.size() - 1, static_cast<size_t>(std::ceil(q * values.size())) - (q > 0 ? 1 : 0));
+  return static_cast<double>(values[k]) / 1e6;
+}
+
+class SegmentRun {
+ public:
+  SegmentRun(const SegmentJobConfig& config, const SegmentProgressFn& on_progress, const LogFn& log,
+             SegmentFinishedFn on_finished)
+      : m_config(config), m_on_progress(on_progress), m_log(log), m_on_finished(std::move(on_finished)) {}
+
+  // outputs: one per input (output_paths()).
+  Status open(const std::vector<std::string>& inputs, const std::vector<std::string>& outputs) {
+    if (inputs.empty()) return invalid_argument("segment: no input");
+    m_kind = m_config.output;
+    m_latency = m_config.pipeline == "latency";
+    SegmentEngineConfig engine;
+    engine.segment = m_config.segment;
+    engine.exec = m_config.exec;
+    engine.latency = m_latency;
+    engine.max_delay_us = m_config.max_delay_us;
+    engine.provider = m_config.provider;
+    engine.tensorrt = m_config.tensorrt;
+    engine.log = m_log;
+    KILN_TRY_ASSIGN(m_engine, SegmentEngine::open(engine));
+
+    VideoReaderOptions reader;
+    reader.low_latency = m_latency;
+    reader.hw_decode = m_config.hw_decode == "cuda"   ? VideoHwDecode::kCuda
+                       : m_config.hw_decode == "none" ? VideoHwDecode::kNone
+                                                      : VideoHwDecode::kAuto;
+    if (m_config.exec.mode == ExecMode::kCpu && reader.hw_decode == VideoHwDecode::kAuto) {
+      reader.hw_decode = VideoHwDecode::kNone;
+    }
+    // Mask and array outputs never show the frame's pixels: the decoder converts straight to the model's input size
+    // (a twenty-fifth of the pixels of a 720p frame), and the fused preprocess only normalizes them.
+    if (m_kind == SegmentOutput::kMask || is_array_output(m_kind)) {
+      reader.scale_width = m_engine->model().input_width();
+      reader.scale_height = m_engine->model().input_height();
+      reader.scale_keep_aspect = m_config.segment.letterbox;
+    }
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      auto stream = std::make_unique<Stream>();
+      KILN_TRY_ASSIGN(stream->source, FrameSource::open(inputs[i], reader, m_config.fps));
+      stream->info = stream->source->info();
+      if (stream->info.width <= 0 || stream->info.height <= 0) {
+        return unsupported_format(inputs[i] + ": the frame size is unknown");
+      }
+      stream->summary.input = inputs[i];
+      stream->summary.output = outputs[i];
+      stream->summary.decode = stream->info.decode;
+      stream->output = outputs[i];
+      KILN_TRY(stream_outputs_open(*stream));
+      const double fps = stream->info.frame_rate.value() > 0 ? stream->info.frame_rate.value() : 30.0;
+      const int64_t timeout_us = !m_latency ? 0
+                                 : m_config.stale_ms > 0 ? static_cast<int64_t>(m_config.stale_ms * 1000)
+                                                         : static_cast<int64_t>(2e6 / fps);
+      stream->id = m_engine->stream_add(m_latency ? 32 : 3 * m_engine->max_batch() + 4, timeout_us);
+      m_streams.push_back(std::move(stream));
+    }
+    if (!m_config.reference.empty()) {
+      if (m_streams.size() != 1) return invalid_argument("segment: --reference needs exactly one input");
+      KILN_TRY_ASSIGN(m_reference, VideoReader::open(m_config.reference));
+      const VideoInfo& r = m_reference->info();
+      if (r.width != m_streams[0]->info.width || r.height != m_streams[0]->info.height) {
+        return invalid_argument(m_config.reference + ": the reference is " + std::to_string(r.width) + "x" +
+                                std::to_string(r.height) + ", the input " + std::to_string(m_streams[0]->info.width) +
+                                "x" + std::to_string(m_streams[0]->info.height));
+      }
+    }
+    return Status::ok();
+  }
+
+  Result<SegmentJobSummary> run() {
+    const int64_t started = now_ns();
+    for (const auto& s : m_streams) m_expected += s->info.frames;
+    m_decode.threads = m_post.threads = m_encode.threads = static_cast<int32_t>(m_streams.size());
+    std::vector<std::thread> readers, writers;
+    for (size_t k = 0; k < m_streams.size(); ++k) {
+      readers.emplace_back([this, k] { read_loop(*m_streams[k]); });
+      writers.emplace_back([this, k] { write_loop(*m_streams[k], k); });
+    }
+    for (auto& t : readers) t.join();
+    m_engine->finish();
+    for (auto& t : writers) t.join();
+    const int64_t elapsed = now_ns() - started;
+    if (Status st = m_engine->error(); !st.is_ok()) return st;
+
+    SegmentJobSummary summary;
+    summary.seconds = static_cast<double>(elapsed) / 1e9;
+    int64_t written = 0;
+    std::vector<int64_t> latencies;
+    for (auto& s : m_streams) {
+      const SegmentStreamSummary& out = s->summary;
+      written += out.written;
+      latencies.insert(latencies.end(), s->latencies_ns.begin(), s->latencies_ns.end());
+      summary.streams.push_back(out);
+    }
+    summary.fps = summary.seconds > 0 ? static_cast<double>(written) / summary.seconds : 0;
+    summary.latency_p50_ms = percentile_ms(latencies, 0.50);
+    summary.latency_p95_ms = percentile_ms(latencies, 0.95);
+    summary.latency_p99_ms = percentile_ms(latencies, 0.99);
+    summary.batch_mean = m_engine->batch_mean();
+    summary.infer = m_engine->model().session().report();
+    summary.preprocess = m_engine->preprocess_backend();
+    double busiest = -1;
+    for (StageClock* c : {&m_decode, &m_engine->infer_clock(), &m_post, &m_encode}) {
+      SegmentStageSummary stage;
+      stage.name = c->name;
+      stage.busy_s = static_cast<double>(c->busy_ns.load()) / 1e9;
+      stage.threads = c->threads;
+      stage.busy_percent = summary.seconds > 0 ? 100.0 * stage.busy_s / (summary.seconds * c->threads) : 0;
+      if (stage.busy_percent > busiest) {
+        busiest = stage.busy_percent;
+        summary.bottleneck = stage.name;
+      }
+      summary.stages.push_back(stage);
+    }
+    if (m_iou_frames > 0) summary.iou = m_iou_sum / static_cast<double>(m_iou_frames);
+    summary.targets = targets_check(summary);
+    return summary;
+  }
+
+ private:
+  std::vector<SegmentTargetCheck> targets_check(const SegmentJobSummary& s) const {
+    const SegmentTargets& t = m_config.targets;
+    std::vector<SegmentTargetCheck> checks;
+    char text[160];
+    if (t.max_end_to_end_ms > 0) {
+      std::snprintf(text, sizeof(text), "p99 %.1f ms %s %.0f ms", s.latency_p99_ms,
+                    s.latency_p99_ms <= t.max_end_to_end_ms ? "<=" : ">", t.max_end_to_end_ms);
+      checks.push_back({"end-to-end latency", s.latency_p99_ms <= t.max_end_to_end_ms, text});
+    }
+    if (t.min_fps > 0) {
+      std::snprintf(text, sizeof(text), "%.1f frames/s %s %.0f", s.fps, s.fps >= t.min_fps ? ">=" : "<", t.min_fps);
+      checks.push_back({"frame rate (min_fps)", s.fps >= t.min_fps, text});
+    }
+    if (t.target_fps > 0) {
+      std::snprintf(text, sizeof(text), "%.1f frames/s %s %.0f", s.fps, s.fps >= t.target_fps ? ">=" : "<",
+                    t.target_fps);
+      checks.push_back({"frame rate (target_fps)", s.fps >= t.target_fps, text});
+    }
+    if (t.min_iou > 0) {
+      if (s.iou < 0) {
+        checks.push_back({"IoU", false, "not measured: give --reference MASK_VIDEO"});
+      } else {
+        std::snprintf(text, sizeof(text), "mean IoU %.3f %s %.2f", s.iou, s.iou >= t.min_iou ? ">=" : "<", t.min_iou);
+        checks.push_back({"IoU", s.iou >= t.min_iou, text});
+      }
+    }
+    return checks;
+  }
+
+  Status stream_outputs_open(Stream& s) {
+    const int32_t w = s.info.width, h = s.info.height;
+    const SegmentModel& model = m_engine->model();
+    const int32_t mw = model.input_width(), mh = model.input_height();
+    if (m_config.segment.letterbox) {
+      const LetterboxPlacement p = letterbox_placement(w, h, mw, mh);
+      s.region = {static_cast<float>(p.x), static_cast<float>(p.y), static_cast<float>(p.width),
+                  static_cast<float>(p.height)};
+    } else {
+      s.region = {0, 0, static_cast<float>(mw), static_cast<float>(mh)};
+    }
+    KILN_TRY(matte_fit(s, mw, mh));
+    if (is_array_output(m_kind)) return s.arrays.open(s.output, {h, w}, PixelType::kF16);
+    VideoWriterOptions o;
+    o.width = w;
+    o.height = h;
+    o.pixels = m_kind == SegmentOutput::kMask    ? VideoPixels::kGray
+               : m_kind == SegmentOutput::kAlpha ? VideoPixels::kRgba
+                                                 : VideoPixels::kRgb;
+    o.time_base = s.info.time_base;
+    o.frame_rate = s.info.frame_rate;
+    o.codec = m_config.codec;
+    o.crf = m_config.crf;
+    o.low_latency = m_latency;
+    if (m_config.copy_audio && s.source->is_video_file() && s.info.audio_streams > 0) o.audio_from = s.info.path;
+    KILN_TRY_ASSIGN(s.video, VideoWriter::open(s.output, o));
+    return Status::ok();
+  }
+
+  // The matte for probability maps of pw x ph (the model's output size, known for sure after the first batch).
+  Status matte_fit(Stream& s, int32_t pw, int32_t ph) {
+    const SegmentModel& model = m_engine->model();
+    const float sx = static_cast<float>(pw) / static_cast<float>(model.input_width());
+    const float sy = static_cast<float>(ph) / static_cast<float>(model.input_height());
+    const MatteRegion r{s.region.x * sx, s.region.y * sy, s.region.width * sx, s.region.height * sy};
+    KILN_TRY_ASSIGN(s.matte, FrameMatte::make(s.info.width, s.info.height, pw, ph, r, m_kind, m_config.segment,
+                                              m_config.background, m_config.blur_radius));
+    s.matte_prob_width = pw;
+    s.matte_prob_height = ph;
+    return Status::ok();
+  }
+
+  void read_loop(Stream& s) {
+    Profiler::instance().set_thread_name("read " + std::to_string(s.id));
+    int64_t read = 0;
+    int64_t paced_from = -1;
+    double first_time = 0;
+    for (;;) {
+      SegmentFrame task;
+      task.stream = s.id;
+      bool end = false;
+      Status st;
+      {
+        StageTimer timer(m_decode);
+        st = s.source->read(&task.frame, &end);
+        if (st.is_ok() && !end) profile_flow_begin("frame", flow_id(s.id, task.frame.index));
+      }
+      if (!st.is_ok()) m_engine->stop(st);
+      if (!st.is_ok() || end) break;
+      if (m_latency && m_config.pace) {  // a live source delivers each frame at its time
+        if (paced_from < 0) {
+          paced_from = now_ns();
+          first_time = task.frame.time_s;
+        }
+        const auto due = paced_from + static_cast<int64_t>((task.frame.time_s - first_time) * 1e9);
+        const int64_t wait = due - now_ns();
+        if (wait > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
+      }
+      if (Status e = m_engine->submit(std::move(task)); !e.is_ok()) {
+        if (e.code() != Errc::kCancelled) m_engine->stop(e);
+        break;
+      }
+      ++read;
+    }
+    m_engine->stream_end(s.id, read);
+  }
+
+  void write_loop(Stream& s, size_t k) {
+    Profiler::instance().set_thread_name("write " + std::to_string(s.id));
+    SegmentSmoother smoother(m_engine->model().prob_width(), m_engine->model().prob_height());
+    ImageBuffer out;
+    std::vector<uint16_t> half;
+    SegmentFrame task;
+    while (m_engine->take(s.id, &task)) {
+      double foreground = 0;
+      Status st;
+      {
+        StageTimer timer(m_post);
+        if (task.dropped) ++s.summary.dropped;
+        const std::vector<float>& prob = smoother.update(task, m_config.segment);
+        if (smoother.width() != s.matte_prob_width || smoother.height() != s.matte_prob_height) {
+          st = matte_fit(s, smoother.width(), smoother.height());
+        }
+        if (st.is_ok() && is_array_output(m_kind)) {
+          half.resize(static_cast<size_t>(s.info.width) * s.info.height);
+          foreground = s.matte.probabilities(prob.data(), half.data(), &m_engine->pool());
+        } else if (st.is_ok()) {
+          foreground = s.matte.render(task.frame.rgb.view(), prob.data(), &out, &m_engine->pool());
+        }
+        if (st.is_ok() && m_reference) reference_compare(s, prob.data());
+      }
+      if (st.is_ok()) {
+        StageTimer timer(m_encode);
+        profile_flow_end("frame", flow_id(s.id, task.frame.index));
+        if (is_array_output(m_kind)) {
+          st = s.arrays.append(half.data(), 1);
+          s.names.push_back(s.summary.input + "@" + std::to_string(task.frame.time_s));
+        } else {
+          st = s.video->write(out.view(), task.frame.pts);
+        }
+      }
+      if (!st.is_ok()) {
+        m_engine->stop(st);
+        return;
+      }
+      s.foreground_sum += foreground;
+      ++s.summary.written;
+      if (!task.dropped) s.latencies_ns.push_back(now_ns() - task.arrived_ns);
+      m_engine->release(s.id);
+      progress();
+    }
+    if (!m_engine->error().is_ok()) return;
+    s.summary.frames = s.summary.written;
+    Status st = s.video ? s.video->finish() : s.arrays.finish(s.names);
+    if (st.is_ok()) {
+      summary_complete(s);
+      if (m_on_finished) st = m_on_finished(k, s.summary);
+    }
+    if (!st.is_ok()) m_engine->stop(st);
+  }
+
+  // What the stream's summary takes from its reader, writer and counts, once its output is complete.
+  void summary_complete(Stream& s) const {
+    SegmentStreamSummary& out = s.summary;
+    out.errors = s.source->errors();
+    out.error_count = s.source->error_count();
+    if (s.video) {
+      out.encode = s.video->description();
+      for (const std::string& note : s.video->notes()) out.errors.push_back(note);
+    } else {
+      out.encode = m_kind == SegmentOutput::kNpy ? "npy, float16" : "h5, float16";
+    }
+    out.foreground = out.written > 0 ? s.foreground_sum / static_cast<double>(out.written) : 0;
+  }
+
+  // The next reference frame against this frame's mask; a reference shorter than the input ends the comparison.
+  void reference_compare(Stream& s, const float* prob) {
+    VideoFrame ref;
+    bool end = false;
+    if (!m_reference->read(&ref, &end).is_ok() || end) {
+      m_reference.reset();
+      return;
+    }
+    m_iou_sum += s.matte.iou(prob, ref.rgb.view());
+    ++m_iou_frames;
+  }
+
+  void progress() {
+    const int64_t written = ++m_written;
+    if (!m_on_progress) return;
+    std::lock_guard<std::mutex> lock(m_progress_mutex);
+    m_on_progress(written, m_expected);
+  }
+
+  static uint64_t flow_id(int32_t stream, int64_t index) {
+    return (static_cast<uint64_t>(stream) << 40) | static_cast<uint64_t>(index);
+  }
+
+  const SegmentJobConfig& m_config;
+  SegmentProgressFn m_on_progress;
+  LogFn m_log;
+  SegmentFinishedFn m_on_finished;
+  SegmentOutput m_kind = SegmentOutput::kMask;
+  bool m_latency = false;
+  std::unique_ptr<SegmentEngine> m_engine;
+  std::vector<std::unique_ptr<Stream>> m_streams;
+  StageClock m_decode{"decode"}, m_post{"post"}, m_encode{"encode"};
+  std::unique_ptr<VideoReader> m_reference;
+  double m_iou_sum = 0;
+  int64_t m_iou_frames = 0;
+  std::atomic<int64_t> m_written{0};
+  int64_t m_expected = 0;
+  std::mutex m_progress_mutex;
+};
+
+}  // namespace
+
+Result<SegmentJobSummary> segment_streams_run(const SegmentJobConfig& config, const std::vector<std::string>& inputs,
+                                              const std::vector<std::string>& outputs,
+                                              const SegmentProgressFn& on_progress, const LogFn& log,
+                                              const SegmentFinishedFn& on_finished) {
+  SegmentRun run(config, on_progress, log, on_finished);
+  KILN_TRY(run.open(inputs, outputs));
+  return run.run();
+}
+
+}  // namespace kiln
