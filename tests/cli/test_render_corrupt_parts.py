@@ -73,3 +73,31 @@ def test_damaged_finished_file_is_refused_by_resume_and_named_by_verify(tmp_path
     assert "is damaged: images checksum" in resumed.stderr and "--overwrite" in resumed.stderr, resumed.stderr
     verify = run_kiln("info", "--verify", out, check=False)
     assert verify.returncode == 3 and f"{out} is damaged" in verify.stderr
+
+
+def corrupt_attribute_heap(path):
+    """The first object of the file's global heap (where its string attributes live) claims 2^40 bytes: libhdf5 1.10
+    reads past its buffer and crashes (SIGSEGV) on the first string attribute it reads."""
+    import struct
+    data = bytearray(path.read_bytes())
+    heap = data.find(b"GCOL")
+    assert heap > 0
+    struct.pack_into("<Q", data, heap + 24, 1 << 40)
+    path.write_bytes(bytes(data))
+
+
+def test_part_that_crashes_libhdf5_is_reported_and_rendered_again(tmp_path):
+    ref = tmp_path / "ref" / "v.h5"
+    ref.parent.mkdir()
+    run_kiln(*ARGS, "--images-per-file", 4000, "-o", ref)
+    out = tmp_path / "run" / "v.h5"
+    shutil.copytree(ref.parent, out.parent)
+    corrupt_attribute_heap(out.parent / "v_batch_0001.h5")
+
+    verify = run_kiln("info", "--verify", out, check=False)  # read in a child: a crash there is a damaged file
+    assert verify.returncode == 3
+    assert "v_batch_0001.h5 is damaged: the reader crashed on this file (signal 11)" in verify.stderr, verify.stderr
+
+    resumed = run_kiln(*ARGS, "--images-per-file", 4000, "-o", out, "--resume")
+    assert "v_batch_0001.h5 is damaged" in resumed.stderr and "rendering it again" in resumed.stderr, resumed.stderr
+    assert_same_output(ref, out)

@@ -113,6 +113,16 @@ def test_incomplete_and_damaged_pieces_are_listed(tmp_path, pieces):
     assert "demo.shard-00003-of-00004.h5" in stderr and "damaged" in stderr
 
 
+def test_piece_that_crashes_libhdf5_is_listed(tmp_path, pieces):
+    import struct
+    data = bytearray(pieces[2].read_bytes())
+    heap = data.find(b"GCOL")  # the global heap of the string attributes: its first object claims 2^40 bytes
+    struct.pack_into("<Q", data, heap + 24, 1 << 40)
+    pieces[2].write_bytes(bytes(data))
+    stderr = refused(tmp_path, pieces[0].parent)  # read in a child, where libhdf5 crashes
+    assert "demo.shard-00002-of-00004.h5 is damaged: the reader crashed on this file (signal 11)" in stderr, stderr
+
+
 def test_piece_of_another_job_is_listed(tmp_path, pieces):
     other = tmp_path / "other"
     run_kiln(*JOB, "--stride", 2, "-o", other / "demo.h5", "--shard", "1/4")

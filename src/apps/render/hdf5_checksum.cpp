@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "apps/render/hdf5_dataset.h"
+#include "core/isolated_call.h"
 
 namespace kiln::hdf5 {
 
@@ -114,6 +115,24 @@ Status checksum_verify(const std::string& path, bool* present) {
     if (now != stored) return io_error(path + " is damaged: " + name + " checksum " + now + ", stored " + stored);
   }
   return io_error(path + " is damaged: checksum " + *computed + ", stored " + attributes.checksum);
+}
+
+Status checksum_verify_isolated(const std::string& path, bool* present) {
+  const auto check = [&]() -> Result<std::vector<uint8_t>> {
+    KILN_TRY(file_summary_read(path).status());
+    bool stored = false;
+    KILN_TRY(checksum_verify(path, &stored));
+    return std::vector<uint8_t>{static_cast<uint8_t>(stored ? 1 : 0)};
+  };
+  auto result = isolated_call(check, path);
+  if (!result.is_ok()) {
+    const std::string& message = result.status().message();
+    const bool child_died = message.rfind(path + ": the reader ", 0) == 0;  // crashed, or a sanitizer's exit
+    if (!child_died) return result.status();
+    return io_error(path + " is damaged: " + message.substr(path.size() + 2));
+  }
+  if (present != nullptr) *present = result->size() == 1 && (*result)[0] == 1;
+  return Status::ok();
 }
 
 }  // namespace kiln::hdf5

@@ -107,6 +107,11 @@ Result<std::string> checksum_compute(hid_t file, const FileShape& shape);
 // 0a1b2c3d, stored 4e5f6a7b" (or unreadable) otherwise. A file with no checksum (written before kiln kept them) is
 // Ok, with *present set to false when asked.
 Status checksum_verify(const std::string& path, bool* present = nullptr);
+// The same, with the file's summary read first, in a child process (core/isolated_call.h): libhdf5 can crash on a
+// damaged file (a corrupt attribute heap, seen), and a damaged part or piece must be reported — and rendered again —
+// rather than end kiln. A crash comes back as IoError "<path> is damaged: libhdf5 crashed on it (signal 11) ...".
+// For files this process did not just write: --resume, kiln merge, kiln info --verify.
+Status checksum_verify_isolated(const std::string& path, bool* present = nullptr);
 
 // ---- data files -----------------------------------------------------------------------------------------
 

@@ -188,15 +188,15 @@ Result<int64_t> Hdf5Sink::resume_scan() {
   };
 
   if (!shard_mode() && path_exists(out)) {
-    // A finished single file: nothing to do if it belongs to this job.
+    // A finished single file: nothing to do if it belongs to this job (and is intact).
+    if (const Status intact = hdf5::checksum_verify_isolated(out); !intact.is_ok()) {
+      return io_error("cannot resume: " + intact.message() + "; use --overwrite to render it again");
+    }
     KILN_TRY_ASSIGN(hdf5::FileSummary summary, hdf5::file_summary_read(out));
     const std::string diff = hdf5::settings_diff(summary.attributes, summary.shape, m_attributes, m_layout);
     if (!diff.empty()) return mismatch(out, diff);
     if (!summary.attributes.complete || summary.shape.is_virtual || summary.shape.count != m_layout.total) {
       return invalid_argument("cannot resume: " + out + " is not a complete single-file output; use --overwrite");
-    }
-    if (const Status intact = hdf5::checksum_verify(out); !intact.is_ok()) {
-      return io_error("cannot resume: " + intact.message() + "; use --overwrite to render it again");
     }
     KILN_TRY(path_remove(hdf5::parts_dir(out)));
     m_done = true;
@@ -207,6 +207,9 @@ Result<int64_t> Hdf5Sink::resume_scan() {
 
   if (shard_mode() && path_exists(out)) {
     // An earlier VDS: it must belong to this job (it is rebuilt by finish()).
+    if (const Status sound = hdf5::checksum_verify_isolated(out); !sound.is_ok()) {
+      return invalid_argument("cannot resume: " + sound.message() + "; use --overwrite to replace it");
+    }
     auto summary = hdf5::file_summary_read(out);
     if (!summary.is_ok()) {
       return invalid_argument("cannot resume: " + summary.status().message() + "; use --overwrite to replace it");
@@ -220,6 +223,11 @@ Result<int64_t> Hdf5Sink::resume_scan() {
   for (; kept < m_units; ++kept) {
     const std::string path = unit_path(kept);
     if (!path_exists(path)) break;
+    // Checked whole in a child first: a damaged file can crash libhdf5.
+    if (const Status intact = hdf5::checksum_verify_isolated(path); !intact.is_ok()) {
+      m_notes.push_back(intact.message() + "; rendering it again");
+      break;
+    }
     auto summary = hdf5::file_summary_read(path);
     if (!summary.is_ok()) break;  // unreadable: rewrite from here
     const hdf5::FileAttributes& a = summary->attributes;
@@ -227,10 +235,6 @@ Result<int64_t> Hdf5Sink::resume_scan() {
     if (!diff.empty()) return mismatch(path, diff);
     if (!a.complete || a.first_index != m_layout.first_index + unit_first(kept) || a.count != unit_count(kept) ||
         summary->shape.count != unit_count(kept)) {
-      break;
-    }
-    if (const Status intact = hdf5::checksum_verify(path); !intact.is_ok()) {
-      m_notes.push_back(intact.message() + "; rendering it again");
       break;
     }
     bytes += summary->image_bytes;

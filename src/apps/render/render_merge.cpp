@@ -25,6 +25,11 @@ RenderPiece piece_read(const std::string& path) {
   RenderPiece piece;
   piece.facts = piece_facts_from_name(path);
   piece.source.path = path;
+  // Read whole, with its checksum, in a child first: a damaged piece can crash libhdf5.
+  if (Status intact = hdf5::checksum_verify_isolated(path); !intact.is_ok()) {
+    piece.facts.problems.push_back(intact.message());
+    return piece;
+  }
   auto summary = hdf5::file_summary_read(path);
   if (!summary.is_ok()) {
     piece.facts.problems.push_back("unreadable (" + summary.status().message() + ")");
@@ -90,13 +95,6 @@ Result<MergeSummary> render_merge(const std::vector<std::string>& paths, const M
       if (const size_t at = diff.find(existing); at != std::string::npos) diff.replace(at, existing.size(), " here, ");
       if (diff.size() > 4 && diff.compare(diff.size() - 4, 4, " now") == 0) diff.resize(diff.size() - 4);
       p.facts.problems.push_back("made with other settings than " + reference->facts.path + " (" + diff + " there)");
-    }
-  }
-  // Contents: the checksum of every complete piece (a copy checks again while copying).
-  for (RenderPiece& p : pieces) {
-    if (!p.facts.problems.empty() || !p.facts.complete) continue;
-    if (Status intact = hdf5::checksum_verify(p.facts.path); !intact.is_ok()) {
-      p.facts.problems.push_back(intact.message());
     }
   }
   *problems = pieces_check(pieces_facts(pieces));
