@@ -71,7 +71,8 @@ sanitize: deps
 	cmake -S . -B build-asan -DKILN_SANITIZE="address,undefined" -DKILN_CUDA=OFF -DKILN_BUILD_BENCH=OFF \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build build-asan -j $(JOBS)
-	cd build-asan && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+	cd build-asan && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/fuzz/lsan_suppressions.txt ctest --output-on-failure -j $(JOBS)
 
 # SIGKILL at KILN_SOAK_KILLS (20) random moments of each long job, each followed by --resume: identical output.
 soak: build

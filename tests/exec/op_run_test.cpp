@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kiln/image_ops.h"
+#include "kiln/ops/render.h"
 #include "exec/exec_env.h"
 
 namespace kiln {
@@ -86,7 +87,8 @@ TEST(OpRun, ChecksBatchesBeforeAnyBackend) {
   }
   const VarShapeBatch in = VarShapeBatch::wrap({good});
   EXPECT_EQ(op_run(OpCall{OpKind::kColor, nullptr, in.view(), in.view(), nullptr}).code(), Errc::kInvalidArgument);
-  EXPECT_EQ(op_run(OpCall{OpKind::kRender, &params, in.view(), in.view(), nullptr}).code(), Errc::kInvalidArgument);
+  const RenderParams render;  // valid settings; u8 images are no price windows
+  EXPECT_EQ(op_run(OpCall{OpKind::kRender, &render, in.view(), in.view(), nullptr}).code(), Errc::kInvalidArgument);
 }
 
 TEST(OpRun, DeviceBatchesNeverRunOnTheCpu) {
