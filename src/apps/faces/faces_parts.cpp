@@ -46,7 +46,9 @@ Status FacesParts::write(int64_t index, const FacesPart& part) const {
   out.header["row_floats"] = m_row_floats;
   out.header["paths"] = part.paths;
   out.header["lines"] = part.lines;
-  out.blob.assign(reinterpret_cast<const char*>(part.rows.data()), part.rows.size() * sizeof(float));
+  if (!part.rows.empty()) {
+    out.blob.assign(reinterpret_cast<const char*>(part.rows.data()), part.rows.size() * sizeof(float));
+  }
   return m_parts.write(index, out);
 }
 
@@ -71,7 +73,7 @@ Result<FacesPart> FacesParts::from_part(const JobPart& in) const {
     return unsupported_format(std::string("has a bad header: ") + e.what());
   }
   part.rows.resize(in.blob.size() / sizeof(float));
-  std::memcpy(part.rows.data(), in.blob.data(), in.blob.size());
+  if (!in.blob.empty()) std::memcpy(part.rows.data(), in.blob.data(), in.blob.size());
   return part;
 }
 
