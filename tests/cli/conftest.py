@@ -1,6 +1,8 @@
 """Shared fixtures for tests that drive the kiln binary (paths come from ctest's environment)."""
 import os
+import signal
 import subprocess
+import time
 
 import pytest
 
@@ -40,6 +42,18 @@ def assert_same_output(a, b, ignore=("created_at",)):
     for key in set(attrs_a) | set(attrs_b):
         if key not in ignore:
             assert attrs_a.get(key) == attrs_b.get(key), key
+
+
+def kill_once_made(args, marker, timeout=120):
+    """Runs kiln with `args` and kills it with SIGKILL as soon as the file `marker` (a first part) exists; fails when
+    the run ends before (the test's input is then too small to catch it mid-run)."""
+    process = subprocess.Popen([KILN, *map(str, args)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout
+    while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)
+    process.send_signal(signal.SIGKILL)
+    assert process.wait() == -signal.SIGKILL, "the run ended before the kill: give it more input"
+    assert marker.exists()
 
 
 @pytest.fixture

@@ -1,16 +1,12 @@
 """kiln faces killed with SIGKILL after its first part, then --resume: the outputs equal an uninterrupted run's (rows,
 paths, JSON lines, crops, dedup across the parts); a damaged part is analyzed again; other settings and a forgotten
 --resume are refused."""
-import json
-import signal
-import subprocess
-import time
 
 import h5py
 import numpy as np
 import pytest
 
-from conftest import KILN, run_kiln
+from conftest import kill_once_made, run_kiln
 from test_faces_cli import ASTRONAUT, COFFEE, HOPPER, pytestmark  # noqa: F401 (skips without faces)
 
 ARGS = ["--dedup", 0.7, "--batch-size", 4, "--threads", 2, "-q"]
@@ -53,15 +49,8 @@ def reference(tmp_path_factory, photos):
 
 
 def kill_after_first_part(folder, photos):
-    process = subprocess.Popen([KILN, "faces", *map(str, run_args(folder, photos))], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    first = folder / "faces.h5.parts" / "part-00000000.bin"
-    deadline = time.monotonic() + 120
-    while not first.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.005)
-    process.send_signal(signal.SIGKILL)
-    assert process.wait() == -signal.SIGKILL, "the run ended before the kill: give it more photos"
-    assert not (folder / "faces.h5").exists() and first.exists()
+    kill_once_made(["faces", *run_args(folder, photos)], folder / "faces.h5.parts" / "part-00000000.bin")
+    assert not (folder / "faces.h5").exists()
 
 
 def assert_same(folder, reference):

@@ -3,30 +3,30 @@ folder equal an uninterrupted run's (no half-copied file left); a damaged part i
 forgotten --resume and a --resume with nothing to keep parts in are refused."""
 import filecmp
 import os
-import signal
-import subprocess
-import time
 
 import pytest
 
-from conftest import KILN, run_kiln
+from conftest import kill_once_made, run_kiln
 
 ARGS = ["--mode", "cpu", "--threads", "1", "--batch-size", "32", "--min-blur", "100", "--min-sharpness", "40", "-q"]
 
 
-@pytest.fixture(scope="module")
-def photos(tmp_path_factory):
-    """600 real photos (two, resized; every third blurred so that it fails)."""
+def quality_photos(folder, count):
+    """`count` real photos (two, resized; every third blurred so that it fails), as JPEG."""
     from PIL import Image, ImageFilter
-    folder = tmp_path_factory.mktemp("photos")
     sources = [Image.open(p).convert("RGB") for p in ("/usr/lib/python3/dist-packages/skimage/data/astronaut.png",
                                                       "/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg")]
-    for i in range(600):
+    for i in range(count):
         image = sources[i % 2].resize((500 + i % 97, 500 + i % 89))
         if i % 3 == 0:
             image = image.filter(ImageFilter.GaussianBlur(3))
         image.save(folder / f"p{i:04d}.jpg", quality=90)
     return folder
+
+
+@pytest.fixture(scope="module")
+def photos(tmp_path_factory):
+    return quality_photos(tmp_path_factory.mktemp("photos"), 600)
 
 
 def run_args(folder, photos):
@@ -41,15 +41,8 @@ def reference(tmp_path_factory, photos):
 
 
 def kill_after_first_part(folder, photos):
-    process = subprocess.Popen([KILN, "quality", *map(str, run_args(folder, photos))], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    first = folder / "q.jsonl.parts" / "part-00000000.bin"
-    deadline = time.monotonic() + 120
-    while not first.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.002)
-    process.send_signal(signal.SIGKILL)
-    assert process.wait() == -signal.SIGKILL, "the run ended before the kill: give it more photos"
-    assert not (folder / "q.jsonl").exists() and first.exists()
+    kill_once_made(["quality", *run_args(folder, photos)], folder / "q.jsonl.parts" / "part-00000000.bin")
+    assert not (folder / "q.jsonl").exists()
 
 
 def assert_same(folder, reference):

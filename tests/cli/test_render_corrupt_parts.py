@@ -25,12 +25,18 @@ def flip_bit_in_image_chunk(path, row):
         f.write(bytes([byte ^ 0x10]))
 
 
-def test_damaged_shard_is_rendered_again_on_resume(tmp_path):
+def finished_shards(tmp_path):
+    """A finished job in 4000-image shards (ref) and a copy of it (run) to damage: their VDS paths."""
     ref = tmp_path / "ref" / "v.h5"
     ref.parent.mkdir()
     run_kiln(*ARGS, "--images-per-file", 4000, "-o", ref)
     out = tmp_path / "run" / "v.h5"
     shutil.copytree(ref.parent, out.parent)
+    return ref, out
+
+
+def test_damaged_shard_is_rendered_again_on_resume(tmp_path):
+    ref, out = finished_shards(tmp_path)
     flip_bit_in_image_chunk(out.parent / "v_batch_0001.h5", 1234)
 
     verify = run_kiln("info", "--verify", out, check=False)
@@ -87,11 +93,7 @@ def corrupt_attribute_heap(path):
 
 
 def test_part_that_crashes_libhdf5_is_reported_and_rendered_again(tmp_path):
-    ref = tmp_path / "ref" / "v.h5"
-    ref.parent.mkdir()
-    run_kiln(*ARGS, "--images-per-file", 4000, "-o", ref)
-    out = tmp_path / "run" / "v.h5"
-    shutil.copytree(ref.parent, out.parent)
+    ref, out = finished_shards(tmp_path)
     corrupt_attribute_heap(out.parent / "v_batch_0001.h5")
 
     verify = run_kiln("info", "--verify", out, check=False)  # read in a child: a crash there is a damaged file

@@ -1,13 +1,10 @@
 """kiln segment killed with SIGKILL once its first output is finished, then --resume: the finished output is kept
 (checked against its CRC-32), the others are made, and every output equals an uninterrupted run's; a kept output
 that changed is segmented again; a forgotten --resume is refused."""
-import signal
-import subprocess
-import time
 
 import pytest
 
-from conftest import KILN, run_kiln
+from conftest import kill_once_made, run_kiln
 from test_segment_cli import make_video, pytestmark  # noqa: F401 (skips without ONNX Runtime or FFmpeg)
 
 ARGS = ["--output", "npy", "--threads", 2, "-q"]
@@ -30,14 +27,7 @@ def reference(tmp_path_factory, videos):
 
 
 def kill_after_first_output(out, videos):
-    process = subprocess.Popen([KILN, "segment", *map(str, [*videos, "-o", out, *ARGS])], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    first = out.parent / "out.parts" / "part-00000000.bin"
-    deadline = time.monotonic() + 120
-    while not first.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.002)
-    process.send_signal(signal.SIGKILL)
-    assert process.wait() == -signal.SIGKILL, "the run ended before the kill: give it longer videos"
+    kill_once_made(["segment", *videos, "-o", out, *ARGS], out.parent / "out.parts" / "part-00000000.bin")
     assert (out / "a.npy").exists() and not (out / "b.npy").exists()
 
 

@@ -13,6 +13,7 @@
 #include "common/image_ops_util.h"
 #include "common/test_util.h"
 #include "core/thread_pool.h"
+#include "io/codec_test_util.h"
 #include "io/durable_file.h"
 #include "kiln/codec.h"
 
@@ -23,17 +24,7 @@ namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
-
-ImageBuffer random_image(int32_t w, int32_t h, int32_t c, uint32_t seed) {
-  ImageBuffer b;
-  b.width = w;
-  b.height = h;
-  b.channels = c;
-  b.pixels.resize(static_cast<size_t>(w) * h * c);
-  std::mt19937 rng(seed);
-  for (auto& v : b.pixels) v = static_cast<uint8_t>(rng());
-  return b;
-}
+using test::random_image;
 
 // A smooth gradient: JPEG keeps it close to the source.
 ImageBuffer smooth_image(int32_t w, int32_t h, int32_t c) {

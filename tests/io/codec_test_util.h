@@ -1,17 +1,31 @@
-// Shared by the PNG and JPEG codec tests: a u8 image owning its pixels (packed, or rows padded), the views an
-// encoder must refuse, and the check that a decode was refused for its size.
+// Shared by the PNG and JPEG codec tests: a u8 image owning its pixels (packed, or rows padded), a noise image, the
+// views an encoder must refuse, and the check that a decode was refused for its size.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "io/png_codec.h"  // DecodedImage
+#include "kiln/codec.h"
 #include "kiln/image.h"
 
 namespace kiln::test {
+
+// w x h x c uniform noise (seeded): the slowest content to compress and decode.
+inline ImageBuffer random_image(int32_t w, int32_t h, int32_t c, uint32_t seed) {
+  ImageBuffer b;
+  b.width = w;
+  b.height = h;
+  b.channels = c;
+  b.pixels.resize(static_cast<size_t>(w) * h * c);
+  std::mt19937 rng(seed);
+  for (auto& v : b.pixels) v = static_cast<uint8_t>(rng());
+  return b;
+}
 
 struct TestImage {
   std::vector<uint8_t> storage;

@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <random>
 #include <vector>
 
+#include "io/codec_test_util.h"
 #include "kiln/codec.h"
 
 #if KILN_HAS_JPEG
@@ -14,16 +14,7 @@
 namespace kiln {
 namespace {
 
-ImageBuffer noise_image(int32_t w, int32_t h, uint32_t seed) {
-  ImageBuffer b;
-  b.width = w;
-  b.height = h;
-  b.channels = 3;
-  b.pixels.resize(static_cast<size_t>(w) * h * 3);
-  std::mt19937 rng(seed);
-  for (auto& v : b.pixels) v = static_cast<uint8_t>(rng());
-  return b;
-}
+ImageBuffer noise_image(int32_t w, int32_t h, uint32_t seed) { return test::random_image(w, h, 3, seed); }
 
 std::vector<uint8_t> encoded(const ImageBuffer& image, ImageFormat format) {
   EncodeOptions options;

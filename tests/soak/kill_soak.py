@@ -16,6 +16,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "cli"))
 from conftest import KILN, assert_same_output, run_kiln  # noqa: E402
+from test_quality_resume import quality_photos  # noqa: E402
 
 KILLS = int(os.environ.get("KILN_SOAK_KILLS", "20"))
 RENDER = ["render", "--demo", "--demo-points", 9099, "--width", 200, "--height", 100, "--threads", 2, "-q"]
@@ -92,14 +93,7 @@ def test_quality_soak(tmp_path):
     half-copied) equal the uninterrupted run's."""
     photos = tmp_path / "photos"
     photos.mkdir()
-    from PIL import Image, ImageFilter
-    sources = [Image.open(p).convert("RGB") for p in ("/usr/lib/python3/dist-packages/skimage/data/astronaut.png",
-                                                      "/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg")]
-    for i in range(2400):
-        image = sources[i % 2].resize((500 + i % 97, 500 + i % 89))
-        if i % 3 == 0:
-            image = image.filter(ImageFilter.GaussianBlur(3))
-        image.save(photos / f"p{i:04d}.jpg", quality=90)
+    quality_photos(photos, 2400)
     args = ["quality", photos, "--mode", "cpu", "--threads", 2, "--min-blur", 100, "--min-sharpness", 40, "-q"]
 
     def outputs(out):
