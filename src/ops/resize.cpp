@@ -41,14 +41,28 @@ struct Tap {
   float weight;
 };
 
-// Taps of each output coordinate of one axis (source indices relative to the source rectangle).
-using AxisTaps = std::vector<std::vector<Tap>>;
+// Taps of each output coordinate of one axis (source indices relative to the source rectangle), in one array:
+// coordinate d has taps [end[d - 1], end[d]).
+struct AxisTaps {
+  std::vector<Tap> taps;
+  std::vector<size_t> end;
+
+  explicit AxisTaps(int32_t dsize, size_t per_coordinate) {
+    taps.reserve(static_cast<size_t>(dsize) * per_coordinate);
+    end.reserve(static_cast<size_t>(dsize));
+  }
+  void add(Tap tap) { taps.push_back(tap); }
+  void next() { end.push_back(taps.size()); }
+  size_t begin_of(size_t d) const { return d == 0 ? 0 : end[d - 1]; }
+  size_t count(size_t d) const { return end[d] - begin_of(d); }
+  size_t size() const { return end.size(); }
+};
 
 // cv::resize's computeResizeAreaTab: the source cells covered by each output cell, weighted by their overlap.
 AxisTaps area_taps(int32_t ssize, int32_t dsize, double scale) {
-  AxisTaps taps(static_cast<size_t>(dsize));
+  AxisTaps t(dsize, static_cast<size_t>(std::ceil(scale)) + 1);
   for (int32_t dx = 0; dx < dsize; ++dx) {
-    auto& t = taps[static_cast<size_t>(dx)];
+    const size_t first = t.taps.size();
     const double fsx1 = dx * scale;
     const double fsx2 = fsx1 + scale;
     const double cell_width = std::min(scale, ssize - fsx1);
@@ -56,20 +70,24 @@ AxisTaps area_taps(int32_t ssize, int32_t dsize, double scale) {
     int32_t sx2 = static_cast<int32_t>(std::floor(fsx2));
     sx2 = std::min(sx2, ssize - 1);
     sx1 = std::min(sx1, sx2);
-    if (sx1 - fsx1 > 1e-3) t.push_back({sx1 - 1, static_cast<float>((sx1 - fsx1) / cell_width)});
-    for (int32_t sx = sx1; sx < sx2; ++sx) t.push_back({sx, static_cast<float>(1.0 / cell_width)});
+    if (sx1 - fsx1 > 1e-3) t.add({sx1 - 1, static_cast<float>((sx1 - fsx1) / cell_width)});
+    for (int32_t sx = sx1; sx < sx2; ++sx) t.add({sx, static_cast<float>(1.0 / cell_width)});
     if (fsx2 - sx2 > 1e-3) {
-      t.push_back({sx2, static_cast<float>(std::min(std::min(fsx2 - sx2, 1.0), cell_width) / cell_width)});
+      t.add({sx2, static_cast<float>(std::min(std::min(fsx2 - sx2, 1.0), cell_width) / cell_width)});
     }
-    if (t.empty()) t.push_back({std::min(std::max(sx1, 0), ssize - 1), 1.0f});
+    if (t.taps.size() == first) t.add({std::min(std::max(sx1, 0), ssize - 1), 1.0f});
+    t.next();
   }
-  return taps;
+  return t;
 }
 
 AxisTaps axis_taps(Interp interp, bool area_downscale, int32_t ssize, int32_t dsize) {
-  AxisTaps taps(static_cast<size_t>(dsize));
+  AxisTaps taps(dsize, interp == Interp::kBicubic ? 4 : 2);
   if (ssize == dsize) {  // identity: an exact copy whatever the interpolation
-    for (int32_t d = 0; d < dsize; ++d) taps[static_cast<size_t>(d)] = {{d, 1.0f}};
+    for (int32_t d = 0; d < dsize; ++d) {
+      taps.add({d, 1.0f});
+      taps.next();
+    }
     return taps;
   }
   const double inv_scale = static_cast<double>(dsize) / ssize;
@@ -78,7 +96,8 @@ AxisTaps axis_taps(Interp interp, bool area_downscale, int32_t ssize, int32_t ds
     case Interp::kNearest:
       for (int32_t d = 0; d < dsize; ++d) {
         const auto s = static_cast<int32_t>(std::floor(d * scale));
-        taps[static_cast<size_t>(d)] = {{std::min(s, ssize - 1), 1.0f}};
+        taps.add({std::min(s, ssize - 1), 1.0f});
+        taps.next();
       }
       return taps;
     case Interp::kArea:
@@ -99,7 +118,9 @@ AxisTaps axis_taps(Interp interp, bool area_downscale, int32_t ssize, int32_t ds
         }
         if (s < 0) f = 0, s = 0;
         if (s >= ssize - 1) f = 0, s = ssize - 1;
-        taps[static_cast<size_t>(d)] = {{s, 1.f - f}, {std::min(s + 1, ssize - 1), f}};
+        taps.add({s, 1.f - f});
+        taps.add({std::min(s + 1, ssize - 1), f});
+        taps.next();
       }
       return taps;
     case Interp::kBicubic:
@@ -109,8 +130,8 @@ AxisTaps axis_taps(Interp interp, bool area_downscale, int32_t ssize, int32_t ds
         f -= static_cast<float>(s);
         float c[4];
         cubic_coeffs(f, c);
-        auto& t = taps[static_cast<size_t>(d)];
-        for (int32_t k = 0; k < 4; ++k) t.push_back({std::clamp(s - 1 + k, 0, ssize - 1), c[k]});
+        for (int32_t k = 0; k < 4; ++k) taps.add({std::clamp(s - 1 + k, 0, ssize - 1), c[k]});
+        taps.next();
       }
       return taps;
   }
@@ -120,7 +141,7 @@ AxisTaps axis_taps(Interp interp, bool area_downscale, int32_t ssize, int32_t ds
 ResizeAxis axis_make(const AxisTaps& taps, int32_t offset) {
   ResizeAxis axis;
   size_t width = 1;
-  for (const auto& t : taps) width = std::max(width, t.size());
+  for (size_t d = 0; d < taps.size(); ++d) width = std::max(width, taps.count(d));
   axis.taps = static_cast<int32_t>(width);
   axis.index.resize(taps.size() * width);
   axis.weight.resize(taps.size() * width);
@@ -129,7 +150,9 @@ ResizeAxis axis_make(const AxisTaps& taps, int32_t offset) {
   for (size_t d = 0; d < taps.size(); ++d) {
     for (size_t k = 0; k < width; ++k) {
       // Unused taps: weight 0 at the last used index (always inside the image).
-      const Tap tap = k < taps[d].size() ? taps[d][k] : Tap{taps[d].back().index, 0.0f};
+      const size_t n = taps.count(d);
+      const Tap* t = taps.taps.data() + taps.begin_of(d);
+      const Tap tap = k < n ? t[k] : Tap{t[n - 1].index, 0.0f};
       axis.index[d * width + k] = tap.index + offset;
       axis.weight[d * width + k] = tap.weight;
       axis.lo = std::min(axis.lo, tap.index + offset);

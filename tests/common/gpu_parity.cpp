@@ -3,10 +3,14 @@
 namespace kiln::test {
 
 void GpuParityTest::SetUp() {
+  m_saved_isa = cpu_isa_active();
+  cpu_isa_set(CpuIsa::kScalar);
   m_backends = gpu_backends_for_parity();
   if (m_backends.empty()) GTEST_SKIP() << "no GPU backend (CUDA device or OpenCL platform) for parity tests";
   m_cpu = cpu_backend_create();
 }
+
+void GpuParityTest::TearDown() { cpu_isa_set(m_saved_isa); }
 
 void cpu_reference_run(Backend& cpu, const OpCall& call) {
   ASSERT_TRUE(op_validate(call).is_ok()) << op_kind_name(call.op);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/image_ops_util.h"
+#include "core/cpu_isa.h"
 #include "kiln/device.h"
 #include "kiln/ops.h"
 
@@ -17,10 +18,13 @@ namespace kiln::test {
 // Use as `using FamilyParity = test::GpuParityTest;` and TEST_F(FamilyParity, ...).
 class GpuParityTest : public ::testing::Test {
  protected:
+  // The CPU runs in reference mode (KILN_CPU_ISA=scalar: the per-pixel _px.h math, no fast paths) for the test.
   void SetUp() override;
+  void TearDown() override;
 
   std::vector<NamedBackend> m_backends;  // every GPU backend of this machine, at least one
   std::unique_ptr<Backend> m_cpu;        // the reference
+  CpuIsa m_saved_isa = CpuIsa::kScalar;
 };
 
 // Validates `call` and runs it on the CPU reference.

@@ -1,13 +1,16 @@
-// Resize on the CPU: per image, the plan's tables are built once; rows are spread over the pool. Each output row
-// takes the column sums of its source rows over the columns it uses (contiguous, vectorizable), then the
-// weighted row sums per output pixel: the float expression of kiln_resize_sample (resize_px.h), evaluated in the
-// same order, so the GPU backends match bit for bit.
+// Resize on the CPU: per image, the plan's tables are built once; rows are spread over the pool. In the reference
+// mode (and for what the fast path does not take) each output row takes the column sums of its source rows over
+// the columns it uses (contiguous, vectorizable), then the weighted row sums per output pixel: the float
+// expression of kiln_resize_sample (resize_px.h), evaluated in the same order, so the GPU backends match bit for
+// bit. Two-tap u8 resizes of 3/4-channel images otherwise take resize_bilinear_u8.h (within 1 level).
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "ops/cpu/resize_bilinear_u8.h"
 #include "ops/resize.h"
 
 namespace kiln {
@@ -81,14 +84,19 @@ void rows_run(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int
   }
 }
 
-// One image (or one plane, channels = 1) of a resize.
+// One image (or one plane, channels = 1) of a resize. Two-tap u8 resizes take the fast path outside the reference
+// mode (resize_bilinear_u8.h: within 1 level of the float expression).
 template <typename T>
 void resize_image(const ImageView& src, const ImageView& dst, int32_t channels, const ResizePlan& plan,
                   const float* pad, ThreadPool* pool) {
+  const bool fast = sizeof(T) == 1 && bilinear_u8_usable(plan, src, channels);
+  const BilinearU8Tables tables = fast ? bilinear_u8_tables(plan, channels, src.width) : BilinearU8Tables{};
   const size_t span = static_cast<size_t>(plan.x.hi - plan.x.lo + 1) * static_cast<size_t>(channels);
   rows_run(pool, dst.height, [&](int64_t begin, int64_t end) {
-    std::vector<float> scratch(span);
-    std::vector<float> values(static_cast<size_t>(plan.dst.width) * static_cast<size_t>(channels));
+    std::optional<BilinearU8Rows> fast_rows;
+    if (fast) fast_rows.emplace(tables);
+    std::vector<float> scratch(fast ? 0 : span);
+    std::vector<float> values(fast ? 0 : static_cast<size_t>(plan.dst.width) * static_cast<size_t>(channels));
     T pad_px[4];
     for (int32_t c = 0; c < channels; ++c) {
       if constexpr (sizeof(T) == 1) {
@@ -106,13 +114,23 @@ void resize_image(const ImageView& src, const ImageView& dst, int32_t channels, 
         }
         continue;
       }
-      resize_row_cpu(src, channels, plan, ty, scratch.data(), values.data());
       for (int32_t x = 0; x < plan.dst.x * channels; ++x) out[x] = pad_px[x % channels];
       T* inner = out + static_cast<size_t>(plan.dst.x) * channels;
       const int32_t n = plan.dst.width * channels;
       if constexpr (sizeof(T) == 1) {
-        for (int32_t k = 0; k < n; ++k) inner[k] = u8_round_even(values[static_cast<size_t>(k)]);
+        if (fast) {
+          const float* h0 = nullptr;
+          const float* h1 = nullptr;
+          float b0 = 0.0f;
+          float b1 = 0.0f;
+          fast_rows->rows_for(src, plan, ty, &h0, &h1, &b0, &b1);
+          avx2::bilinear_u8_vrow(h0, h1, b0, b1, tables, inner);
+        } else {
+          resize_row_cpu(src, channels, plan, ty, scratch.data(), values.data());
+          for (int32_t k = 0; k < n; ++k) inner[k] = u8_round_even(values[static_cast<size_t>(k)]);
+        }
       } else {
+        resize_row_cpu(src, channels, plan, ty, scratch.data(), values.data());
         std::memcpy(inner, values.data(), sizeof(float) * static_cast<size_t>(n));
       }
       for (int32_t x = (plan.dst.x + plan.dst.width) * channels; x < dst.width * channels; ++x) {
