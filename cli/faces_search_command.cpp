@@ -1,5 +1,6 @@
 // kiln faces search: the nearest faces of a `kiln faces` output to the faces of query images (analyzed with the
-// output's own face settings), exact or with an IVF index, and optionally the index's recall against exact search.
+// output's own face settings), exact or with an IVF index (trained once, kept beside the output), and optionally the
+// index's recall against exact search.
 #if KILN_HAS_FACES
 #include <algorithm>
 #include <cstdio>
@@ -48,11 +49,13 @@ int search_run(const SearchArgs& args, const CliParams& flags) {
   const FaceCollection& c = collection.value();
   auto face_settings = face_settings_from_json(c.settings);
   if (!face_settings.is_ok()) return exit_with(face_settings.status());
-  auto index = FaceIndex::build(c.embeddings.data(), c.count, index_settings);
+  std::string index_note;
+  auto index = face_index_open(c, args.index, index_settings, &index_note);
   if (!index.is_ok()) return exit_with(index.status());
   auto analyzer = FaceAnalyzer::open(face_settings.value(), exec);
   if (!analyzer.is_ok()) return exit_with(analyzer.status());
   std::fprintf(stderr, "Index: %s\n", index.value()->description().c_str());
+  if (!index_note.empty()) std::fprintf(stderr, "Index: %s\n", index_note.c_str());
 
   DecodeOptions decode;
   decode.channels = 3;

@@ -108,3 +108,4 @@ def test_search_finds_the_same_person_first(tmp_path, photos):
     assert "a_astronaut.png" in text.splitlines()[1] or "b_astronaut_again.png" in text.splitlines()[1]
     refused = run_kiln("faces", "search", HOPPER, "--index", index, "--index-type", "ivf", check=False)
     assert refused.returncode != 0 and "use flat" in refused.stderr
+    assert not (tmp_path / "faces.h5.ivf").exists()  # only a trained (ivf) index is kept
