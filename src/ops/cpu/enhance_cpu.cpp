@@ -1,14 +1,82 @@
 // The enhance family on the CPU: per image, the steps of enhance_px.h in order, each one split over rows on the
 // pool (every value is computed by the same expression whatever the split, so results do not depend on threads).
+// The unsharp Gaussian runs in fixed point (enhance_blur_loops.h: within one level of the float reference) unless
+// the ISA is the scalar reference mode, where the float loops below equal enhance_px.h bit for bit.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <vector>
 
+#include "core/cpu_isa.h"
 #include "core/thread_pool.h"
 #include "ops/enhance.h"
 
+#define KILN_ENHANCE_BLUR_VARIANT generic
+#include "ops/cpu/enhance_blur_loops.h"
+#undef KILN_ENHANCE_BLUR_VARIANT
+
 namespace kiln {
+
+namespace {
+
+// Integer weights q[0..r] (q[k] for taps r - k and r + k) summing to 2^S exactly, for the largest S <= max_shift
+// with every weight <= 32767 (int16 for _mm256_madd_epi16); *err = the bound sum_k |q/2^S - w| * x over x in
+// [0, 255]: 255 * max(positive errors, negative errors). False when no S fits.
+bool weights_quantize(const float* w, int32_t r, int32_t max_shift, int16_t* q, int32_t* shift, double* err) {
+  for (int32_t s = max_shift; s >= 8; --s) {
+    const double scale = std::ldexp(1.0, s);
+    int64_t total = 0;
+    bool fits = true;
+    for (int32_t k = 1; k <= r; ++k) {
+      const int64_t v = std::llround(static_cast<double>(w[r + k]) * scale);
+      fits = fits && v <= 32767;
+      q[k] = static_cast<int16_t>(fits ? v : 0);
+      total += 2 * v;
+    }
+    const int64_t centre = (int64_t{1} << s) - total;
+    if (!fits || centre < 0 || centre > 32767) continue;
+    q[0] = static_cast<int16_t>(centre);
+    double pos = 0, neg = 0;
+    for (int32_t k = -r; k <= r; ++k) {
+      const double e = q[k < 0 ? -k : k] / scale - static_cast<double>(w[r + k]);
+      (e > 0 ? pos : neg) += std::fabs(e);
+    }
+    *shift = s;
+    *err = 255.0 * std::max(pos, neg);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool enhance_blur_fixed_make(const float* w, int32_t ksize, int32_t percent, int32_t threshold, EnhanceBlurFixed* f,
+                             double* bound) {
+  *bound = 256.0;
+  if (ksize < 1 || ksize > KILN_ENHANCE_MAX_KSIZE || ksize % 2 == 0) return false;
+  f->radius = ksize / 2;
+  f->percent = percent;
+  f->threshold = threshold;
+  int32_t sh = 0, sv = 0;
+  double err_h = 0, err_v = 0;
+  // Horizontal sums <= 255 * 2^Sh; vertical sums <= 16320 * 2^Sv < 2^31.
+  if (!weights_quantize(w, f->radius, 22, f->weight_h, &sh, &err_h)) return false;
+  if (!weights_quantize(w, f->radius, 17, f->weight_v, &sv, &err_v)) return false;
+  f->shift_h = sh - 6;
+  f->shift_v = sv + 6;
+  // Horizontal weights, the 8.6 rounding (half a step), vertical weights (the vertical weights sum to one, so the
+  // horizontal error passes through unchanged), and the float reference's own rounding (two sums of ksize terms
+  // of magnitude <= 255, a relative 2^-24 per operation, with room to spare).
+  *bound = err_h + 1.0 / 128 + err_v + 3.0 * 255.0 * (ksize + 1) * std::ldexp(1.0, -24);
+  return *bound < 1.0;
+}
+
+int32_t enhance_unsharp_tolerance(int32_t percent, int32_t threshold) {
+  const int64_t step = (static_cast<int64_t>(percent) + 99) / 100;
+  const int64_t flip = threshold > 0 ? (static_cast<int64_t>(threshold) + 1) * percent / 100 : 0;
+  return static_cast<int32_t>(std::min<int64_t>(255, std::max(step, flip)));
+}
 
 namespace {
 
@@ -39,13 +107,17 @@ struct Plane {
 
 Plane plane_of(const ImageView& v) { return Plane{static_cast<uint8_t*>(v.data), desc_of(v)}; }
 
-Plane plane_temp(std::vector<uint8_t>& storage, const ImageView& like, int32_t value_size) {
+Plane plane_temp(std::vector<uint8_t>& storage, const KilnImageDesc& like, int32_t value_size) {
   Plane p;
-  p.desc = desc_of(like);
+  p.desc = like;
   p.desc.row_stride = like.width * like.channels * value_size;
   storage.resize(static_cast<size_t>(p.desc.row_stride) * static_cast<size_t>(like.height));
   p.base = storage.data();
   return p;
+}
+
+Plane plane_temp(std::vector<uint8_t>& storage, const ImageView& like, int32_t value_size) {
+  return plane_temp(storage, desc_of(like), value_size);
 }
 
 uint8_t* row_ptr(const Plane& p, int32_t y) { return p.base + static_cast<int64_t>(y) * p.desc.row_stride; }
@@ -224,16 +296,69 @@ inline void blur_col_chunk(const Plane& rows, const float* w, int32_t ksize, con
   }
 }
 
-void unsharp_step(const EnhancePlan& plan, const Plane& src, const Plane& rows, const Plane& dst, ThreadPool* pool) {
+// The fixed-point blur (and unsharp rule) of src into dst, in bands of rows on the pool: a band's ring rows cost
+// 2r extra horizontal rows, so bands are at least 4 * ksize rows; each call of the pool's takes one contiguous run
+// of bands with one ring. Every output value is the same whatever the split.
+void blur_fixed_run(const EnhanceBlurFixed& f, const Plane& src, const Plane& dst, bool unsharp, ThreadPool* pool) {
+  const KilnImageDesc& d = src.desc;
+  if (d.width <= 0 || d.height <= 0) return;
+  const int32_t r = f.radius;
+  const int32_t taps = 2 * r + 1;
+  const auto rows_fn = cpu_isa_active() == CpuIsa::kAvx2 ? avx2::enhance_blur_rows : generic::enhance_blur_rows;
+  const std::vector<int32_t> xidx = reflect_table(d.width, r);
+  const int64_t n = static_cast<int64_t>(d.width) * d.channels;
+  const int32_t workers = pool == nullptr ? 1 : pool->size();
+  const int32_t bands = std::max(1, std::min(4 * workers, d.height / std::max(32, 4 * taps)));
+  const auto band_row = [&](int64_t band) { return static_cast<int32_t>(band * d.height / bands); };
+  const auto run = [&](int64_t begin, int64_t end) {
+    thread_local std::vector<int16_t> pad, ring;
+    pad.resize(static_cast<size_t>(d.width + 2 * r) * static_cast<size_t>(d.channels));
+    ring.resize(static_cast<size_t>(taps) * static_cast<size_t>(n));
+    EnhanceBlurRows b;
+    b.in = src.base;
+    b.out = dst.base;
+    b.in_stride = src.desc.row_stride;
+    b.out_stride = dst.desc.row_stride;
+    b.width = d.width;
+    b.height = d.height;
+    b.channels = d.channels;
+    b.unsharp = unsharp;
+    b.xidx = xidx.data();
+    b.pad = pad.data();
+    b.ring = ring.data();
+    rows_fn(f, b, band_row(begin), band_row(end));
+  };
+  if (pool == nullptr || bands == 1) {
+    run(0, bands);
+  } else {
+    pool->parallel_for(bands, run);
+  }
+}
+
+// The fixed-point kernel for `w` when the fast path runs (not the scalar reference mode, bound below one level).
+bool blur_fixed_use(const float* w, int32_t ksize, int32_t percent, int32_t threshold, EnhanceBlurFixed* f) {
+  if (cpu_isa_active() == CpuIsa::kScalar) return false;
+  double bound = 0;
+  return enhance_blur_fixed_make(w, ksize, percent, threshold, f, &bound);
+}
+
+void unsharp_step(const EnhancePlan& plan, const Plane& src, std::vector<uint8_t>& temp_rows, const Plane& dst,
+                  ThreadPool* pool) {
   const KilnImageDesc& d = src.desc;
   const int32_t ksize = plan.args.ksize;
   const int32_t r = ksize / 2;
   const float* w = plan.weights.data();
+  const int32_t percent = plan.args.percent;
+  const int32_t threshold = plan.args.threshold;
+  EnhanceBlurFixed fixed;
+  if (blur_fixed_use(w, ksize, percent, threshold, &fixed)) {
+    blur_fixed_run(fixed, src, dst, true, pool);
+    return;
+  }
   const std::vector<int32_t> xidx = reflect_table(d.width, r);
   const std::vector<int32_t> yidx = reflect_table(d.height, r);
   const int64_t n = static_cast<int64_t>(d.width) * d.channels;
-  const int32_t percent = plan.args.percent;
-  const int32_t threshold = plan.args.threshold;
+  const Plane rows = plane_temp(temp_rows, d, 4);
   rows_for(pool, d.height, [&](int32_t y0, int32_t y1) { blur_rows(src, rows, w, ksize, xidx, y0, y1); });
   rows_for(pool, d.height, [&](int32_t y0, int32_t y1) {
     float acc[kChunk];
@@ -269,9 +394,19 @@ Status enhance_gaussian_blur_cpu(const ImageView& in, const ImageView& out, floa
   }
   const std::vector<float> w = enhance_gaussian_weights(sigma);
   const int32_t ksize = static_cast<int32_t>(w.size());
-  const Plane src = plane_of(in);
+  Plane src = plane_of(in);
   const Plane dst = plane_of(out);
   std::vector<uint8_t> storage;
+  EnhanceBlurFixed fixed;
+  if (blur_fixed_use(w.data(), ksize, 0, 0, &fixed)) {
+    if (overlaps(in, out)) {  // the bands read rows that earlier output rows would already have overwritten
+      const Plane copy = plane_temp(storage, in, 1);
+      copy_image(src, copy);
+      src = copy;
+    }
+    blur_fixed_run(fixed, src, dst, false, nullptr);
+    return Status::ok();
+  }
   const Plane rows = plane_temp(storage, in, 4);
   const KilnImageDesc& d = src.desc;
   const int32_t r = ksize / 2;
@@ -324,10 +459,7 @@ Status enhance_cpu(const OpCall& call, ThreadPool* pool) {
       sharpness_step(plan, cur, dst, pool);
       cur = dst;
     }
-    if (unsharp) {
-      const Plane rows = plane_temp(temp_rows, in, 4);
-      unsharp_step(plan, cur, rows, out, pool);
-    }
+    if (unsharp) unsharp_step(plan, cur, temp_rows, out, pool);
   }
   return Status::ok();
 }
