@@ -21,7 +21,8 @@ class ResizeFastPath : public ::testing::Test {
  protected:
   void SetUp() override {
     m_saved = cpu_isa_active();
-    if (cpu_isa_best() != CpuIsa::kAvx2) GTEST_SKIP() << "the fast path needs AVX2; this CPU has " << cpu_isa_name(cpu_isa_best());
+    if (cpu_isa_best() != CpuIsa::kAvx2)
+      GTEST_SKIP() << "the fast path needs AVX2; this CPU has " << cpu_isa_name(cpu_isa_best());
   }
   void TearDown() override { cpu_isa_set(m_saved); }
 

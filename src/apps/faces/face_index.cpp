@@ -96,7 +96,8 @@ bool face_index_uses_ivf(int64_t n, const FaceIndexSettings& settings) {
 }
 
 int64_t face_index_nlist(int64_t n, const FaceIndexSettings& settings) {
-  const int64_t nlist = settings.nlist > 0 ? settings.nlist : static_cast<int64_t>(4 * std::sqrt(static_cast<double>(n)));
+  const int64_t nlist =
+      settings.nlist > 0 ? settings.nlist : static_cast<int64_t>(4 * std::sqrt(static_cast<double>(n)));
   return std::clamp<int64_t>(nlist, 1, std::max<int64_t>(1, n / kMinPointsPerList));
 }
 
@@ -122,7 +123,8 @@ Result<std::unique_ptr<FaceIndex>> FaceIndex::build(const float* embeddings, int
     index->add(n, embeddings);
     index->nprobe = std::min(settings.nprobe, nlist);
     const std::string text = ivf_text(*index, n);
-    return std::unique_ptr<FaceIndex>(std::make_unique<FaissFaceIndex>(std::move(quantizer), std::move(index), text, true));
+    return std::unique_ptr<FaceIndex>(
+        std::make_unique<FaissFaceIndex>(std::move(quantizer), std::move(index), text, true));
   } catch (const std::exception& e) {
     return invalid_argument(std::string("faiss: ") + e.what());
   }

@@ -28,10 +28,11 @@ IndexKey key_of(const FaceCollection& c, const FaceIndexSettings& settings) {
   return {static_cast<uint64_t>(c.count), crc.value(), face_index_nlist(c.count, settings)};
 }
 
+// Writes value at *at and advances it.
 template <typename T>
-void put(std::vector<uint8_t>* out, T value) {
-  const auto* p = reinterpret_cast<const uint8_t*>(&value);
-  out->insert(out->end(), p, p + sizeof(T));
+void put(uint8_t** at, T value) {
+  std::memcpy(*at, &value, sizeof(T));
+  *at += sizeof(T);
 }
 
 template <typename T>
@@ -42,16 +43,20 @@ T get(const uint8_t* p) {
 }
 
 std::vector<uint8_t> file_bytes(const IndexKey& key, const std::vector<uint8_t>& faiss_bytes) {
-  std::vector<uint8_t> out(kMagic, kMagic + sizeof(kMagic));
-  put(&out, key.count);
-  put(&out, key.embeddings_crc);
-  put(&out, uint32_t{0});
-  put(&out, key.nlist);
-  put(&out, static_cast<uint64_t>(faiss_bytes.size()));
-  out.insert(out.end(), faiss_bytes.begin(), faiss_bytes.end());
+  std::vector<uint8_t> out(kHeaderBytes + faiss_bytes.size() + 4);
+  uint8_t* at = out.data();
+  std::memcpy(at, kMagic, sizeof(kMagic));
+  at += sizeof(kMagic);
+  put(&at, key.count);
+  put(&at, key.embeddings_crc);
+  put(&at, uint32_t{0});
+  put(&at, key.nlist);
+  put(&at, static_cast<uint64_t>(faiss_bytes.size()));
+  if (!faiss_bytes.empty()) std::memcpy(at, faiss_bytes.data(), faiss_bytes.size());
+  at += faiss_bytes.size();
   Crc32 crc;
-  crc.update(out.data(), out.size());
-  put(&out, crc.value());
+  crc.update(out.data(), out.size() - 4);
+  put(&at, crc.value());
   return out;
 }
 

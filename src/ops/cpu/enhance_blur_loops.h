@@ -130,7 +130,9 @@ using Vec = __m256i;
 constexpr int64_t kLanes = 16;
 inline Vec v_load(const int16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const Vec*>(p)); }
 inline void v_store(int16_t* p, Vec v) { _mm256_storeu_si256(reinterpret_cast<Vec*>(p), v); }
-inline Vec v_load_u8(const uint8_t* p) { return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline Vec v_load_u8(const uint8_t* p) {
+  return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
 inline void v_store_u8(uint8_t* p, Vec v) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
                    _mm_packus_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
@@ -214,7 +216,8 @@ inline void fold_block(const Vec* pairs, int32_t r, Vec half, __m128i shift, con
   int32_t k = 2;
   for (; k + 1 <= r; k += 2) add(k, false, pairs[k / 2]);
   if (k == r) add(k, true, pairs[k / 2]);
-  for (int v = 0; v < kV; ++v) out[v] = v_packs32(v_sra32(v_add32(lo[v], half), shift), v_sra32(v_add32(hi[v], half), shift));
+  for (int v = 0; v < kV; ++v)
+    out[v] = v_packs32(v_sra32(v_add32(lo[v], half), shift), v_sra32(v_add32(hi[v], half), shift));
 }
 
 constexpr int kBlockVecs = 4;

@@ -436,7 +436,8 @@ Status enhance_cpu(const OpCall& call, ThreadPool* pool) {
   for (int64_t i = 0; i < call.in.count; ++i) {
     const ImageView& in = call.in[i];
     const ImageView& out_view = call.out[i];
-    if (in.row_stride > INT32_MAX || out_view.row_stride > INT32_MAX) return invalid_argument("enhance: row stride too large");
+    if (in.row_stride > INT32_MAX || out_view.row_stride > INT32_MAX)
+      return invalid_argument("enhance: row stride too large");
     const Plane out = plane_of(out_view);
     Plane cur = plane_of(in);
     if (!point && !sharp && !unsharp) {

@@ -42,7 +42,10 @@ void pad_row(const ImageView& out, int32_t y, int32_t x0, int32_t x1, const Out*
 class FastRows {
  public:
   FastRows(const BilinearU8Tables& tables, const ImageView& out, const KilnPreprocessConsts& k, const int32_t* source)
-      : m_tables(tables), m_rows(tables), m_out(out), m_direct(out.layout == Layout::kCHW && out.type == PixelType::kF32) {
+      : m_tables(tables),
+        m_rows(tables),
+        m_out(out),
+        m_direct(out.layout == Layout::kCHW && out.type == PixelType::kF32) {
     for (int32_t c = 0; c < out.channels; ++c) {
       m_norm.mul[source[c]] = k.scale / k.std[c];
       m_norm.add[source[c]] = -k.mean[c] / k.std[c];

@@ -67,8 +67,9 @@ BilinearU8Tables bilinear_u8_tables(const ResizePlan& plan, int32_t channels, in
     t.offset[i] = static_cast<int32_t>(offset);
   }
   const auto first_copied = static_cast<size_t>(t.direct_blocks) * 8;
-  t.tail_base = first_copied < padded ? std::min<int64_t>(t.offset[first_copied], std::max<int64_t>(0, t.row_bytes - 16))
-                                      : t.row_bytes;
+  t.tail_base = first_copied < padded
+                    ? std::min<int64_t>(t.offset[first_copied], std::max<int64_t>(0, t.row_bytes - 16))
+                    : t.row_bytes;
   for (size_t i = first_copied; i < padded; ++i) {
     t.offset[i] = static_cast<int32_t>(t.offset[i] - t.tail_base);
   }

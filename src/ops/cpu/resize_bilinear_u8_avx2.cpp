@@ -18,7 +18,8 @@ inline void vertical_block(const float* h0, const float* h1, __m256 w0, __m256 w
   const float* p0 = h0 + static_cast<int64_t>(b) * 32;
   const float* p1 = h1 + static_cast<int64_t>(b) * 32;
   for (int32_t j = 0; j < 4; ++j) {
-    v[j] = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(p0 + 8 * j), w0), _mm256_mul_ps(_mm256_loadu_ps(p1 + 8 * j), w1));
+    v[j] =
+        _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(p0 + 8 * j), w0), _mm256_mul_ps(_mm256_loadu_ps(p1 + 8 * j), w1));
   }
 }
 

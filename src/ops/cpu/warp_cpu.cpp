@@ -2,39 +2,27 @@
 // warp_px.h expressions (the reference for the GPU backends): u8/f32 HWC images with 1-4 channels take a
 // specialised loop for pixels whose four taps lie inside the source (same float operations in the same order,
 // without the per-tap type/layout/border dispatch); every other pixel goes through kiln_warp_pixel itself.
+// u8 images take the ISA variants' row loops (warp_loops.h: generic here, avx2 in warp_avx2.cpp), bit-identical
+// too, except in the scalar reference mode (KILN_CPU_ISA=scalar), which keeps the loop below.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
+#include "core/cpu_isa.h"
 #include "core/thread_pool.h"
+#include "ops/cpu/warp_scalar_math.h"
 #include "ops/warp.h"
 #include "ops/warp_px.h"
+
+#define KILN_WARP_VARIANT generic
+#include "ops/cpu/warp_loops.h"
+#undef KILN_WARP_VARIANT
 
 namespace kiln {
 
 namespace {
-
-// kiln_floorf(v) and its int32 value for v in [-2^30, 2^30] (kiln_warp_coord_clamp's range), without a libm
-// call: the truncation is exact there, and a zero result keeps the sign of v like floorf (floorf(-0) = -0).
-inline float floor_clamped(float v, int32_t* as_int) {
-  int32_t t = static_cast<int32_t>(v);
-  float tf = static_cast<float>(t);
-  if (tf > v) {  // negative non-integer: |v| < 2^23, so tf - 1 is exact
-    tf -= 1.0f;
-    t -= 1;
-  }
-  *as_int = t;
-  return v == 0.0f ? v : tf;
-}
-
-// kiln_u8_round_even(v): for 0 < v < 255, v - floor(v) is exact and the rule is round half to even, which is
-// what lrintf does in the default rounding mode (one cvtss2si on x86-64).
-inline uint8_t u8_round_even(float v) {
-  if (!(v > 0.0f)) return 0;
-  if (v >= 255.0f) return 255;
-  return static_cast<uint8_t>(std::lrintf(v));
-}
 
 template <typename T>
 inline void store_value(T* dst, float v);
@@ -141,28 +129,51 @@ Status warp_cpu(const OpCall& call, ThreadPool* pool) {
   const std::vector<std::array<float, 6>> matrices = warp_source_matrices(params, call.in.count);
   const auto mode = static_cast<int32_t>(params.border);
   const float* b = params.border_value;
-  std::vector<int64_t> first_row(static_cast<size_t>(call.out.count) + 1, 0);
-  std::vector<KilnImageDesc> in_descs;
-  std::vector<KilnImageDesc> out_descs;
-  std::vector<RowFn> row_fns;
+  const CpuIsa isa = cpu_isa_active();
+  const auto fast_rows = isa == CpuIsa::kAvx2 ? avx2::warp_u8_rows : generic::warp_u8_rows;
+  struct Image {
+    WarpImageJob job;
+    RowFn row;  // one row at a time (f32, other layouts, the scalar mode)
+    bool fast;  // rows in ranges by fast_rows
+    int64_t first_row;
+  };
+  std::vector<Image> images(static_cast<size_t>(call.out.count));
+  int64_t rows = 0;
   for (int64_t i = 0; i < call.out.count; ++i) {
-    first_row[static_cast<size_t>(i) + 1] = first_row[static_cast<size_t>(i)] + call.out[i].height;
-    in_descs.push_back(image_desc(call.in[i]));
-    out_descs.push_back(image_desc(call.out[i]));
-    row_fns.push_back(pick_row(in_descs.back(), out_descs.back()));
+    Image& image = images[static_cast<size_t>(i)];
+    WarpImageJob& job = image.job;
+    job.in_base = static_cast<const uint8_t*>(call.in[i].data);
+    job.in = image_desc(call.in[i]);
+    job.out_base = static_cast<uint8_t*>(call.out[i].data);
+    job.out = image_desc(call.out[i]);
+    job.m = matrices[static_cast<size_t>(i)].data();
+    job.mode = mode;
+    job.border = b;
+    image.row = pick_row(job.in, job.out);
+    image.fast = isa != CpuIsa::kScalar && job.in.type == KILN_PIXEL_U8 && job.out.type == KILN_PIXEL_U8 &&
+                 job.in.layout == KILN_LAYOUT_HWC && job.out.layout == KILN_LAYOUT_HWC &&
+                 job.in.channels == job.out.channels && job.in.channels >= 1 && job.in.channels <= 4;
+    image.first_row = rows;
+    rows += job.out.height;
   }
   auto run = [&](int64_t begin, int64_t end) {
-    int64_t image = 0;
-    while (first_row[static_cast<size_t>(image) + 1] <= begin) ++image;
-    for (int64_t r = begin; r < end; ++r) {
-      while (first_row[static_cast<size_t>(image) + 1] <= r) ++image;
-      const auto i = static_cast<size_t>(image);
-      const auto y = static_cast<int32_t>(r - first_row[i]);
-      row_fns[i](static_cast<const uint8_t*>(call.in[image].data), in_descs[i],
-                 static_cast<uint8_t*>(call.out[image].data), out_descs[i], matrices[i].data(), mode, b, y);
+    size_t i = 0;
+    while (begin < end) {
+      while (images[i].first_row + images[i].job.out.height <= begin) ++i;
+      const Image& image = images[i];
+      const auto y_begin = static_cast<int32_t>(begin - image.first_row);
+      const auto y_end = static_cast<int32_t>(std::min<int64_t>(end - image.first_row, image.job.out.height));
+      const WarpImageJob& job = image.job;
+      if (image.fast) {
+        fast_rows(job, y_begin, y_end);
+      } else {
+        for (int32_t y = y_begin; y < y_end; ++y) {
+          image.row(job.in_base, job.in, job.out_base, job.out, job.m, mode, b, y);
+        }
+      }
+      begin = image.first_row + y_end;
     }
   };
-  const int64_t rows = first_row.back();
   if (pool == nullptr) {
     run(0, rows);
   } else {
