@@ -47,15 +47,16 @@ void ThreadPool::worker_loop() {
   }
 }
 
-void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t min_block) {
   if (n <= 0) return;
-  const int64_t blocks = std::min<int64_t>(n, size());
+  min_block = std::max<int64_t>(1, min_block);
+  const int64_t blocks = std::min<int64_t>(n / min_block, size());
   if (blocks <= 1) {
     fn(0, n);
     return;
   }
   // Dynamic blocks: workers (and the caller) claim small ranges, so uneven images balance out.
-  const int64_t grain = std::max<int64_t>(1, n / (blocks * 4));
+  const int64_t grain = std::max<int64_t>(min_block, n / (blocks * 4));
   std::atomic<int64_t> next{0};
   auto drain = [&] {
     for (;;) {

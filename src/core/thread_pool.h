@@ -22,9 +22,16 @@ class ThreadPool {
   int32_t size() const { return static_cast<int32_t>(m_workers.size()); }
   void submit(std::function<void()> task);
   // Runs fn(begin, end) over blocks of [0, n) on the pool and the calling thread; returns when all are done.
-  void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn);
+  // Blocks hold at least min_block items: work too small to pay for waking a worker runs on the caller alone.
+  void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn, int64_t min_block = 1);
 
   static int32_t hardware_threads();
+  // min_block for image rows of values_per_row output values: a block writes at least 64K values (tens of
+  // microseconds), so a small image is not split over threads that cost more to wake than they save.
+  static int64_t min_rows(int64_t values_per_row) {
+    constexpr int64_t kValuesPerBlock = 65536;
+    return values_per_row <= 0 ? 1 : (kValuesPerBlock + values_per_row - 1) / values_per_row;
+  }
 
  private:
   void worker_loop();

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -30,6 +32,30 @@ TEST(ThreadPool, UsesSeveralThreads) {
     ids.insert(std::this_thread::get_id());
   });
   EXPECT_GE(ids.size(), 2u);
+}
+
+TEST(ThreadPool, MinBlockKeepsSmallWorkOnTheCallerAndBlocksAtLeastThatBig) {
+  ThreadPool pool(4);
+  for (int64_t n : {1, 99, 100, 250, 1000}) {
+    std::mutex mutex;
+    std::set<std::thread::id> ids;
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    int64_t smallest = n;
+    pool.parallel_for(
+        n,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) hits[static_cast<size_t>(i)]++;
+          std::lock_guard<std::mutex> lock(mutex);
+          ids.insert(std::this_thread::get_id());
+          if (end < n) smallest = std::min(smallest, end - begin);  // the last block may be shorter
+        },
+        100);
+    for (const auto& h : hits) ASSERT_EQ(h.load(), 1) << n;
+    if (n < 200) EXPECT_EQ(ids, std::set<std::thread::id>{std::this_thread::get_id()}) << n;
+    EXPECT_GE(smallest, std::min<int64_t>(n, 100)) << n;
+  }
+  EXPECT_EQ(ThreadPool::min_rows(336), 196);  // a 112 x 112 RGB image stays on one thread
+  EXPECT_EQ(ThreadPool::min_rows(1536), 43);
 }
 
 TEST(ThreadPool, SubmittedTasksRunBeforeDestruction) {

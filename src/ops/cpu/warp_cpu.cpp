@@ -139,6 +139,7 @@ Status warp_cpu(const OpCall& call, ThreadPool* pool) {
   };
   std::vector<Image> images(static_cast<size_t>(call.out.count));
   int64_t rows = 0;
+  int64_t values_per_row = 1;  // of the widest output
   for (int64_t i = 0; i < call.out.count; ++i) {
     Image& image = images[static_cast<size_t>(i)];
     WarpImageJob& job = image.job;
@@ -155,6 +156,7 @@ Status warp_cpu(const OpCall& call, ThreadPool* pool) {
                  job.in.channels == job.out.channels && job.in.channels >= 1 && job.in.channels <= 4;
     image.first_row = rows;
     rows += job.out.height;
+    values_per_row = std::max<int64_t>(values_per_row, static_cast<int64_t>(job.out.width) * job.out.channels);
   }
   auto run = [&](int64_t begin, int64_t end) {
     size_t i = 0;
@@ -177,7 +179,7 @@ Status warp_cpu(const OpCall& call, ThreadPool* pool) {
   if (pool == nullptr) {
     run(0, rows);
   } else {
-    pool->parallel_for(rows, run);
+    pool->parallel_for(rows, run, ThreadPool::min_rows(values_per_row));
   }
   return Status::ok();
 }
