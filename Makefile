@@ -13,7 +13,7 @@ DEBIAN_PACKAGES := build-essential cmake pkg-config \
   ocl-icd-opencl-dev opencl-clhpp-headers opencl-c-headers pocl-opencl-icd clinfo \
   python3 python3-dev pybind11-dev python3-numpy python3-h5py python3-pytest python3-matplotlib python3-pandas \
   python3-torch \
-  python3-onnx python3-opencv python3-skimage \
+  python3-onnx python3-opencv python3-skimage libonnx-dev libprotobuf-dev protobuf-compiler \
   libavformat-dev libavcodec-dev libswscale-dev libavdevice-dev ffmpeg \
   python3-distributed python3-yaml slurmctld slurmd slurm-client munge time
 

@@ -91,3 +91,18 @@ if(NOT KILN_BUILD_PYTHON STREQUAL "OFF")
     message(FATAL_ERROR "KILN_BUILD_PYTHON=ON but Python 3 development files or pybind11 were not found (apt-get install python3-dev pybind11-dev)")
   endif()
 endif()
+
+# Model precision tools (src/infer/precision: fp16 weights, int8 QDQ quantization): ONNX's protobuf graph, checker,
+# shape inference and version converter from Debian (libonnx-dev, libprotobuf-dev).
+set(KILN_HAS_ONNX OFF)
+if(NOT KILN_ONNX STREQUAL "OFF")
+  find_package(Protobuf QUIET)
+  if(Protobuf_FOUND)
+    find_package(ONNX CONFIG QUIET)
+  endif()
+  if(Protobuf_FOUND AND ONNX_FOUND AND TARGET onnx)
+    set(KILN_HAS_ONNX ON)
+  elseif(KILN_ONNX STREQUAL "ON")
+    message(FATAL_ERROR "KILN_ONNX=ON but libonnx was not found (apt-get install libonnx-dev libprotobuf-dev protobuf-compiler)")
+  endif()
+endif()

@@ -9,3 +9,4 @@ set(KILN_BUILD_PYTHON AUTO CACHE STRING "Python module: AUTO (when Python 3 and 
 option(KILN_NATIVE "Tune for this machine (-march=native)" OFF)
 set(KILN_SANITIZE "" CACHE STRING "Sanitizer to build with (address, undefined, thread)")
 option(KILN_FUZZ "Build the fuzz harnesses as libFuzzer programs (clang; make fuzz)" OFF)
+set(KILN_ONNX AUTO CACHE STRING "Model precision tools (kiln model convert / quantize) on Debian's libonnx: AUTO|ON|OFF")

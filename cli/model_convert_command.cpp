@@ -1,0 +1,30 @@
+// kiln model convert --fp16 MODEL -o OUT.onnx: float16 weights with float32 inputs, outputs and compute.
+#include <memory>
+
+#include "cli/model_cli.h"
+
+namespace kiln::cli {
+
+#if KILN_HAS_ONNX
+Runner model_convert_command_add(CLI::App& model) {
+  auto* cmd = model.add_subcommand("convert", "fp16 weights (half the file; float32 inputs, outputs and compute)");
+  auto args = std::make_shared<ModelCliArgs>();
+  auto fp16 = std::make_shared<bool>(false);
+  args->config.precision = ModelPrecision::kFp16;
+  cmd->add_flag("--fp16", *fp16, "Store float weights as float16 (the one conversion there is)")->required();
+  model_cli_add(cmd, args.get(), false);
+  cmd->add_option("--min-elements", args->config.fp16.min_elements, "Smaller float initializers stay float32")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  return [args, fp16] { return model_cli_run(*args); };
+}
+#else
+Runner model_convert_command_add(CLI::App& model) {
+  model.add_subcommand("convert", "fp16 weights (this kiln is built without libonnx or ONNX Runtime)")->allow_extras();
+  return [] {
+    return exit_with(Status(Errc::kNotImplemented, "kiln model convert is not built: it needs ONNX Runtime and "
+                                                   "libonnx (apt-get install libonnx-dev libprotobuf-dev; make deps)"));
+  };
+}
+#endif
+
+}  // namespace kiln::cli
