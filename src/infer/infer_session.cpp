@@ -9,6 +9,7 @@
 
 #include "core/fault.h"
 #include "core/file_read.h"
+#include "core/float_mode.h"
 #include "infer/infer_placement.h"
 #include "infer/ort_env.h"
 #include "infer/providers.h"
@@ -168,6 +169,7 @@ class OrtInferSession final : public InferSession {
       session_options.SetIntraOpNumThreads(m_options.threads);
       session_options.SetInterOpNumThreads(1);
       if (!m_options.spin_wait) session_options.AddConfigEntry("session.intra_op.allow_spinning", "0");
+      if (m_options.flush_denormals) session_options.AddConfigEntry("session.set_denormal_as_zero", "1");
       // Weights kept in files beside the model (ONNX external data) are found next to it.
       if (!m_folder.empty()) {
         session_options.AddConfigEntry("session.model_external_initializers_file_folder_path", m_folder.c_str());
@@ -179,6 +181,7 @@ class OrtInferSession final : public InferSession {
     }
     std::unique_ptr<Ort::Session> session;
     const Errc code = provider == InferProvider::kCpu ? Errc::kInvalidArgument : Errc::kDeviceError;
+    const FloatModeScope keep_callers_mode(false);  // ONNX Runtime sets the creating thread's mode too
     Status st = ort_call(code, m_label + ": cannot load the model on the " + infer_provider_name(provider) +
                                    " execution provider", [&] {
       session = std::make_unique<Ort::Session>(ort_env(), m_model.data(), m_model.size(), session_options);
@@ -263,6 +266,8 @@ class OrtInferSession final : public InferSession {
     for (const auto& name : m_output_names) output_names.push_back(name.c_str());
     const Errc code = m_provider == InferProvider::kCpu ? Errc::kInvalidArgument : Errc::kDeviceError;
     Status converted;
+    // The caller computes part of each run on ONNX Runtime's thread pool: the same float mode as its workers.
+    const FloatModeScope float_mode(m_options.flush_denormals && m_provider == InferProvider::kCpu);
     Status st = ort_call(code, m_label + ": run on the " + std::string(infer_provider_name(m_provider)) +
                                    " execution provider failed", [&] {
       const Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);

@@ -1,6 +1,10 @@
 // InferSession on the CPU execution provider with the packaged models and real photographs.
 #include <gtest/gtest.h>
 
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -126,6 +130,37 @@ TEST(InferSession, EmbeddingsTellTheTwoPeopleApart) {
   };
   EXPECT_GT(cosine(0, 2), 0.9999);
   EXPECT_LT(cosine(0, 1), 0.8);
+}
+
+// Denormals are flushed inside runs only: opening and running leave the caller's float mode as it was (kiln's own
+// CPU ops on that thread keep IEEE subnormals), and flushing changes the embeddings of real photos by float noise.
+TEST(InferSession, FlushingDenormalsLeavesTheCallersFloatModeAndTheEmbeddings) {
+  const PackagedModel model = test::packaged_model_require("fr-embed");
+  auto photos = test::photos_decode();
+  std::vector<int64_t> shape;
+  const auto input = test::model_input_make(model, photos, &shape);
+  std::vector<std::vector<float>> embeddings;
+  for (bool flush : {true, false}) {
+    InferOptions options = cpu_infer_options();
+    options.flush_denormals = flush;
+#if defined(__x86_64__)
+    const unsigned before = _mm_getcsr();
+#endif
+    auto session = session_open(model.file, options);
+    ASSERT_TRUE(session);
+    std::vector<Tensor> outputs;
+    ASSERT_TRUE(session->run(input, shape, &outputs).is_ok());
+#if defined(__x86_64__)
+    EXPECT_EQ(_mm_getcsr(), before) << "flush " << flush;
+#endif
+    embeddings.push_back(outputs[0].data);
+  }
+  ASSERT_EQ(embeddings[0].size(), embeddings[1].size());
+  double worst = 0;
+  for (size_t k = 0; k < embeddings[0].size(); ++k) {
+    worst = std::max(worst, static_cast<double>(std::fabs(embeddings[0][k] - embeddings[1][k])));
+  }
+  EXPECT_LT(worst, 1e-3);
 }
 
 TEST(InferSession, TruncatedModelIsAClearError) {
