@@ -75,7 +75,8 @@ struct SegmentJobConfig {
   // Continue a killed run: each output, once finished, is recorded (with its CRC-32) in "<output>.parts/"; a resumed
   // run keeps the outputs that are still as recorded and makes the others.
   bool resume = false;
-  // mode (where inference and preprocessing run), threads, batch_size (0 = the mode's: throughput 8, latency 1)
+  // mode (where inference and preprocessing run), threads, batch_size (0 = the mode's: throughput 8 on a GPU
+  // provider and 1 on the CPU one, latency 1)
   ExecSettings exec = [] {
     ExecSettings e;
     e.batch_size = 0;
