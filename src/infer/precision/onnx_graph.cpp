@@ -98,7 +98,7 @@ std::vector<float> onnx_tensor_floats(const onnx::TensorProto& tensor) {
   if (tensor.has_raw_data()) {
     if (tensor.raw_data().size() != static_cast<size_t>(n) * sizeof(float)) return {};
     values.resize(static_cast<size_t>(n));
-    std::memcpy(values.data(), tensor.raw_data().data(), tensor.raw_data().size());
+    if (n > 0) std::memcpy(values.data(), tensor.raw_data().data(), tensor.raw_data().size());
   } else {
     if (tensor.float_data_size() != n) return {};
     values.assign(tensor.float_data().begin(), tensor.float_data().end());
@@ -112,7 +112,7 @@ onnx::TensorProto onnx_tensor_make(const std::string& name, int32_t type, const 
   t.set_name(name);
   t.set_data_type(type);
   for (const int64_t d : dims) t.add_dims(d);
-  t.set_raw_data(std::string(static_cast<const char*>(data), bytes));
+  t.set_raw_data(bytes == 0 ? std::string() : std::string(static_cast<const char*>(data), bytes));
   return t;
 }
 
