@@ -157,3 +157,14 @@ def test_missing_or_unreadable_frames_write_nothing(tmp_path):
     result = run_kiln("model", "quantize", "--int8", "selfie", "-o", out, check=False)
     assert result.returncode != 0 and "--calibrate" in result.stderr
     assert sorted(os.listdir(tmp_path)) == ["junk.jpg"]  # no output, no temporary file
+
+
+def test_frames_from_a_list_with_an_image_and_a_video(tmp_path, video):
+    listed = tmp_path / "frames.txt"
+    listed.write_text(f"{ASTRONAUT}\n# a comment\n{video}\n")
+    out = tmp_path / "x.onnx"
+    result = run_kiln("model", "convert", "--fp16", "selfie", "--calibrate", f"@{listed}", "--max-frames", 6, "-o",
+                      out, "--threads", 2, "--seconds", 0.1, "--json")
+    summary = json.loads(result.stdout)
+    assert summary["frames"] == 6 and summary["frames_skipped"] == 0  # the photo and 5 frames of the video
+    assert out.exists()

@@ -108,22 +108,12 @@ Result<CalibrationFrames> calibration_frames_load(const std::vector<std::string>
   CalibrationFrames out;
   std::vector<std::string> images;
   std::vector<std::string> videos;
-  for (const std::string& source : sources) {
+  // Files, folders and @lists as every file command takes them; whatever is not an image is taken as a video.
+  KILN_TRY_ASSIGN(const std::vector<std::string> paths, image_inputs_collect(sources));
+  for (const std::string& path : paths) {
     std::error_code ec;
-    if (source.starts_with("@")) {
-      KILN_TRY_ASSIGN(auto listed, image_inputs_list(source.substr(1)));
-      images.insert(images.end(), listed.begin(), listed.end());
-    } else if (fs::is_directory(source, ec)) {
-      KILN_TRY_ASSIGN(auto found, image_inputs_folder(source));
-      if (found.empty()) return invalid_argument(source + ": no images (.jpg, .jpeg, .png) in this folder");
-      images.insert(images.end(), found.begin(), found.end());
-    } else if (!fs::exists(source, ec)) {
-      return io_error(source + ": no such file or folder (calibration frames)");
-    } else if (image_path_is_image(source)) {
-      images.push_back(source);
-    } else {
-      videos.push_back(source);
-    }
+    if (!fs::exists(path, ec)) return io_error(path + ": no such file or folder (calibration frames)");
+    (image_path_is_image(path) ? images : videos).push_back(path);
   }
   if (images.empty() && videos.empty()) return invalid_argument("no calibration frames given");
   // Images first, spread evenly when there are more than the budget; the rest of it goes to the videos.
