@@ -5,18 +5,19 @@
  * y grows downwards. Line charts place point i of a window at x = i * (W-1)/(n-1) and
  * y = (1 - (v-min)/(max-min)) * (H-1); a flat window (max == min) sits on y = (H-1)/2.
  *
- * Line coverage: the stroke is the union of capsules (segment swept by a disc of radius r = width/2), which
- * gives round joins and caps. For one capsule the coverage of a pixel is computed exactly for the band
- * around the nearest point of the segment: the pixel square projected on the band normal has a trapezoid
- * density, and the covered fraction is the difference of its CDF at the two band edges. Inside a segment
- * the normal is the segment's, so straight runs are exact; at the caps it is radial (the tangent band of
- * the disc). The union of capsules takes the maximum, which slightly under-covers pixels at the inner corner
- * of sharp joins (see docs/ops/render.md for the measured error against a 16x supersampled reference).
+ * Line coverage: the stroke is the set of points within r = width/2 of the polyline (a union of capsules), which
+ * gives round joins and caps. A pixel's coverage is computed from the nearest point of the polyline to its centre:
+ * the pixel square, projected on the direction to that point, has a trapezoid density, and the covered fraction is
+ * the difference of its CDF at the two edges of the band of half-width r there (kiln_nearest_coverage). Inside a
+ * segment that direction is the segment's normal, so straight runs are exact; at the end points it is radial. At
+ * the inner corner of sharp joins the band of the nearest segment stands for the union, which under-covers a few
+ * pixels (see docs/ops/render.md for the measured error against a 16x supersampled reference).
  *
- * The value of a line-chart pixel (x, y) is defined as: the maximum of kiln_capsule_coverage() over the segments
- * k in kiln_line_segment_span(x) whose kiln_line_segment_rows(x) contain y, shaded with kiln_shade(); background
- * where there is none. Backends may evaluate more segments or rows (they add exact zeros) and may use
- * kiln_coverage_interior() where the projection is certainly inside the segment; nothing else may differ.
+ * The value of a line-chart pixel (x, y) is defined as: kiln_nearest_coverage() of the nearest point found by
+ * kiln_nearest_update() over the segments k in kiln_line_segment_span(x) whose kiln_line_segment_rows(x) contain
+ * y, in increasing k, shaded with kiln_shade(); background where there is none. Backends may visit more segments
+ * (the nearest one is always among those whose rows contain y, when the coverage is not 0); nothing else may
+ * differ.
  * A window with a non-finite value renders as background only.
  *
  * OHLC bars: pixel x covers [x, x+1) in bar space; bar i occupies sub-columns 4i (open tick), 4i+1
@@ -28,11 +29,12 @@
 
 #include "kernel_defs.h"
 
-/* Coverage is non-zero only within r + (a+b)/2 <= r + sqrt(2)/2 of the segment. The pad is larger than
- * sqrt(2)/2 by a margin that float rounding of distances cannot cross (coordinates up to 32768), so every pixel
- * outside a segment's kiln_line_segment_rows() range has coverage exactly 0 from that segment. */
+/* Coverage is non-zero only within r + (a+b)/2 <= r + sqrt(2)/2 of the polyline. The pad is larger than
+ * sqrt(2)/2 by a margin that float rounding of distances cannot cross (coordinates up to 32768), so a segment is
+ * farther than that from every pixel outside its kiln_line_segment_rows() range. */
 #define KILN_LINE_REACH_PAD 0.75f
-/* Smallest second projection width; keeps 1/(2ab) finite for axis-aligned normals (error < 1e-3/8). */
+/* Smallest second projection width (of a unit normal); keeps 1/(2ab) finite for axis-aligned normals
+ * (error < 1e-3/8). */
 #define KILN_MIN_PROJ_B 1e-3f
 
 KILN_KERNEL_FN float kiln_point_x(int32_t i, float x_step) { return (float)i * x_step; }
@@ -49,90 +51,90 @@ KILN_KERNEL_FN float kiln_point_y(float v, float vmin, float vmax, int32_t heigh
   return (1.0f - norm) * h1;
 }
 
-/* One segment of a polyline with everything the coverage needs precomputed. */
+/* One segment of a polyline with what the coverage needs precomputed. */
 typedef struct KilnSegment {
-  float ax, ay;       /* start point */
-  float dx, dy;       /* end - start */
-  float inv_len2;     /* 1 / |d|^2, 0 for a degenerate segment */
-  float nx, ny;       /* unit normal */
-  float h1, h2;       /* trapezoid breakpoints of the pixel square projected on the normal */
-  float inv_a;        /* 1 / a */
-  float inv_2ab;      /* 1 / (2ab) */
-  float slope;        /* dy / dx, 0 when dx == 0 */
+  float ax, ay;   /* start point */
+  float dx, dy;   /* end - start */
+  float inv_len2; /* 1 / |d|^2, 0 for a degenerate segment */
+  float slope;    /* dy / dx, 0 when dx == 0 */
 } KilnSegment;
-
-/* Projection of the unit pixel square on a unit normal with absolute components a >= b:
- * uniform(a) + uniform(b), a trapezoid on [-h2, h2] with flat top [-h1, h1]. Returns its CDF at s. */
-KILN_KERNEL_FN float kiln_square_cdf(float s, float h1, float h2, float inv_a, float inv_2ab) {
-  s = kiln_clampf(s, -h2, h2);
-  float lo = (s + h2) * (s + h2) * inv_2ab;
-  float hi = 1.0f - (h2 - s) * (h2 - s) * inv_2ab;
-  float lin = 0.5f + s * inv_a;
-  return s < -h1 ? lo : (s > h1 ? hi : lin);
-}
-
-KILN_KERNEL_FN void kiln_square_projection(float ux, float uy, float* h1, float* h2, float* inv_a, float* inv_2ab) {
-  float a = kiln_maxf(ux, uy);
-  float b = kiln_maxf(kiln_minf(ux, uy), KILN_MIN_PROJ_B);
-  *h1 = 0.5f * (a - b);
-  *h2 = 0.5f * (a + b);
-  *inv_a = 1.0f / a;
-  *inv_2ab = 1.0f / (2.0f * a * b);
-}
 
 KILN_KERNEL_FN KilnSegment kiln_segment_make(float x0, float y0, float x1, float y1) {
   KilnSegment g;
   float len2;
-  float len;
   g.ax = x0;
   g.ay = y0;
   g.dx = x1 - x0;
   g.dy = y1 - y0;
   len2 = g.dx * g.dx + g.dy * g.dy;
-  len = kiln_sqrtf(len2);
   g.inv_len2 = len2 > 0.0f ? 1.0f / len2 : 0.0f;
   g.slope = g.dx > 0.0f ? g.dy / g.dx : 0.0f;
-  g.nx = len > 0.0f ? -g.dy / len : 0.0f;
-  g.ny = len > 0.0f ? g.dx / len : 1.0f;
-  kiln_square_projection(kiln_absf(g.nx), kiln_absf(g.ny), &g.h1, &g.h2, &g.inv_a, &g.inv_2ab);
   return g;
 }
 
-/* Position of the pixel centre's projection along the segment (0 at start, 1 at end). */
-KILN_KERNEL_FN float kiln_segment_t(KilnSegment g, float px, float py) {
-  return ((px - g.ax) * g.dx + (py - g.ay) * g.dy) * g.inv_len2;
+/* The nearest point of the stroke's centre line found so far for one pixel centre: the offset v = pixel - point
+ * and its squared length. KILN_NEAREST_NONE (no segment yet) is far enough to give coverage 0 and keeps every
+ * intermediate of kiln_nearest_coverage() finite. */
+typedef struct KilnNearest {
+  float d2, vx, vy;
+} KilnNearest;
+
+#define KILN_NEAREST_NONE_D2 1e30f
+#define KILN_NEAREST_NONE_VX 1e15f
+
+KILN_KERNEL_FN KilnNearest kiln_nearest_none(void) {
+  KilnNearest n;
+  n.d2 = KILN_NEAREST_NONE_D2;
+  n.vx = KILN_NEAREST_NONE_VX;
+  n.vy = 0.0f;
+  return n;
 }
 
-/* Coverage when the projection falls strictly inside the segment (0 < t < 1): the band normal is the
- * segment's and the distance is linear in the pixel position. `thin` (r < KILN_LINE_REACH_PAD) also subtracts
- * the far band edge, which is exactly 0 for thicker lines. */
-KILN_KERNEL_FN float kiln_coverage_interior(KilnSegment g, float px, float py, float r, int32_t thin) {
-  float dist = kiln_absf((px - g.ax) * g.nx + (py - g.ay) * g.ny);
-  float near_edge = kiln_square_cdf(r - dist, g.h1, g.h2, g.inv_a, g.inv_2ab);
-  float far_edge = thin ? kiln_square_cdf(-r - dist, g.h1, g.h2, g.inv_a, g.inv_2ab) : 0.0f;
+/* Offset from segment g's nearest point to the pixel centre (px, py), given ox = px - g.ax and ox_dx = ox * g.dx
+ * (constant along a column); replaces `best` when strictly nearer, so the lowest k wins ties. */
+KILN_KERNEL_FN void kiln_nearest_update(KilnSegment g, float ox, float ox_dx, float py, KilnNearest* best) {
+  float oy = py - g.ay;
+  float t = kiln_clampf((ox_dx + oy * g.dy) * g.inv_len2, 0.0f, 1.0f);
+  float vx = ox - t * g.dx;
+  float vy = oy - t * g.dy;
+  float d2 = vx * vx + vy * vy;
+  if (d2 < best->d2) {
+    best->d2 = d2;
+    best->vx = vx;
+    best->vy = vy;
+  }
+}
+
+/* CDF at s of the unit pixel square projected on a unit normal (a, b) = (big, small) / d, a >= b: uniform(a) +
+ * uniform(b), a trapezoid on [-h2, h2] with flat top [-h1, h1]. Everything is scaled by d (S = s d, H = h d), so
+ * one division serves: (s + h2)^2 / (2ab) = (S + H2)^2 / (2 big small) and s / a = S / big. */
+KILN_KERNEL_FN float kiln_square_cdf_scaled(float s_scaled, float h1, float h2, float inv_big, float inv_2bs) {
+  float s = kiln_clampf(s_scaled, -h2, h2);
+  float lo = (s + h2) * (s + h2) * inv_2bs;
+  float hi = 1.0f - (h2 - s) * (h2 - s) * inv_2bs;
+  float lin = 0.5f + s * inv_big;
+  return s < -h1 ? lo : (s > h1 ? hi : lin);
+}
+
+/* Coverage of a pixel by the stroke, from its nearest centre-line point: the area of the pixel square inside the
+ * band of half-width r around the line through that point perpendicular to v (the tangent band of the stroke's
+ * boundary there). Inside a segment v is the segment's normal, so straight runs are exact; at the end points it is
+ * radial, which gives round caps and joins. `thin` (r < KILN_LINE_REACH_PAD) also subtracts the band's far edge,
+ * which is exactly 0 for thicker lines. d and |v.x| count as at least 1e-4, which keeps a pixel centre on the line
+ * defined and changes nothing farther than 0.1 px from it (there the 1e-3 floor of the smaller width dominates). */
+KILN_KERNEL_FN float kiln_nearest_coverage(KilnNearest n, float r, int32_t thin) {
+  float d = kiln_sqrtf(kiln_maxf(n.d2, 1e-8f));
+  float ux = kiln_maxf(kiln_absf(n.vx), 1e-4f);
+  float uy = kiln_absf(n.vy);
+  float big = kiln_maxf(ux, uy);
+  float small = kiln_maxf(kiln_minf(ux, uy), KILN_MIN_PROJ_B * d);
+  float h1 = 0.5f * (big - small);
+  float h2 = 0.5f * (big + small);
+  float inv_2bs = 1.0f / (2.0f * big * small);
+  float inv_big = 2.0f * small * inv_2bs;
+  float near_edge = kiln_square_cdf_scaled((r - d) * d, h1, h2, inv_big, inv_2bs);
+  float far_edge = thin ? kiln_square_cdf_scaled((-r - d) * d, h1, h2, inv_big, inv_2bs) : 0.0f;
   return near_edge - far_edge;
-}
-
-/* Coverage near a segment end (t <= 0 or t >= 1): tangent band of the end disc, radial normal. */
-KILN_KERNEL_FN float kiln_coverage_cap(KilnSegment g, float px, float py, float r) {
-  float t = kiln_clampf(kiln_segment_t(g, px, py), 0.0f, 1.0f);
-  float vx = px - (g.ax + t * g.dx);
-  float vy = py - (g.ay + t * g.dy);
-  float dist = kiln_sqrtf(vx * vx + vy * vy);
-  int32_t radial = dist > 1e-4f;
-  float inv = 1.0f / kiln_maxf(dist, 1e-4f); /* unconditional, so loops stay branch-free */
-  float ux = radial ? kiln_absf(vx) * inv : kiln_absf(g.nx);
-  float uy = radial ? kiln_absf(vy) * inv : kiln_absf(g.ny);
-  float h1, h2, inv_a, inv_2ab;
-  kiln_square_projection(ux, uy, &h1, &h2, &inv_a, &inv_2ab);
-  return kiln_square_cdf(r - dist, h1, h2, inv_a, inv_2ab) - kiln_square_cdf(-r - dist, h1, h2, inv_a, inv_2ab);
-}
-
-/* The canonical per-pixel coverage of one capsule; every backend's result is defined by this function. */
-KILN_KERNEL_FN float kiln_capsule_coverage(KilnSegment g, float px, float py, float r) {
-  float t = kiln_segment_t(g, px, py);
-  return (t > 0.0f && t < 1.0f) ? kiln_coverage_interior(g, px, py, r, r < KILN_LINE_REACH_PAD)
-                                 : kiln_coverage_cap(g, px, py, r);
 }
 
 /* Segments k (from point k to k+1) that can touch column c: [*k_lo, *k_hi], possibly empty (lo > hi). */

@@ -1,5 +1,5 @@
 // CPU loops around render_px.h. Included once per ISA variant (render_generic.cpp, render_avx2.cpp,
-// render_scalar.cpp) inside a variant namespace; the compiler vectorizes the row loops per variant.
+// render_scalar.cpp) inside a variant namespace; the compiler vectorizes the row blocks per variant.
 // Every variant evaluates the same IEEE operations in the same order (no FMA contraction), so all produce
 // byte-identical images.
 #include <algorithm>
@@ -13,54 +13,32 @@
 namespace {
 
 constexpr int32_t kBlock = 8;
-constexpr int32_t kMaxSegmentsPerColumn = 16;
 
-// Per segment: how t (the projection parameter) changes per row, to find the interior rows of a column.
-struct InteriorStep {
-  float rows_per_t;  // 1 / (dy / |d|^2): rows per unit of t; 0 when t does not depend on the row
+// A segment that can touch the current column, with what is constant along the column.
+struct LineCandidate {
+  KilnSegment g;
+  float ox;     // column - g.ax
+  float ox_dx;  // ox * g.dx
+  int32_t y_lo, y_hi;
 };
 
-inline InteriorStep interior_step(const KilnSegment& g) {
-  const float t_per_row = g.dy * g.inv_len2;
-  return {t_per_row != 0.0f ? 1.0f / t_per_row : 0.0f};
-}
+// Rows [y0, y0 + lanes) of a column, whose nearest points (then coverage) sit at [lane, lane + lanes) of the
+// scratch arrays.
+struct LineBlock {
+  int32_t column, y0, lane, lanes;
+};
 
-// Rows [*first, *last] of [y_lo, y_hi] in column px where segment g is certainly interior (0 < t < 1), so the
-// interior formula equals kiln_capsule_coverage there; an empty range is returned as first = y_hi + 1,
-// last = y_hi. The analytic bounds are shrunk by a margin in t and by one row, which covers any float rounding in
-// computing them, and clamped before conversion (nearly horizontal segments give huge or infinite bounds).
-inline void interior_rows(const KilnSegment& g, const InteriorStep& step, float px, int32_t y_lo, int32_t y_hi,
-                          int32_t* first, int32_t* last) {
-  constexpr float kMargin = 1e-3f;
-  const float t0 = ((px - g.ax) * g.dx - g.ay * g.dy) * g.inv_len2;  // t at row 0
-  const float row_lo = static_cast<float>(y_lo);
-  const float row_hi = static_cast<float>(y_hi);
-  float lo = row_lo;
-  float hi = row_hi;
-  if (step.rows_per_t == 0.0f) {
-    if (!(t0 > kMargin && t0 < 1.0f - kMargin)) hi = lo - 1.0f;
-  } else {
-    float a = (kMargin - t0) * step.rows_per_t;
-    float b = (1.0f - kMargin - t0) * step.rows_per_t;
-    if (a > b) std::swap(a, b);
-    if (a != a || b != b) a = b = row_hi + 2.0f;  // NaN (0 * inf): claim nothing; the cap formula is always exact
-    lo = std::max(lo, std::ceil(a) + 1.0f);
-    hi = std::min(hi, std::floor(b) - 1.0f);
-  }
-  if (!(lo <= hi)) {  // also catches NaN bounds
-    *first = y_hi + 1;
-    *last = y_hi;
-    return;
-  }
-  *first = static_cast<int32_t>(std::clamp(lo, row_lo, row_hi));
-  *last = static_cast<int32_t>(std::clamp(hi, row_lo, row_hi));
-}
+// Columns are rendered in chunks of about kChunkLanes rows in three passes: the nearest point of every row (scalar
+// setup per column, short vector loops), then the coverage of all of them in one flat loop (the square roots and
+// divisions of neighbouring blocks overlap), then the pixels.
+constexpr int32_t kChunkLanes = 2048;
 
 struct LineScratch {
   std::vector<float> xs, ys;
   std::vector<KilnSegment> segments;
-  std::vector<InteriorStep> steps;
-  std::vector<float> coverage;
+  std::vector<LineCandidate> candidates;
+  std::vector<float> d2, vx, vy;  // nearest point per row; d2 then holds the coverage
+  std::vector<LineBlock> blocks;
 };
 
 struct OhlcScratch {
@@ -68,25 +46,6 @@ struct OhlcScratch {
   std::vector<float> bar_delta;  // ink - background per bar
   std::vector<float> accum;
 };
-
-// kBlock rows of one column, max-combined into `block`: the canonical per-pixel coverage ...
-inline void cap_block(const KilnSegment& g, float px, int32_t y0, float r, float* block) {
-  const float fy = static_cast<float>(y0);
-  for (int32_t j = 0; j < kBlock; ++j) {
-    const float value = kiln_capsule_coverage(g, px, fy + static_cast<float>(j), r);
-    block[j] = block[j] > value ? block[j] : value;
-  }
-}
-
-// ... or, for rows known to be interior, the cheap formula that equals it there.
-template <int32_t kThin>
-inline void interior_block(const KilnSegment& g, float px, int32_t y0, float r, float* block) {
-  const float fy = static_cast<float>(y0);
-  for (int32_t j = 0; j < kBlock; ++j) {
-    const float value = kiln_coverage_interior(g, px, fy + static_cast<float>(j), r, kThin);
-    block[j] = block[j] > value ? block[j] : value;
-  }
-}
 
 template <typename Pixel>
 inline void fill_image(Pixel* image, int64_t pixels, float background) {
@@ -106,6 +65,57 @@ inline Pixel level_to_pixel(float level) {
     return kiln_level_to_unit(level);
   }
 }
+
+#if defined(__AVX2__)
+#include "ops/cpu/render_line_avx2.h"
+#else
+// kiln_nearest_update over the candidates whose rows meet rows [y0, y0 + kVectors * kBlock) of a column (in
+// increasing k), written lane by lane so that the loops vectorize.
+template <int32_t kVectors>
+inline void nearest_rows(const LineCandidate* candidates, int32_t count, int32_t y0, float* best_d2, float* best_vx,
+                         float* best_vy) {
+  constexpr int32_t kRows = kVectors * kBlock;
+  for (int32_t j = 0; j < kRows; ++j) {
+    best_d2[j] = KILN_NEAREST_NONE_D2;
+    best_vx[j] = KILN_NEAREST_NONE_VX;
+    best_vy[j] = 0.0f;
+  }
+  const float fy = static_cast<float>(y0);
+  for (int32_t i = 0; i < count; ++i) {
+    const LineCandidate& c = candidates[i];
+    if (c.y_hi < y0 || c.y_lo > y0 + kRows - 1) continue;
+    const KilnSegment g = c.g;
+    for (int32_t j = 0; j < kRows; ++j) {
+      const float oy = (fy + static_cast<float>(j)) - g.ay;
+      const float t = kiln_clampf((c.ox_dx + oy * g.dy) * g.inv_len2, 0.0f, 1.0f);
+      const float vx = c.ox - t * g.dx;
+      const float vy = oy - t * g.dy;
+      const float d2 = vx * vx + vy * vy;
+      const bool nearer = d2 < best_d2[j];
+      best_d2[j] = nearer ? d2 : best_d2[j];
+      best_vx[j] = nearer ? vx : best_vx[j];
+      best_vy[j] = nearer ? vy : best_vy[j];
+    }
+  }
+}
+
+// kiln_nearest_coverage of `lanes` rows, written over d2.
+template <int32_t kThin>
+inline void coverage_rows(float* d2, const float* vx, const float* vy, int32_t lanes, float r) {
+  for (int32_t j = 0; j < lanes; ++j) {
+    KilnNearest n;
+    n.d2 = d2[j];
+    n.vx = vx[j];
+    n.vy = vy[j];
+    d2[j] = kiln_nearest_coverage(n, r, kThin);
+  }
+}
+
+template <typename Pixel>
+inline void shade_rows(const float* coverage, int32_t rows, float background, float ink, Pixel* lanes) {
+  for (int32_t j = 0; j < rows; ++j) lanes[j] = level_to_pixel<Pixel>(kiln_shade(coverage[j], background, ink));
+}
+#endif
 
 // Min and max of a window's values (stride = channels); false if any value is non-finite.
 inline bool window_range(const float* values, int32_t count, int32_t stride, int32_t lanes, float* vmin,
@@ -151,74 +161,70 @@ void render_line_image(const kiln::RenderParams& p, const float* values, int32_t
   }
   const int32_t segments = n - 1;
   s.segments.resize(segments);
-  s.steps.resize(segments);
   for (int32_t k = 0; k < segments; ++k) {
     s.segments[k] = kiln_segment_make(s.xs[k], s.ys[k], s.xs[k + 1], s.ys[k + 1]);
-    s.steps[k] = interior_step(s.segments[k]);
   }
-  // Rows are processed in blocks of kBlock (one or two SIMD vectors); the column buffer is padded so a block may
-  // run past the band or the image. Rows outside every segment's conservative range have zero coverage, so the
-  // extra values change nothing, and only [band_lo, band_hi] is written out.
-  s.coverage.resize(static_cast<size_t>(h) + kBlock);
-  float* cov = s.coverage.data();
-  const int32_t thin = r < KILN_LINE_REACH_PAD;
-  int32_t seg_lo[kMaxSegmentsPerColumn];
-  int32_t seg_hi[kMaxSegmentsPerColumn];
+  s.candidates.resize(segments);
+  LineCandidate* candidates = s.candidates.data();
+  const bool thin = r < KILN_LINE_REACH_PAD;
+  const int32_t capacity = kiln_maxi(kChunkLanes, h + 2 * kBlock);
+  s.d2.resize(capacity);
+  s.vx.resize(capacity);
+  s.vy.resize(capacity);
+  float* d2 = s.d2.data();
+  float* vx = s.vx.data();
+  float* vy = s.vy.data();
+  int32_t used = 0;
+  Pixel lanes[2 * kBlock];
+
+  const auto flush = [&] {
+    thin ? coverage_rows<1>(d2, vx, vy, used, r) : coverage_rows<0>(d2, vx, vy, used, r);
+    for (const LineBlock& b : s.blocks) {
+      shade_rows(d2 + b.lane, b.lanes, background, ink, lanes);
+      Pixel* column = out + b.column;
+      // Rows past the band are farther than the reach from every candidate: writing their (background) value
+      // keeps the count fixed, so the branch predicts.
+      const int32_t rows = kiln_mini(b.lanes, h - b.y0);
+      for (int32_t j = 0; j < rows; ++j) column[static_cast<int64_t>(b.y0 + j) * w] = lanes[j];
+    }
+    s.blocks.clear();
+    used = 0;
+  };
 
   for (int32_t c = 0; c < w; ++c) {
     int32_t k_lo = 0;
     int32_t k_hi = -1;
     kiln_line_segment_span(c, reach, x_step, n, &k_lo, &k_hi);
+    const float px = static_cast<float>(c);
+    int32_t count = 0;
     int32_t band_lo = h;
     int32_t band_hi = -1;
-    const bool cached = k_hi - k_lo < kMaxSegmentsPerColumn;
     for (int32_t k = k_lo; k <= k_hi; ++k) {
-      int32_t y_lo = 0;
-      int32_t y_hi = -1;
-      kiln_line_segment_rows(c, reach, s.segments[k], h, &y_lo, &y_hi);
-      if (cached) {
-        seg_lo[k - k_lo] = y_lo;
-        seg_hi[k - k_lo] = y_hi;
-      }
-      if (y_lo <= y_hi) {
-        band_lo = kiln_mini(band_lo, y_lo);
-        band_hi = kiln_maxi(band_hi, y_hi);
-      }
+      LineCandidate& candidate = candidates[count];
+      kiln_line_segment_rows(c, reach, s.segments[k], h, &candidate.y_lo, &candidate.y_hi);
+      if (candidate.y_lo > candidate.y_hi) continue;
+      candidate.g = s.segments[k];
+      candidate.ox = px - candidate.g.ax;
+      candidate.ox_dx = candidate.ox * candidate.g.dx;
+      band_lo = kiln_mini(band_lo, candidate.y_lo);
+      band_hi = kiln_maxi(band_hi, candidate.y_hi);
+      ++count;
     }
-    if (band_lo > band_hi) continue;
-    for (int32_t y = band_lo; y < band_hi + kBlock; ++y) cov[y] = 0.0f;
-    const float px = static_cast<float>(c);
-    for (int32_t k = k_lo; k <= k_hi; ++k) {
-      int32_t y_lo = 0;
-      int32_t y_hi = -1;
-      if (cached) {
-        y_lo = seg_lo[k - k_lo];
-        y_hi = seg_hi[k - k_lo];
+    if (count == 0) continue;
+    if (used + (band_hi - band_lo + 1) + 2 * kBlock > capacity) flush();
+    for (int32_t y0 = band_lo; y0 <= band_hi;) {
+      if (band_hi - y0 >= kBlock) {
+        nearest_rows<2>(candidates, count, y0, d2 + used, vx + used, vy + used);
+        s.blocks.push_back({c, y0, used, 2 * kBlock});
       } else {
-        kiln_line_segment_rows(c, reach, s.segments[k], h, &y_lo, &y_hi);
+        nearest_rows<1>(candidates, count, y0, d2 + used, vx + used, vy + used);
+        s.blocks.push_back({c, y0, used, kBlock});
       }
-      if (y_lo > y_hi) continue;
-      const KilnSegment g = s.segments[k];
-      int32_t in_lo = 0;
-      int32_t in_hi = -1;
-      // Blocks start at y_lo and may run up to kBlock - 1 rows past y_hi (the buffer is padded); a block uses the
-      // cheap interior formula when all its rows are interior, else the full capsule formula.
-      interior_rows(g, s.steps[k], px, y_lo, y_hi + kBlock - 1, &in_lo, &in_hi);
-      for (int32_t y0 = y_lo; y0 <= y_hi; y0 += kBlock) {
-        if (y0 < in_lo || y0 + kBlock - 1 > in_hi) {
-          cap_block(g, px, y0, r, cov + y0);
-        } else if (thin) {
-          interior_block<1>(g, px, y0, r, cov + y0);
-        } else {
-          interior_block<0>(g, px, y0, r, cov + y0);
-        }
-      }
-    }
-    Pixel* column = out + c;
-    for (int32_t y = band_lo; y <= band_hi; ++y) {
-      column[static_cast<int64_t>(y) * w] = level_to_pixel<Pixel>(kiln_shade(cov[y], background, ink));
+      used += s.blocks.back().lanes;
+      y0 += s.blocks.back().lanes;
     }
   }
+  flush();
 }
 
 template <typename Pixel>

@@ -125,8 +125,8 @@ __host__ __device__ inline LineColumn line_column(const KilnSegment* segments, i
   return col;
 }
 
-// A line pixel: the maximum coverage over the column's segments whose rows contain y (in increasing k, as the
-// CPU; the others would add exact zeros), shaded; background outside the column's band.
+// A line pixel: kiln_nearest_coverage() of the nearest point over the column's segments whose rows contain y (in
+// increasing k, as the CPU; the others are farther than the reach), shaded; background outside the column's band.
 template <typename Pixel>
 __host__ __device__ inline Pixel line_pixel(const KilnSegment* segments, const LineColumn& col, const int2* rows,
                                             int32_t rows_stride, int32_t c, int32_t y, int32_t height, float r,
@@ -134,7 +134,7 @@ __host__ __device__ inline Pixel line_pixel(const KilnSegment* segments, const L
   if (y < col.band_lo || y > col.band_hi) return level_to_pixel<Pixel>(background);
   const float px = static_cast<float>(c);
   const float py = static_cast<float>(y);
-  float coverage = 0.0f;
+  KilnNearest nearest = kiln_nearest_none();
   for (int32_t k = col.k_lo; k <= col.k_hi; ++k) {
     int32_t y_lo = 0;
     int32_t y_hi = -1;
@@ -146,9 +146,11 @@ __host__ __device__ inline Pixel line_pixel(const KilnSegment* segments, const L
       kiln_line_segment_rows(c, reach, segments[k], height, &y_lo, &y_hi);
     }
     if (y < y_lo || y > y_hi) continue;
-    const float v = kiln_capsule_coverage(segments[k], px, py, r);
-    coverage = coverage > v ? coverage : v;
+    const KilnSegment g = segments[k];
+    const float ox = px - g.ax;
+    kiln_nearest_update(g, ox, ox * g.dx, py, &nearest);
   }
+  const float coverage = kiln_nearest_coverage(nearest, r, r < KILN_LINE_REACH_PAD);
   return level_to_pixel<Pixel>(kiln_shade(coverage, background, ink));
 }
 

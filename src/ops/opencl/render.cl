@@ -9,8 +9,8 @@
  *   render_line_kernel / render_ohlc_kernel
  *                          one work-item per (column, tile of KILN_TILE_ROWS rows, window), the whole batch in one
  *                          1-D launch (see kiln_tile_locate): finds the segments (sub-columns) that reach its
- *                          column, accumulates their coverage (ink) over its rows in private memory and writes
- *                          every pixel of its rows, background included.
+ *                          column, keeps each row's nearest segment point (line) or ink (OHLC) in private memory
+ *                          and writes every pixel of its rows, background included.
  * Neighbouring work-items are neighbouring columns, so each row of a tile is one contiguous store per group, and
  * they read the same few segments.
  *
@@ -100,8 +100,9 @@ __kernel void render_prepare_kernel(__global const float* series, __global const
   }
 }
 
-/* Line chart: pixel value = max over the segments k of kiln_line_segment_span(c) whose kiln_line_segment_rows(c)
- * contain y of kiln_capsule_coverage(), shaded; 0 coverage (background) elsewhere and for non-finite windows. */
+/* Line chart: pixel value = kiln_nearest_coverage() of the nearest point over the segments k of
+ * kiln_line_segment_span(c) whose kiln_line_segment_rows(c) contain y (kiln_nearest_update, increasing k), shaded;
+ * background where none does and for non-finite windows. */
 __kernel void render_line_kernel(__global const float4* ranges, __global const KilnSegment* segments, int seq_len,
                                  int width, int height, float line_width, float background, float ink, int as_float,
                                  __global uchar* out) {
@@ -112,15 +113,15 @@ __kernel void render_line_kernel(__global const float4* ranges, __global const K
   if (c >= width) return;
   const int y1 = kiln_mini(y0 + KILN_TILE_ROWS, height) - 1;
 
-  float cov[KILN_TILE_ROWS];
-  for (int j = 0; j < KILN_TILE_ROWS; ++j) cov[j] = 0.0f;
+  KilnNearest nearest[KILN_TILE_ROWS];
+  for (int j = 0; j < KILN_TILE_ROWS; ++j) nearest[j] = kiln_nearest_none();
   int band_lo = y1 + 1; /* rows some segment reaches; the others are background (the shade of 0 coverage) */
   int band_hi = y0 - 1;
+  const float r = 0.5f * line_width;
 
   if (ranges[b].z != 0.0f) {
     __global const KilnSegment* window = segments + (long)b * (seq_len - 1);
     const float x_step = kiln_line_x_step(width, seq_len);
-    const float r = 0.5f * line_width;
     const float reach = r + KILN_LINE_REACH_PAD;
     const float px = (float)c;
     int k_lo = 0;
@@ -136,11 +137,9 @@ __kernel void render_line_kernel(__global const float4* ranges, __global const K
       if (y_lo > y_hi) continue;
       band_lo = kiln_mini(band_lo, y_lo);
       band_hi = kiln_maxi(band_hi, y_hi);
-      for (int y = y_lo; y <= y_hi; ++y) {
-        const float value = kiln_capsule_coverage(g, px, (float)y, r);
-        const float old = cov[y - y0];
-        cov[y - y0] = old > value ? old : value;
-      }
+      const float ox = px - g.ax;
+      const float ox_dx = ox * g.dx;
+      for (int y = y_lo; y <= y_hi; ++y) kiln_nearest_update(g, ox, ox_dx, (float)y, &nearest[y - y0]);
     }
   }
 
@@ -151,7 +150,8 @@ __kernel void render_line_kernel(__global const float4* ranges, __global const K
   }
   kiln_store_background(out, base, width, y0, band_lo - 1, background, as_float);
   for (int y = band_lo; y <= band_hi; ++y) {
-    kiln_store_level(out, base + (long)y * width, kiln_shade(cov[y - y0], background, ink), as_float);
+    const float coverage = kiln_nearest_coverage(nearest[y - y0], r, r < KILN_LINE_REACH_PAD);
+    kiln_store_level(out, base + (long)y * width, kiln_shade(coverage, background, ink), as_float);
   }
   kiln_store_background(out, base, width, band_hi + 1, y1, background, as_float);
 }
