@@ -98,8 +98,8 @@ inline void nearest_rows(const LineCandidate* candidates, int32_t count, int32_t
 template <int32_t kThin>
 inline void coverage_rows(float* d2, const float* vx, const float* vy, int32_t lanes, float r) {
   for (int32_t j = 0; j < lanes; j += 8) {
-    _mm256_storeu_ps(d2 + j, nearest_coverage<kThin>(_mm256_loadu_ps(d2 + j), _mm256_loadu_ps(vx + j),
-                                                     _mm256_loadu_ps(vy + j), r));
+    _mm256_storeu_ps(
+        d2 + j, nearest_coverage<kThin>(_mm256_loadu_ps(d2 + j), _mm256_loadu_ps(vx + j), _mm256_loadu_ps(vy + j), r));
   }
 }
 
@@ -108,8 +108,8 @@ template <typename Pixel>
 inline void shade_rows(const float* coverage, int32_t rows, float background, float ink, Pixel* lanes) {
   if constexpr (sizeof(Pixel) == 1) {
     for (int32_t j = 0; j < rows; j += 8) {
-      const __m256 level = _mm256_add_ps(_mm256_set1_ps(background), _mm256_mul_ps(_mm256_set1_ps(ink - background),
-                                                                                    _mm256_loadu_ps(coverage + j)));
+      const __m256 level = _mm256_add_ps(
+          _mm256_set1_ps(background), _mm256_mul_ps(_mm256_set1_ps(ink - background), _mm256_loadu_ps(coverage + j)));
       const __m256 clamped = _mm256_min_ps(
           _mm256_max_ps(_mm256_add_ps(level, _mm256_set1_ps(0.5f)), _mm256_setzero_ps()), _mm256_set1_ps(255.0f));
       const __m256i levels = _mm256_cvttps_epi32(clamped);
