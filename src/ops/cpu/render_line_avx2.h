@@ -40,6 +40,42 @@ inline __m256 nearest_coverage(__m256 best_d2, __m256 best_vx, __m256 best_vy, f
   return value;
 }
 
+// segment_rows() of render_line_loops.h, 8 columns at a time (up to 7 columns past `last` are written too; the
+// next segment's rows overwrite them).
+inline void segment_rows(const KilnSegment& g, int32_t first, int32_t last, float reach, int32_t h, int32_t* lo,
+                         int32_t* hi) {
+  if (!(g.dx > 0.0f)) {  // all points share one column (width 1)
+    for (int32_t c = first; c <= last; ++c) kiln_line_segment_rows(c, reach, g, h, &lo[c - first], &hi[c - first]);
+    return;
+  }
+  const __m256 iota = _mm256_setr_ps(0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f);
+  const __m256 band_half = _mm256_set1_ps(segment_band_half(g, reach));
+  const __m256 reach8 = _mm256_set1_ps(reach);
+  const __m256 ax = _mm256_set1_ps(g.ax);
+  const __m256 ay = _mm256_set1_ps(g.ay);
+  const __m256 x1 = _mm256_set1_ps(g.ax + g.dx);
+  const __m256 slope = _mm256_set1_ps(g.slope);
+  const __m256 top_row = _mm256_set1_ps(-1.0f);
+  const __m256 bottom_row = _mm256_set1_ps(static_cast<float>(h));
+  const __m256 last_row = _mm256_set1_ps(static_cast<float>(h - 1));
+  for (int32_t c = first; c <= last; c += 8) {
+    const __m256 cx = _mm256_add_ps(_mm256_set1_ps(static_cast<float>(c)), iota);
+    const __m256 xa = _mm256_max_ps(ax, _mm256_sub_ps(cx, reach8));
+    const __m256 xb = _mm256_min_ps(x1, _mm256_add_ps(cx, reach8));
+    const __m256 ya = _mm256_add_ps(ay, _mm256_mul_ps(_mm256_sub_ps(xa, ax), slope));
+    const __m256 yb = _mm256_add_ps(ay, _mm256_mul_ps(_mm256_sub_ps(xb, ax), slope));
+    const __m256 line_y = _mm256_add_ps(ay, _mm256_mul_ps(_mm256_sub_ps(cx, ax), slope));
+    const __m256 top = _mm256_max_ps(_mm256_sub_ps(_mm256_min_ps(ya, yb), reach8), _mm256_sub_ps(line_y, band_half));
+    const __m256 bottom = _mm256_blendv_ps(
+        _mm256_min_ps(_mm256_add_ps(_mm256_max_ps(ya, yb), reach8), _mm256_add_ps(line_y, band_half)), top_row,
+        _mm256_cmp_ps(xa, xb, _CMP_GT_OQ));
+    const __m256 top_clamped = _mm256_min_ps(_mm256_max_ps(_mm256_ceil_ps(top), _mm256_setzero_ps()), bottom_row);
+    const __m256 bottom_clamped = _mm256_min_ps(_mm256_max_ps(_mm256_floor_ps(bottom), top_row), last_row);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo + (c - first)), _mm256_cvttps_epi32(top_clamped));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi + (c - first)), _mm256_cvttps_epi32(bottom_clamped));
+  }
+}
+
 // nearest_rows() of render_loops.h: kVectors * 8 rows from y0.
 template <int32_t kVectors>
 inline void nearest_rows(const LineCandidate* candidates, int32_t count, int32_t y0, float* out_d2, float* out_vx,
@@ -103,20 +139,37 @@ inline void coverage_rows(float* d2, const float* vx, const float* vy, int32_t l
   }
 }
 
-// shade_rows() of render_loops.h.
+// write_rows() of render_line_loops.h.
 template <typename Pixel>
-inline void shade_rows(const float* coverage, int32_t rows, float background, float ink, Pixel* lanes) {
+inline void write_rows(const float* coverage, int32_t lanes, int32_t rows, float background, float ink, Pixel* p,
+                       int64_t stride) {
   if constexpr (sizeof(Pixel) == 1) {
-    for (int32_t j = 0; j < rows; j += 8) {
+    for (int32_t j = 0; j < lanes; j += 8) {
       const __m256 level = _mm256_add_ps(
           _mm256_set1_ps(background), _mm256_mul_ps(_mm256_set1_ps(ink - background), _mm256_loadu_ps(coverage + j)));
       const __m256 clamped = _mm256_min_ps(
           _mm256_max_ps(_mm256_add_ps(level, _mm256_set1_ps(0.5f)), _mm256_setzero_ps()), _mm256_set1_ps(255.0f));
       const __m256i levels = _mm256_cvttps_epi32(clamped);
       const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(levels), _mm256_extracti128_si256(levels, 1));
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(lanes + j), _mm_packus_epi16(words, words));
+      const __m128i bytes = _mm_packus_epi16(words, words);
+      if (rows - j >= 8) {
+        p[0] = static_cast<uint8_t>(_mm_extract_epi8(bytes, 0));
+        p[stride] = static_cast<uint8_t>(_mm_extract_epi8(bytes, 1));
+        p[2 * stride] = static_cast<uint8_t>(_mm_extract_epi8(bytes, 2));
+        p[3 * stride] = static_cast<uint8_t>(_mm_extract_epi8(bytes, 3));
+        p[4 * stride] = static_cast<uint8_t>(_mm_extract_epi8(bytes, 4));
+        p[5 * stride] = static_cast<uint8_t>(_mm_extract_epi8(bytes, 5));
+        p[6 * stride] = static_cast<uint8_t>(_mm_extract_epi8(bytes, 6));
+        p[7 * stride] = static_cast<uint8_t>(_mm_extract_epi8(bytes, 7));
+        p += 8 * stride;
+      } else {
+        alignas(16) uint8_t tail[16];
+        _mm_store_si128(reinterpret_cast<__m128i*>(tail), bytes);
+        for (int32_t k = 0; k < rows - j; ++k) p[k * stride] = tail[k];
+        return;
+      }
     }
   } else {
-    for (int32_t j = 0; j < rows; ++j) lanes[j] = level_to_pixel<Pixel>(kiln_shade(coverage[j], background, ink));
+    for (int32_t j = 0; j < rows; ++j) p[j * stride] = level_to_pixel<Pixel>(kiln_shade(coverage[j], background, ink));
   }
 }

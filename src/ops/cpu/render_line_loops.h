@@ -36,31 +36,43 @@ struct LineScratch {
   std::vector<LineBlock> blocks;
 };
 
-// Rows of columns [first, last] that segment g can touch: kiln_line_segment_rows() narrowed to the band around the
-// segment's line that holds every pixel within the reach of it (half-height reach * |d| / dx, with a margin for
-// the rounding of line_y and band_half). A loop over columns, so that it vectorizes.
-inline void segment_rows(const KilnSegment& g, int32_t first, int32_t last, float reach, int32_t h, int32_t* lo,
-                         int32_t* hi) {
-  const float band_half =
-      g.dx > 0.0f ? reach * std::sqrt(1.0f + g.slope * g.slope) * 1.001f + 0.01f * std::abs(g.slope) + 0.125f
-                  : INFINITY;
-  const float top_row = -1.0f;
-  const float bottom_row = static_cast<float>(h);
-  for (int32_t c = first; c <= last; ++c) {
-    int32_t y_lo = 0;
-    int32_t y_hi = -1;
-    kiln_line_segment_rows(c, reach, g, h, &y_lo, &y_hi);
-    const float line_y = g.ay + (static_cast<float>(c) - g.ax) * g.slope;
-    const float top = kiln_clampf(kiln_ceilf(line_y - band_half), top_row, bottom_row);
-    const float bottom = kiln_clampf(kiln_floorf(line_y + band_half), top_row, bottom_row);
-    lo[c - first] = kiln_maxi(y_lo, static_cast<int32_t>(top));
-    hi[c - first] = kiln_mini(y_hi, static_cast<int32_t>(bottom));
-  }
+// Half-height of the band around a segment's line (dx > 0) that holds every pixel within the reach of the segment:
+// reach * |d| / dx, with a margin for the rounding of the band and of the line's y at a column.
+inline float segment_band_half(const KilnSegment& g, float reach) {
+  return reach * std::sqrt(1.0f + g.slope * g.slope) * 1.001f + 0.01f * std::abs(g.slope) + 0.125f;
 }
 
 #if defined(__AVX2__)
 #include "ops/cpu/render_line_avx2.h"
 #else
+// Rows of columns [first, last] that segment g can touch: the rows of kiln_line_segment_rows() (the bounding box of
+// the segment's part within the reach of the column, plus the reach), narrowed to the band around the segment's
+// line that holds every pixel within the reach of it (half-height reach * |d| / dx, with a margin for the rounding
+// of line_y and band_half). Written as one float expression per column so that the loop vectorizes.
+inline void segment_rows(const KilnSegment& g, int32_t first, int32_t last, float reach, int32_t h, int32_t* lo,
+                         int32_t* hi) {
+  if (!(g.dx > 0.0f)) {  // all points share one column (width 1)
+    for (int32_t c = first; c <= last; ++c) kiln_line_segment_rows(c, reach, g, h, &lo[c - first], &hi[c - first]);
+    return;
+  }
+  const float band_half = segment_band_half(g, reach);
+  const float x1 = g.ax + g.dx;
+  const float top_row = -1.0f;
+  const float bottom_row = static_cast<float>(h);
+  for (int32_t c = first; c <= last; ++c) {
+    const float cx = static_cast<float>(c);
+    const float xa = kiln_maxf(g.ax, cx - reach);
+    const float xb = kiln_minf(x1, cx + reach);
+    const float ya = g.ay + (xa - g.ax) * g.slope;
+    const float yb = g.ay + (xb - g.ax) * g.slope;
+    const float line_y = g.ay + (cx - g.ax) * g.slope;
+    const float top = kiln_maxf(kiln_minf(ya, yb) - reach, line_y - band_half);
+    const float bottom = xa > xb ? top_row : kiln_minf(kiln_maxf(ya, yb) + reach, line_y + band_half);
+    lo[c - first] = static_cast<int32_t>(kiln_clampf(std::ceil(top), 0.0f, bottom_row));
+    hi[c - first] = static_cast<int32_t>(kiln_clampf(std::floor(bottom), top_row, bottom_row - 1.0f));
+  }
+}
+
 // kiln_nearest_update over the candidates whose rows meet rows [y0, y0 + kVectors * kBlock) of a column (in
 // increasing k), written lane by lane so that the loops vectorize.
 template <int32_t kVectors>
@@ -103,9 +115,11 @@ inline void coverage_rows(float* d2, const float* vx, const float* vy, int32_t l
   }
 }
 
+// The first `rows` of `lanes` coverage values, shaded, down a column from p.
 template <typename Pixel>
-inline void shade_rows(const float* coverage, int32_t rows, float background, float ink, Pixel* lanes) {
-  for (int32_t j = 0; j < rows; ++j) lanes[j] = level_to_pixel<Pixel>(kiln_shade(coverage[j], background, ink));
+inline void write_rows(const float* coverage, int32_t lanes, int32_t rows, float background, float ink, Pixel* p,
+                       int64_t stride) {
+  for (int32_t j = 0; j < rows; ++j) p[j * stride] = level_to_pixel<Pixel>(kiln_shade(coverage[j], background, ink));
 }
 #endif
 
@@ -149,8 +163,8 @@ void render_line_image(const kiln::RenderParams& p, const float* values, int32_t
     s.columns[k].offset = total;
     total += kiln_maxi(s.columns[k].last - s.columns[k].first + 1, 0);
   }
-  s.rows_lo.resize(total);
-  s.rows_hi.resize(total);
+  s.rows_lo.resize(total + kBlock);  // segment_rows may write up to kBlock - 1 columns past a segment's last
+  s.rows_hi.resize(total + kBlock);
   for (int32_t k = 0; k < segments; ++k) {
     const SegmentColumns& sc = s.columns[k];
     segment_rows(s.segments[k], sc.first, sc.last, reach, h, &s.rows_lo[sc.offset], &s.rows_hi[sc.offset]);
@@ -167,17 +181,14 @@ void render_line_image(const kiln::RenderParams& p, const float* values, int32_t
   float* vx = s.vx.data();
   float* vy = s.vy.data();
   int32_t used = 0;
-  Pixel lanes[2 * kBlock];
 
   const auto flush = [&] {
     thin ? coverage_rows<1>(d2, vx, vy, used, r) : coverage_rows<0>(d2, vx, vy, used, r);
     for (const LineBlock& b : s.blocks) {
-      shade_rows(d2 + b.lane, b.lanes, background, ink, lanes);
-      Pixel* column = out + b.column;
       // Rows past the band are farther than the reach from every candidate: writing their (background) value
-      // keeps the count fixed, so the branch predicts.
+      // keeps the count fixed, so the branches predict.
       const int32_t rows = kiln_mini(b.lanes, h - b.y0);
-      for (int32_t j = 0; j < rows; ++j) column[static_cast<int64_t>(b.y0 + j) * w] = lanes[j];
+      write_rows(d2 + b.lane, b.lanes, rows, background, ink, out + static_cast<int64_t>(b.y0) * w + b.column, w);
     }
     s.blocks.clear();
     used = 0;
