@@ -1,7 +1,7 @@
 // zstd for images that are mostly runs of one value (chart images are ~99% background): instead of zstd's match
-// finder, a linear scan emits every run where a byte equals the byte `period` earlier (period = pixel size) as a
-// match at offset `period`, and everything else as literals; zstd then only entropy-codes those sequences
-// (ZSTD_compressSequences). The result is an ordinary zstd frame that any zstd decoder reads.
+// finder, a linear scan (zstd_runs_scan.h) emits every run where a byte equals the byte `period` earlier (period =
+// pixel size) as a match at offset `period`, and everything else as literals; zstd then only entropy-codes those
+// sequences (ZSTD_compressSequences). The result is an ordinary zstd frame that any zstd decoder reads.
 #pragma once
 
 #define ZSTD_STATIC_LINKING_ONLY
@@ -17,9 +17,6 @@ namespace kiln {
 
 class ZstdRunCompressor {
  public:
-  // Runs shorter than this stay literals: a sequence costs a few bytes of its own.
-  static constexpr size_t kMinRun = 8;
-
   explicit ZstdRunCompressor(int32_t level);
   ~ZstdRunCompressor();
   ZstdRunCompressor(const ZstdRunCompressor&) = delete;

@@ -6,7 +6,9 @@
 
 #include "common/reference_render.h"
 #include "common/render_helpers.h"
+#include "core/cpu_isa.h"
 #include "io/zstd_runs.h"
+#include "io/zstd_runs_scan.h"
 
 namespace kiln {
 namespace {
@@ -69,6 +71,62 @@ TEST(ZstdRuns, Float32ImagesUseTheirPixelAsPeriod) {
   std::vector<uint8_t> bytes(image.size() * 4);
   std::memcpy(bytes.data(), image.data(), bytes.size());
   expect_round_trip(bytes, 4);
+}
+
+// Maximal runs of at least kZstdMinRun bytes equal to the byte `period` earlier, one byte at a time.
+std::vector<std::pair<size_t, size_t>> runs_brute_force(const std::vector<uint8_t>& data, size_t period) {
+  std::vector<std::pair<size_t, size_t>> runs;
+  size_t i = period;
+  while (i < data.size()) {
+    if (data[i] != data[i - period]) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < data.size() && data[end] == data[end - period]) ++end;
+    if (end - i >= kZstdMinRun) runs.emplace_back(i, end);
+    i = end;
+  }
+  return runs;
+}
+
+std::vector<std::pair<size_t, size_t>> runs_of(const std::vector<ZSTD_Sequence>& sequences) {
+  std::vector<std::pair<size_t, size_t>> runs;
+  size_t at = 0;
+  for (const auto& seq : sequences) {
+    at += seq.litLength;
+    runs.emplace_back(at, at + seq.matchLength);
+    at += seq.matchLength;
+  }
+  return runs;
+}
+
+// Both scanners (portable SWAR and AVX2, each with the fast path for repeated blocks) find exactly the maximal runs,
+// for runs that start and end anywhere in a 64-byte block, blocks that repeat, and tails shorter than a block.
+TEST(ZstdRuns, ScannersFindExactlyTheMaximalRuns) {
+  std::mt19937 rng(11);
+  for (size_t period : {1, 2, 3, 4}) {
+    for (size_t size : {0, 1, 5, 63, 64, 65, 200, 4096, 10007, 100003}) {
+      const uint32_t repeat_per_mille = size > 4096 ? 997 : 900;
+      std::vector<uint8_t> data(size);
+      for (size_t i = 0; i < size; ++i) {
+        const bool repeat = i >= period && rng() % 1000 < repeat_per_mille;  // runs broken at random places
+        data[i] = repeat ? data[i - period] : static_cast<uint8_t>(rng() % 3);
+      }
+      const auto expected = runs_brute_force(data, period);
+      std::vector<ZSTD_Sequence> sequences;
+      const size_t matched = zstd_runs_find(data.data(), data.size(), period, sequences);
+      EXPECT_EQ(runs_of(sequences), expected) << "portable, period " << period << ", size " << size;
+      size_t expected_matched = 0;
+      for (auto [start, end] : expected) expected_matched += end - start;
+      EXPECT_EQ(matched, expected_matched);
+      if (cpu_isa_best() >= CpuIsa::kAvx2) {
+        sequences.clear();
+        zstd_runs_find_avx2(data.data(), data.size(), period, sequences);
+        EXPECT_EQ(runs_of(sequences), expected) << "avx2, period " << period << ", size " << size;
+      }
+    }
+  }
 }
 
 TEST(ZstdRuns, EmptyInputAndBadPeriod) {

@@ -21,8 +21,8 @@ namespace kiln {
 
 namespace {
 
-// CPU backends render a few images at a time, so each image is encoded while it is still in cache.
-constexpr int64_t kRenderGroup = 4;
+// CPU backends render one image at a time and encode it while it is still in cache (L2).
+constexpr int64_t kRenderGroup = 1;
 // GPU batches rendering at once (each on its own queue/stream), so transfers and kernels overlap with encoding.
 constexpr int32_t kGpuBatchesInFlight = 2;
 
