@@ -48,7 +48,7 @@ ZstdRunCompressor::ZstdRunCompressor(int32_t level) : m_cctx(ZSTD_createCCtx()) 
     return;
   }
   for (auto [param, value] :
-       {std::pair{ZSTD_c_compressionLevel, level}, std::pair{ZSTD_c_checksumFlag, 1}, std::pair{ZSTD_c_minMatch, 3},
+       {std::pair{ZSTD_c_compressionLevel, level}, std::pair{ZSTD_c_checksumFlag, 0}, std::pair{ZSTD_c_minMatch, 3},
         std::pair{ZSTD_c_blockDelimiters, static_cast<int>(ZSTD_sf_noBlockDelimiters)},
         std::pair{ZSTD_c_validateSequences, 0}}) {
     const size_t rc = ZSTD_CCtx_setParameter(m_cctx, param, value);

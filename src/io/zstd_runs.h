@@ -22,7 +22,7 @@ class ZstdRunCompressor {
   ZstdRunCompressor(const ZstdRunCompressor&) = delete;
   ZstdRunCompressor& operator=(const ZstdRunCompressor&) = delete;
 
-  // Appends the compressed frame (with content size and checksum) to `out`. `period` is the repeat unit in bytes.
+  // Appends the compressed frame (with content size, without checksum) to `out`. `period` is the repeat unit in bytes.
   Status compress(const uint8_t* src, size_t size, size_t period, std::vector<uint8_t>& out);
   // Bytes covered by matches in the last call (for tests and for deciding whether the input was sparse).
   size_t last_matched_bytes() const { return m_matched; }

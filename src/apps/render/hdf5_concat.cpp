@@ -8,6 +8,14 @@ namespace kiln::hdf5 {
 
 namespace {
 
+// Whether a file's images carry HDF5's Fletcher-32 trailer (files written before kiln added it do not).
+Result<bool> images_have_fletcher32(hid_t file, const std::string& path) {
+  Handle images = dataset_handle(H5Dopen2(file, "images", H5P_DEFAULT));
+  Handle dcpl = plist_handle(images.valid() ? H5Dget_create_plist(images.get()) : H5I_INVALID_HID);
+  if (!dcpl.valid()) return error(path + ": cannot read the filters of images");
+  return H5Pget_filter_by_id2(dcpl.get(), H5Z_FILTER_FLETCHER32, nullptr, nullptr, nullptr, 0, nullptr, nullptr) >= 0;
+}
+
 Status rows_read(hid_t file, const std::string& path, const char* name, hid_t mem_type, int64_t count, void* dst) {
   Handle ds = dataset_handle(H5Dopen2(file, name, H5P_DEFAULT));
   if (!ds.valid() || (count > 0 && H5Dread(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, dst) < 0)) {
@@ -40,7 +48,13 @@ Status files_copy(DataFile& merged, const std::string& out, const std::vector<st
   const std::string tmp = out + ".tmp";
   FileAttributes merged_attributes = attributes;
   merged_attributes.complete = false;
-  KILN_TRY(merged.create(tmp, layout, merged_attributes, compression.first, compression.second));
+  bool fletcher32 = true;
+  if (!sources.empty()) {
+    KILN_TRY_ASSIGN(Handle first, file_open_read(sources.front()));
+    KILN_TRY_ASSIGN(fletcher32, images_have_fletcher32(first.get(), sources.front()));
+    H5Eclear2(H5E_DEFAULT);  // the lookup above reports a missing filter as an error
+  }
+  KILN_TRY(merged.create(tmp, layout, merged_attributes, compression.first, compression.second, fletcher32));
 
   const size_t seq_row = static_cast<size_t>(layout.seq_len) * static_cast<size_t>(layout.seq_channels);
   std::vector<uint8_t> chunk;
@@ -55,6 +69,12 @@ Status files_copy(DataFile& merged, const std::string& out, const std::vector<st
     if (!a.complete || a.first_index != attributes.first_index + row || row + count > attributes.count) {
       return io_error(path + " is not the complete file of images " + std::to_string(attributes.first_index + row) +
                       "...; rerun with --resume");
+    }
+    KILN_TRY_ASSIGN(const bool has_fletcher32, images_have_fletcher32(file.get(), path));
+    H5Eclear2(H5E_DEFAULT);
+    if (has_fletcher32 != fletcher32) {
+      return io_error(path + (has_fletcher32 ? " has" : " lacks") + " the Fletcher-32 chunk checksum of " +
+                      sources.front() + "; files written by different kiln versions cannot be merged by copying");
     }
     ContentChecksum copied;  // checked against the source's own before the merged file is committed
     Handle images = dataset_handle(H5Dopen2(file.get(), "images", H5P_DEFAULT));

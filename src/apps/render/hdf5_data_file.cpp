@@ -101,7 +101,7 @@ Status RowWriter::close() {
 }
 
 Status DataFile::create(const std::string& path, const DatasetLayout& layout, const FileAttributes& attributes,
-                        Compression compression, int32_t level) {
+                        Compression compression, int32_t level, bool fletcher32) {
   abandon();
   m_path = path;
   m_count = attributes.count;
@@ -135,6 +135,7 @@ Status DataFile::create(const std::string& path, const DatasetLayout& layout, co
     if (H5Pset_filter(dcpl.get(), static_cast<H5Z_filter_t>(kHdf5ZstdFilterId), H5Z_FLAG_OPTIONAL, 1, cd_values) < 0) {
       return error(path + ": cannot declare the zstd filter");
     }
+    if (fletcher32 && H5Pset_fletcher32(dcpl.get()) < 0) return error(path + ": cannot declare fletcher32");
   } else if (compression == Compression::kGzip) {
     if (H5Pset_deflate(dcpl.get(), static_cast<unsigned>(level)) < 0) return error(path + ": cannot declare deflate");
   }

@@ -146,8 +146,10 @@ class DataFile {
   DataFile(DataFile&&) noexcept = default;
   DataFile& operator=(DataFile&&) noexcept = default;
 
+  // zstd datasets declare HDF5's Fletcher-32 filter after zstd (the encoder appends its trailer), unless
+  // `fletcher32` is false: a merge of files written before kiln added it keeps their pipeline.
   Status create(const std::string& path, const DatasetLayout& layout, const FileAttributes& attributes,
-                Compression compression, int32_t level);
+                Compression compression, int32_t level, bool fletcher32 = true);
   // Stores one already-encoded image (one chunk) at `row` (0-based within this file).
   Status image_write(int64_t row, const void* data, size_t size, uint32_t filter_mask = 0);
   // Appends metadata rows in order: sequences (rows * seq_len * seq_channels), index, labels (may be null).

@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include "io/fletcher32.h"
 #include "io/zstd_runs.h"
 
 #include <bit>
@@ -55,14 +56,15 @@ class EncoderBase : public ImageEncoder {
 };
 
 // Chart images are mostly background: the run-based compressor (zstd_runs.h) is tried first and zstd's own match
-// finder is used only when fewer than half of the bytes were runs. Both write ordinary checksummed zstd frames.
+// finder is used only when fewer than half of the bytes were runs. Both write ordinary zstd frames, followed by the
+// Fletcher-32 trailer of HDF5's checksum filter (declared after zstd by DataFile), which every HDF5 reader checks: a
+// damaged chunk fails to read instead of decoding to garbage. It sums the ~14 KB a chart compresses to, where the
+// zstd frame checksum would hash all 400 KB of pixels.
 class ZstdEncoder final : public EncoderBase {
  public:
   ZstdEncoder(int32_t level, int32_t width, int32_t height, PixelType type)
       : EncoderBase(width, height, type), m_runs(level), m_cctx(ZSTD_createCCtx()) {
-    // Level plus a frame checksum: a corrupted chunk then fails to decode instead of yielding garbage.
-    if (m_cctx != nullptr && (ZSTD_isError(ZSTD_CCtx_setParameter(m_cctx, ZSTD_c_compressionLevel, level)) ||
-                              ZSTD_isError(ZSTD_CCtx_setParameter(m_cctx, ZSTD_c_checksumFlag, 1)))) {
+    if (m_cctx != nullptr && ZSTD_isError(ZSTD_CCtx_setParameter(m_cctx, ZSTD_c_compressionLevel, level))) {
       ZSTD_freeCCtx(m_cctx);
       m_cctx = nullptr;
     }
@@ -77,13 +79,15 @@ class ZstdEncoder final : public EncoderBase {
     KILN_TRY_ASSIGN(const uint8_t* src, packed(image, &size));
     const size_t start = out.size();
     KILN_TRY(m_runs.compress(src, size, pixel_type_size(image.type), out));
-    if (m_runs.last_matched_bytes() * 2 >= size) return Status::ok();
-    out.resize(start);
-    const size_t bound = ZSTD_compressBound(size);
-    if (m_scratch.size() < bound) m_scratch.resize(bound);
-    const size_t n = ZSTD_compress2(m_cctx, m_scratch.data(), bound, src, size);
-    if (ZSTD_isError(n)) return io_error(std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
-    out.insert(out.end(), m_scratch.data(), m_scratch.data() + n);
+    if (m_runs.last_matched_bytes() * 2 < size) {
+      out.resize(start);
+      const size_t bound = ZSTD_compressBound(size);
+      if (m_scratch.size() < bound) m_scratch.resize(bound);
+      const size_t n = ZSTD_compress2(m_cctx, m_scratch.data(), bound, src, size);
+      if (ZSTD_isError(n)) return io_error(std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
+      out.insert(out.end(), m_scratch.data(), m_scratch.data() + n);
+    }
+    hdf5_fletcher32_append(out, start);
     return Status::ok();
   }
 

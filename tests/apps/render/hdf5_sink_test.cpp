@@ -124,13 +124,65 @@ TEST(Hdf5Sink, ImagesAreStoredOnePerChunkWithTheDeclaredFilter) {
   EXPECT_EQ(chunk[0], 1u);
   EXPECT_EQ(chunk[1], 16u);
   EXPECT_EQ(chunk[2], 24u);
-  ASSERT_EQ(H5Pget_nfilters(dcpl), 1);
+  ASSERT_EQ(H5Pget_nfilters(dcpl), 2);
   unsigned flags = 0, cd[4] = {0}, config = 0;
   size_t nelmts = 4;
   EXPECT_EQ(H5Pget_filter2(dcpl, 0, &flags, &nelmts, cd, 0, nullptr, &config), 32015);
   EXPECT_EQ(nelmts, 1u);
   EXPECT_EQ(cd[0], 1u);
+  nelmts = 4;
+  EXPECT_EQ(H5Pget_filter2(dcpl, 1, &flags, &nelmts, cd, 0, nullptr, &config), H5Z_FILTER_FLETCHER32);
   H5Pclose(dcpl);
+  H5Dclose(ds);
+}
+
+// Every zstd chunk ends with HDF5's Fletcher-32 trailer, checked by libhdf5 itself: one flipped bit in a stored
+// chunk makes that image fail to read (instead of decoding to other pixels) and leaves the others readable.
+TEST(Hdf5Sink, ADamagedChunkFailsToRead) {
+  Hdf5Job job{.total = 10};
+  TempDir dir;
+  const std::string out = dir.file("one.h5");
+  ASSERT_TRUE(test::job_run(job, out, {10}).is_ok());
+  haddr_t address = 0;
+  hsize_t size = 0;
+  {
+    auto file = hdf5::file_open_read(out);
+    ASSERT_TRUE(file.is_ok());
+    const hid_t ds = H5Dopen2(file->get(), "images", H5P_DEFAULT);
+    const hsize_t offset[3] = {4, 0, 0};
+    unsigned mask = 0;
+    ASSERT_GE(H5Dget_chunk_info_by_coord(ds, offset, &mask, &address, &size), 0);
+    H5Dclose(ds);
+  }
+  {
+    std::fstream f(out, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(address + size / 2));
+    const char byte = static_cast<char>(f.get() ^ 0x10);
+    f.seekp(static_cast<std::streamoff>(address + size / 2));
+    f.put(byte);
+  }
+  auto file = hdf5::file_open_read(out);
+  ASSERT_TRUE(file.is_ok());
+  const hid_t ds = H5Dopen2(file->get(), "images", H5P_DEFAULT);
+  const hid_t space = H5Dget_space(ds);
+  const hsize_t count[3] = {1, 16, 24};
+  const hid_t mem = H5Screate_simple(3, count, nullptr);
+  std::vector<uint8_t> image(16 * 24);
+  for (hsize_t row : {3, 4, 5}) {
+    const hsize_t start[3] = {row, 0, 0};
+    H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr);
+    const herr_t rc = H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr) >= 0
+                          ? H5Dread(ds, H5T_NATIVE_UINT8, mem, space, H5P_DEFAULT, image.data())
+                          : -1;
+    if (row == 4) {
+      EXPECT_LT(rc, 0) << "the damaged image was read";
+    } else {
+      EXPECT_GE(rc, 0) << "image " << row;
+      EXPECT_EQ(image, test::image_bytes(job, static_cast<int64_t>(row)));
+    }
+  }
+  H5Sclose(mem);
+  H5Sclose(space);
   H5Dclose(ds);
 }
 

@@ -98,9 +98,11 @@ def test_zstd_single_file(fixture_dir):
         assert images.dtype == np.uint8
         assert images.chunks == (1, HEIGHT, WIDTH)
         dcpl = images.id.get_create_plist()
-        assert dcpl.get_nfilters() == 1
+        assert dcpl.get_nfilters() == 2
         assert dcpl.get_filter(0)[0] == 32015
         assert tuple(dcpl.get_filter(0)[2]) == (1,)
+        assert dcpl.get_filter(1)[0] == h5py.h5z.FILTER_FLETCHER32  # checked by libhdf5 on every read
+        assert images.fletcher32
         np.testing.assert_array_equal(images[()], pattern_u8(5000))
         np.testing.assert_array_equal(images[4321], pattern_u8(4322)[4321])  # random access, second part
         assert f.attrs["compression"] == "zstd-1"
