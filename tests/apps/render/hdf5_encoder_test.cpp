@@ -36,10 +36,11 @@ ImageView view_of(std::vector<uint8_t>& bytes, int32_t w, int32_t h, PixelType t
 std::vector<uint8_t> frame_of(const std::vector<uint8_t>& chunk, size_t start = 0) {
   EXPECT_GE(chunk.size(), start + 4);
   const size_t end = chunk.size() - 4;
-  const uint32_t stored = chunk[end] | (chunk[end + 1] << 8) | (chunk[end + 2] << 16) |
-                          (static_cast<uint32_t>(chunk[end + 3]) << 24);
+  const uint32_t stored =
+      chunk[end] | (chunk[end + 1] << 8) | (chunk[end + 2] << 16) | (static_cast<uint32_t>(chunk[end + 3]) << 24);
   EXPECT_EQ(stored, hdf5_fletcher32(chunk.data() + start, end - start));
-  return std::vector<uint8_t>(chunk.begin() + static_cast<std::ptrdiff_t>(start), chunk.begin() + static_cast<std::ptrdiff_t>(end));
+  return std::vector<uint8_t>(chunk.begin() + static_cast<std::ptrdiff_t>(start),
+                              chunk.begin() + static_cast<std::ptrdiff_t>(end));
 }
 
 // Calls the filter like HDF5's pipeline does: a malloc'ed buffer in, a malloc'ed buffer out.
