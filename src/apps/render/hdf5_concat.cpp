@@ -40,41 +40,27 @@ Result<std::pair<Compression, int32_t>> compression_from_label(const std::string
   return io_error("unknown compression attribute '" + label + "'");
 }
 
-namespace {
-
-Status files_copy(DataFile& merged, const std::string& out, const std::vector<std::string>& sources,
-                  const DatasetLayout& layout, const FileAttributes& attributes) {
-  KILN_TRY_ASSIGN(const auto compression, compression_from_label(attributes.compression));
-  const std::string tmp = out + ".tmp";
-  FileAttributes merged_attributes = attributes;
-  merged_attributes.complete = false;
-  bool fletcher32 = true;
-  if (!sources.empty()) {
-    KILN_TRY_ASSIGN(Handle first, file_open_read(sources.front()));
-    KILN_TRY_ASSIGN(fletcher32, images_have_fletcher32(first.get(), sources.front()));
-    H5Eclear2(H5E_DEFAULT);  // the lookup above reports a missing filter as an error
-  }
-  KILN_TRY(merged.create(tmp, layout, merged_attributes, compression.first, compression.second, fletcher32));
-
+Status files_append(DataFile& merged, const std::vector<std::string>& sources, const DatasetLayout& layout,
+                    int64_t first_index, int64_t first_row) {
   const size_t seq_row = static_cast<size_t>(layout.seq_len) * static_cast<size_t>(layout.seq_channels);
   std::vector<uint8_t> chunk;
   std::vector<float> sequences;
   std::vector<int64_t> index;
   std::vector<int8_t> labels;
-  int64_t row = 0;  // rows of the merged file written so far
+  int64_t row = first_row;  // rows of the merged file written so far
   for (const std::string& path : sources) {
     KILN_TRY_ASSIGN(Handle file, file_open_read(path));
     KILN_TRY_ASSIGN(FileAttributes a, attributes_read(file.get()));
     const int64_t count = a.count;
-    if (!a.complete || a.first_index != attributes.first_index + row || row + count > attributes.count) {
-      return io_error(path + " is not the complete file of images " + std::to_string(attributes.first_index + row) +
+    if (!a.complete || a.first_index != first_index + row || row + count > merged.count()) {
+      return io_error(path + " is not the complete file of images " + std::to_string(first_index + row) +
                       "...; rerun with --resume");
     }
     KILN_TRY_ASSIGN(const bool has_fletcher32, images_have_fletcher32(file.get(), path));
     H5Eclear2(H5E_DEFAULT);
-    if (has_fletcher32 != fletcher32) {
+    if (has_fletcher32 != merged.fletcher32()) {
       return io_error(path + (has_fletcher32 ? " has" : " lacks") + " the Fletcher-32 chunk checksum of " +
-                      sources.front() + "; files written by different kiln versions cannot be merged by copying");
+                      merged.path() + "; files written by different kiln versions cannot be merged by copying");
     }
     ContentChecksum copied;  // checked against the source's own before the merged file is committed
     Handle images = dataset_handle(H5Dopen2(file.get(), "images", H5P_DEFAULT));
@@ -110,8 +96,28 @@ Status files_copy(DataFile& merged, const std::string& out, const std::vector<st
     KILN_TRY(file.close());
     row += count;
   }
-  if (row != attributes.count) {
-    return io_error("the files hold " + std::to_string(row) + " images, expected " + std::to_string(attributes.count));
+  return Status::ok();
+}
+
+namespace {
+
+Status files_copy(DataFile& merged, const std::string& out, const std::vector<std::string>& sources,
+                  const DatasetLayout& layout, const FileAttributes& attributes) {
+  KILN_TRY_ASSIGN(const auto compression, compression_from_label(attributes.compression));
+  const std::string tmp = out + ".tmp";
+  FileAttributes merged_attributes = attributes;
+  merged_attributes.complete = false;
+  bool fletcher32 = true;
+  if (!sources.empty()) {
+    KILN_TRY_ASSIGN(Handle first, file_open_read(sources.front()));
+    KILN_TRY_ASSIGN(fletcher32, images_have_fletcher32(first.get(), sources.front()));
+    H5Eclear2(H5E_DEFAULT);  // the lookup above reports a missing filter as an error
+  }
+  KILN_TRY(merged.create(tmp, layout, merged_attributes, compression.first, compression.second, fletcher32));
+  KILN_TRY(files_append(merged, sources, layout, attributes.first_index, 0));
+  if (merged.rows() != attributes.count) {
+    return io_error("the files hold " + std::to_string(merged.rows()) + " images, expected " +
+                    std::to_string(attributes.count));
   }
   KILN_TRY(merged.close(true));
   return file_commit(tmp, out);

@@ -105,6 +105,8 @@ Status DataFile::create(const std::string& path, const DatasetLayout& layout, co
   abandon();
   m_path = path;
   m_count = attributes.count;
+  m_rows = 0;
+  m_fletcher32 = fletcher32 && compression == Compression::kZstd;
   m_image_bytes = 0;
   m_seq_row = static_cast<int64_t>(layout.seq_len) * layout.seq_channels;
   m_checksum = ContentChecksum();
@@ -135,7 +137,7 @@ Status DataFile::create(const std::string& path, const DatasetLayout& layout, co
     if (H5Pset_filter(dcpl.get(), static_cast<H5Z_filter_t>(kHdf5ZstdFilterId), H5Z_FLAG_OPTIONAL, 1, cd_values) < 0) {
       return error(path + ": cannot declare the zstd filter");
     }
-    if (fletcher32 && H5Pset_fletcher32(dcpl.get()) < 0) return error(path + ": cannot declare fletcher32");
+    if (m_fletcher32 && H5Pset_fletcher32(dcpl.get()) < 0) return error(path + ": cannot declare fletcher32");
   } else if (compression == Compression::kGzip) {
     if (H5Pset_deflate(dcpl.get(), static_cast<unsigned>(level)) < 0) return error(path + ": cannot declare deflate");
   }
@@ -175,6 +177,7 @@ Status DataFile::rows_append(const float* sequences, const int64_t* index, const
     KILN_TRY(m_labels.append(labels, rows));
   }
   m_checksum.rows_add(sequences, static_cast<size_t>(m_seq_row), index, m_labels.valid() ? labels : nullptr, rows);
+  m_rows += rows;
   return Status::ok();
 }
 

@@ -160,6 +160,8 @@ class DataFile {
   bool is_open() const { return m_file.valid(); }
   const std::string& path() const { return m_path; }
   int64_t count() const { return m_count; }
+  int64_t rows() const { return m_rows; }  // metadata rows appended so far
+  bool fletcher32() const { return m_fletcher32; }
   uint64_t image_bytes() const { return m_image_bytes; }
 
  private:
@@ -172,6 +174,8 @@ class DataFile {
   RowWriter m_index;
   RowWriter m_labels;
   int64_t m_count = 0;
+  int64_t m_rows = 0;
+  bool m_fletcher32 = false;
   int64_t m_seq_row = 0;  // floats per sequences row
   uint64_t m_image_bytes = 0;
 };
@@ -186,5 +190,9 @@ Result<std::pair<Compression, int32_t>> compression_from_label(const std::string
 // naming a damaged source, and nothing is committed).
 Status files_concat(const std::string& out, const std::vector<std::string>& sources, const DatasetLayout& layout,
                     const FileAttributes& attributes);
+// Appends the rows of `sources` to `merged` from its row `first_row` on, the same way (their first_index values must
+// continue from first_index + first_row).
+Status files_append(DataFile& merged, const std::vector<std::string>& sources, const DatasetLayout& layout,
+                    int64_t first_index, int64_t first_row);
 
 }  // namespace kiln::hdf5

@@ -1,7 +1,9 @@
 // HDF5 ImageSink: images compressed by per-thread encoders, stored by one writer thread with H5Dwrite_chunk.
 //
 // Single-file mode (images_per_file == 0): parts of kPartImages images in {out}.parts/part_NNNNN.h5, each
-// committed (.tmp -> complete=1 -> close -> fsync -> rename); finish() merges the raw chunks into {out}.
+// committed (.tmp -> complete=1 -> close -> fsync -> rename). The same chunks also go to {out}.tmp as they arrive
+// (after the parts a resumed run kept, copied from them), so finish() only completes and commits it; the parts are
+// what a killed run resumes from, {out}.tmp is rebuilt from them.
 // Shard mode (images_per_file = N): shards {stem}_batch_NNNN.h5 committed the same way; finish() verifies them
 // and writes the manifest and the VDS {out} (hdf5_vds_build). Resume keeps the leading committed files.
 #include <algorithm>
@@ -60,6 +62,8 @@ class Hdf5Sink final : public ImageSink {
   Status unit_open(int64_t k);
   Status unit_commit();
   Status parts_merge();
+  bool merged_as_written() const { return !shard_mode() && m_units > 1; }
+  Status merged_open();
 
   OutputSpec m_spec;
   DatasetLayout m_layout;
@@ -73,16 +77,18 @@ class Hdf5Sink final : public ImageSink {
   int64_t m_committed = 0;  // leading units durable under their final name
   hdf5::DataFile m_current;
   int64_t m_current_unit = -1;
+  hdf5::DataFile m_merged;  // {out}.tmp in single-file mode
   std::atomic<uint64_t> m_bytes{0};
   std::vector<std::string> m_notes;
 };
 
 Hdf5Sink::~Hdf5Sink() {
-  // Without finish() the open unit is abandoned: its .tmp is incomplete and never becomes visible.
-  if (m_current.is_open()) {
+  // Without finish() the open files are abandoned: their .tmp is incomplete and never becomes visible.
+  for (hdf5::DataFile* file : {&m_current, &m_merged}) {
+    if (!file->is_open()) continue;
     hdf5::ErrorScope quiet;
-    const std::string tmp = m_current.path();
-    m_current.abandon();
+    const std::string tmp = file->path();
+    file->abandon();
     std::error_code ec;
     fs::remove(tmp, ec);
   }
@@ -295,6 +301,17 @@ Status Hdf5Sink::unit_commit() {
   return Status::ok();
 }
 
+Status Hdf5Sink::merged_open() {
+  hdf5::FileAttributes attributes = m_attributes;
+  attributes.first_index = m_layout.first_index;
+  attributes.count = m_layout.total;
+  attributes.complete = false;
+  KILN_TRY(m_merged.create(m_spec.path + ".tmp", m_layout, attributes, m_spec.compression, m_spec.compression_level));
+  std::vector<std::string> kept;
+  for (int64_t k = 0; k < m_committed; ++k) kept.push_back(unit_path(k));
+  return hdf5::files_append(m_merged, kept, m_layout, m_layout.first_index, 0);
+}
+
 Status Hdf5Sink::write(const EncodedBatch& batch) {
   hdf5::ErrorScope quiet;
   if (!m_opened) return invalid_argument("HDF5 sink written before open()");
@@ -317,6 +334,7 @@ Status Hdf5Sink::write(const EncodedBatch& batch) {
   const size_t raw_bytes = static_cast<size_t>(m_layout.width) * static_cast<size_t>(m_layout.height) *
                            pixel_type_size(m_layout.dtype);
 
+  if (merged_as_written() && !m_merged.is_open()) KILN_TRY(merged_open());
   int64_t i = 0;
   while (i < batch.count) {
     const int64_t k = m_next / m_unit;
@@ -333,11 +351,13 @@ Status Hdf5Sink::write(const EncodedBatch& batch) {
                                 std::to_string(end - begin) + " bytes, expected " + std::to_string(raw_bytes));
       }
       KILN_TRY(m_current.image_write(batch.first + j - first, batch.bytes.data() + begin, end - begin));
+      if (m_merged.is_open()) KILN_TRY(m_merged.image_write(batch.first + j, batch.bytes.data() + begin, end - begin));
       bytes += end - begin;
     }
-    KILN_TRY(m_current.rows_append(batch.sequences.data() + static_cast<size_t>(i) * seq_row,
-                                   batch.index.data() + i, m_layout.has_labels ? batch.labels.data() + i : nullptr,
-                                   take));
+    const float* sequences = batch.sequences.data() + static_cast<size_t>(i) * seq_row;
+    const int8_t* labels = m_layout.has_labels ? batch.labels.data() + i : nullptr;
+    KILN_TRY(m_current.rows_append(sequences, batch.index.data() + i, labels, take));
+    if (m_merged.is_open()) KILN_TRY(m_merged.rows_append(sequences, batch.index.data() + i, labels, take));
     m_bytes.fetch_add(bytes, std::memory_order_relaxed);
     m_next += take;
     i += take;
@@ -360,12 +380,15 @@ Status Hdf5Sink::parts_merge() {
     KILN_TRY(dir_fsync(hdf5::parts_dir(out)));
     return path_remove(hdf5::parts_dir(out));
   }
-  hdf5::FileAttributes attributes = m_attributes;
-  attributes.first_index = m_layout.first_index;
-  attributes.count = m_layout.total;
-  std::vector<std::string> parts;
-  for (int64_t k = 0; k < m_units; ++k) parts.push_back(unit_path(k));
-  KILN_TRY(hdf5::files_concat(out, parts, m_layout, attributes));
+  if (!m_merged.is_open()) KILN_TRY(merged_open());  // a resumed run that had written every part
+  if (m_merged.rows() != m_layout.total) {
+    return io_error(m_merged.path() + " holds " + std::to_string(m_merged.rows()) + " images, expected " +
+                    std::to_string(m_layout.total));
+  }
+  const std::string tmp = m_merged.path();
+  KILN_TRY(m_merged.close(true));
+  KILN_TRY(hdf5::run_report_update(tmp, m_attributes.dataset.run_report, m_attributes.dataset.fallbacks));
+  KILN_TRY(file_commit(tmp, out));
   return path_remove(hdf5::parts_dir(out));
 }
 
