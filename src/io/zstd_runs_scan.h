@@ -24,16 +24,20 @@ size_t zstd_runs_scan(const uint8_t* src, size_t size, size_t period, std::vecto
   size_t literal_start = 0;
   bool in_run = false;
   size_t run_start = 0;
+  size_t n = sequences.size();  // sequences written; the vector is kept at least 64 longer than that
+  // A run ending at `end`: a sequence when it is long enough. Branch-free (the slot is written either way and kept
+  // or not): whether a run is long enough does not predict well.
   const auto run_end = [&](size_t end) {
-    in_run = false;
-    if (end - run_start < kZstdMinRun) return;
-    ZSTD_Sequence seq{};
+    const size_t length = end - run_start;
+    const bool keep = length >= kZstdMinRun;
+    ZSTD_Sequence& seq = sequences[n];
     seq.offset = static_cast<unsigned>(period);
     seq.litLength = static_cast<unsigned>(run_start - literal_start);
-    seq.matchLength = static_cast<unsigned>(end - run_start);
-    sequences.push_back(seq);
-    matched += end - run_start;
-    literal_start = end;
+    seq.matchLength = static_cast<unsigned>(length);
+    seq.rep = 0;
+    n += keep ? 1 : 0;
+    matched += keep ? length : 0;
+    literal_start = keep ? end : literal_start;
   };
   for (size_t base = period; base < size; base += 64) {
     uint64_t mask = 0;
@@ -47,26 +51,33 @@ size_t zstd_runs_scan(const uint8_t* src, size_t size, size_t period, std::vecto
         mask = equal_mask(src + base, src + base - period);
       }
     } else {
-      for (size_t j = 0; base + j < size; ++j)
+      for (size_t j = 0; base + j < size; ++j) {
         mask |= static_cast<uint64_t>(src[base + j] == src[base + j - period]) << j;
+      }
     }
     if (mask == (in_run ? ~0ull : 0ull)) continue;  // the current state holds for the whole block
+    // Runs start where a bit is set and the one before it (or the state before the block) is not, and end where a
+    // bit is clear after a set one; the transitions are visited in order.
     const size_t valid = std::min<size_t>(64, size - base);
-    size_t pos = 0;
-    while (pos < valid) {
-      const uint64_t rest = (in_run ? ~mask : mask) >> pos;
-      if (rest == 0) break;
-      pos += static_cast<size_t>(__builtin_ctzll(rest));
-      if (pos >= valid) break;
-      if (in_run) {
+    const uint64_t valid_bits = valid == 64 ? ~0ull : (1ull << valid) - 1;
+    const uint64_t before = (mask << 1) | (in_run ? 1u : 0u);
+    const uint64_t ends = ~mask & before & valid_bits;
+    uint64_t transitions = ((mask & ~before) | ends) & valid_bits;
+    if (sequences.size() < n + 64) sequences.resize(n + 64 + n / 2);
+    while (transitions != 0) {
+      const auto pos = static_cast<size_t>(__builtin_ctzll(transitions));
+      transitions &= transitions - 1;
+      if ((ends >> pos) & 1) {
         run_end(base + pos);
       } else {
         run_start = base + pos;
-        in_run = true;
       }
     }
+    in_run = (mask >> (valid - 1)) & 1;
   }
+  if (sequences.size() < n + 1) sequences.resize(n + 1);
   if (in_run) run_end(size);
+  sequences.resize(n);
   return matched;
 }
 
