@@ -15,7 +15,9 @@
 namespace kiln {
 namespace {
 
-std::vector<uint8_t> brute_force(const std::vector<float>& window, const RenderParams& p) {
+// The brute-force definition for the pixels of `columns` (all columns when empty); other pixels are left 0.
+std::vector<uint8_t> brute_force(const std::vector<float>& window, const RenderParams& p,
+                                 const std::vector<int32_t>& columns = {}) {
   const auto n = static_cast<int32_t>(window.size());
   float vmin = window[0];
   float vmax = window[0];
@@ -32,8 +34,10 @@ std::vector<uint8_t> brute_force(const std::vector<float>& window, const RenderP
   }
   const float r = 0.5f * p.line_width;
   std::vector<uint8_t> image(static_cast<size_t>(p.width) * p.height);
+  std::vector<int32_t> xs = columns;
+  for (int32_t x = 0; xs.size() < static_cast<size_t>(p.width) && columns.empty(); ++x) xs.push_back(x);
   for (int32_t y = 0; y < p.height; ++y) {
-    for (int32_t x = 0; x < p.width; ++x) {
+    for (int32_t x : xs) {
       KilnNearest nearest = kiln_nearest_none();
       for (const KilnSegment& g : segments) {
         const float ox = static_cast<float>(x) - g.ax;
@@ -75,6 +79,32 @@ TEST_P(RenderDefinition, EveryVariantEqualsTheBruteForceDefinition) {
     const auto image = test::render_window(c.window, p);
     int64_t differing = 0;
     for (size_t i = 0; i < image.size(); ++i) differing += image[i] != expected[i];
+    EXPECT_EQ(differing, 0) << cpu_isa_name(isa);
+  }
+  cpu_isa_set(saved);
+}
+
+// A window so much longer than the image is wide that the CPU computes each segment's rows per column instead of
+// keeping a table of them (more than 4M segment-column pairs); checked on four columns.
+TEST(RenderDefinitionLong, RowsWithoutTheTable) {
+  RenderParams p;
+  p.width = 64;
+  p.height = 48;
+  p.line_width = 3.0f;
+  const auto window = test::random_walk(800000, 8, 1.0f);  // ~6 columns per segment: > 4.8M pairs
+  const std::vector<int32_t> columns = {0, 21, 42, 63};
+  const auto expected = brute_force(window, p, columns);
+  const CpuIsa saved = cpu_isa_active();
+  for (CpuIsa isa : {CpuIsa::kScalar, cpu_isa_best()}) {
+    cpu_isa_set(isa);
+    const auto image = test::render_window(window, p);
+    int64_t differing = 0;
+    for (int32_t y = 0; y < p.height; ++y) {
+      for (int32_t x : columns) {
+        const size_t i = static_cast<size_t>(y) * p.width + x;
+        differing += image[i] != expected[i];
+      }
+    }
     EXPECT_EQ(differing, 0) << cpu_isa_name(isa);
   }
   cpu_isa_set(saved);

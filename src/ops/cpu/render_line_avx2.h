@@ -1,4 +1,4 @@
-// The row loops of render_loops.h in AVX2 intrinsics, for the avx2 variant: a __m256 holds 8 rows of a column.
+// The row loops of render_line_loops.h in AVX2 intrinsics, for the avx2 variant: a __m256 holds 8 rows of a column.
 // Each intrinsic is the IEEE operation of the scalar expression it replaces, in the same order (min/max_ps return
 // the second operand on ties and NaN, as kiln_minf/kiln_maxf do), so the images stay byte-identical to the scalar
 // reference. Only the sign of a zero |v| can differ, and kiln_nearest_coverage() never lets it reach the result.
@@ -76,7 +76,7 @@ inline void segment_rows(const KilnSegment& g, int32_t first, int32_t last, floa
   }
 }
 
-// nearest_rows() of render_loops.h: kVectors * 8 rows from y0.
+// nearest_rows() of render_line_loops.h: kVectors * 8 rows from y0.
 template <int32_t kVectors>
 inline void nearest_rows(const LineCandidate* candidates, int32_t count, int32_t y0, float* out_d2, float* out_vx,
                          float* out_vy) {
@@ -130,7 +130,7 @@ inline void nearest_rows(const LineCandidate* candidates, int32_t count, int32_t
   }
 }
 
-// coverage_rows() of render_loops.h (lanes is a multiple of 8).
+// coverage_rows() of render_line_loops.h (lanes is a multiple of 8).
 template <int32_t kThin>
 inline void coverage_rows(float* d2, const float* vx, const float* vy, int32_t lanes, float r) {
   for (int32_t j = 0; j < lanes; j += 8) {

@@ -21,6 +21,10 @@ struct LineBlock {
 // divisions of neighbouring blocks overlap), then the pixels.
 constexpr int32_t kChunkLanes = 2048;
 
+// Above this many (segment, column) pairs (windows much longer than the image is wide) the rows are computed per
+// column with kiln_line_segment_rows() instead of kept in a table, so memory stays bounded.
+constexpr int64_t kMaxRowTable = int64_t{1} << 22;
+
 // Columns [first, last] that a segment can touch; its rows in column c are at offset + c - first of the row arrays.
 struct SegmentColumns {
   int32_t first, last, offset;
@@ -47,8 +51,8 @@ inline float segment_band_half(const KilnSegment& g, float reach) {
 #else
 // Rows of columns [first, last] that segment g can touch: the rows of kiln_line_segment_rows() (the bounding box of
 // the segment's part within the reach of the column, plus the reach), narrowed to the band around the segment's
-// line that holds every pixel within the reach of it (half-height reach * |d| / dx, with a margin for the rounding
-// of line_y and band_half). Written as one float expression per column so that the loop vectorizes.
+// line that holds every pixel within the reach of it (segment_band_half). Any superset of the rows within the reach
+// gives the same image; the AVX2 variant computes the same bounds 8 columns at a time.
 inline void segment_rows(const KilnSegment& g, int32_t first, int32_t last, float reach, int32_t h, int32_t* lo,
                          int32_t* hi) {
   if (!(g.dx > 0.0f)) {  // all points share one column (width 1)
@@ -153,21 +157,24 @@ void render_line_image(const kiln::RenderParams& p, const float* values, int32_t
   }
   // Columns each segment can touch (one more on each side than the reach, against rounding) and its rows there.
   s.columns.resize(segments);
-  int32_t total = 0;
+  int64_t total = 0;
   for (int32_t k = 0; k < segments; ++k) {
     const KilnSegment& g = s.segments[k];
     const float first = std::ceil(kiln_minf(g.ax, g.ax + g.dx) - reach) - 1.0f;
     const float last = std::floor(kiln_maxf(g.ax, g.ax + g.dx) + reach) + 1.0f;
     s.columns[k].first = static_cast<int32_t>(kiln_clampf(first, 0.0f, static_cast<float>(w)));
     s.columns[k].last = static_cast<int32_t>(kiln_clampf(last, -1.0f, static_cast<float>(w - 1)));
-    s.columns[k].offset = total;
+    s.columns[k].offset = total <= kMaxRowTable ? static_cast<int32_t>(total) : 0;
     total += kiln_maxi(s.columns[k].last - s.columns[k].first + 1, 0);
   }
-  s.rows_lo.resize(total + kBlock);  // segment_rows may write up to kBlock - 1 columns past a segment's last
-  s.rows_hi.resize(total + kBlock);
-  for (int32_t k = 0; k < segments; ++k) {
-    const SegmentColumns& sc = s.columns[k];
-    segment_rows(s.segments[k], sc.first, sc.last, reach, h, &s.rows_lo[sc.offset], &s.rows_hi[sc.offset]);
+  const bool tabled = total <= kMaxRowTable;
+  if (tabled) {
+    s.rows_lo.resize(total + kBlock);  // segment_rows may write up to kBlock - 1 columns past a segment's last
+    s.rows_hi.resize(total + kBlock);
+    for (int32_t k = 0; k < segments; ++k) {
+      const SegmentColumns& sc = s.columns[k];
+      segment_rows(s.segments[k], sc.first, sc.last, reach, h, &s.rows_lo[sc.offset], &s.rows_hi[sc.offset]);
+    }
   }
 
   s.candidates.resize(segments);
@@ -209,8 +216,12 @@ void render_line_image(const kiln::RenderParams& p, const float* values, int32_t
       const SegmentColumns& sc = s.columns[k];
       if (c > sc.last) continue;
       LineCandidate& candidate = candidates[count];
-      candidate.y_lo = s.rows_lo[sc.offset + c - sc.first];
-      candidate.y_hi = s.rows_hi[sc.offset + c - sc.first];
+      if (tabled) {
+        candidate.y_lo = s.rows_lo[sc.offset + c - sc.first];
+        candidate.y_hi = s.rows_hi[sc.offset + c - sc.first];
+      } else {
+        kiln_line_segment_rows(c, reach, s.segments[k], h, &candidate.y_lo, &candidate.y_hi);
+      }
       if (candidate.y_lo > candidate.y_hi) continue;
       candidate.g = s.segments[k];
       candidate.ox = px - candidate.g.ax;
