@@ -156,6 +156,9 @@ class DataFile {
   Status rows_append(const float* sequences, const int64_t* index, const int8_t* labels, int64_t rows);
   // Flushes, sets complete=1 when asked, closes every handle.
   Status close(bool complete);
+  // Starts the kernel writing what has reached the file so far, without waiting (a large file's final fsync then
+  // has less left to do). Best effort.
+  void writeback_start();
   void abandon();  // closes handles ignoring errors (the file stays incomplete)
   bool is_open() const { return m_file.valid(); }
   const std::string& path() const { return m_path; }

@@ -361,7 +361,10 @@ Status Hdf5Sink::write(const EncodedBatch& batch) {
     m_bytes.fetch_add(bytes, std::memory_order_relaxed);
     m_next += take;
     i += take;
-    if (m_next == first + unit_count(k)) KILN_TRY(unit_commit());
+    if (m_next == first + unit_count(k)) {
+      KILN_TRY(unit_commit());
+      if (m_merged.is_open()) m_merged.writeback_start();
+    }
   }
   return Status::ok();
 }
