@@ -68,17 +68,17 @@ Status ZstdRunCompressor::compress(const uint8_t* src, size_t size, size_t perio
   m_matched = cpu_isa_active() >= CpuIsa::kAvx2 ? zstd_runs_find_avx2(src, size, period, m_sequences)
                                                 : zstd_runs_find(src, size, period, m_sequences);
   // Bytes after the last match are literals (ZSTD_compressSequences treats the rest of src as such).
+  // Into a scratch buffer kept at its size: growing `out` by the bound would zero ~size bytes on every call.
   ZSTD_CCtx_setPledgedSrcSize(m_cctx, size);
-  const size_t start = out.size();
-  out.resize(start + ZSTD_compressBound(size));
-  const size_t n = ZSTD_compressSequences(m_cctx, out.data() + start, out.size() - start, m_sequences.data(),
-                                          m_sequences.size(), src, size);
+  const size_t bound = ZSTD_compressBound(size);
+  if (m_frame.size() < bound) m_frame.resize(bound);
+  const size_t n = ZSTD_compressSequences(m_cctx, m_frame.data(), bound, m_sequences.data(), m_sequences.size(), src,
+                                          size);
   if (ZSTD_isError(n)) {
-    out.resize(start);
     ZSTD_CCtx_reset(m_cctx, ZSTD_reset_session_only);
     return io_error(zstd_error(n));
   }
-  out.resize(start + n);
+  out.insert(out.end(), m_frame.data(), m_frame.data() + n);
   return Status::ok();
 }
 

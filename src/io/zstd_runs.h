@@ -31,6 +31,7 @@ class ZstdRunCompressor {
   ZSTD_CCtx* m_cctx = nullptr;
   Status m_init;
   std::vector<ZSTD_Sequence> m_sequences;
+  std::vector<uint8_t> m_frame;
   size_t m_matched = 0;
 };
 
