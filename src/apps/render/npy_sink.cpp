@@ -43,13 +43,15 @@ class NpyImageEncoder final : public ImageEncoder {
                                           image.channels, m_layout.height, m_layout.width));
     if (image.data == nullptr) return invalid_argument("npy: empty image");
     const size_t row_bytes = static_cast<size_t>(image.width) * image.pixel_size();
-    const size_t start = out.size();
-    out.resize(start + row_bytes * static_cast<size_t>(image.height));
+    // Appended row by row (insert copies once; resize would zero the bytes first).
     if (image.is_packed()) {
-      std::memcpy(out.data() + start, image.data, row_bytes * static_cast<size_t>(image.height));
+      const auto* bytes = static_cast<const uint8_t*>(image.data);
+      out.insert(out.end(), bytes, bytes + row_bytes * static_cast<size_t>(image.height));
     } else {
-      for (int32_t y = 0; y < image.height; ++y)
-        std::memcpy(out.data() + start + row_bytes * static_cast<size_t>(y), image.row<const uint8_t>(y), row_bytes);
+      for (int32_t y = 0; y < image.height; ++y) {
+        const auto* row = image.row<const uint8_t>(y);
+        out.insert(out.end(), row, row + row_bytes);
+      }
     }
     return Status::ok();
   }
