@@ -63,12 +63,16 @@ class CpuBackend final : public Backend {
     if (pool == nullptr || pool->size() <= 1 || call.in.count < pool->size()) return op->run(call, pool);
     std::mutex mutex;
     Status first_error;
-    pool->parallel_for(call.in.count, [&](int64_t begin, int64_t end) {
-      const OpCallSlice slice = op_call_slice(call, begin, end - begin);
-      Status status = op->run(slice.call, nullptr);
-      const std::lock_guard<std::mutex> lock(mutex);
-      if (!status.is_ok() && first_error.is_ok()) first_error = std::move(status);
-    });
+    const int64_t per_thread = (call.in.count + pool->size() - 1) / pool->size();  // one slice per thread
+    pool->parallel_for(
+        call.in.count,
+        [&](int64_t begin, int64_t end) {
+          const OpCallSlice slice = op_call_slice(call, begin, end - begin);
+          Status status = op->run(slice.call, nullptr);
+          const std::lock_guard<std::mutex> lock(mutex);
+          if (!status.is_ok() && first_error.is_ok()) first_error = std::move(status);
+        },
+        per_thread);
     return first_error;
   }
 };
