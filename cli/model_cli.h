@@ -23,6 +23,11 @@ void model_cli_add(CLI::App* cmd, ModelCliArgs* args, bool calibrate_required);
 int model_cli_run(const ModelCliArgs& args);
 #endif
 
+#if !KILN_HAS_ONNX
+// The `name` subcommand of a kiln built without libonnx or ONNX Runtime: it says so and exits with an error.
+Runner model_command_not_built(CLI::App& model, const char* name, const char* summary);
+#endif
+
 Runner model_convert_command_add(CLI::App& model);
 Runner model_quantize_command_add(CLI::App& model);
 

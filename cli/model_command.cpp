@@ -1,6 +1,7 @@
 // kiln model: lower-precision copies of ONNX models (convert --fp16, quantize --int8), each checked against the
 // original on real frames and timed on ONNX Runtime's CPU provider.
 #include <cstdio>
+#include <string>
 
 #include "cli/model_cli.h"
 
@@ -21,10 +22,12 @@ void summary_print(const ModelPrecisionSummary& s) {
     const ModelQuantizeReport& q = s.quantize;
     std::string types;
     for (const auto& t : q.float_op_types) types += (types.empty() ? "" : ", ") + t;
-    std::printf("Quantized: %lld nodes on integers, %lld left in float32 (%s); %lld int8 weights; %lld Q + %lld DQ "
-                "nodes\n", static_cast<long long>(q.quantized_nodes), static_cast<long long>(q.float_nodes),
-                types.empty() ? "none" : types.c_str(), static_cast<long long>(q.weights),
-                static_cast<long long>(q.quantize_nodes), static_cast<long long>(q.dequantize_nodes));
+    std::printf(
+        "Quantized: %lld nodes on integers, %lld left in float32 (%s); %lld int8 weights; %lld Q + %lld DQ "
+        "nodes\n",
+        static_cast<long long>(q.quantized_nodes), static_cast<long long>(q.float_nodes),
+        types.empty() ? "none" : types.c_str(), static_cast<long long>(q.weights),
+        static_cast<long long>(q.quantize_nodes), static_cast<long long>(q.dequantize_nodes));
     std::printf("Rewrites: %lld float folds, %lld Relu/Clip absorbed; opset %lld -> %lld\n",
                 static_cast<long long>(q.folded), static_cast<long long>(q.removed_activations),
                 static_cast<long long>(q.opset_from), static_cast<long long>(q.opset_to));
@@ -51,15 +54,17 @@ void model_cli_add(CLI::App* cmd, ModelCliArgs* args, bool calibrate_required) {
   ModelPrecisionConfig& c = args->config;
   cmd->add_option("model", c.model, "A packaged model's name (kiln models) or an .onnx file")->required();
   cmd->add_option("-o,--output", c.output, "The new .onnx file")->required();
-  auto* frames = cmd->add_option("--calibrate", c.calibrate,
-                                 "Frames: a video file, an image, a folder of images or an @list file (repeat the flag for more)")
-                     ->allow_extra_args(false);
+  auto* frames =
+      cmd->add_option("--calibrate", c.calibrate,
+                      "Frames: a video file, an image, a folder of images or an @list file (repeat the flag for more)")
+          ->allow_extra_args(false);
   if (calibrate_required) frames->required();
   cmd->add_option("--max-frames", c.max_frames, "At most this many frames, spread evenly over each video")
       ->check(CLI::Range(int64_t{1}, int64_t{100000}));
   cmd->add_option("--threads", c.compare.threads, "CPU provider intra-op threads for both models (0 = all cores)")
       ->check(CLI::Range(0, 1024));
-  cmd->add_option("--seconds", c.compare.seconds, "Timing: at least this long per model")->check(CLI::Range(0.0, 600.0));
+  cmd->add_option("--seconds", c.compare.seconds, "Timing: at least this long per model")
+      ->check(CLI::Range(0.0, 600.0));
   cmd->add_flag("--json", args->json, "Print the summary as JSON");
 }
 
@@ -72,6 +77,15 @@ int model_cli_run(const ModelCliArgs& args) {
     summary_print(result.value());
   }
   return 0;
+}
+#else
+Runner model_command_not_built(CLI::App& model, const char* name, const char* summary) {
+  model.add_subcommand(name, std::string(summary) + " (this kiln is built without libonnx or ONNX Runtime)")
+      ->allow_extras();
+  const std::string message = std::string("kiln model ") + name +
+                              " is not built: it needs ONNX Runtime and libonnx (apt-get install libonnx-dev "
+                              "libprotobuf-dev; make deps)";
+  return [message] { return exit_with(Status(Errc::kNotImplemented, message)); };
 }
 #endif
 

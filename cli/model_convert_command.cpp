@@ -18,13 +18,7 @@ Runner model_convert_command_add(CLI::App& model) {
   return [args, fp16] { return model_cli_run(*args); };
 }
 #else
-Runner model_convert_command_add(CLI::App& model) {
-  model.add_subcommand("convert", "fp16 weights (this kiln is built without libonnx or ONNX Runtime)")->allow_extras();
-  return [] {
-    return exit_with(Status(Errc::kNotImplemented, "kiln model convert is not built: it needs ONNX Runtime and "
-                                                   "libonnx (apt-get install libonnx-dev libprotobuf-dev; make deps)"));
-  };
-}
+Runner model_convert_command_add(CLI::App& model) { return model_command_not_built(model, "convert", "fp16 weights"); }
 #endif
 
 }  // namespace kiln::cli

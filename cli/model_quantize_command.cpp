@@ -35,14 +35,7 @@ Runner model_quantize_command_add(CLI::App& model) {
   };
 }
 #else
-Runner model_quantize_command_add(CLI::App& model) {
-  model.add_subcommand("quantize", "int8 quantization (this kiln is built without libonnx or ONNX Runtime)")
-      ->allow_extras();
-  return [] {
-    return exit_with(Status(Errc::kNotImplemented, "kiln model quantize is not built: it needs ONNX Runtime and "
-                                                   "libonnx (apt-get install libonnx-dev libprotobuf-dev; make deps)"));
-  };
-}
+Runner model_quantize_command_add(CLI::App& model) { return model_command_not_built(model, "quantize", "int8 quantization"); }
 #endif
 
 }  // namespace kiln::cli
