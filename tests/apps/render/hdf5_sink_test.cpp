@@ -168,12 +168,11 @@ TEST(Hdf5Sink, ADamagedChunkFailsToRead) {
   const hsize_t count[3] = {1, 16, 24};
   const hid_t mem = H5Screate_simple(3, count, nullptr);
   std::vector<uint8_t> image(16 * 24);
+  hdf5::ErrorScope quiet;  // the failing read is expected
   for (hsize_t row : {3, 4, 5}) {
     const hsize_t start[3] = {row, 0, 0};
     H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr);
-    const herr_t rc = H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr) >= 0
-                          ? H5Dread(ds, H5T_NATIVE_UINT8, mem, space, H5P_DEFAULT, image.data())
-                          : -1;
+    const herr_t rc = H5Dread(ds, H5T_NATIVE_UINT8, mem, space, H5P_DEFAULT, image.data());
     if (row == 4) {
       EXPECT_LT(rc, 0) << "the damaged image was read";
     } else {
