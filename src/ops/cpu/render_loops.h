@@ -1,5 +1,6 @@
 // CPU loops around render_px.h. Included once per ISA variant (render_generic.cpp, render_avx2.cpp,
-// render_scalar.cpp) inside a variant namespace; the compiler vectorizes the row blocks per variant.
+// render_scalar.cpp) inside a variant namespace; the line-chart row loops (render_line_loops.h) are scalar code the
+// compiler vectorizes, or AVX2 intrinsics in the avx2 variant (render_line_avx2.h).
 // Every variant evaluates the same IEEE operations in the same order (no FMA contraction), so all produce
 // byte-identical images.
 #include <algorithm>
