@@ -1,6 +1,7 @@
 // Fixed-size worker pool. parallel_for splits [0, n) into contiguous blocks, one task per worker.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -38,9 +39,11 @@ class ThreadPool {
 
   std::vector<std::thread> m_workers;
   std::deque<std::function<void()>> m_tasks;
+  std::atomic<int64_t> m_queued{0};  // m_tasks.size(), read without the lock by spinning workers
+  std::atomic<bool> m_stopping{false};
+  int32_t m_sleeping = 0;  // workers waiting on m_cv; guarded by m_mutex
   std::mutex m_mutex;
   std::condition_variable m_cv;
-  bool m_stopping = false;
 };
 
 }  // namespace kiln

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <time.h>
 
 #include "core/thread_pool.h"
 
@@ -51,7 +52,9 @@ TEST(ThreadPool, MinBlockKeepsSmallWorkOnTheCallerAndBlocksAtLeastThatBig) {
         },
         100);
     for (const auto& h : hits) ASSERT_EQ(h.load(), 1) << n;
-    if (n < 200) EXPECT_EQ(ids, std::set<std::thread::id>{std::this_thread::get_id()}) << n;
+    if (n < 200) {
+      EXPECT_EQ(ids, std::set<std::thread::id>{std::this_thread::get_id()}) << n;
+    }
     EXPECT_GE(smallest, std::min<int64_t>(n, 100)) << n;
   }
   EXPECT_EQ(ThreadPool::min_rows(336), 196);  // a 112 x 112 RGB image stays on one thread
@@ -65,6 +68,37 @@ TEST(ThreadPool, SubmittedTasksRunBeforeDestruction) {
     for (int i = 0; i < 100; ++i) pool.submit([&] { count++; });
   }
   EXPECT_EQ(count.load(), 100);
+}
+
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// Workers and callers poll for a while before they sleep; an idle pool must then be asleep, not spinning.
+TEST(ThreadPool, IdlePoolSleeps) {
+  ThreadPool pool(3);
+  std::atomic<int64_t> sum{0};
+  pool.parallel_for(3000, [&](int64_t begin, int64_t end) { sum += end - begin; });
+  ASSERT_EQ(sum.load(), 3000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past any polling window
+  const double before = process_cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const double used = process_cpu_seconds() - before;
+  EXPECT_LT(used, 0.05) << "an idle pool used " << used << " s of CPU in 0.2 s";
+}
+
+// Many small calls in a row, each finding the workers still polling from the previous one.
+TEST(ThreadPool, BackToBackCallsEachCompleteBeforeReturning) {
+  ThreadPool pool(2);
+  std::vector<int64_t> values(64);
+  for (int round = 0; round < 2000; ++round) {
+    pool.parallel_for(static_cast<int64_t>(values.size()), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) values[static_cast<size_t>(i)] += i;
+    });
+  }
+  for (size_t i = 0; i < values.size(); ++i) ASSERT_EQ(values[i], 2000 * static_cast<int64_t>(i)) << i;
 }
 
 }  // namespace
