@@ -32,8 +32,9 @@ struct PortableEqualMask {
 
 }  // namespace
 
-size_t zstd_runs_find(const uint8_t* src, size_t size, size_t period, std::vector<ZSTD_Sequence>& sequences) {
-  return zstd_runs_scan(src, size, period, sequences, PortableEqualMask{});
+size_t zstd_runs_find(const uint8_t* src, size_t size, size_t period, std::vector<ZSTD_Sequence>& sequences,
+                      ZstdRunScratch& scratch) {
+  return zstd_runs_scan(src, size, period, sequences, scratch, PortableEqualMask{});
 }
 
 namespace {
@@ -64,9 +65,10 @@ ZstdRunCompressor::~ZstdRunCompressor() { ZSTD_freeCCtx(m_cctx); }
 Status ZstdRunCompressor::compress(const uint8_t* src, size_t size, size_t period, std::vector<uint8_t>& out) {
   KILN_TRY(m_init);
   if (period == 0) return invalid_argument("zstd runs: period must be positive");
+  if (size > UINT32_MAX) return invalid_argument("zstd runs: input of " + std::to_string(size) + " bytes, over 4 GiB");
   m_sequences.clear();
-  m_matched = cpu_isa_active() >= CpuIsa::kAvx2 ? zstd_runs_find_avx2(src, size, period, m_sequences)
-                                                : zstd_runs_find(src, size, period, m_sequences);
+  m_matched = cpu_isa_active() >= CpuIsa::kAvx2 ? zstd_runs_find_avx2(src, size, period, m_sequences, m_scratch)
+                                                : zstd_runs_find(src, size, period, m_sequences, m_scratch);
   // Bytes after the last match are literals (ZSTD_compressSequences treats the rest of src as such).
   // Into a scratch buffer kept at its size: growing `out` by the bound would zero ~size bytes on every call.
   ZSTD_CCtx_setPledgedSrcSize(m_cctx, size);

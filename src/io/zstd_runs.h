@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "io/zstd_runs_scan.h"
 #include "kiln/status.h"
 
 namespace kiln {
@@ -31,6 +32,7 @@ class ZstdRunCompressor {
   ZSTD_CCtx* m_cctx = nullptr;
   Status m_init;
   std::vector<ZSTD_Sequence> m_sequences;
+  ZstdRunScratch m_scratch;
   std::vector<uint8_t> m_frame;
   size_t m_matched = 0;
 };

@@ -20,8 +20,9 @@ struct Avx2EqualMask {
 
 }  // namespace
 
-size_t zstd_runs_find_avx2(const uint8_t* src, size_t size, size_t period, std::vector<ZSTD_Sequence>& sequences) {
-  return zstd_runs_scan(src, size, period, sequences, Avx2EqualMask{});
+size_t zstd_runs_find_avx2(const uint8_t* src, size_t size, size_t period, std::vector<ZSTD_Sequence>& sequences,
+                           ZstdRunScratch& scratch) {
+  return zstd_runs_scan(src, size, period, sequences, scratch, Avx2EqualMask{});
 }
 
 }  // namespace kiln

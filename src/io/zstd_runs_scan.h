@@ -5,7 +5,7 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
-#include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -15,74 +15,90 @@ namespace kiln {
 // Runs shorter than this stay literals: a sequence costs a few bytes of its own.
 inline constexpr size_t kZstdMinRun = 8;
 
+// Working memory of one scan, kept between calls.
+struct ZstdRunScratch {
+  std::vector<uint64_t> masks;  // bit j of word w: src[p] == src[p - period] at p = period + 64 w + j
+  std::vector<uint32_t> edges;  // positions where that switches on (a run starts) or off (it ends), in order
+};
+
 // Appends one sequence (offset `period`) per maximal run of at least kZstdMinRun bytes equal to the byte `period`
 // earlier, in order; returns the bytes they cover. EqualMask(a, b) has bit j set where a[j] == b[j] (64 bytes).
+// size < 2^32. Three passes without data-dependent branches in their inner work (a chart row is crossed by a line
+// every few dozen bytes, so per-run branches mispredict): the equality masks, the edges of their runs of ones, and
+// the sequences of the runs long enough.
 template <typename EqualMask>
 size_t zstd_runs_scan(const uint8_t* src, size_t size, size_t period, std::vector<ZSTD_Sequence>& sequences,
-                      EqualMask equal_mask) {
-  size_t matched = 0;
-  size_t literal_start = 0;
-  bool in_run = false;
-  size_t run_start = 0;
-  size_t n = sequences.size();  // sequences written; the vector is kept at least 64 longer than that
-  // A run ending at `end`: a sequence when it is long enough. Branch-free (the slot is written either way and kept
-  // or not): whether a run is long enough does not predict well.
-  const auto run_end = [&](size_t end) {
-    const size_t length = end - run_start;
-    const bool keep = length >= kZstdMinRun;
-    ZSTD_Sequence& seq = sequences[n];
-    seq.offset = static_cast<unsigned>(period);
-    seq.litLength = static_cast<unsigned>(run_start - literal_start);
-    seq.matchLength = static_cast<unsigned>(length);
-    seq.rep = 0;
-    n += keep ? 1 : 0;
-    matched += keep ? length : 0;
-    literal_start = keep ? end : literal_start;
-  };
-  for (size_t base = period; base < size; base += 64) {
+                      ZstdRunScratch& scratch, EqualMask equal_mask) {
+  if (size <= period) return 0;
+  const size_t span = size - period;
+  const size_t words = (span + 63) / 64;
+  scratch.masks.resize(words);
+  uint64_t* masks = scratch.masks.data();
+  const size_t full = span / 64;
+  for (size_t w = 0; w < full; ++w) masks[w] = equal_mask(src + period + 64 * w, src + 64 * w);
+  if (full < words) {
     uint64_t mask = 0;
-    if (base + 64 <= size) {
-      // The common case, blocks that keep the current state (all equal inside a run, none outside), in a loop of
-      // its own so that its few variables stay in registers.
-      const uint64_t keep = in_run ? ~0ull : 0ull;
-      mask = equal_mask(src + base, src + base - period);
-      while (mask == keep && base + 128 <= size) {
-        base += 64;
-        mask = equal_mask(src + base, src + base - period);
-      }
-    } else {
-      for (size_t j = 0; base + j < size; ++j) {
-        mask |= static_cast<uint64_t>(src[base + j] == src[base + j - period]) << j;
-      }
+    for (size_t j = 0; period + 64 * full + j < size; ++j) {
+      mask |= static_cast<uint64_t>(src[period + 64 * full + j] == src[64 * full + j]) << j;
     }
-    if (mask == (in_run ? ~0ull : 0ull)) continue;  // the current state holds for the whole block
-    // Runs start where a bit is set and the one before it (or the state before the block) is not, and end where a
-    // bit is clear after a set one; the transitions are visited in order.
-    const size_t valid = std::min<size_t>(64, size - base);
-    const uint64_t valid_bits = valid == 64 ? ~0ull : (1ull << valid) - 1;
-    const uint64_t before = (mask << 1) | (in_run ? 1u : 0u);
-    const uint64_t ends = ~mask & before & valid_bits;
-    uint64_t transitions = ((mask & ~before) | ends) & valid_bits;
-    if (sequences.size() < n + 64) sequences.resize(n + 64 + n / 2);
-    while (transitions != 0) {
-      const auto pos = static_cast<size_t>(__builtin_ctzll(transitions));
-      transitions &= transitions - 1;
-      if ((ends >> pos) & 1) {
-        run_end(base + pos);
-      } else {
-        run_start = base + pos;
-      }
-    }
-    in_run = (mask >> (valid - 1)) & 1;
+    masks[full] = mask;
   }
-  if (sequences.size() < n + 1) sequences.resize(n + 1);
-  if (in_run) run_end(size);
-  sequences.resize(n);
+
+  // Edges: bits that differ from the bit before (the state before position `period` is "not equal"). Eight are
+  // written whether the word has them or not, so that the usual count costs no branch; the array keeps 64 spare.
+  size_t n = 0;
+  uint64_t carry = 0;
+  if (scratch.edges.size() < 64) scratch.edges.resize(64);
+  for (size_t w = 0; w < words; ++w) {
+    const uint64_t mask = masks[w];
+    uint64_t t = mask ^ ((mask << 1) | carry);
+    carry = mask >> 63;
+    if (t == 0) continue;
+    if (scratch.edges.size() < n + 64) scratch.edges.resize(2 * scratch.edges.size());
+    uint32_t* out = scratch.edges.data() + n;
+    const auto base = static_cast<uint32_t>(period + 64 * w);
+    const int count = std::popcount(t);
+    for (int i = 0; i < 8; ++i) {
+      out[i] = base + static_cast<uint32_t>(std::countr_zero(t));
+      t &= t - 1;
+    }
+    for (int i = 8; i < count; ++i) {
+      out[i] = base + static_cast<uint32_t>(std::countr_zero(t));
+      t &= t - 1;
+    }
+    n += static_cast<size_t>(count);
+  }
+  if (n % 2 == 1) {  // the last run reaches the end
+    if (scratch.edges.size() < n + 1) scratch.edges.resize(n + 1);
+    scratch.edges[n++] = static_cast<uint32_t>(size);
+  }
+
+  // The runs long enough, compacted in place (the write index never passes the read index), then their sequences:
+  // literals from the end of the kept run before.
+  uint32_t* e = scratch.edges.data();
+  size_t kept = 0;
+  for (size_t i = 0; i < n; i += 2) {
+    const uint32_t start = e[i], end = e[i + 1];
+    e[kept] = start;
+    e[kept + 1] = end;
+    kept += end - start >= kZstdMinRun ? 2 : 0;
+  }
+  const size_t first = sequences.size();
+  sequences.resize(first + kept / 2);
+  ZSTD_Sequence* seq = sequences.data() + first;
+  size_t matched = 0;
+  for (size_t i = 0; i < kept; i += 2) {
+    const uint32_t literal_start = i == 0 ? 0 : e[i - 1];
+    seq[i / 2] = ZSTD_Sequence{static_cast<unsigned>(period), e[i] - literal_start, e[i + 1] - e[i], 0};
+    matched += e[i + 1] - e[i];
+  }
   return matched;
 }
 
-size_t zstd_runs_find(const uint8_t* src, size_t size, size_t period, std::vector<ZSTD_Sequence>& sequences);
+size_t zstd_runs_find(const uint8_t* src, size_t size, size_t period, std::vector<ZSTD_Sequence>& sequences,
+                      ZstdRunScratch& scratch);
 // The same with AVX2 compares; only on CPUs that have AVX2.
-size_t zstd_runs_find_avx2(const uint8_t* src, size_t size, size_t period, std::vector<ZSTD_Sequence>& sequences);
+size_t zstd_runs_find_avx2(const uint8_t* src, size_t size, size_t period, std::vector<ZSTD_Sequence>& sequences,
+                           ZstdRunScratch& scratch);
 
 }  // namespace kiln

@@ -105,9 +105,12 @@ std::vector<std::pair<size_t, size_t>> runs_of(const std::vector<ZSTD_Sequence>&
 // for runs that start and end anywhere in a 64-byte block, blocks that repeat, and tails shorter than a block.
 TEST(ZstdRuns, ScannersFindExactlyTheMaximalRuns) {
   std::mt19937 rng(11);
+  ZstdRunScratch scratch;
   for (size_t period : {1, 2, 3, 4}) {
-    for (size_t size : {0, 1, 5, 63, 64, 65, 200, 4096, 10007, 100003}) {
-      const uint32_t repeat_per_mille = size > 4096 ? 997 : 900;
+    for (size_t size : {0, 1, 5, 63, 64, 65, 66, 129, 200, 4096, 10007, 100003, 100003 + 64}) {
+      // Sparse and dense edges: 100003 + 64 has one to 64 edges per 64 bytes (the edge array's growth and the
+      // words with more than the eight edges written at once).
+      const uint32_t repeat_per_mille = size == 100003 + 64 ? 500 : size > 4096 ? 997 : 900;
       std::vector<uint8_t> data(size);
       for (size_t i = 0; i < size; ++i) {
         const bool repeat = i >= period && rng() % 1000 < repeat_per_mille;  // runs broken at random places
@@ -115,14 +118,14 @@ TEST(ZstdRuns, ScannersFindExactlyTheMaximalRuns) {
       }
       const auto expected = runs_brute_force(data, period);
       std::vector<ZSTD_Sequence> sequences;
-      const size_t matched = zstd_runs_find(data.data(), data.size(), period, sequences);
+      const size_t matched = zstd_runs_find(data.data(), data.size(), period, sequences, scratch);
       EXPECT_EQ(runs_of(sequences), expected) << "portable, period " << period << ", size " << size;
       size_t expected_matched = 0;
       for (auto [start, end] : expected) expected_matched += end - start;
       EXPECT_EQ(matched, expected_matched);
       if (cpu_isa_best() >= CpuIsa::kAvx2) {
         sequences.clear();
-        zstd_runs_find_avx2(data.data(), data.size(), period, sequences);
+        zstd_runs_find_avx2(data.data(), data.size(), period, sequences, scratch);
         EXPECT_EQ(runs_of(sequences), expected) << "avx2, period " << period << ", size " << size;
       }
     }
