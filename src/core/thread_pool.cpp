@@ -89,9 +89,8 @@ void ThreadPool::submit(std::function<void()> task) {
 void ThreadPool::worker_loop() {
   const auto ready = [this] { return m_stopping.load(std::memory_order_relaxed) || !m_tasks.empty(); };
   for (;;) {
-    const bool seen = spin_until([this] {
-      return m_queued.load(std::memory_order_acquire) > 0 || m_stopping.load(std::memory_order_relaxed);
-    });
+    const bool seen = spin_until(
+        [this] { return m_queued.load(std::memory_order_acquire) > 0 || m_stopping.load(std::memory_order_relaxed); });
     std::function<void()> task;
     {
       std::unique_lock<std::mutex> lock(m_mutex);
