@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
+
+#include "io/png_direct.h"
 
 namespace kiln {
 
@@ -84,6 +87,9 @@ Status png_encode(const ImageView& image, std::vector<uint8_t>& out, int32_t com
 
 Result<DecodedImage> png_decode(const uint8_t* data, size_t size, int64_t max_pixels, const Deadline& deadline) {
   if (data == nullptr || size == 0) return unsupported_format("png_decode: empty input");
+  if (std::optional<DecodedImage> direct = png_decode_direct(data, size, max_pixels, deadline)) {
+    return std::move(*direct);
+  }
   SpngCtx ctx(spng_ctx_new(0));
   if (!ctx) return Status(Errc::kOutOfMemory, "png_decode: cannot create a libspng context");
   // Ancillary chunks are irrelevant here; bound what a hostile file can make libspng buffer.
