@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -25,7 +26,7 @@ struct Header {
   int32_t channels = 0;
 };
 
-// The chunks the pixels come from: the header, the IDAT pieces in order, and IEND seen.
+// The chunks the pixels come from: the header and the IDAT pieces, in order.
 struct ChunkLayout {
   Header header;
   std::vector<std::pair<const uint8_t*, uint32_t>> idat;
@@ -71,14 +72,16 @@ std::optional<ChunkLayout> layout_read(const uint8_t* data, size_t size) {
       if (idat_ended) return std::nullopt;  // IDAT chunks must be consecutive
       layout.idat.emplace_back(body, length);
     } else if (is("IEND")) {
-      if (layout.idat.empty()) return std::nullopt;
+      if (layout.idat.empty() || length != 0) return std::nullopt;
       return layout;
     } else {
       idat_ended = !layout.idat.empty();
       // tRNS makes pixels transparent, PLTE on gray is invalid, an unknown critical chunk (upper-case first letter)
       // must stop a decoder: all for libspng to handle. Other ancillary chunks (colour profiles, text) are ignored,
       // as kiln's libspng decode ignores them.
-      if (is("tRNS") || is("IHDR") || (is("PLTE") && layout.header.channels == 1)) return std::nullopt;
+      if (is("tRNS") || is("IHDR") || (is("PLTE") && (layout.header.channels == 1 || !layout.idat.empty()))) {
+        return std::nullopt;
+      }
       if (!is("PLTE") && (type[0] & 0x20) == 0) return std::nullopt;
     }
   }
@@ -154,6 +157,7 @@ std::optional<DecodedImage> png_decode_direct(const uint8_t* data, size_t size, 
   const Header& h = layout->header;
   if (static_cast<int64_t>(h.width) * h.height > max_pixels) return std::nullopt;
   const size_t bpp = static_cast<size_t>(h.channels), row_bytes = bpp * h.width;
+  if (row_bytes >= UINT32_MAX) return std::nullopt;  // zlib counts a row's bytes in 32 bits
 
   DecodedImage image;
   image.width = static_cast<int32_t>(h.width);

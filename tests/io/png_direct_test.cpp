@@ -179,6 +179,13 @@ TEST(PngDirect, LeavesOtherFormatsAndDamagedFilesToLibspng) {
   spec.extra = {"ABCD"};
   not_taken(spec, "unknown critical chunk");
   EXPECT_FALSE(direct(good, 31).has_value()) << "over the pixel limit";
+  std::vector<uint8_t> iend_with_body(good.begin(), good.end() - 12);
+  chunk_append(iend_with_body, "IEND", {0});
+  EXPECT_FALSE(direct(iend_with_body).has_value()) << "IEND with a body";
+  std::vector<uint8_t> late_palette(good.begin(), good.end() - 12);
+  chunk_append(late_palette, "PLTE", {1, 2, 3});
+  chunk_append(late_palette, "IEND", {});
+  EXPECT_FALSE(direct(late_palette).has_value()) << "PLTE after the image data";
   // Every single damaged byte after the signature: a CRC, the zlib stream or the structure catches it.
   for (size_t pos = 8; pos < good.size(); ++pos) {
     std::vector<uint8_t> bad = good;
