@@ -121,8 +121,8 @@ inline void coverage_rows(float* d2, const float* vx, const float* vy, int32_t l
 
 // The first `rows` of `lanes` coverage values, shaded, down a column from p.
 template <typename Pixel>
-inline void write_rows(const float* coverage, int32_t lanes, int32_t rows, float background, float ink, Pixel* p,
-                       int64_t stride) {
+inline void write_rows(const float* coverage, [[maybe_unused]] int32_t lanes, int32_t rows, float background, float ink,
+                       Pixel* p, int64_t stride) {
   for (int32_t j = 0; j < rows; ++j) p[j * stride] = level_to_pixel<Pixel>(kiln_shade(coverage[j], background, ink));
 }
 #endif
