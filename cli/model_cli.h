@@ -2,8 +2,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 
 #include "cli/commands.h"
+#include "cli/params_cli.h"
 
 #if KILN_HAS_ONNX
 #include "kiln/apps/precision.h"
@@ -14,13 +16,15 @@ namespace kiln::cli {
 #if KILN_HAS_ONNX
 struct ModelCliArgs {
   ModelPrecisionConfig config;
+  std::unique_ptr<CliParams> flags;  // the job's declared settings (model_convert_params / model_quantize_params)
   bool json = false;
 };
 
-// MODEL, -o, --calibrate, --max-frames, --threads, --seconds, --json.
-void model_cli_add(CLI::App* cmd, ModelCliArgs* args, bool calibrate_required);
-// Runs the job and prints its summary (or its JSON); returns the exit code.
-int model_cli_run(const ModelCliArgs& args);
+// MODEL, --calibrate, --json, and a flag for each of `params` (-o for --output).
+void model_cli_add(CLI::App* cmd, ModelCliArgs* args, bool calibrate_required,
+                   const ParamTable<ModelPrecisionConfig>& params);
+// Applies the flags, runs the job and prints its summary (or its JSON); returns the exit code.
+int model_cli_run(ModelCliArgs& args);
 #endif
 
 #if !KILN_HAS_ONNX

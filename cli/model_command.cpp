@@ -50,25 +50,21 @@ void summary_print(const ModelPrecisionSummary& s) {
 
 }  // namespace
 
-void model_cli_add(CLI::App* cmd, ModelCliArgs* args, bool calibrate_required) {
+void model_cli_add(CLI::App* cmd, ModelCliArgs* args, bool calibrate_required,
+                   const ParamTable<ModelPrecisionConfig>& params) {
   ModelPrecisionConfig& c = args->config;
   cmd->add_option("model", c.model, "A packaged model's name (kiln models) or an .onnx file")->required();
-  cmd->add_option("-o,--output", c.output, "The new .onnx file")->required();
   auto* frames =
       cmd->add_option("--calibrate", c.calibrate,
                       "Frames: a video file, an image, a folder of images or an @list file (repeat the flag for more)")
           ->allow_extra_args(false);
   if (calibrate_required) frames->required();
-  cmd->add_option("--max-frames", c.max_frames, "At most this many frames, spread evenly over each video")
-      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
-  cmd->add_option("--threads", c.compare.threads, "CPU provider intra-op threads for both models (0 = all cores)")
-      ->check(CLI::Range(0, 1024));
-  cmd->add_option("--seconds", c.compare.seconds, "Timing: at least this long per model")
-      ->check(CLI::Range(0.0, 600.0));
   cmd->add_flag("--json", args->json, "Print the summary as JSON");
+  args->flags = std::make_unique<CliParams>(cmd, params, std::map<std::string, std::string>{{"output", "-o"}});
 }
 
-int model_cli_run(const ModelCliArgs& args) {
+int model_cli_run(ModelCliArgs& args) {
+  if (Status s = args.flags->apply(&args.config); !s.is_ok()) return exit_with(s);
   auto result = model_precision_job_run(args.config);
   if (!result.is_ok()) return exit_with(result.status());
   if (args.json) {

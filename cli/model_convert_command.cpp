@@ -12,9 +12,7 @@ Runner model_convert_command_add(CLI::App& model) {
   auto fp16 = std::make_shared<bool>(false);
   args->config.precision = ModelPrecision::kFp16;
   cmd->add_flag("--fp16", *fp16, "Store float weights as float16 (the one conversion there is)")->required();
-  model_cli_add(cmd, args.get(), false);
-  cmd->add_option("--min-elements", args->config.fp16.min_elements, "Smaller float initializers stay float32")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  model_cli_add(cmd, args.get(), false, model_convert_params());
   return [args, fp16] { return model_cli_run(*args); };
 }
 #else

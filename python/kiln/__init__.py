@@ -28,6 +28,11 @@ merge = _declared(_kiln.merge, "merge", positional=["pieces"])
 quality = _declared(_kiln.quality, "quality", positional=["images"])
 preprocess = _declared(_kiln.preprocess, "preprocess", positional=["images"])
 Model = getattr(_kiln, "Model", None)  # None when kiln is built without ONNX Runtime
+# fp16 / int8 copies of models (None without ONNX Runtime and libonnx)
+model_convert = (_declared(_kiln.model_convert, "model_convert", positional=["model", ("calibrate", [])])
+                 if hasattr(_kiln, "model_convert") else None)
+model_quantize = (_declared(_kiln.model_quantize, "model_quantize", positional=["model", "calibrate"],
+                            explicit=[("exclude", [])]) if hasattr(_kiln, "model_quantize") else None)
 # kiln faces over image files (None without ONNX Runtime and faiss)
 faces_job = _declared(_kiln.faces_job, "faces_job", positional=["inputs"]) if hasattr(_kiln, "faces_job") else None
 
@@ -69,6 +74,8 @@ __all__ = [
     "devices",
     "faces_job",
     "merge",
+    "model_convert",
+    "model_quantize",
     "models",
     "open",
     "preprocess",

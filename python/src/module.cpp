@@ -18,6 +18,9 @@ PYBIND11_MODULE(_kiln, m) {
 #if KILN_HAS_ORT
   kiln::py::infer_bindings_add(m);
 #endif
+#if KILN_HAS_ONNX
+  kiln::py::precision_bindings_add(m);
+#endif
 #if KILN_HAS_FACES
   kiln::py::faces_bindings_add(m);
   kiln::py::faces_job_bindings_add(m);

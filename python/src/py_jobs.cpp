@@ -3,6 +3,9 @@
 #include "errors.h"
 #include "kiln/apps/images.h"
 #include "kiln/apps/merge.h"
+#if KILN_HAS_ONNX
+#include "kiln/apps/precision.h"
+#endif
 #include "kiln/apps/render.h"
 #include "params_py.h"
 
@@ -58,6 +61,10 @@ const ParamSet* job_params(const std::string& function) {
   if (function == "window_plan") return &window_params();
   if (function == "render_job") return &render_job_params();
   if (function == "merge") return &merge_params();
+#if KILN_HAS_ONNX
+  if (function == "model_convert") return &model_convert_params();
+  if (function == "model_quantize") return &model_quantize_params();
+#endif
   if (function == "quality") return &quality_job_params();
   if (function == "preprocess") return &preprocess_job_params();
   return nullptr;

@@ -67,3 +67,31 @@ def test_the_gil_is_released_while_the_model_runs():
     thread.join()
     during = [t for t in ticks if started < t < started + elapsed]
     assert elapsed > 0.02 and len(during) >= 5  # the other thread kept running
+
+
+PHOTO = "/usr/lib/python3/dist-packages/skimage/data/astronaut.png"
+
+
+@pytest.mark.skipif(kiln.model_convert is None, reason="kiln built without libonnx")
+def test_model_convert_and_quantize_write_checked_copies(tmp_path):
+    fp16 = kiln.model_convert("selfie", [PHOTO], output=str(tmp_path / "s16.onnx"), threads=1, seconds=0.05)
+    assert fp16["precision"] == "fp16" and fp16["frames"] == 1 and not fp16["random_inputs"]
+    assert fp16["bytes_after"] < 0.7 * fp16["bytes_before"] and fp16["fp16"]["converted"] > 0
+    assert fp16["compare"]["mask_iou"]["mean"] > 0.99
+    assert kiln.Model(fp16["output"], device="cpu").outputs[0]["name"] == "mask"
+    int8 = kiln.model_quantize("selfie", [PHOTO], output=str(tmp_path / "s8.onnx"), threads=1, seconds=0.05,
+                               method="percentile", percentile=99.9)
+    assert int8["precision"] == "int8" and int8["int8"]["quantized_nodes"] > 0
+    assert (tmp_path / "s8.onnx").stat().st_size == int8["bytes_after"]
+
+
+@pytest.mark.skipif(kiln.model_convert is None, reason="kiln built without libonnx")
+def test_model_precision_settings_are_checked_before_anything_is_written(tmp_path):
+    out = tmp_path / "x.onnx"
+    with pytest.raises(kiln.KilnValueError, match="activations"):
+        kiln.model_quantize("selfie", [PHOTO], output=str(out), activations="int16")
+    with pytest.raises(TypeError):
+        kiln.model_convert("selfie", output=str(out), method="minmax")  # an int8 setting
+    with pytest.raises(kiln.KilnValueError, match="calibration frames"):
+        kiln.model_quantize("selfie", [], output=str(out))
+    assert not out.exists()

@@ -15,30 +15,35 @@ KILN = os.environ.get("KILN_CLI")
 # The command behind each function, and what each side has beyond the declared settings (inputs, CLI-only output
 # control).
 JOBS = {
-    "render_job": ("render", {"series", "config", "source"}),
-    "quality": ("quality", {"images"}),
-    "preprocess": ("preprocess", {"images"}),
+    "render_job": ("render", {"series", "config", "source"}, set()),
+    "quality": ("quality", {"images"}, set()),
+    "preprocess": ("preprocess", {"images"}, set()),
 }
+if kiln.model_convert is not None:
+    JOBS["model_convert"] = ("model convert", {"model", "calibrate"}, {"--calibrate", "--fp16", "--json"})
+    JOBS["model_quantize"] = ("model quantize", {"model", "calibrate", "exclude"},
+                              {"--calibrate", "--exclude", "--int8", "--json"})
 CLI_ONLY = {"--help", "--list", "--quiet", "--config"}
 
 
 def cli_flags(command):
-    text = subprocess.run([KILN, command, "--help"], capture_output=True, text=True, check=True).stdout
+    text = subprocess.run([KILN, *command.split(), "--help"], capture_output=True, text=True, check=True).stdout
     return {flag for flag in re.findall(r"(--[a-z][a-z0-9-]*)", text) if not flag.startswith("--no-")}
 
 
 @pytest.mark.skipif(KILN is None, reason="KILN_CLI is not set (run through ctest)")
 @pytest.mark.parametrize("function", sorted(JOBS))
 def test_flags_keywords_and_declarations_are_the_same_names(function):
-    command, inputs = JOBS[function]
+    command, inputs, cli_inputs = JOBS[function]
     declared = {spec["name"] for spec in _kiln.params(function)}
     keywords = set(inspect.signature(getattr(kiln, function)).parameters) - inputs
     assert keywords == declared
-    flags = cli_flags(command) - CLI_ONLY
+    flags = cli_flags(command) - CLI_ONLY - cli_inputs
     assert flags == {"--" + name.replace("_", "-") for name in declared}
 
 
-@pytest.mark.parametrize("function", ["render", "render_windows", "window_plan", "render_job", "quality", "preprocess"])
+@pytest.mark.parametrize("function", ["render", "render_windows", "window_plan", "render_job", "quality", "preprocess"]
+                         + [f for f in ("model_convert", "model_quantize") if getattr(kiln, f) is not None])
 def test_signature_defaults_are_the_declared_defaults(function):
     parameters = inspect.signature(getattr(kiln, function)).parameters
     for spec in _kiln.params(function):

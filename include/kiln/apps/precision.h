@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/params.h"
 #include "kiln/precision.h"
 
 namespace kiln {
@@ -43,6 +44,13 @@ struct ModelPrecisionSummary {
   double seconds = 0;
   std::string json() const;
 };
+
+// The settings of `kiln model convert --fp16` and `kiln model quantize --int8` (flags) and of kiln.model_convert
+// and kiln.model_quantize (keywords), declared once: output, max_frames, threads, seconds, and min_elements (fp16)
+// or method, percentile, activations, per_tensor, reduce_range (int8). The model, the frames (`calibrate`) and the
+// nodes kept in float32 (`exclude`) are lists and arguments of their own.
+const ParamTable<ModelPrecisionConfig>& model_convert_params();
+const ParamTable<ModelPrecisionConfig>& model_quantize_params();
 
 // InvalidArgument / IoError / UnsupportedFormat naming the file for a bad model, missing or unreadable frames or
 // an output equal to the input; nothing is written then.

@@ -1,0 +1,103 @@
+// The declared settings of the precision job (kiln/apps/precision.h), for the CLI and Python alike.
+#include <initializer_list>
+#include <string>
+
+#include "kiln/apps/precision.h"
+
+namespace kiln {
+
+namespace {
+
+using C = ModelPrecisionConfig;
+
+// A choice stored as something other than a string: the text checked against the spec's choices.
+Status choice_check(const char* name, const std::string& text, std::initializer_list<const char*> choices) {
+  std::string list;
+  for (const char* choice : choices) {
+    if (text == choice) return Status::ok();
+    list += (list.empty() ? "" : ", ") + std::string(choice);
+  }
+  return invalid_argument(std::string(name) + " '" + text + "': expected one of " + list);
+}
+
+void common_add(ParamTable<C>& t) {
+  t.add({.name = "output", .help = "The new .onnx file", .required = true},
+        [](C& c) -> std::string& { return c.output; });
+  t.add({.name = "max_frames",
+         .help = "At most this many frames, spread evenly over each video",
+         .min = 1,
+         .max = 100000},
+        [](C& c) -> int64_t& { return c.max_frames; });
+  t.add({.name = "threads",
+         .help = "CPU provider intra-op threads for both models (0 = all cores)",
+         .min = 0,
+         .max = 1024},
+        [](C& c) -> int32_t& { return c.compare.threads; });
+  t.add({.name = "seconds", .help = "Timing: at least this long per model", .min = 0, .max = 600},
+        [](C& c) -> double& { return c.compare.seconds; });
+}
+
+}  // namespace
+
+const ParamTable<ModelPrecisionConfig>& model_convert_params() {
+  static const ParamTable<C> table = [] {
+    ParamTable<C> t;
+    common_add(t);
+    t.add({.name = "min_elements",
+           .help = "Smaller float initializers stay float32",
+           .min = 1,
+           .max = static_cast<double>(int64_t{1} << 40)},
+          [](C& c) -> int64_t& { return c.fp16.min_elements; });
+    return t;
+  }();
+  return table;
+}
+
+const ParamTable<ModelPrecisionConfig>& model_quantize_params() {
+  static const ParamTable<C> table = [] {
+    ParamTable<C> t;
+    common_add(t);
+    t.add_custom(
+        {.name = "method",
+         .type = ParamType::kChoice,
+         .help = "Activation ranges: minmax, or percentile of each tensor's histogram",
+         .choices = {"minmax", "percentile"}},
+        [](C& c, const ParamValue& v) {
+          KILN_TRY(choice_check("method", std::get<std::string>(v), {"minmax", "percentile"}));
+          c.quantize.method =
+              std::get<std::string>(v) == "percentile" ? CalibrationMethod::kPercentile : CalibrationMethod::kMinMax;
+          return Status::ok();
+        },
+        [](const C& c) -> ParamValue {
+          return std::string(c.quantize.method == CalibrationMethod::kPercentile ? "percentile" : "minmax");
+        });
+    t.add({.name = "percentile", .help = "With method percentile: the share of values kept", .min = 50, .max = 100},
+          [](C& c) -> double& { return c.quantize.percentile; });
+    t.add_custom(
+        {.name = "activations",
+         .type = ParamType::kChoice,
+         .help = "Activation type: uint8 (x86 kernels) or int8",
+         .choices = {"uint8", "int8"}},
+        [](C& c, const ParamValue& v) {
+          KILN_TRY(choice_check("activations", std::get<std::string>(v), {"uint8", "int8"}));
+          c.quantize.activations_int8 = std::get<std::string>(v) == "int8";
+          return Status::ok();
+        },
+        [](const C& c) -> ParamValue { return std::string(c.quantize.activations_int8 ? "int8" : "uint8"); });
+    t.add_custom(
+        {.name = "per_tensor",
+         .type = ParamType::kBool,
+         .help = "One weight scale per tensor instead of per output channel"},
+        [](C& c, const ParamValue& v) {
+          c.quantize.per_channel = !std::get<bool>(v);
+          return Status::ok();
+        },
+        [](const C& c) -> ParamValue { return !c.quantize.per_channel; });
+    t.add({.name = "reduce_range", .help = "7-bit weights, for x86 CPUs without VNNI"},
+          [](C& c) -> bool& { return c.quantize.reduce_range; });
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace kiln
