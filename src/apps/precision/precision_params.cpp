@@ -1,8 +1,8 @@
 // The declared settings of the precision job (kiln/apps/precision.h), for the CLI and Python alike.
-#include <initializer_list>
 #include <string>
 
 #include "kiln/apps/precision.h"
+#include "kiln/enum_names.h"
 
 namespace kiln {
 
@@ -10,15 +10,9 @@ namespace {
 
 using C = ModelPrecisionConfig;
 
-// A choice stored as something other than a string: the text checked against the spec's choices.
-Status choice_check(const char* name, const std::string& text, std::initializer_list<const char*> choices) {
-  std::string list;
-  for (const char* choice : choices) {
-    if (text == choice) return Status::ok();
-    list += (list.empty() ? "" : ", ") + std::string(choice);
-  }
-  return invalid_argument(std::string(name) + " '" + text + "': expected one of " + list);
-}
+constexpr EnumName<CalibrationMethod> kMethods[] = {{CalibrationMethod::kMinMax, "minmax"},
+                                                    {CalibrationMethod::kPercentile, "percentile"}};
+constexpr EnumName<bool> kActivations[] = {{false, "uint8"}, {true, "int8"}};  // activations_int8
 
 void common_add(ParamTable<C>& t) {
   t.add({.name = "output", .help = "The new .onnx file", .required = true},
@@ -57,33 +51,14 @@ const ParamTable<ModelPrecisionConfig>& model_quantize_params() {
   static const ParamTable<C> table = [] {
     ParamTable<C> t;
     common_add(t);
-    t.add_custom(
-        {.name = "method",
-         .type = ParamType::kChoice,
-         .help = "Activation ranges: minmax, or percentile of each tensor's histogram",
-         .choices = {"minmax", "percentile"}},
-        [](C& c, const ParamValue& v) {
-          KILN_TRY(choice_check("method", std::get<std::string>(v), {"minmax", "percentile"}));
-          c.quantize.method =
-              std::get<std::string>(v) == "percentile" ? CalibrationMethod::kPercentile : CalibrationMethod::kMinMax;
-          return Status::ok();
-        },
-        [](const C& c) -> ParamValue {
-          return std::string(c.quantize.method == CalibrationMethod::kPercentile ? "percentile" : "minmax");
-        });
+    t.add_choice(
+        {.name = "method", .help = "Activation ranges: minmax, or percentile of each tensor's histogram"},
+        [](C& c) -> CalibrationMethod& { return c.quantize.method; }, kMethods, "method");
     t.add({.name = "percentile", .help = "With method percentile: the share of values kept", .min = 50, .max = 100},
           [](C& c) -> double& { return c.quantize.percentile; });
-    t.add_custom(
-        {.name = "activations",
-         .type = ParamType::kChoice,
-         .help = "Activation type: uint8 (x86 kernels) or int8",
-         .choices = {"uint8", "int8"}},
-        [](C& c, const ParamValue& v) {
-          KILN_TRY(choice_check("activations", std::get<std::string>(v), {"uint8", "int8"}));
-          c.quantize.activations_int8 = std::get<std::string>(v) == "int8";
-          return Status::ok();
-        },
-        [](const C& c) -> ParamValue { return std::string(c.quantize.activations_int8 ? "int8" : "uint8"); });
+    t.add_choice(
+        {.name = "activations", .help = "Activation type: uint8 (x86 kernels) or int8"},
+        [](C& c) -> bool& { return c.quantize.activations_int8; }, kActivations, "activations");
     t.add_custom(
         {.name = "per_tensor",
          .type = ParamType::kBool,
