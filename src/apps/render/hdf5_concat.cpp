@@ -13,7 +13,10 @@ Result<bool> images_have_fletcher32(hid_t file, const std::string& path) {
   Handle images = dataset_handle(H5Dopen2(file, "images", H5P_DEFAULT));
   Handle dcpl = plist_handle(images.valid() ? H5Dget_create_plist(images.get()) : H5I_INVALID_HID);
   if (!dcpl.valid()) return error(path + ": cannot read the filters of images");
-  return H5Pget_filter_by_id2(dcpl.get(), H5Z_FILTER_FLETCHER32, nullptr, nullptr, nullptr, 0, nullptr, nullptr) >= 0;
+  const bool has =
+      H5Pget_filter_by_id2(dcpl.get(), H5Z_FILTER_FLETCHER32, nullptr, nullptr, nullptr, 0, nullptr, nullptr) >= 0;
+  H5Eclear2(H5E_DEFAULT);  // the lookup reports a missing filter as an error
+  return has;
 }
 
 Status rows_read(hid_t file, const std::string& path, const char* name, hid_t mem_type, int64_t count, void* dst) {
@@ -57,7 +60,6 @@ Status files_append(DataFile& merged, const std::vector<std::string>& sources, c
                       "...; rerun with --resume");
     }
     KILN_TRY_ASSIGN(const bool has_fletcher32, images_have_fletcher32(file.get(), path));
-    H5Eclear2(H5E_DEFAULT);
     if (has_fletcher32 != merged.fletcher32()) {
       return io_error(path + (has_fletcher32 ? " has" : " lacks") + " the Fletcher-32 chunk checksum of " +
                       merged.path() + "; files written by different kiln versions cannot be merged by copying");
@@ -111,7 +113,6 @@ Status files_copy(DataFile& merged, const std::string& out, const std::vector<st
   if (!sources.empty()) {
     KILN_TRY_ASSIGN(Handle first, file_open_read(sources.front()));
     KILN_TRY_ASSIGN(fletcher32, images_have_fletcher32(first.get(), sources.front()));
-    H5Eclear2(H5E_DEFAULT);  // the lookup above reports a missing filter as an error
   }
   KILN_TRY(merged.create(tmp, layout, merged_attributes, compression.first, compression.second, fletcher32));
   KILN_TRY(files_append(merged, sources, layout, attributes.first_index, 0));

@@ -63,7 +63,9 @@ class CpuBackend final : public Backend {
     if (pool == nullptr || pool->size() <= 1 || call.in.count < pool->size()) return op->run(call, pool);
     std::mutex mutex;
     Status first_error;
-    const int64_t per_thread = (call.in.count + pool->size() - 1) / pool->size();  // one slice per thread
+    // At least count / threads images per block (rounded down, so every thread gets a block: 3 images on 2 threads
+    // are 2 blocks, not one of 2 and the caller's remainder alone).
+    const int64_t per_thread = call.in.count / pool->size();
     pool->parallel_for(
         call.in.count,
         [&](int64_t begin, int64_t end) {

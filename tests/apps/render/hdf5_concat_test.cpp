@@ -49,16 +49,21 @@ void data_file_write(const std::string& path, const Hdf5Job& job, int64_t first,
   ASSERT_TRUE(file.close(true).is_ok());
 }
 
+// a.h5 (images 0-11, written without the trailer) and b.h5 (12-19, with it when asked) concatenated into out.h5.
+Status two_files_concat(const test::TempDir& dir, const Hdf5Job& job, bool second_fletcher32) {
+  data_file_write(dir.file("a.h5"), job, 0, 12, false);
+  data_file_write(dir.file("b.h5"), job, 12, 8, second_fletcher32);
+  return hdf5::files_concat(dir.file("out.h5"), {dir.file("a.h5"), dir.file("b.h5")}, job.layout(),
+                            file_attributes(job, 0, 20));
+}
+
 TEST(Hdf5Concat, FilesWithoutFletcher32MergeIntoAFileWithoutIt) {
   ASSERT_TRUE(hdf5_zstd_register().is_ok());
   Hdf5Job job{.total = 20};
   test::TempDir dir;
-  data_file_write(dir.file("a.h5"), job, 0, 12, false);
-  data_file_write(dir.file("b.h5"), job, 12, 8, false);
-  const std::string out = dir.file("out.h5");
-  const Status merged =
-      hdf5::files_concat(out, {dir.file("a.h5"), dir.file("b.h5")}, job.layout(), file_attributes(job, 0, 20));
+  const Status merged = two_files_concat(dir, job, false);
   ASSERT_TRUE(merged.is_ok()) << merged.to_string();
+  const std::string out = dir.file("out.h5");
   auto contents = test::contents_read(out);
   ASSERT_TRUE(contents.is_ok()) << contents.status().to_string();
   for (int64_t i = 0; i < 20; ++i) {
@@ -72,11 +77,8 @@ TEST(Hdf5Concat, AMixOfPipelinesIsRefusedAndWritesNothing) {
   ASSERT_TRUE(hdf5_zstd_register().is_ok());
   Hdf5Job job{.total = 20};
   test::TempDir dir;
-  data_file_write(dir.file("a.h5"), job, 0, 12, false);
-  data_file_write(dir.file("b.h5"), job, 12, 8, true);
+  const Status merged = two_files_concat(dir, job, true);
   const std::string out = dir.file("out.h5");
-  const Status merged =
-      hdf5::files_concat(out, {dir.file("a.h5"), dir.file("b.h5")}, job.layout(), file_attributes(job, 0, 20));
   EXPECT_EQ(merged.code(), Errc::kIoError);
   EXPECT_NE(merged.message().find("Fletcher-32"), std::string::npos) << merged.message();
   EXPECT_FALSE(std::filesystem::exists(out));
