@@ -31,6 +31,10 @@ void Crc32::update(const void* data, size_t size) {
   m_crc = static_cast<uint32_t>(crc32_z(m_crc, bytes, size));
 }
 
+void Crc32::append(uint32_t block_crc, size_t size) {
+  m_crc = static_cast<uint32_t>(crc32_combine(m_crc, block_crc, static_cast<z_off_t>(size)));
+}
+
 std::string Crc32::hex() const {
   char text[9];
   std::snprintf(text, sizeof(text), "%08x", m_crc);

@@ -12,6 +12,8 @@ namespace kiln {
 class Crc32 {
  public:
   void update(const void* data, size_t size);
+  // Continues the stream with a block of `size` bytes whose own CRC-32 is `block_crc` (as update() on them would).
+  void append(uint32_t block_crc, size_t size);
   uint32_t value() const { return m_crc; }
   std::string hex() const;  // 8 lowercase hex digits
 

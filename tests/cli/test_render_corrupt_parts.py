@@ -15,11 +15,18 @@ ARGS = ["render", "--demo", "--demo-points", 9099, "--width", 200, "--height", 1
 
 
 def flip_bit_in_image_chunk(path, row):
-    """One bit in the middle of the stored (compressed) bytes of image `row`."""
+    """One bit in the middle of the stored (compressed) bytes of image `row` (for a part of a single-file run, in
+    the draft its image_refs point into)."""
     with h5py.File(path, "r") as f:
-        info = f["images"].id.get_chunk_info_by_coord((row, 0, 0))
+        if "image_refs" in f:
+            offset, size, _ = (int(v) for v in f["image_refs"][row])
+            path = os.path.join(os.path.dirname(path), f.attrs["images_file"].decode()
+                                if isinstance(f.attrs["images_file"], bytes) else f.attrs["images_file"])
+        else:
+            info = f["images"].id.get_chunk_info_by_coord((row, 0, 0))
+            offset, size = info.byte_offset, info.size
     with open(path, "r+b") as f:
-        f.seek(info.byte_offset + info.size // 2)
+        f.seek(offset + size // 2)
         byte = f.read(1)[0]
         f.seek(-1, os.SEEK_CUR)
         f.write(bytes([byte ^ 0x10]))

@@ -59,7 +59,8 @@ def soak(tmp_path, args, out_name, compare, output_args=output_file):
         time.sleep(rng.uniform(0, duration))
         proc.send_signal(signal.SIGKILL)
         landed += proc.wait() == -signal.SIGKILL
-        run_kiln(*args, *output_args(out), "--resume")
+        resumed = run_kiln(*args, *output_args(out), "--resume")
+        assert "damaged" not in resumed.stderr, resumed.stderr  # a kill never spoils committed work
         compare(ref, out)
     return {"kills": KILLS, "landed_mid_run": landed, "identical": KILLS, "run_seconds": round(duration, 2)}
 

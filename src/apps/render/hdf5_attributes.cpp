@@ -147,6 +147,7 @@ Status attributes_write(hid_t loc, const FileAttributes& a) {
     KILN_TRY(attribute_i64(loc, "shard_index", a.shard_index));
     KILN_TRY(attribute_i64(loc, "shard_count", a.shard_count));
   }
+  if (!a.images_file.empty()) KILN_TRY(attribute_str(loc, "images_file", a.images_file));
   KILN_TRY(attribute_i8(loc, "complete", a.complete ? 1 : 0));
   return Status::ok();
 }
@@ -198,6 +199,11 @@ Result<FileAttributes> attributes_read(hid_t loc) {
   if (has_checksum < 0) return error("cannot check attribute checksum");
   if (has_checksum > 0) {
     KILN_TRY_ASSIGN(a.checksum, attribute_read_str(loc, "checksum"));
+  }
+  const htri_t has_images_file = H5Aexists(loc, "images_file");
+  if (has_images_file < 0) return error("cannot check attribute images_file");
+  if (has_images_file > 0) {
+    KILN_TRY_ASSIGN(a.images_file, attribute_read_str(loc, "images_file"));
   }
   return a;
 }
@@ -307,7 +313,10 @@ Result<FileSummary> file_summary_read(const std::string& path) {
   auto shape = shape_read(file.get());
   if (!shape.is_ok()) return with_path(shape.status());
   summary.shape = shape.value();
-  if (!summary.shape.is_virtual) {
+  if (!summary.attributes.images_file.empty()) {
+    KILN_TRY_ASSIGN(const std::vector<uint64_t> refs, image_refs_read(file.get(), summary.shape.count));
+    for (size_t r = 0; r < refs.size(); r += 3) summary.image_bytes += refs[r + 1];
+  } else if (!summary.shape.is_virtual) {
     Handle images = dataset_handle(H5Dopen2(file.get(), "images", H5P_DEFAULT));
     if (images.valid()) summary.image_bytes = H5Dget_storage_size(images.get());
   }

@@ -59,6 +59,13 @@ void ContentChecksum::image_add(const void* data, size_t size, uint32_t filter_m
   images.update(data, size);
 }
 
+void ContentChecksum::image_add_crc(uint32_t data_crc, size_t size, uint32_t filter_mask) {
+  const uint64_t size64 = size;
+  images.update(&size64, sizeof(size64));
+  images.update(&filter_mask, sizeof(filter_mask));
+  images.append(data_crc, size);
+}
+
 void ContentChecksum::rows_add(const float* sequences_data, size_t seq_row, const int64_t* index_data,
                                const int8_t* labels_data, int64_t rows) {
   const auto n = static_cast<size_t>(rows);
@@ -73,23 +80,15 @@ std::string ContentChecksum::text(bool has_labels) const {
   return text;
 }
 
-Result<std::string> checksum_compute(hid_t file, const FileShape& shape) {
+Result<std::string> checksum_compute(hid_t file, const std::string& path, const FileShape& shape) {
   if (shape.is_virtual) return invalid_argument("a virtual dataset has no content of its own; check its files");
+  KILN_TRY_ASSIGN(const FileAttributes attributes, attributes_read(file));
+  KILN_TRY_ASSIGN(ChunkReader images, ChunkReader::open(file, path, attributes));
   ContentChecksum sum;
-  Handle images = dataset_handle(H5Dopen2(file, "images", H5P_DEFAULT));
-  if (!images.valid()) return error("cannot open images");
   std::vector<uint8_t> chunk;
   for (int64_t r = 0; r < shape.count; ++r) {
-    const hsize_t offset[3] = {static_cast<hsize_t>(r), 0, 0};
-    hsize_t size = 0;
-    if (H5Dget_chunk_storage_size(images.get(), offset, &size) < 0 || size == 0) {
-      return error("image chunk " + std::to_string(r) + " is missing");
-    }
-    chunk.resize(size);
     uint32_t mask = 0;
-    if (H5Dread_chunk(images.get(), H5P_DEFAULT, offset, &mask, chunk.data()) < 0) {
-      return error("cannot read image chunk " + std::to_string(r));
-    }
+    KILN_TRY(images.read(r, &chunk, &mask));
     sum.image_add(chunk.data(), chunk.size(), mask);
   }
   const size_t seq_row = static_cast<size_t>(shape.seq_len) * static_cast<size_t>(shape.seq_channels);
@@ -106,7 +105,7 @@ Status checksum_verify(const std::string& path, bool* present) {
   if (present != nullptr) *present = !attributes.checksum.empty();
   if (attributes.checksum.empty()) return Status::ok();
   KILN_TRY_ASSIGN(const FileShape shape, shape_read(file.get()));
-  Result<std::string> computed = checksum_compute(file.get(), shape);
+  Result<std::string> computed = checksum_compute(file.get(), path, shape);
   if (!computed.is_ok()) return io_error(path + " is damaged: " + computed.status().message());
   if (*computed == attributes.checksum) return Status::ok();
   for (const char* name : {"images", "sequences", "index", "labels"}) {

@@ -65,23 +65,15 @@ Status files_append(DataFile& merged, const std::vector<std::string>& sources, c
                       merged.path() + "; files written by different kiln versions cannot be merged by copying");
     }
     ContentChecksum copied;  // checked against the source's own before the merged file is committed
-    Handle images = dataset_handle(H5Dopen2(file.get(), "images", H5P_DEFAULT));
-    if (!images.valid()) return error(path + ": cannot open images");
+    KILN_TRY_ASSIGN(ChunkReader images, ChunkReader::open(file.get(), path, a));
     for (int64_t r = 0; r < count; ++r) {
-      const hsize_t offset[3] = {static_cast<hsize_t>(r), 0, 0};
-      hsize_t size = 0;
-      if (H5Dget_chunk_storage_size(images.get(), offset, &size) < 0 || size == 0) {
-        return error(path + ": image chunk " + std::to_string(r) + " is missing");
-      }
-      chunk.resize(size);
       uint32_t mask = 0;
-      if (H5Dread_chunk(images.get(), H5P_DEFAULT, offset, &mask, chunk.data()) < 0) {
-        return error(path + ": cannot read image chunk " + std::to_string(r));
+      if (const Status read = images.read(r, &chunk, &mask); !read.is_ok()) {
+        return Status(read.code(), path + ": " + read.message());
       }
       KILN_TRY(merged.image_write(row + r, chunk.data(), chunk.size(), mask));
       copied.image_add(chunk.data(), chunk.size(), mask);
     }
-    KILN_TRY(images.close());
     sequences.resize(static_cast<size_t>(count) * seq_row);
     index.resize(static_cast<size_t>(count));
     labels.resize(static_cast<size_t>(count));

@@ -111,11 +111,18 @@ Status DataFile::create(const std::string& path, const DatasetLayout& layout, co
   m_seq_row = static_cast<int64_t>(layout.seq_len) * layout.seq_channels;
   m_checksum = ContentChecksum();
   m_has_labels = layout.has_labels;
+  m_images_elsewhere = !attributes.images_file.empty();
+  m_refs.assign(m_images_elsewhere ? static_cast<size_t>(m_count) * 3 : 0, 0);
 
   Handle fapl = plist_handle(file_access_plist());
   Handle fcpl = plist_handle(H5Pcreate(H5P_FILE_CREATE));
   if (!fapl.valid() || !fcpl.valid()) return error("cannot create file properties");
   if (H5Pset_obj_track_times(fcpl.get(), 0) < 0) H5Eclear2(H5E_DEFAULT);  // root group: best effort
+  // Every allocation at the end of the file (no aggregators, no reuse of freed space), so that image_write knows
+  // where a chunk went from how the end moved.
+  if (H5Pset_file_space_strategy(fcpl.get(), H5F_FSPACE_STRATEGY_NONE, 0, 1) < 0) {
+    return error(path + ": cannot set the file space strategy");
+  }
   const hid_t fid = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get());
   if (fid < 0) return error(path + ": cannot create");
   m_file = file_handle(fid);
@@ -158,14 +165,34 @@ Status DataFile::create(const std::string& path, const DatasetLayout& layout, co
   return Status::ok();
 }
 
-Status DataFile::image_write(int64_t row, const void* data, size_t size, uint32_t filter_mask) {
+Status DataFile::image_write(int64_t row, const void* data, size_t size, uint32_t filter_mask, StoredChunk* stored) {
+  if (m_images_elsewhere) return invalid_argument(m_path + " records where its images lie (image_ref_write)");
   if (row < 0 || row >= m_count) return invalid_argument("image row out of range");
   const hsize_t offset[3] = {static_cast<hsize_t>(row), 0, 0};
+  haddr_t eoa_before = HADDR_UNDEF;
+  if (stored != nullptr && H5Fget_eoa(m_file.get(), &eoa_before) < 0) return error(m_path + ": cannot read the EOA");
   if (H5Dwrite_chunk(m_images.get(), H5P_DEFAULT, filter_mask, offset, size, data) < 0) {
     return error(m_path + ": cannot write image chunk " + std::to_string(row));
   }
   m_image_bytes += size;
-  m_checksum.image_add(data, size, filter_mask);
+  if (stored == nullptr) {
+    m_checksum.image_add(data, size, filter_mask);
+    return Status::ok();
+  }
+  // With no aggregators (the file space strategy of create()) every allocation is at the end of the file: when the
+  // end grew by exactly the chunk's size, that is where it went; otherwise (a block of the chunk index was allocated
+  // too) the index is asked, which in HDF5 1.10 means a search of every chunk.
+  haddr_t eoa_after = HADDR_UNDEF;
+  if (H5Fget_eoa(m_file.get(), &eoa_after) < 0) return error(m_path + ": cannot read the EOA");
+  if (eoa_after == eoa_before + size) {
+    stored->address = eoa_before;
+  } else {
+    KILN_TRY_ASSIGN(stored->address, image_address(row));
+  }
+  Crc32 crc;
+  crc.update(data, size);
+  stored->crc = crc.value();
+  m_checksum.image_add_crc(stored->crc, size, filter_mask);
   return Status::ok();
 }
 
@@ -187,20 +214,11 @@ Status DataFile::close(bool complete) {
   KILN_TRY(m_labels.close());
   KILN_TRY(m_images.close());
   if (complete) {
+    if (m_images_elsewhere) KILN_TRY(image_refs_close());
     KILN_TRY(checksum_set(m_file.get(), m_checksum.text(m_has_labels)));
     KILN_TRY(complete_set(m_file.get()));
   }
   return m_file.close();
-}
-
-void DataFile::writeback_start() {
-  void* handle = nullptr;
-  if (!m_file.valid() || H5Fget_vfd_handle(m_file.get(), H5P_DEFAULT, &handle) < 0 || handle == nullptr) {
-    H5Eclear2(H5E_DEFAULT);
-    return;
-  }
-  const int fd = *static_cast<int*>(handle);  // the sec2 driver's descriptor
-  ::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 }
 
 void DataFile::abandon() {

@@ -5,6 +5,7 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,13 @@ std::string parts_dir(const std::string& out);                 // demo.h5.parts
 std::string part_path(const std::string& out, int64_t index);  // demo.h5.parts/part_00000.h5
 std::string shard_path(const std::string& out, int64_t index); // out_batch_0000.h5 next to out.h5
 std::string manifest_path(const std::string& out);             // out.manifest.json
+// A single-file run of several parts writes its images once, into the draft of its output
+// (demo.h5.parts/draft_0000.h5, renamed to demo.h5 when complete). Each committed part then holds the metadata rows
+// and where in the draft its images lie (FileAttributes::images_file, dataset image_refs): a killed run resumes from
+// the parts, starting the next draft from the images the kept parts point to.
+std::string draft_path(const std::string& out, int64_t generation);
+// Drafts of `out` present on disk, sorted by generation.
+std::vector<std::pair<int64_t, std::string>> drafts_list(const std::string& out);
 // Shard files of `out` present on disk (not .tmp), sorted by index.
 std::vector<std::pair<int64_t, std::string>> shards_list(const std::string& out);
 std::string file_name(const std::string& path);  // last path component
@@ -45,6 +53,7 @@ struct FileAttributes {
   int64_t shard_count = 0;      // 0: not a piece
   bool complete = false;
   std::string checksum;         // ContentChecksum::text() of a committed file; "" before it is committed
+  std::string images_file;      // a part whose images lie in the run's draft: the draft's file name, else ""
 };
 
 // Shape facts read back from a file's datasets.
@@ -62,7 +71,7 @@ struct FileShape {
 struct FileSummary {
   FileAttributes attributes;
   FileShape shape;
-  uint64_t image_bytes = 0;  // stored bytes of `images`
+  uint64_t image_bytes = 0;  // stored bytes of `images` (for a part: of its images in the draft)
 };
 
 std::string compression_label(Compression compression, int32_t level);  // "zstd-1"
@@ -96,13 +105,14 @@ struct ContentChecksum {
   Crc32 index;
   Crc32 labels;
   void image_add(const void* data, size_t size, uint32_t filter_mask);
+  void image_add_crc(uint32_t data_crc, size_t size, uint32_t filter_mask);  // the same, from the bytes' own CRC-32
   // `rows` rows of the small datasets: seq_row floats of sequences per row, one index, one label (labels may be null).
   void rows_add(const float* sequences, size_t seq_row, const int64_t* index, const int8_t* labels, int64_t rows);
   std::string text(bool has_labels) const;
 };
 
-// The checksum of an open file recomputed from its stored bytes.
-Result<std::string> checksum_compute(hid_t file, const FileShape& shape);
+// The checksum of an open file (at `path`) recomputed from its stored bytes.
+Result<std::string> checksum_compute(hid_t file, const std::string& path, const FileShape& shape);
 // Recomputes `path`'s checksum and compares it with the stored one: IoError "<path> is damaged: images checksum
 // 0a1b2c3d, stored 4e5f6a7b" (or unreadable) otherwise. A file with no checksum (written before kiln kept them) is
 // Ok, with *present set to false when asked.
@@ -150,15 +160,23 @@ class DataFile {
   // `fletcher32` is false: a merge of files written before kiln added it keeps their pipeline.
   Status create(const std::string& path, const DatasetLayout& layout, const FileAttributes& attributes,
                 Compression compression, int32_t level, bool fletcher32 = true);
-  // Stores one already-encoded image (one chunk) at `row` (0-based within this file).
-  Status image_write(int64_t row, const void* data, size_t size, uint32_t filter_mask = 0);
+  // Where image_write put a chunk, and the CRC-32 of its bytes.
+  struct StoredChunk {
+    uint64_t address = 0;
+    uint32_t crc = 0;
+  };
+  // Stores one already-encoded image (one chunk) at `row` (0-based within this file); fills *stored when asked.
+  Status image_write(int64_t row, const void* data, size_t size, uint32_t filter_mask = 0,
+                     StoredChunk* stored = nullptr);
   // Appends metadata rows in order: sequences (rows * seq_len * seq_channels), index, labels (may be null).
   Status rows_append(const float* sequences, const int64_t* index, const int8_t* labels, int64_t rows);
+  // A part of a single-file run (created with attributes.images_file naming the draft): notes that image `row` is
+  // the chunk of `size` bytes the draft stored as `stored`.
+  Status image_ref_write(int64_t row, size_t size, uint32_t filter_mask, const StoredChunk& stored);
   // Flushes, sets complete=1 when asked, closes every handle.
   Status close(bool complete);
-  // Starts the kernel writing what has reached the file so far, without waiting (a large file's final fsync then
-  // has less left to do). Best effort.
-  void writeback_start();
+  // Waits until what has reached the file so far is on the disk (fdatasync).
+  Status data_sync();
   void abandon();  // closes handles ignoring errors (the file stays incomplete)
   bool is_open() const { return m_file.valid(); }
   const std::string& path() const { return m_path; }
@@ -168,6 +186,10 @@ class DataFile {
   uint64_t image_bytes() const { return m_image_bytes; }
 
  private:
+  Result<int> descriptor() const;  // the sec2 driver's file descriptor
+  Status image_refs_close();       // writes image_refs, checking every row was written
+  Result<uint64_t> image_address(int64_t row) const;  // by a search of the chunk index: O(chunks) in HDF5 1.10
+
   std::string m_path;
   ContentChecksum m_checksum;
   bool m_has_labels = false;
@@ -181,6 +203,27 @@ class DataFile {
   bool m_fletcher32 = false;
   int64_t m_seq_row = 0;  // floats per sequences row
   uint64_t m_image_bytes = 0;
+  bool m_images_elsewhere = false;
+  std::vector<uint64_t> m_refs;  // images_elsewhere: per row {address, size, filter mask}; size 0 until written
+};
+
+// A part's image_refs: {address, size, filter mask} per row, `count` rows.
+Result<std::vector<uint64_t>> image_refs_read(hid_t file, int64_t count);
+
+// Reads the stored image chunks of a data file: from its `images`, or for a part whose images lie in the run's draft,
+// from the draft at the addresses the part records.
+class ChunkReader {
+ public:
+  static Result<ChunkReader> open(hid_t file, const std::string& path, const FileAttributes& attributes);
+  Status read(int64_t row, std::vector<uint8_t>* chunk, uint32_t* filter_mask);
+
+ private:
+  std::string m_path;
+  Handle m_images;
+  std::string m_draft;
+  int m_draft_fd = -1;
+  std::unique_ptr<FdCloser> m_draft_closer;
+  std::vector<uint64_t> m_refs;
 };
 
 // ---- joining files ---------------------------------------------------------------------------------------------

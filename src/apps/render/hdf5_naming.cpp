@@ -1,4 +1,4 @@
-// Output naming of the chart dataset's HDF5 files (parts, shards, manifest).
+// Output naming of the chart dataset's HDF5 files (parts, drafts, shards, manifest).
 #include "apps/render/hdf5_dataset.h"
 
 #include <algorithm>
@@ -43,6 +43,29 @@ std::string parts_dir(const std::string& out) { return out + ".parts"; }
 
 std::string part_path(const std::string& out, int64_t index) {
   return (fs::path(parts_dir(out)) / ("part_" + index_format("%05lld", index) + ".h5")).string();
+}
+
+std::string draft_path(const std::string& out, int64_t generation) {
+  return (fs::path(parts_dir(out)) / ("draft_" + index_format("%04lld", generation) + ".h5")).string();
+}
+
+std::vector<std::pair<int64_t, std::string>> drafts_list(const std::string& out) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(parts_dir(out), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    constexpr size_t kDigits = 4;
+    if (name.size() < 6 + kDigits + 3 || name.compare(0, 6, "draft_") != 0) continue;
+    const std::string digits = name.substr(6, name.size() - 6 - 3);
+    if (digits.size() > 12 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      continue;
+    }
+    const int64_t generation = std::stoll(digits);
+    if (draft_path(out, generation) != it->path().string()) continue;  // e.g. draft_0001.h5.tmp
+    found.emplace_back(generation, it->path().string());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
 }
 
 std::string shard_path(const std::string& out, int64_t index) {

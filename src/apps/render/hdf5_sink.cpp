@@ -1,9 +1,10 @@
 // HDF5 ImageSink: images compressed by per-thread encoders, stored by one writer thread with H5Dwrite_chunk.
 //
 // Single-file mode (images_per_file == 0): parts of kPartImages images in {out}.parts/part_NNNNN.h5, each
-// committed (.tmp -> complete=1 -> close -> fsync -> rename). The same chunks also go to {out}.tmp as they arrive
-// (after the parts a resumed run kept, copied from them), so finish() only completes and commits it; the parts are
-// what a killed run resumes from, {out}.tmp is rebuilt from them.
+// committed (.tmp -> complete=1 -> close -> fsync -> rename). With more than one part the images are written once,
+// into the draft {out}.parts/draft_NNNN.h5 (after the images of the parts a resumed run kept, copied from the drafts
+// they point to), and each part records where its images lie, committed after the draft's bytes are on disk;
+// finish() only completes the draft and renames it to {out}. One part is the whole output itself.
 // Shard mode (images_per_file = N): shards {stem}_batch_NNNN.h5 committed the same way; finish() verifies them
 // and writes the manifest and the VDS {out} (hdf5_vds_build). Resume keeps the leading committed files.
 #include <algorithm>
@@ -77,21 +78,21 @@ class Hdf5Sink final : public ImageSink {
   int64_t m_committed = 0;  // leading units durable under their final name
   hdf5::DataFile m_current;
   int64_t m_current_unit = -1;
-  hdf5::DataFile m_merged;  // {out}.tmp in single-file mode
+  hdf5::DataFile m_merged;  // the draft in single-file mode
   std::atomic<uint64_t> m_bytes{0};
   std::vector<std::string> m_notes;
 };
 
 Hdf5Sink::~Hdf5Sink() {
-  // Without finish() the open files are abandoned: their .tmp is incomplete and never becomes visible.
-  for (hdf5::DataFile* file : {&m_current, &m_merged}) {
-    if (!file->is_open()) continue;
-    hdf5::ErrorScope quiet;
-    const std::string tmp = file->path();
-    file->abandon();
-    std::error_code ec;
-    fs::remove(tmp, ec);
-  }
+  // Without finish() the open files are abandoned: a .tmp is incomplete and never becomes visible; the draft holds
+  // the images of the committed parts, for --resume.
+  hdf5::ErrorScope quiet;
+  m_merged.abandon();
+  if (!m_current.is_open()) return;
+  const std::string tmp = m_current.path();
+  m_current.abandon();
+  std::error_code ec;
+  fs::remove(tmp, ec);
 }
 
 Status Hdf5Sink::layout_check(const DatasetLayout& layout) const {
@@ -226,6 +227,7 @@ Result<int64_t> Hdf5Sink::resume_scan() {
 
   int64_t kept = 0;
   uint64_t bytes = 0;
+  std::vector<std::string> keep;  // file names in the parts folder
   for (; kept < m_units; ++kept) {
     const std::string path = unit_path(kept);
     if (!path_exists(path)) break;
@@ -244,6 +246,8 @@ Result<int64_t> Hdf5Sink::resume_scan() {
       break;
     }
     bytes += summary->image_bytes;
+    keep.push_back(fs::path(path).filename().string());
+    if (!a.images_file.empty()) keep.push_back(a.images_file);
   }
   // Everything after the kept prefix is rewritten; stale files (and a stale VDS/manifest) go now.
   if (shard_mode()) {
@@ -255,8 +259,6 @@ Result<int64_t> Hdf5Sink::resume_scan() {
       KILN_TRY(path_remove(hdf5::manifest_path(out)));
     }
   } else if (fs::is_directory(hdf5::parts_dir(out), ec)) {
-    std::vector<std::string> keep;
-    for (int64_t k = 0; k < kept; ++k) keep.push_back(fs::path(unit_path(k)).filename().string());
     for (const auto& entry : fs::directory_iterator(hdf5::parts_dir(out), ec)) {
       if (std::find(keep.begin(), keep.end(), entry.path().filename().string()) == keep.end()) {
         KILN_TRY(path_remove(entry.path().string()));
@@ -282,10 +284,12 @@ Status Hdf5Sink::unit_open(int64_t k) {
     if (ec) return io_error("cannot create " + hdf5::parts_dir(m_spec.path) + ": " + ec.message());
     KILN_TRY(dir_fsync(fs::path(m_spec.path).parent_path().string()));  // the new folder's entry
   }
+  if (merged_as_written() && !m_merged.is_open()) KILN_TRY(merged_open());
   hdf5::FileAttributes attributes = m_attributes;
   attributes.first_index = m_layout.first_index + unit_first(k);
   attributes.count = unit_count(k);
   attributes.complete = false;
+  if (m_merged.is_open()) attributes.images_file = hdf5::file_name(m_merged.path());
   KILN_TRY(m_current.create(unit_path(k) + ".tmp", m_layout, attributes, m_spec.compression,
                             m_spec.compression_level));
   m_current_unit = k;
@@ -306,7 +310,10 @@ Status Hdf5Sink::merged_open() {
   attributes.first_index = m_layout.first_index;
   attributes.count = m_layout.total;
   attributes.complete = false;
-  KILN_TRY(m_merged.create(m_spec.path + ".tmp", m_layout, attributes, m_spec.compression, m_spec.compression_level));
+  const auto drafts = hdf5::drafts_list(m_spec.path);
+  const int64_t generation = drafts.empty() ? 0 : drafts.back().first + 1;
+  KILN_TRY(m_merged.create(hdf5::draft_path(m_spec.path, generation), m_layout, attributes, m_spec.compression,
+                           m_spec.compression_level));
   std::vector<std::string> kept;
   for (int64_t k = 0; k < m_committed; ++k) kept.push_back(unit_path(k));
   return hdf5::files_append(m_merged, kept, m_layout, m_layout.first_index, 0);
@@ -334,7 +341,6 @@ Status Hdf5Sink::write(const EncodedBatch& batch) {
   const size_t raw_bytes = static_cast<size_t>(m_layout.width) * static_cast<size_t>(m_layout.height) *
                            pixel_type_size(m_layout.dtype);
 
-  if (merged_as_written() && !m_merged.is_open()) KILN_TRY(merged_open());
   int64_t i = 0;
   while (i < batch.count) {
     const int64_t k = m_next / m_unit;
@@ -350,8 +356,14 @@ Status Hdf5Sink::write(const EncodedBatch& batch) {
         return invalid_argument("uncompressed image " + std::to_string(batch.first + j) + " has " +
                                 std::to_string(end - begin) + " bytes, expected " + std::to_string(raw_bytes));
       }
-      KILN_TRY(m_current.image_write(batch.first + j - first, batch.bytes.data() + begin, end - begin));
-      if (m_merged.is_open()) KILN_TRY(m_merged.image_write(batch.first + j, batch.bytes.data() + begin, end - begin));
+      const uint8_t* image = batch.bytes.data() + begin;
+      if (m_merged.is_open()) {
+        hdf5::DataFile::StoredChunk stored;
+        KILN_TRY(m_merged.image_write(batch.first + j, image, end - begin, 0, &stored));
+        KILN_TRY(m_current.image_ref_write(batch.first + j - first, end - begin, 0, stored));
+      } else {
+        KILN_TRY(m_current.image_write(batch.first + j - first, image, end - begin));
+      }
       bytes += end - begin;
     }
     const float* sequences = batch.sequences.data() + static_cast<size_t>(i) * seq_row;
@@ -362,8 +374,8 @@ Status Hdf5Sink::write(const EncodedBatch& batch) {
     m_next += take;
     i += take;
     if (m_next == first + unit_count(k)) {
+      if (m_merged.is_open()) KILN_TRY(m_merged.data_sync());  // the part points into it
       KILN_TRY(unit_commit());
-      if (m_merged.is_open()) m_merged.writeback_start();
     }
   }
   return Status::ok();
