@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "ops/image_px.h"
 
@@ -105,6 +106,12 @@ Result<FrameMatte> FrameMatte::make(int32_t frame_width, int32_t frame_height, i
   m.m_alpha_scale = 1.0f / band;
   m.m_x = taps_make(frame_width, region.x, region.width, prob_width);
   m.m_y = taps_make(frame_height, region.y, region.height, prob_height);
+  for (int32_t x = 0; x < frame_width; ++x) {
+    if (m.m_spans.empty() || m.m_spans.back().i0 != m.m_x.i0[x]) {
+      m.m_spans.push_back({x, x, m.m_x.i0[x], m.m_x.i1[x]});
+    }
+    m.m_spans.back().end = x + 1;
+  }
   if (output == SegmentOutput::kComposite) {
     KILN_TRY_ASSIGN(m.m_background, background_make(background, frame_width, frame_height));
   }
@@ -131,11 +138,15 @@ int32_t FrameMatte::channels() const {
 
 // Vertical blend of the two source rows first (prob_width values, vectorized), then one gather per output pixel:
 // half the gathers of blending four corners per pixel.
-void FrameMatte::prob_row(const float* prob, int32_t y, float* column_blend, float* row) const {
+void FrameMatte::column_blend_fill(const float* prob, int32_t y, float* column_blend) const {
   const float wy = m_y.w[y];
   const float* r0 = prob + static_cast<size_t>(m_y.i0[y]) * m_prob_width;
   const float* r1 = prob + static_cast<size_t>(m_y.i1[y]) * m_prob_width;
   for (int32_t i = 0; i < m_prob_width; ++i) column_blend[i] = r0[i] + (r1[i] - r0[i]) * wy;
+}
+
+void FrameMatte::prob_row(const float* prob, int32_t y, float* column_blend, float* row) const {
+  column_blend_fill(prob, y, column_blend);
   const int32_t* i0 = m_x.i0.data();
   const int32_t* i1 = m_x.i1.data();
   const float* w = m_x.w.data();
@@ -143,6 +154,40 @@ void FrameMatte::prob_row(const float* prob, int32_t y, float* column_blend, flo
     const float a = column_blend[i0[x]];
     row[x] = a + (column_blend[i1[x]] - a) * w[x];
   }
+}
+
+// Along a span the value a + (b - a) * w is monotonic in w (each rounding is), and w grows with x (taps_make): the
+// threshold switches at most once per span, so both ends decide it, and only the switches are searched. A mask row
+// is a few long runs.
+int64_t FrameMatte::mask_row(const float* prob, int32_t y, float* column_blend, uint8_t* dst) const {
+  column_blend_fill(prob, y, column_blend);
+  const float* w = m_x.w.data();
+  int64_t count = 0;
+  int32_t run_begin = 0;
+  bool run_person = false;
+  const auto run_end = [&](int32_t end) {
+    std::memset(dst + run_begin, run_person ? 255 : 0, static_cast<size_t>(end - run_begin));
+    if (run_person) count += end - run_begin;
+    run_begin = end;
+  };
+  for (const Span& s : m_spans) {
+    const float a = column_blend[s.i0];
+    const float d = column_blend[s.i1] - a;
+    const auto person = [&](int32_t x) { return a + d * w[x] >= m_threshold; };
+    const bool first = person(s.begin);
+    if (first != run_person) {
+      run_end(s.begin);
+      run_person = first;
+    }
+    if (person(s.end - 1) != first) {
+      int32_t x = s.begin + 1;
+      while (person(x) == first) ++x;
+      run_end(x);
+      run_person = !first;
+    }
+  }
+  run_end(m_width);
+  return count;
 }
 
 void FrameMatte::blurred_row(const std::vector<uint8_t>& small, int32_t y, uint8_t* row) const {
@@ -205,18 +250,13 @@ double FrameMatte::render(const ImageView& frame, const float* prob, ImageBuffer
     std::vector<uint8_t> blurred(m_output == SegmentOutput::kBlur ? static_cast<size_t>(m_width) * 3 : 0);
     for (int64_t yy = begin; yy < end; ++yy) {
       const auto y = static_cast<int32_t>(yy);
-      prob_row(prob, y, blend.data(), p.data());
       uint8_t* dst = out->pixels.data() + static_cast<size_t>(y) * m_width * ch;
-      int64_t count = 0;
       if (m_output == SegmentOutput::kMask) {  // the frame's pixels are not needed (it may be a smaller copy)
-        for (int32_t x = 0; x < m_width; ++x) {
-          const bool fg = p[x] >= m_threshold;
-          dst[x] = fg ? 255 : 0;
-          count += fg;
-        }
-        counts[y] = count;
+        counts[y] = mask_row(prob, y, blend.data(), dst);
         continue;
       }
+      prob_row(prob, y, blend.data(), p.data());
+      int64_t count = 0;
       const uint8_t* src = frame.row<uint8_t>(y);
       const uint8_t* bg = nullptr;
       if (m_output == SegmentOutput::kComposite) bg = m_background.data() + static_cast<size_t>(y) * m_width * 3;

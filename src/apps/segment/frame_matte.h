@@ -43,8 +43,14 @@ class FrameMatte {
     std::vector<int32_t> i0, i1;
     std::vector<float> w;
   };
+  struct Span {  // output columns [begin, end) that blend the same two source columns
+    int32_t begin = 0, end = 0, i0 = 0, i1 = 0;
+  };
   static Taps taps_make(int32_t out_size, float start, float extent, int32_t in_size);
+  void column_blend_fill(const float* prob, int32_t y, float* column_blend) const;  // the vertical blend of row y
   void prob_row(const float* prob, int32_t y, float* column_blend, float* row) const;
+  // Row y of the mask, the same bytes as prob_row then the threshold, written run by run; returns its person pixels.
+  int64_t mask_row(const float* prob, int32_t y, float* column_blend, uint8_t* dst) const;
   // Runs rows(begin, end) over every frame row (on the pool when given); counts[y] holds row y's person pixels after.
   double rows_share(const std::function<void(int64_t, int64_t)>& rows, const std::vector<int64_t>& counts,
                     ThreadPool* pool) const;
@@ -54,6 +60,7 @@ class FrameMatte {
   SegmentOutput m_output = SegmentOutput::kMask;
   float m_threshold = 0.5f, m_alpha_low = 0.4f, m_alpha_scale = 5.0f;
   Taps m_x, m_y;
+  std::vector<Span> m_spans;  // m_x grouped by source column pair, left to right
   std::vector<uint8_t> m_background;  // composite: the frame-size background (RGB)
   int32_t m_blur_factor = 4, m_blur_radius = 6;
   Taps m_blur_x, m_blur_y;             // blur: the small blurred frame back to the frame's size

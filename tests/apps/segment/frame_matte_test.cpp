@@ -1,6 +1,7 @@
 // The matte: the probability upsampled to the frame, thresholded into a mask or ramped into an alpha.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <vector>
 
 #include "apps/segment/frame_matte.h"
@@ -53,6 +54,42 @@ TEST(FrameMatte, MaskIsTheUpsampledThreshold) {
   // The boundary sits at the map's edge: frame x = 32 is the map's x = 3.5 + 0.5 = 4 - 0.5 ... half way.
   EXPECT_EQ(out.pixels[10 * 64 + 27], 255);
   EXPECT_EQ(out.pixels[10 * 64 + 36], 0);
+}
+
+// The mask is written run by run; it must be exactly the per-pixel threshold of the upsampled probability (which
+// iou() and probabilities() compute), also for values within a rounding of the threshold.
+TEST(FrameMatte, MaskRunsEqualThePerPixelThreshold) {
+  struct Case {
+    int32_t width, height, prob_width, prob_height;
+    MatteRegion region;
+  };
+  const Case cases[] = {{1280, 720, 256, 256, {0, 0, 256, 256}},  // stretched, upsampled
+                        {1280, 720, 256, 256, {0, 56, 256, 144}},  // letterboxed
+                        {100, 77, 256, 256, {0, 0, 256, 256}},     // downsampled
+                        {37, 300, 16, 16, {0.5f, 0, 15, 16}}};
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+  std::uniform_real_distribution<float> near(-2e-6f, 2e-6f);
+  for (const Case& c : cases) {
+    SegmentSettings s;
+    auto m = FrameMatte::make(c.width, c.height, c.prob_width, c.prob_height, c.region, SegmentOutput::kMask, s, "",
+                              8);
+    ASSERT_TRUE(m.is_ok()) << m.status().to_string();
+    std::vector<float> prob(static_cast<size_t>(c.prob_width) * c.prob_height);
+    for (size_t i = 0; i < prob.size(); ++i) {  // blobs of person and background, many values at the threshold
+      const float u = uniform(rng);
+      prob[i] = u < 0.3f ? s.threshold + near(rng) : u < 0.35f ? s.threshold : (i / 7) % 3 == 0 ? u : 1.0f - u;
+    }
+    const ImageBuffer frame = solid(c.width, c.height, 0, 0, 0);
+    ImageBuffer mask;
+    const double share = m->render(frame.view(), prob.data(), &mask, nullptr);
+    std::vector<uint16_t> halves(static_cast<size_t>(c.width) * c.height);
+    EXPECT_EQ(share, m->probabilities(prob.data(), halves.data(), nullptr)) << c.width << "x" << c.height;
+    EXPECT_GT(share, 0.05);
+    EXPECT_LT(share, 0.95);
+    EXPECT_EQ(m->iou(prob.data(), mask.view()), 1.0) << c.width << "x" << c.height;  // every pixel agrees
+    for (const uint8_t v : mask.pixels) ASSERT_TRUE(v == 0 || v == 255);
+  }
 }
 
 TEST(FrameMatte, CompositeKeepsThePersonAndReplacesTheRest) {
