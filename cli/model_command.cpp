@@ -28,9 +28,11 @@ void summary_print(const ModelPrecisionSummary& s) {
         static_cast<long long>(q.quantized_nodes), static_cast<long long>(q.float_nodes),
         types.empty() ? "none" : types.c_str(), static_cast<long long>(q.weights),
         static_cast<long long>(q.quantize_nodes), static_cast<long long>(q.dequantize_nodes));
-    std::printf("Rewrites: %lld float folds, %lld Relu/Clip absorbed; opset %lld -> %lld\n",
+    std::printf("Rewrites: %lld float folds, %lld Relu/Clip absorbed; opset %lld -> %lld; output head in float32: %lld "
+                "nodes\n",
                 static_cast<long long>(q.folded), static_cast<long long>(q.removed_activations),
-                static_cast<long long>(q.opset_from), static_cast<long long>(q.opset_to));
+                static_cast<long long>(q.opset_from), static_cast<long long>(q.opset_to),
+                static_cast<long long>(q.head_nodes));
   }
   std::printf("Frames: %lld%s (%s)%s\n", static_cast<long long>(s.frames), s.random_inputs ? " random inputs" : "",
               s.input_spec.c_str(),

@@ -45,6 +45,8 @@ struct ModelQuantizeOptions {
   bool reduce_range = false;
   bool activations_int8 = false;  // int8 activations instead of uint8 (uint8 is what every x86 kernel takes)
   std::vector<std::string> exclude_nodes;  // nodes (by name) left in float32
+  // The output head (from each output back to the last layer with weights, see model_int8_quantize) in int8 too.
+  bool quantize_head = false;
   int32_t threads = 0;                     // ONNX Runtime threads while calibrating; 0 = all cores
 };
 
@@ -56,6 +58,7 @@ struct ModelQuantizeReport {
   int64_t weights = 0;           // int8 weight tensors
   int64_t folded = 0;            // float rewrites first: Conv + Add -> Conv bias, Relu(x) - Relu(x - 6) -> Clip, ...
   int64_t removed_activations = 0;  // Relu / Clip absorbed by the range of the QuantizeLinear before them
+  int64_t head_nodes = 0;           // nodes of the output head left in float32
   int64_t calibration_items = 0;
   int64_t opset_from = 0, opset_to = 0;
   std::vector<std::string> float_op_types;  // op types left in float32, e.g. "PRelu", "Sub"

@@ -83,6 +83,10 @@ def test_model_convert_and_quantize_write_checked_copies(tmp_path):
                                method="percentile", percentile=99.9)
     assert int8["precision"] == "int8" and int8["int8"]["quantized_nodes"] > 0
     assert (tmp_path / "s8.onnx").stat().st_size == int8["bytes_after"]
+    assert int8["int8"]["head_nodes"] == 4  # the output head stays float32 ...
+    whole = kiln.model_quantize("selfie", [PHOTO], output=str(tmp_path / "s8h.onnx"), threads=1, seconds=0.05,
+                                quantize_head=True)
+    assert whole["int8"]["head_nodes"] == 0 and "Sigmoid" not in whole["int8"]["float_op_types"]  # ... unless asked
 
 
 @pytest.mark.skipif(kiln.model_convert is None, reason="kiln built without libonnx")

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #if KILN_HAS_ONNX
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "core/file_read.h"
@@ -80,6 +82,32 @@ TEST(ModelPrecision, Int8CalibratedOnPortraitsKeepsThePersonsMask) {
   EXPECT_TRUE(compared.value().mask);
   // Measured 0.97 on these portraits (the person fills the frame); small people on video frames do worse.
   EXPECT_GT(compared.value().mask_iou_mean, 0.9);
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+// selfie's head: ConvTranspose -> Add (bias) -> Sigmoid -> Identity ("mask"). In int8 its logits lose the precision
+// that places the mask's edge.
+TEST(ModelPrecision, TheOutputHeadStaysInFloatUnlessAsked) {
+  const SelfieCase c = selfie_case();
+  ASSERT_FALSE(c.model.empty());
+  double mean_abs_diff[2] = {0, 0};
+  for (const bool quantize_head : {false, true}) {
+    ModelQuantizeOptions options;
+    options.threads = 1;
+    options.quantize_head = quantize_head;
+    ModelQuantizeReport report;
+    auto int8 = model_int8_quantize(c.model, c.photos, options, &report);
+    ASSERT_TRUE(int8.is_ok()) << int8.status().message();
+    EXPECT_EQ(report.head_nodes, quantize_head ? 0 : 4);
+    EXPECT_EQ(has(report.float_op_types, "Sigmoid"), !quantize_head);  // else QLinearSigmoid runs it
+    EXPECT_EQ(has(report.float_op_types, "Add"), !quantize_head);
+    auto compared = model_compare(c.model, int8.value(), c.photos, quick_compare());
+    ASSERT_TRUE(compared.is_ok()) << compared.status().message();
+    mean_abs_diff[quantize_head ? 1 : 0] = compared.value().mean_abs_diff;
+  }
+  EXPECT_LT(mean_abs_diff[0], mean_abs_diff[1]) << "head in float " << mean_abs_diff[0] << ", in int8 "
+                                                << mean_abs_diff[1];
 }
 
 TEST(ModelPrecision, BrokenBytesAreRefusedBeforeAnythingIsBuilt) {

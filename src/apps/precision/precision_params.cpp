@@ -70,6 +70,10 @@ const ParamTable<ModelPrecisionConfig>& model_quantize_params() {
         [](const C& c) -> ParamValue { return !c.quantize.per_channel; });
     t.add({.name = "reduce_range", .help = "7-bit weights, for x86 CPUs without VNNI"},
           [](C& c) -> bool& { return c.quantize.reduce_range; });
+    t.add({.name = "quantize_head",
+           .help = "Quantize the output head too (the nodes from the last layer with weights to the outputs, kept in "
+                   "float32 otherwise: a mask's decision boundary lies in its logits)"},
+          [](C& c) -> bool& { return c.quantize.quantize_head; });
     return t;
   }();
   return table;

@@ -86,8 +86,9 @@ Status DataFile::data_sync() {
 
 Status DataFile::image_refs_close() {
   for (int64_t r = 0; r < m_count; ++r) {
-    if (m_refs[static_cast<size_t>(r) * 3 + 1] == 0)
+    if (m_refs[static_cast<size_t>(r) * 3 + 1] == 0) {
       return invalid_argument(m_path + ": image " + std::to_string(r) + " was never written");
+    }
   }
   return image_refs_write(m_file.get(), m_refs);
 }

@@ -122,12 +122,9 @@ TEST(Hdf5Draft, DamagedDraftBytesFailTheirPartsCheck) {
   EXPECT_EQ(*start, 0);
 }
 
-TEST(Hdf5Draft, ResumesChainDraftsAndEndInTheSameOutput) {
+TEST(Hdf5Draft, ResumesChainDraftsAndEndInTheJobsOutput) {
   const Hdf5Job job{.total = 14000};  // parts of 4096 x 3 and 1712
   TempDir dir;
-  const std::string ref = dir.file("ref/demo.h5");
-  ASSERT_TRUE(test::job_run(job, ref, {700}).is_ok());
-
   const std::string out = dir.file("run/demo.h5");
   interrupted_run(job, out, 0, 5000, false);                               // part 0 in draft 0
   test::write_text_file(hdf5::draft_path(out, 3), "no part points here");  // dropped by the resume
@@ -146,13 +143,9 @@ TEST(Hdf5Draft, ResumesChainDraftsAndEndInTheSameOutput) {
   ASSERT_TRUE(finished.is_ok()) << finished.to_string();
   EXPECT_FALSE(fs::exists(hdf5::parts_dir(out)));
 
-  auto a = test::contents_read(ref);
-  auto b = test::contents_read(out);
-  ASSERT_TRUE(a.is_ok() && b.is_ok());
-  test::contents_expect(*b, job, 0, job.total);
-  EXPECT_EQ(a->images, b->images);
-  EXPECT_EQ(a->sequences, b->sequences);
-  EXPECT_EQ(a->index, b->index);
+  auto contents = test::contents_read(out);  // every image, sequence, index and label of the job, in order
+  ASSERT_TRUE(contents.is_ok()) << contents.status().to_string();
+  test::contents_expect(*contents, job, 0, job.total);
   EXPECT_TRUE(hdf5::checksum_verify(out).is_ok());
 }
 
