@@ -27,6 +27,25 @@ Status rows_read(hid_t file, const std::string& path, const char* name, hid_t me
   return ds.close();
 }
 
+// A data file's metadata rows.
+struct Rows {
+  std::vector<float> sequences;
+  std::vector<int64_t> index;
+  std::vector<int8_t> labels;
+  const int8_t* label_rows(const DatasetLayout& layout) const { return layout.has_labels ? labels.data() : nullptr; }
+};
+
+Status rows_load(hid_t file, const std::string& path, const DatasetLayout& layout, int64_t count, Rows* rows) {
+  const size_t seq_row = static_cast<size_t>(layout.seq_len) * static_cast<size_t>(layout.seq_channels);
+  rows->sequences.resize(static_cast<size_t>(count) * seq_row);
+  rows->index.resize(static_cast<size_t>(count));
+  rows->labels.resize(static_cast<size_t>(count));
+  KILN_TRY(rows_read(file, path, "sequences", H5T_NATIVE_FLOAT, count, rows->sequences.data()));
+  KILN_TRY(rows_read(file, path, "index", H5T_NATIVE_INT64, count, rows->index.data()));
+  if (layout.has_labels) KILN_TRY(rows_read(file, path, "labels", H5T_NATIVE_INT8, count, rows->labels.data()));
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<std::pair<Compression, int32_t>> compression_from_label(const std::string& label) {
@@ -44,12 +63,10 @@ Result<std::pair<Compression, int32_t>> compression_from_label(const std::string
 }
 
 Status files_append(DataFile& merged, const std::vector<std::string>& sources, const DatasetLayout& layout,
-                    int64_t first_index, int64_t first_row) {
+                    int64_t first_index, int64_t first_row, std::vector<DataFile::StoredChunk>* stored) {
   const size_t seq_row = static_cast<size_t>(layout.seq_len) * static_cast<size_t>(layout.seq_channels);
   std::vector<uint8_t> chunk;
-  std::vector<float> sequences;
-  std::vector<int64_t> index;
-  std::vector<int8_t> labels;
+  Rows rows;
   int64_t row = first_row;  // rows of the merged file written so far
   for (const std::string& path : sources) {
     KILN_TRY_ASSIGN(Handle file, file_open_read(path));
@@ -71,18 +88,14 @@ Status files_append(DataFile& merged, const std::vector<std::string>& sources, c
       if (const Status read = images.read(r, &chunk, &mask); !read.is_ok()) {
         return Status(read.code(), path + ": " + read.message());
       }
-      KILN_TRY(merged.image_write(row + r, chunk.data(), chunk.size(), mask));
+      DataFile::StoredChunk where;
+      KILN_TRY(merged.image_write(row + r, chunk.data(), chunk.size(), mask, stored != nullptr ? &where : nullptr));
+      if (stored != nullptr) stored->push_back(where);
       copied.image_add(chunk.data(), chunk.size(), mask);
     }
-    sequences.resize(static_cast<size_t>(count) * seq_row);
-    index.resize(static_cast<size_t>(count));
-    labels.resize(static_cast<size_t>(count));
-    int8_t* label_rows = layout.has_labels ? labels.data() : nullptr;
-    KILN_TRY(rows_read(file.get(), path, "sequences", H5T_NATIVE_FLOAT, count, sequences.data()));
-    KILN_TRY(rows_read(file.get(), path, "index", H5T_NATIVE_INT64, count, index.data()));
-    if (layout.has_labels) KILN_TRY(rows_read(file.get(), path, "labels", H5T_NATIVE_INT8, count, label_rows));
-    KILN_TRY(merged.rows_append(sequences.data(), index.data(), label_rows, count));
-    copied.rows_add(sequences.data(), seq_row, index.data(), label_rows, count);
+    KILN_TRY(rows_load(file.get(), path, layout, count, &rows));
+    KILN_TRY(merged.rows_append(rows.sequences.data(), rows.index.data(), rows.label_rows(layout), count));
+    copied.rows_add(rows.sequences.data(), seq_row, rows.index.data(), rows.label_rows(layout), count);
     if (!a.checksum.empty() && copied.text(layout.has_labels) != a.checksum) {
       return io_error(path + " is damaged (checksum " + copied.text(layout.has_labels) + ", stored " + a.checksum +
                       "); rerun with --resume to render it again");
@@ -91,6 +104,45 @@ Status files_append(DataFile& merged, const std::vector<std::string>& sources, c
     row += count;
   }
   return Status::ok();
+}
+
+Status part_repoint(const std::string& part, const DataFile& draft, const DataFile::StoredChunk* stored,
+                    const DatasetLayout& layout) {
+  KILN_TRY_ASSIGN(Handle file, file_open_read(part));
+  KILN_TRY_ASSIGN(FileAttributes a, attributes_read(file.get()));
+  if (a.images_file.empty()) return Status::ok();  // it holds its images itself
+  KILN_TRY_ASSIGN(const std::vector<uint64_t> refs, image_refs_read(file.get(), a.count));
+  Rows rows;
+  KILN_TRY(rows_load(file.get(), part, layout, a.count, &rows));
+  KILN_TRY(file.close());
+  KILN_TRY_ASSIGN(const auto compression, compression_from_label(a.compression));
+  const std::string stored_checksum = a.checksum;
+  a.images_file = file_name(draft.path());
+  a.complete = false;
+  a.checksum.clear();
+  DataFile repointed;
+  const std::string tmp = part + ".tmp";
+  Status written = repointed.create(tmp, layout, a, compression.first, compression.second, draft.fletcher32());
+  for (int64_t r = 0; written.is_ok() && r < a.count; ++r) {
+    const uint64_t* ref = refs.data() + static_cast<size_t>(r) * 3;
+    written = repointed.image_ref_write(r, ref[1], static_cast<uint32_t>(ref[2]), stored[r]);
+  }
+  if (written.is_ok()) {
+    written = repointed.rows_append(rows.sequences.data(), rows.index.data(), rows.label_rows(layout), a.count);
+  }
+  if (written.is_ok()) written = repointed.close(true);
+  if (written.is_ok()) {  // the same content, checked: the bytes were compared with the stored checksum when copied
+    KILN_TRY_ASSIGN(Handle check, file_open_read(tmp));
+    KILN_TRY_ASSIGN(const FileAttributes now, attributes_read(check.get()));
+    if (now.checksum != stored_checksum) written = io_error(part + ": its images moved but their checksum changed");
+  }
+  if (!written.is_ok()) {
+    repointed.abandon();
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    return written;
+  }
+  return file_commit(tmp, part);
 }
 
 namespace {

@@ -237,8 +237,12 @@ Result<std::pair<Compression, int32_t>> compression_from_label(const std::string
 Status files_concat(const std::string& out, const std::vector<std::string>& sources, const DatasetLayout& layout,
                     const FileAttributes& attributes);
 // Appends the rows of `sources` to `merged` from its row `first_row` on, the same way (their first_index values must
-// continue from first_index + first_row).
+// continue from first_index + first_row); where each image went in `merged` is appended to *stored when given.
 Status files_append(DataFile& merged, const std::vector<std::string>& sources, const DatasetLayout& layout,
-                    int64_t first_index, int64_t first_row);
+                    int64_t first_index, int64_t first_row, std::vector<DataFile::StoredChunk>* stored = nullptr);
+// Commits `part` again (.tmp, fsync, rename) pointing at its images' copies in `draft` (stored: one per row, from
+// files_append); its rows and checksum stay the same. A part that holds its images itself is left as it is.
+Status part_repoint(const std::string& part, const DataFile& draft, const DataFile::StoredChunk* stored,
+                    const DatasetLayout& layout);
 
 }  // namespace kiln::hdf5

@@ -2,9 +2,10 @@
 //
 // Single-file mode (images_per_file == 0): parts of kPartImages images in {out}.parts/part_NNNNN.h5, each
 // committed (.tmp -> complete=1 -> close -> fsync -> rename). With more than one part the images are written once,
-// into the draft {out}.parts/draft_NNNN.h5 (after the images of the parts a resumed run kept, copied from the drafts
-// they point to), and each part records where its images lie, committed after the draft's bytes are on disk;
-// finish() only completes the draft and renames it to {out}. One part is the whole output itself.
+// into the draft {out}.parts/draft_NNNN.h5, and each part records where its images lie, committed after the draft's
+// bytes are on disk; finish() only completes the draft and renames it to {out}. A resumed run starts the next draft
+// with copies of the kept parts' images, points those parts at it and deletes the older drafts. One part is the whole
+// output itself.
 // Shard mode (images_per_file = N): shards {stem}_batch_NNNN.h5 committed the same way; finish() verifies them
 // and writes the manifest and the VDS {out} (hdf5_vds_build). Resume keeps the leading committed files.
 #include <algorithm>
@@ -316,7 +317,17 @@ Status Hdf5Sink::merged_open() {
                            m_spec.compression_level));
   std::vector<std::string> kept;
   for (int64_t k = 0; k < m_committed; ++k) kept.push_back(unit_path(k));
-  return hdf5::files_append(m_merged, kept, m_layout, m_layout.first_index, 0);
+  std::vector<hdf5::DataFile::StoredChunk> stored;
+  KILN_TRY(hdf5::files_append(m_merged, kept, m_layout, m_layout.first_index, 0, &stored));
+  if (drafts.empty()) return Status::ok();
+  // The kept parts move to the new draft (each committed again once its copies are on disk); then the older drafts,
+  // which no part names any more, go: a run resumed many times holds one draft.
+  KILN_TRY(m_merged.data_sync());
+  for (int64_t k = 0; k < m_committed; ++k) {
+    KILN_TRY(hdf5::part_repoint(unit_path(k), m_merged, stored.data() + unit_first(k), m_layout));
+  }
+  for (const auto& [old_generation, path] : drafts) KILN_TRY(path_remove(path));
+  return dir_fsync(hdf5::parts_dir(m_spec.path));
 }
 
 Status Hdf5Sink::write(const EncodedBatch& batch) {

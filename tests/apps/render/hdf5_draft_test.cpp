@@ -122,16 +122,24 @@ TEST(Hdf5Draft, DamagedDraftBytesFailTheirPartsCheck) {
   EXPECT_EQ(*start, 0);
 }
 
-TEST(Hdf5Draft, ResumesChainDraftsAndEndInTheJobsOutput) {
+// Each resume starts the next draft with copies of the kept parts' images and points those parts at it: one draft
+// is left, however often a run was resumed.
+TEST(Hdf5Draft, ResumesMoveThePartsToOneNewDraftAndEndInTheJobsOutput) {
   const Hdf5Job job{.total = 14000};  // parts of 4096 x 3 and 1712
   TempDir dir;
   const std::string out = dir.file("run/demo.h5");
   interrupted_run(job, out, 0, 5000, false);                               // part 0 in draft 0
   test::write_text_file(hdf5::draft_path(out, 3), "no part points here");  // dropped by the resume
-  interrupted_run(job, out, 4096, 12800, true);                            // parts 1 and 2 in draft 1
-  EXPECT_EQ(names_in(hdf5::parts_dir(out)), (std::vector<std::string>{"draft_0000.h5", "draft_0001.h5", "part_00000.h5",
-                                                                      "part_00001.h5", "part_00002.h5"}));
-  EXPECT_EQ(part_refs_read(hdf5::part_path(out, 0)).attributes.images_file, "draft_0000.h5");
+  const std::string part0 = hdf5::part_path(out, 0);
+  const PartRefs before = part_refs_read(part0);
+  interrupted_run(job, out, 4096, 12800, true);  // part 0 moved to draft 1, parts 1 and 2 written there
+  EXPECT_EQ(names_in(hdf5::parts_dir(out)),
+            (std::vector<std::string>{"draft_0001.h5", "part_00000.h5", "part_00001.h5", "part_00002.h5"}));
+  const PartRefs moved = part_refs_read(part0);
+  EXPECT_EQ(moved.attributes.images_file, "draft_0001.h5");
+  EXPECT_EQ(moved.attributes.checksum, before.attributes.checksum);
+  EXPECT_EQ(moved.refs.size(), before.refs.size());
+  EXPECT_TRUE(hdf5::checksum_verify(part0).is_ok());  // its images read from draft 1 (draft 0 is gone)
   EXPECT_EQ(part_refs_read(hdf5::part_path(out, 2)).attributes.images_file, "draft_0001.h5");
 
   auto sink = hdf5_sink_create(job.spec(out, true));
