@@ -1,6 +1,7 @@
 // Parts whose images lie in the run's draft (hdf5_dataset.h, draft_path): writing where each image went, and reading
 // image chunks from wherever a data file keeps them.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -122,8 +123,10 @@ Result<ChunkReader> ChunkReader::open(hid_t file, const std::string& path, const
     if (!reader.m_images.valid()) return error(path + ": cannot open images");
     return reader;
   }
-  if (attributes.images_file.find('/') != std::string::npos) {
-    return io_error(path + ": images_file must name a file beside it");
+  const std::string& name = attributes.images_file;
+  if (name.rfind("draft_", 0) != 0 || name.size() < 9 || name.compare(name.size() - 3, 3, ".h5") != 0 ||
+      name.find('/') != std::string::npos) {
+    return io_error(path + ": images_file '" + name + "' does not name a draft beside it");
   }
   auto refs = image_refs_read(file, attributes.count);
   if (!refs.is_ok()) return Status(refs.status().code(), path + ": " + refs.status().message());
@@ -132,6 +135,15 @@ Result<ChunkReader> ChunkReader::open(hid_t file, const std::string& path, const
   reader.m_draft_fd = ::open(reader.m_draft.c_str(), O_RDONLY | O_CLOEXEC);
   if (reader.m_draft_fd < 0) return errno_status(reader.m_draft + " (the images of " + path + "): cannot open");
   reader.m_draft_closer = std::make_unique<FdCloser>(reader.m_draft_fd);
+  // Every image within the draft as it is on disk: a damaged part cannot make a read allocate more than that.
+  struct stat st {};
+  if (::fstat(reader.m_draft_fd, &st) != 0) return errno_status(reader.m_draft + ": cannot stat");
+  const auto draft_size = static_cast<uint64_t>(st.st_size);
+  for (size_t r = 0; r < reader.m_refs.size(); r += 3) {
+    if (reader.m_refs[r] > draft_size || reader.m_refs[r + 1] > draft_size - reader.m_refs[r]) {
+      return io_error(path + ": image " + std::to_string(r / 3) + " lies past the end of " + name);
+    }
+  }
   return reader;
 }
 

@@ -112,6 +112,19 @@ TEST(Hdf5Draft, DamagedDraftBytesFailTheirPartsCheck) {
   EXPECT_NE(damaged.message().find("part_00001.h5 is damaged: images checksum"), std::string::npos)
       << damaged.message();
 
+  // A part whose record of an image points past the end of the draft: refused before anything is read.
+  {
+    hdf5::Handle file = hdf5::file_handle(H5Fopen(hdf5::part_path(out, 1).c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+    hdf5::Handle refs = hdf5::dataset_handle(H5Dopen2(file.get(), "image_refs", H5P_DEFAULT));
+    ASSERT_TRUE(refs.valid());
+    std::vector<uint64_t> values(part.refs);
+    values[7 * 3 + 1] = uint64_t{3} << 30;  // image 7: 3 GiB
+    ASSERT_GE(H5Dwrite(refs.get(), H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+  }
+  const Status past_end = hdf5::checksum_verify(hdf5::part_path(out, 1));
+  EXPECT_NE(past_end.message().find("part_00001.h5: image 7 lies past the end of draft_0000.h5"), std::string::npos)
+      << past_end.message();
+
   // A draft that is gone: the parts pointing into it are not kept.
   fs::remove(hdf5::draft_path(out, 0));
   const Status missing = hdf5::checksum_verify(hdf5::part_path(out, 0));
