@@ -47,8 +47,8 @@ struct ModelPrecisionSummary {
 
 // The settings of `kiln model convert --fp16` and `kiln model quantize --int8` (flags) and of kiln.model_convert
 // and kiln.model_quantize (keywords), declared once: output, max_frames, threads, seconds, and min_elements (fp16)
-// or method, percentile, activations, per_tensor, reduce_range (int8). The model, the frames (`calibrate`) and the
-// nodes kept in float32 (`exclude`) are lists and arguments of their own.
+// or method, percentile, activations, per_tensor, reduce_range, quantize_head (int8). The model, the frames
+// (`calibrate`) and the nodes kept in float32 (`exclude`) are lists and arguments of their own.
 const ParamTable<ModelPrecisionConfig>& model_convert_params();
 const ParamTable<ModelPrecisionConfig>& model_quantize_params();
 

@@ -33,7 +33,8 @@ std::string ModelPrecisionSummary::json() const {
     j["int8"] = {{"quantized_nodes", q.quantized_nodes}, {"float_nodes", q.float_nodes},
                  {"float_op_types", q.float_op_types}, {"quantize_nodes", q.quantize_nodes},
                  {"dequantize_nodes", q.dequantize_nodes}, {"weights", q.weights}, {"folded", q.folded},
-                 {"removed_activations", q.removed_activations}, {"head_nodes", q.head_nodes}, {"calibration_items", q.calibration_items},
+                 {"removed_activations", q.removed_activations}, {"head_nodes", q.head_nodes},
+                 {"calibration_items", q.calibration_items},
                  {"opset_from", q.opset_from}, {"opset_to", q.opset_to}};
   }
   return j.dump();

@@ -184,6 +184,7 @@ class DataFile {
   int64_t rows() const { return m_rows; }  // metadata rows appended so far
   bool fletcher32() const { return m_fletcher32; }
   uint64_t image_bytes() const { return m_image_bytes; }
+  std::string checksum() const { return m_checksum.text(m_has_labels); }  // of what was written so far
 
  private:
   Result<int> descriptor() const;  // the sec2 driver's file descriptor

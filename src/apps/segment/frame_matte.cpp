@@ -246,7 +246,8 @@ double FrameMatte::render(const ImageView& frame, const float* prob, ImageBuffer
 
   std::vector<int64_t> counts(static_cast<size_t>(m_height), 0);
   const auto rows = [&](int64_t begin, int64_t end) {
-    std::vector<float> p(static_cast<size_t>(m_width)), blend(static_cast<size_t>(m_prob_width));
+    std::vector<float> p(m_output == SegmentOutput::kMask ? 0 : static_cast<size_t>(m_width));
+    std::vector<float> blend(static_cast<size_t>(m_prob_width));
     std::vector<uint8_t> blurred(m_output == SegmentOutput::kBlur ? static_cast<size_t>(m_width) * 3 : 0);
     for (int64_t yy = begin; yy < end; ++yy) {
       const auto y = static_cast<int32_t>(yy);

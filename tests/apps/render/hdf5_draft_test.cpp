@@ -125,6 +125,23 @@ TEST(Hdf5Draft, DamagedDraftBytesFailTheirPartsCheck) {
   EXPECT_NE(past_end.message().find("part_00001.h5: image 7 lies past the end of draft_0000.h5"), std::string::npos)
       << past_end.message();
 
+  // A part naming a file elsewhere: refused before anything is opened.
+  {
+    hdf5::Handle file = hdf5::file_handle(H5Fopen(hdf5::part_path(out, 1).c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+    ASSERT_GE(H5Adelete(file.get(), "images_file"), 0);
+    const std::string elsewhere = "../draft_0000.h5";
+    hdf5::Handle type = hdf5::type_handle(H5Tcopy(H5T_C_S1));
+    ASSERT_GE(H5Tset_size(type.get(), elsewhere.size()), 0);
+    hdf5::Handle space = hdf5::space_handle(H5Screate(H5S_SCALAR));
+    hdf5::Handle attr = hdf5::attribute_handle(
+        H5Acreate2(file.get(), "images_file", type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT));
+    ASSERT_GE(H5Awrite(attr.get(), type.get(), elsewhere.c_str()), 0);
+  }
+  const Status elsewhere = hdf5::checksum_verify(hdf5::part_path(out, 1));
+  EXPECT_NE(elsewhere.message().find("images_file '../draft_0000.h5' does not name a draft beside it"),
+            std::string::npos)
+      << elsewhere.message();
+
   // A draft that is gone: the parts pointing into it are not kept.
   fs::remove(hdf5::draft_path(out, 0));
   const Status missing = hdf5::checksum_verify(hdf5::part_path(out, 0));
