@@ -94,8 +94,11 @@ struct InferReport {
   std::string placement;                // why that provider was chosen
   std::vector<std::string> fallbacks;   // each provider that was given up, with the reason
   bool batch_dynamic = false;
+  int64_t bound_runs = 0;  // run_bound calls whose outputs ONNX Runtime wrote in place (the others were copied)
   std::string json() const;
 };
+
+struct HostTensor;  // src/infer/host_tensor.h: pooled host memory for bound inputs and outputs
 
 class InferSession {
  public:
@@ -112,6 +115,17 @@ class InferSession {
   // (its dims after the first; symbolic ones taken from `shape`). Outputs come back in the model's order, batch
   // first. InvalidArgument when the rank or a fixed dimension does not match the model's input.
   virtual Status run(std::span<const float> input, const std::vector<int64_t>& shape, std::vector<Tensor>* outputs) = 0;
+
+  // The backend whose host memory this session's provider reads and writes fastest: CUDA's pinned pool while the
+  // session runs on the CUDA or TensorRT provider, the CPU's pool otherwise. Inputs for run_bound are best kept here.
+  virtual Backend& host_backend() const = 0;
+  // As run(), with the outputs bound to pooled host memory: ONNX Runtime writes each output into its HostTensor in
+  // place. `outputs` is reused when it holds blocks large enough (a caller cycling its tensors allocates nothing
+  // after the first batches); missing or smaller blocks are acquired from host_backend(). The first batch of an
+  // input size, a model run item by item and a model whose outputs are not float32 with one row per item are run
+  // unbound and copied into `outputs`.
+  virtual Status run_bound(std::span<const float> input, const std::vector<int64_t>& shape,
+                           std::vector<HostTensor>* outputs) = 0;
 };
 
 // The ONNX Runtime library kiln runs with: its version and the execution providers it was built with.

@@ -1,6 +1,7 @@
 // InferSession on ONNX Runtime: the model's bytes are kept so that a session can be rebuilt on the CPU provider
 // when a GPU provider fails.
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <mutex>
 #include <numeric>
@@ -10,6 +11,7 @@
 #include "core/fault.h"
 #include "core/file_read.h"
 #include "core/float_mode.h"
+#include "infer/host_tensor.h"
 #include "infer/infer_placement.h"
 #include "infer/ort_env.h"
 #include "infer/providers.h"
@@ -87,6 +89,18 @@ Status tensor_from_value(const std::string& name, const Ort::Value& value, Tenso
   return Status::ok();
 }
 
+// The CUDA backend's pinned memory for the GPU providers (ONNX Runtime's copies from it run at full speed), the
+// CPU's pool otherwise.
+Backend& host_backend_for(InferProvider provider) {
+  BackendRegistry& registry = BackendRegistry::instance();
+  if (provider != InferProvider::kCpu) {
+    for (const auto& backend : registry.backends()) {
+      if (backend->kind() == BackendKind::kCuda) return *backend;
+    }
+  }
+  return registry.cpu();
+}
+
 class OrtInferSession final : public InferSession {
  public:
   OrtInferSession(std::vector<uint8_t> model, std::string label, InferOptions options, std::string folder)
@@ -140,7 +154,123 @@ class OrtInferSession final : public InferSession {
     }
   }
 
+  Backend& host_backend() const override { return *m_host_backend.load(); }
+
+  Status run_bound(std::span<const float> input, const std::vector<int64_t>& shape,
+                   std::vector<HostTensor>* outputs) override {
+    Status st = input_check(input, shape);
+    if (!st.is_ok()) return st;
+    std::lock_guard<std::mutex> lock(m_run_mutex);
+    while (true) {
+      st = run_bound_locked(input, shape, outputs);
+      if (st.is_ok() || !fallback_possible(st)) return st;
+      report_fallback(std::string(infer_provider_name(m_provider)) + " failed while running: " + st.message());
+      Status created = session_create_next();
+      if (!created.is_ok()) return created;
+    }
+  }
+
  private:
+  // What run_bound learned from the first batch of an input size: each output's shape after its batch dimension,
+  // or that the outputs cannot be bound (not float32, or no row per item).
+  struct BoundShapes {
+    std::vector<int64_t> input_item;
+    bool bindable = false;
+    std::vector<std::vector<int64_t>> output_items;
+  };
+
+  Status run_bound_locked(std::span<const float> input, const std::vector<int64_t>& shape,
+                          std::vector<HostTensor>* outputs) {
+    const std::vector<int64_t> item(shape.begin() + 1, shape.end());
+    const bool per_item = m_info.inputs[0].shape[0] == 1 && shape[0] > 1;
+    if (per_item || m_bound.input_item != item || m_bound.output_items.empty()) {
+      std::vector<Tensor> copied;
+      KILN_TRY(run_locked(input, shape, &copied));
+      if (!per_item) bound_shapes_learn(item, shape[0], copied);
+      return outputs_copy(copied, outputs);
+    }
+    if (!m_bound.bindable) {
+      std::vector<Tensor> copied;
+      KILN_TRY(run_locked(input, shape, &copied));
+      return outputs_copy(copied, outputs);
+    }
+    KILN_TRY(outputs_prepare(shape[0], outputs));
+    if (fault_should_fail(FaultSite::kProvider)) {
+      return Status(Errc::kDeviceError, std::string("injected provider failure (KILN_FAULT) on ") +
+                                            infer_provider_name(m_provider));
+    }
+    const Errc code = m_provider == InferProvider::kCpu ? Errc::kInvalidArgument : Errc::kDeviceError;
+    const FloatModeScope float_mode(m_options.flush_denormals && m_provider == InferProvider::kCpu);
+    Status bound = ort_call(code, m_label + ": run on the " + std::string(infer_provider_name(m_provider)) +
+                                      " execution provider failed", [&] {
+      const Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+      Ort::IoBinding binding(*m_session);
+      binding.BindInput(m_input_names[0].c_str(),
+                        Ort::Value::CreateTensor<float>(memory, const_cast<float*>(input.data()), input.size(),
+                                                        shape.data(), shape.size()));
+      for (HostTensor& out : *outputs) {
+        binding.BindOutput(out.name.c_str(), Ort::Value::CreateTensor<float>(memory, out.data(), out.elements(),
+                                                                             out.shape.data(), out.shape.size()));
+      }
+      m_session->Run(Ort::RunOptions{nullptr}, binding);
+      binding.SynchronizeOutputs();
+    });
+    if (bound.is_ok()) {
+      std::lock_guard<std::mutex> lock(m_report_mutex);
+      ++m_report.bound_runs;
+      return bound;
+    }
+    // An output whose shape differs from the learned one (it depends on more than the input's size) fails the bound
+    // run: run unbound, learn again, and let only a failure of that run count.
+    std::vector<Tensor> copied;
+    KILN_TRY(run_locked(input, shape, &copied));
+    bound_shapes_learn(item, shape[0], copied);
+    return outputs_copy(copied, outputs);
+  }
+
+  void bound_shapes_learn(const std::vector<int64_t>& input_item, int64_t batch, const std::vector<Tensor>& outputs) {
+    m_bound = BoundShapes{input_item, true, {}};
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const Tensor& t = outputs[k];
+      m_bound.bindable = m_bound.bindable && m_info.outputs[k].type == TensorType::kFloat32 && !t.shape.empty() &&
+                         t.shape[0] == batch;
+      m_bound.output_items.emplace_back(t.shape.begin() + (t.shape.empty() ? 0 : 1), t.shape.end());
+    }
+  }
+
+  // Gives each output a block of at least `elements` floats, keeping one that is large enough.
+  Status output_fit(HostTensor& out, int64_t elements) {
+    const size_t bytes = static_cast<size_t>(elements) * sizeof(float);
+    if (out.memory.bytes() >= bytes && bytes > 0) return Status::ok();
+    out.memory.reset();
+    KILN_TRY_ASSIGN(out.memory, HostBlock::acquire(host_backend(), std::max<size_t>(bytes, 1)));
+    return Status::ok();
+  }
+
+  Status outputs_prepare(int64_t batch, std::vector<HostTensor>* outputs) {
+    outputs->resize(m_output_names.size());
+    for (size_t k = 0; k < outputs->size(); ++k) {
+      HostTensor& out = (*outputs)[k];
+      out.name = m_output_names[k];
+      out.shape = {batch};
+      out.shape.insert(out.shape.end(), m_bound.output_items[k].begin(), m_bound.output_items[k].end());
+      KILN_TRY(output_fit(out, out.elements()));
+    }
+    return Status::ok();
+  }
+
+  Status outputs_copy(const std::vector<Tensor>& copied, std::vector<HostTensor>* outputs) {
+    outputs->resize(copied.size());
+    for (size_t k = 0; k < copied.size(); ++k) {
+      HostTensor& out = (*outputs)[k];
+      out.name = copied[k].name;
+      out.shape = copied[k].shape;
+      KILN_TRY(output_fit(out, out.elements()));
+      std::copy(copied[k].data.begin(), copied[k].data.end(), out.data());
+    }
+    return Status::ok();
+  }
+
   void report_fallback(const std::string& why) {
     std::lock_guard<std::mutex> lock(m_report_mutex);
     m_report.fallbacks.push_back(why);
@@ -189,6 +319,8 @@ class OrtInferSession final : public InferSession {
     if (!st.is_ok()) return st;
     m_session = std::move(session);
     m_provider = provider;
+    m_bound = BoundShapes{};
+    m_host_backend = &host_backend_for(provider);
     std::lock_guard<std::mutex> lock(m_report_mutex);
     m_report.provider = infer_provider_name(provider);
     return Status::ok();
@@ -312,6 +444,8 @@ class OrtInferSession final : public InferSession {
   mutable std::mutex m_report_mutex;
   std::unique_ptr<Ort::Session> m_session;
   InferProvider m_provider = InferProvider::kCpu;
+  std::atomic<Backend*> m_host_backend{&BackendRegistry::instance().cpu()};
+  BoundShapes m_bound;  // guarded by m_run_mutex
   InferReport m_report;
 };
 
@@ -332,7 +466,7 @@ int64_t Tensor::elements() const { return elements_of(shape); }
 
 std::string InferReport::json() const {
   return nlohmann::json{{"provider", provider}, {"placement", placement}, {"fallbacks", fallbacks},
-                        {"batch_dynamic", batch_dynamic}}
+                        {"batch_dynamic", batch_dynamic}, {"bound_runs", bound_runs}}
       .dump();
 }
 

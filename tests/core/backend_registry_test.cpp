@@ -1,6 +1,7 @@
 // The registry: CPU is always registered and last, unavailable backends keep their reason; modes parse.
 #include <gtest/gtest.h>
 
+#include "core/buffer_pool.h"
 #include "kiln/device.h"
 
 namespace kiln {
@@ -25,6 +26,24 @@ TEST(BackendRegistry, CpuStaysLast) {
   EXPECT_EQ(registry.backends().back()->kind(), BackendKind::kCpu);
   EXPECT_EQ(registry.cpu().name(), "cpu");
   EXPECT_EQ(registry.statuses().size(), 3u);
+}
+
+TEST(BackendRegistry, TheCpusHostMemoryIsReused) {
+  const auto cpu = cpu_backend_create();
+  auto first = cpu->host_acquire(3 << 20);
+  ASSERT_TRUE(first.is_ok());
+  EXPECT_GE(first->bytes, size_t{3} << 20);
+  EXPECT_EQ(first->handle % 64, 0u) << "aligned for vector loads";
+  const PoolBlock block = first.value();
+  cpu->host_release(block);
+  auto again = cpu->host_acquire((3 << 20) - 100);
+  ASSERT_TRUE(again.is_ok());
+  EXPECT_EQ(again->handle, block.handle) << "a released block of the same size class comes back";
+  auto other = cpu->host_acquire(3 << 20);
+  ASSERT_TRUE(other.is_ok());
+  EXPECT_NE(other->handle, block.handle) << "a block in use is not handed out twice";
+  cpu->host_release(again.value());
+  cpu->host_release(other.value());
 }
 
 TEST(BackendRegistry, DefaultStreamsBelongToTheirBackend) {

@@ -7,6 +7,7 @@
 
 #include "apps/images/image_batches.h"
 #include "core/thread_pool.h"
+#include "infer/host_tensor.h"
 #include "io/tensor_writer.h"
 #include "kiln/apps/infer.h"
 #include "pipeline/pipeline.h"
@@ -81,8 +82,8 @@ struct Chunk {
   std::vector<Status> status;  // per input
   std::vector<int64_t> index;  // per input: its row in the batch, or -1
   int64_t decoded = 0;
-  std::vector<float> input;    // decoded x item elements
-  std::vector<Tensor> outputs;
+  HostBlock input;             // decoded x item elements, float32, in the session's host pool
+  std::vector<HostTensor> outputs;  // bound: the model writes them in place
   ExecReport preprocess;
 };
 
@@ -96,7 +97,7 @@ int64_t elements(const std::vector<int64_t>& shape) {
 // outputs of the first chunk, empty before it).
 Status outputs_check(const Chunk& chunk, const std::vector<TensorInfo>& written, const std::string& model) {
   for (size_t k = 0; k < chunk.outputs.size(); ++k) {
-    const Tensor& t = chunk.outputs[k];
+    const HostTensor& t = chunk.outputs[k];
     if (t.shape.empty() || t.shape[0] != chunk.decoded) {
       return unsupported_format("model " + model + ": output " + t.name + " has no row per image (shape (" +
                                 std::to_string(t.shape.empty() ? 0 : t.shape[0]) + ", ...) for " +
@@ -201,11 +202,12 @@ Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageI
     chunk.index = std::move(batch.index);
     chunk.decoded = batch.images.count();
     if (chunk.decoded == 0) return Status::ok();
-    chunk.input.resize(static_cast<size_t>(chunk.decoded * item_elements));
+    const size_t bytes = static_cast<size_t>(chunk.decoded * item_elements) * sizeof(float);
+    KILN_TRY_ASSIGN(chunk.input, HostBlock::acquire(session->host_backend(), bytes));
     std::vector<ImageView> out;
     for (int64_t k = 0; k < chunk.decoded; ++k) {
-      out.push_back(image_view_packed(chunk.input.data() + k * item_elements, feed.width, feed.height, 3,
-                                      PixelType::kF32, feed.layout));
+      out.push_back(image_view_packed(static_cast<float*>(chunk.input.data()) + k * item_elements, feed.width,
+                                      feed.height, 3, PixelType::kF32, feed.layout));
     }
     const VarShapeBatch out_batch = VarShapeBatch::wrap(std::move(out));
     return executor.run(OpCall{OpKind::kPreprocess, &feed.params, batch.images.view(), out_batch.view(), nullptr},
@@ -215,8 +217,10 @@ Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageI
     if (chunk.decoded == 0) return Status::ok();
     std::vector<int64_t> shape{chunk.decoded};
     shape.insert(shape.end(), feed.item_shape.begin(), feed.item_shape.end());
-    Status st = session->run(chunk.input, shape, &chunk.outputs);
-    chunk.input = {};
+    const std::span<const float> input(static_cast<const float*>(chunk.input.data()),
+                                       static_cast<size_t>(chunk.decoded * item_elements));
+    Status st = session->run_bound(input, shape, &chunk.outputs);
+    chunk.input.reset();
     return st;
   }));
 
@@ -237,7 +241,7 @@ Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageI
     if (chunk.decoded > 0) KILN_TRY(outputs_check(chunk, summary.outputs, config.model));
     if (chunk.decoded > 0 && !writer.is_open()) {
       std::vector<TensorArraySpec> arrays;
-      for (const Tensor& t : chunk.outputs) {
+      for (const HostTensor& t : chunk.outputs) {
         arrays.push_back({t.name, std::vector<int64_t>(t.shape.begin() + 1, t.shape.end())});
         summary.outputs.push_back(TensorInfo{t.name, TensorType::kFloat32, t.shape, {}});
         if (first_only) break;
@@ -257,8 +261,8 @@ Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageI
         record.backend = provider;
         std::vector<const void*> rows;
         for (size_t a = 0; a < (first_only ? 1 : chunk.outputs.size()); ++a) {
-          const Tensor& t = chunk.outputs[a];
-          rows.push_back(t.data.data() + k * (t.elements() / t.shape[0]));
+          const HostTensor& t = chunk.outputs[a];
+          rows.push_back(t.data() + k * (t.elements() / t.shape[0]));
         }
         KILN_TRY(writer.append(rows, 1));
         summary.names.push_back(record.name);

@@ -8,53 +8,18 @@
 #include <utility>
 #include <vector>
 
-#include "core/buffer_pool.h"
+#include "core/host_block.h"
 #include "apps/render/image_sink.h"
 #include "kiln/device.h"
 
 namespace kiln {
 
-// Host memory from a backend's pool (pinned/mapped for GPU backends), returned when dropped.
-class HostBlock {
- public:
-  HostBlock() = default;
-  ~HostBlock() { reset(); }
-  HostBlock(HostBlock&& other) noexcept { *this = std::move(other); }
-  HostBlock& operator=(HostBlock&& other) noexcept {
-    if (this != &other) {
-      reset();
-      m_backend = std::exchange(other.m_backend, nullptr);
-      m_block = std::exchange(other.m_block, PoolBlock{});
-    }
-    return *this;
-  }
-  HostBlock(const HostBlock&) = delete;
-  HostBlock& operator=(const HostBlock&) = delete;
-
-  static Result<HostBlock> acquire(Backend& backend, size_t bytes) {
-    KILN_TRY_ASSIGN(PoolBlock block, backend.host_acquire(bytes));
-    HostBlock held;
-    held.m_backend = &backend;
-    held.m_block = block;
-    return held;
-  }
-  void reset() {
-    if (m_backend != nullptr && m_block) m_backend->host_release(m_block);
-    m_backend = nullptr;
-    m_block = PoolBlock{};
-  }
-  // The block as `count` packed images of the dataset's shape.
-  BatchView view(int64_t count, const DatasetLayout& layout) const {
-    const auto image_bytes =
-        static_cast<int64_t>(layout.width) * layout.height * static_cast<int64_t>(pixel_type_size(layout.dtype));
-    return BatchView{reinterpret_cast<void*>(m_block.handle), count, layout.width, layout.height, 1, layout.dtype,
-                     image_bytes};
-  }
-
- private:
-  Backend* m_backend = nullptr;
-  PoolBlock m_block;
-};
+// The block as `count` packed images of the dataset's shape.
+inline BatchView host_batch_view(const HostBlock& host, int64_t count, const DatasetLayout& layout) {
+  const auto image_bytes =
+      static_cast<int64_t>(layout.width) * layout.height * static_cast<int64_t>(pixel_type_size(layout.dtype));
+  return BatchView{host.data(), count, layout.width, layout.height, 1, layout.dtype, image_bytes};
+}
 
 struct RenderItem {
   int64_t first = 0;  // ordinal of the batch's first image in the job

@@ -276,12 +276,13 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
   // the next batches upload and render while this one is compressed.
   auto render_batch = [&](RenderItem& item) -> Status {
     KILN_TRY_ASSIGN(item.host, HostBlock::acquire(backend, item.count * image_bytes));
-    const RenderCall call(config.render, windows_of(item, 0, item.count), item.host.view(item.count, layout));
+    const RenderCall call(config.render, windows_of(item, 0, item.count),
+                          host_batch_view(item.host, item.count, layout));
     return executor.run(call.call());
   };
   auto encode_batch = [&](RenderItem& item) -> Status {
     item.encoded.clear();
-    KILN_TRY(encode_all(item.host.view(item.count, layout), item.encoded));
+    KILN_TRY(encode_all(host_batch_view(item.host, item.count, layout), item.encoded));
     item.host.reset();
     finish_item(item);
     return Status::ok();

@@ -1,4 +1,5 @@
 // The CPU backend: always compiled, always registered, always last.
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <string>
@@ -6,7 +7,9 @@
 
 #include <unistd.h>
 
+#include "core/buffer_pool.h"
 #include "core/cpu_isa.h"
+#include "core/host_memory.h"
 #include "core/thread_pool.h"
 #include "kiln/device.h"
 #include "kiln/ops.h"
@@ -28,8 +31,25 @@ std::string cpu_model_name() {
   return "CPU";
 }
 
+// Batches of a job come and go in the same sizes: reusing their blocks spares the kernel's page faults and zeroing
+// of fresh memory on every batch (tens of megabytes per batch of model inputs). Cached blocks beyond a sixteenth of
+// the host's memory are given back.
+BufferPool host_pool_make() {
+  auto allocate = [](size_t bytes) -> Result<uintptr_t> {
+    void* memory = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (memory == nullptr) {
+      return Status(Errc::kOutOfMemory, "host allocation of " + std::to_string(bytes) + " bytes failed");
+    }
+    return reinterpret_cast<uintptr_t>(memory);
+  };
+  auto release = [](uintptr_t handle, size_t) { std::free(reinterpret_cast<void*>(handle)); };
+  return BufferPool("cpu host pool", allocate, release);
+}
+
 class CpuBackend final : public Backend {
  public:
+  CpuBackend() : m_host_pool(host_pool_make()) {}
+
   BackendKind kind() const override { return BackendKind::kCpu; }
   std::string name() const override { return "cpu"; }
   bool is_gpu() const override { return false; }
@@ -77,6 +97,16 @@ class CpuBackend final : public Backend {
         per_thread);
     return first_error;
   }
+
+  Result<PoolBlock> host_acquire(size_t bytes) override { return m_host_pool.acquire(bytes); }
+  void host_release(PoolBlock block) override {
+    m_host_pool.release(block);
+    const PoolStats stats = m_host_pool.stats();
+    if (stats.held_bytes - stats.in_use_bytes > host_memory_limit_bytes() / 16) m_host_pool.trim();
+  }
+
+ private:
+  BufferPool m_host_pool;
 };
 
 }  // namespace

@@ -1,0 +1,123 @@
+// InferSession::run_bound: outputs written in place into pooled host memory equal run()'s copies, and a caller
+// cycling its tensors gets its blocks back instead of new ones.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include "infer/host_tensor.h"
+#include "infer/infer_test_util.h"
+
+namespace kiln {
+namespace {
+
+const char* const kModels[] = {"selfie", "blazeface-front", "blazeface-back", "fr-detect", "fr-embed"};
+
+class BoundOutputs : public ::testing::TestWithParam<const char*> {};
+
+std::unique_ptr<InferSession> session_open(const std::string& path) {
+  auto session = InferSession::open(path, test::cpu_infer_options());
+  EXPECT_TRUE(session.is_ok()) << session.status().to_string();
+  return session.is_ok() ? std::move(session).value() : nullptr;
+}
+
+// Every value of `bound` equals `copied` (same session, same input: the same arithmetic, written elsewhere).
+void expect_same(const std::vector<Tensor>& copied, const std::vector<HostTensor>& bound, const std::string& what) {
+  ASSERT_EQ(copied.size(), bound.size()) << what;
+  for (size_t k = 0; k < copied.size(); ++k) {
+    EXPECT_EQ(bound[k].name, copied[k].name) << what;
+    ASSERT_EQ(bound[k].shape, copied[k].shape) << what << " output " << k;
+    EXPECT_EQ(0, std::memcmp(bound[k].data(), copied[k].data.data(), copied[k].data.size() * sizeof(float)))
+        << what << " output " << k;
+  }
+}
+
+void poison(std::vector<HostTensor>& outputs) {
+  for (HostTensor& t : outputs) {
+    for (int64_t i = 0; i < t.elements(); ++i) t.data()[i] = std::nanf("");
+  }
+}
+
+TEST_P(BoundOutputs, EqualCopiedOutputsAndReuseTheirBlocks) {
+  const PackagedModel model = test::packaged_model_require(GetParam());
+  auto session = session_open(model.file);
+  ASSERT_TRUE(session);
+  EXPECT_EQ(session->host_backend().kind(), BackendKind::kCpu);
+  auto photos = test::photos_decode();
+  photos.push_back(photos[0]);
+  std::vector<int64_t> shape;
+  const auto input = test::model_input_make(model, photos, &shape);
+  std::vector<Tensor> copied;
+  ASSERT_TRUE(session->run(input, shape, &copied).is_ok());
+
+  std::vector<HostTensor> outputs;
+  ASSERT_TRUE(session->run_bound(input, shape, &outputs).is_ok());  // first of this size: copied, shapes learned
+  expect_same(copied, outputs, "first run");
+  EXPECT_EQ(session->report().bound_runs, 0);
+
+  std::vector<const void*> blocks;
+  for (const HostTensor& t : outputs) blocks.push_back(t.data());
+  poison(outputs);
+  ASSERT_TRUE(session->run_bound(input, shape, &outputs).is_ok());
+  EXPECT_EQ(session->report().bound_runs, 1) << "the second batch of a size is bound";
+  expect_same(copied, outputs, "bound run");
+  for (size_t k = 0; k < outputs.size(); ++k) EXPECT_EQ(outputs[k].data(), blocks[k]) << "output " << k << " kept";
+
+  // A smaller batch keeps the blocks; its rows equal the first rows of the larger one.
+  const int64_t per_item = static_cast<int64_t>(input.size()) / shape[0];
+  std::vector<int64_t> one = shape;
+  one[0] = 1;
+  std::vector<Tensor> single;
+  ASSERT_TRUE(session->run(std::span(input).first(per_item), one, &single).is_ok());
+  poison(outputs);
+  ASSERT_TRUE(session->run_bound(std::span(input).first(per_item), one, &outputs).is_ok());
+  EXPECT_EQ(session->report().bound_runs, 2);
+  expect_same(single, outputs, "batch of one");
+  for (size_t k = 0; k < outputs.size(); ++k) EXPECT_EQ(outputs[k].data(), blocks[k]) << "output " << k << " kept";
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalog, BoundOutputs, ::testing::ValuesIn(kModels));
+
+TEST(BoundOutputs, ALargerBatchGetsLargerBlocks) {
+  const PackagedModel model = test::packaged_model_require("selfie");
+  auto session = session_open(model.file);
+  ASSERT_TRUE(session);
+  auto photos = test::photos_decode();
+  std::vector<int64_t> shape;
+  const auto input = test::model_input_make(model, photos, &shape);
+  const int64_t per_item = static_cast<int64_t>(input.size()) / shape[0];
+  std::vector<int64_t> one = shape;
+  one[0] = 1;
+  std::vector<HostTensor> outputs;
+  ASSERT_TRUE(session->run_bound(std::span(input).first(per_item), one, &outputs).is_ok());
+  ASSERT_TRUE(session->run_bound(std::span(input).first(per_item), one, &outputs).is_ok());
+  const size_t small = outputs[0].memory.bytes();
+  std::vector<Tensor> copied;
+  ASSERT_TRUE(session->run(input, shape, &copied).is_ok());
+  ASSERT_TRUE(session->run_bound(input, shape, &outputs).is_ok());
+  EXPECT_GE(outputs[0].memory.bytes(), copied[0].data.size() * sizeof(float));
+  EXPECT_GT(outputs[0].memory.bytes(), small);
+  EXPECT_EQ(session->report().bound_runs, 2) << "the per-item output shape learned at batch 1 holds at batch 2";
+  expect_same(copied, outputs, "larger batch");
+}
+
+TEST(BoundOutputs, AModelRunItemByItemIsCopied) {
+  const std::string original =
+      (std::filesystem::path(model_dir()).parent_path() / "faceplugin" / "fr_feature.onnx").string();
+  auto fixed = session_open(original);
+  ASSERT_TRUE(fixed);
+  const PackagedModel model = test::packaged_model_require("fr-embed");
+  auto photos = test::photos_decode();
+  std::vector<int64_t> shape;
+  const auto input = test::model_input_make(model, photos, &shape);
+  std::vector<Tensor> copied;
+  ASSERT_TRUE(fixed->run(input, shape, &copied).is_ok());
+  std::vector<HostTensor> outputs;
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(fixed->run_bound(input, shape, &outputs).is_ok());
+  expect_same(copied, outputs, "item by item");
+  EXPECT_EQ(fixed->report().bound_runs, 0);
+}
+
+}  // namespace
+}  // namespace kiln
