@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 
 #include "io/durable_file.h"
 #include "io/video/ffmpeg_util.h"
+#include "io/video/gray_planes.h"
 
 extern "C" {
 #include <libavutil/opt.h>
@@ -15,6 +17,8 @@ extern "C" {
 namespace kiln {
 
 namespace {
+
+constexpr int kScalerFlags = SWS_BILINEAR | SWS_ACCURATE_RND;
 
 struct EncoderChoice {
   std::string name;
@@ -140,9 +144,12 @@ class FfmpegVideoWriter final : public VideoWriter {
       return io_error(path + ": cannot write the header: " + av_error_text(rc));
     }
     m_scaler.reset(sws_getContext(options.width, options.height, input_format(options.pixels), options.width,
-                                  options.height, choice.format, SWS_BILINEAR | SWS_ACCURATE_RND, nullptr, nullptr,
-                                  nullptr));
+                                  options.height, choice.format, kScalerFlags, nullptr, nullptr, nullptr));
     if (!m_scaler) return unsupported_format(path + ": cannot convert frames for the " + choice.name + " encoder");
+    if (options.pixels == VideoPixels::kGray) {
+      auto gray = GrayPlanes::make(choice.format, kScalerFlags);
+      if (gray.is_ok()) m_gray = std::move(gray).value();
+    }
     m_frame.reset(av_frame_alloc());
     m_packet.reset(av_packet_alloc());
     if (!m_frame || !m_packet) return Status(Errc::kOutOfMemory, path + ": cannot allocate frames");
@@ -173,9 +180,13 @@ class FfmpegVideoWriter final : public VideoWriter {
     if (int rc = av_frame_make_writable(m_frame.get()); rc < 0) {
       return Status(Errc::kOutOfMemory, m_path + ": " + av_error_text(rc));
     }
-    const uint8_t* src[4] = {static_cast<const uint8_t*>(image.data), nullptr, nullptr, nullptr};
-    const int src_stride[4] = {static_cast<int>(image.row_stride), 0, 0, 0};
-    sws_scale(m_scaler.get(), src, src_stride, 0, image.height, m_frame->data, m_frame->linesize);
+    if (m_gray) {
+      m_gray->convert(image, m_frame.get());
+    } else {
+      const uint8_t* src[4] = {static_cast<const uint8_t*>(image.data), nullptr, nullptr, nullptr};
+      const int src_stride[4] = {static_cast<int>(image.row_stride), 0, 0, 0};
+      sws_scale(m_scaler.get(), src, src_stride, 0, image.height, m_frame->data, m_frame->linesize);
+    }
     m_frame->pts = pts;
     m_last_pts = pts;
     ++m_frames;
@@ -308,6 +319,7 @@ class FfmpegVideoWriter final : public VideoWriter {
   AVStream* m_video = nullptr;
   AvCodecContextPtr m_codec;
   SwsContextPtr m_scaler;
+  std::optional<GrayPlanes> m_gray;  // gray frames into yuv420p / yuv444p without the scaler
   AvFramePtr m_frame;
   AvPacketPtr m_packet;
   AvInputPtr m_audio_input;

@@ -1,0 +1,29 @@
+// A gray mask frame into the encoder's YUV planes without swscale: the luma of every gray level and the constant
+// chroma are taken once from swscale itself (a 256-level ramp through the same conversion), then each frame is a
+// table lookup per pixel and two fills, the same bytes swscale writes at a fraction of its time (1.5 ms of a
+// 1280 x 720 frame in swscale's exact-rounding path).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "io/video/ffmpeg_util.h"
+#include "kiln/image.h"
+#include "kiln/status.h"
+
+namespace kiln {
+
+class GrayPlanes {
+ public:
+  // For YUV420P and YUV444P frames, with the flags the writer's scaler uses; UnsupportedFormat for other formats.
+  static Result<GrayPlanes> make(AVPixelFormat format, int flags);
+  // Fills frame's planes (its format, width x height = the image's) from a u8 one-channel image.
+  void convert(const ImageView& gray, AVFrame* frame) const;
+
+ private:
+  std::array<uint8_t, 256> m_luma{};
+  uint8_t m_u = 128, m_v = 128;
+  bool m_subsampled = false;
+};
+
+}  // namespace kiln
