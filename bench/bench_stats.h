@@ -2,6 +2,7 @@
 // bench programs and `kiln bench`). Header-only so that the CLI can use it without linking bench code.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -23,6 +24,15 @@ inline Stats stats_of(const std::vector<double>& xs) {
     s.stddev = std::sqrt(ss / static_cast<double>(xs.size() - 1));
   }
   return s;
+}
+
+// The middle value (the mean of the two middle ones for an even count); 0 for none. Benchmarks that repeat rounds
+// on a shared machine report it: one slow round moves it less than the mean.
+inline double median_of(std::vector<double> xs) {
+  if (xs.empty()) return 0.0;
+  std::sort(xs.begin(), xs.end());
+  const size_t n = xs.size();
+  return n % 2 == 1 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
 }
 
 }  // namespace kiln::bench

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <opencv2/dnn.hpp>
@@ -13,6 +14,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "bench_common.h"
+#include "bench_stats.h"
 #include "kiln/apps/infer.h"
 
 namespace {
@@ -121,11 +123,14 @@ int main(int argc, char** argv) {
   std::vector<int64_t> batch_sizes{8, 32};
   int64_t images = 128;
   int threads = 2;
+  int repeats = 3;
   std::string json_path;
   app.add_option("--models", models, "Packaged models")->delimiter(',');
   app.add_option("--batch-sizes", batch_sizes, "kiln's batch sizes")->delimiter(',');
   app.add_option("--images", images, "Images per measurement (the two test photographs, repeated)");
   app.add_option("--threads", threads, "Threads for every runtime");
+  app.add_option("--repeats", repeats, "Rounds of every measurement, interleaved; medians reported")
+      ->check(kiln::bench::positive());
   app.add_option("--json", json_path, "Also write the JSON here");
   if (auto code = kiln::bench::args_parse(app, argc, argv)) return *code;
 
@@ -140,6 +145,7 @@ int main(int argc, char** argv) {
                            {"cpu", kiln::bench::cpu_model()},
                            {"threads", threads},
                            {"images", images},
+                           {"rounds", repeats},
                            {"onnxruntime", kiln::onnxruntime_info().version},
                            {"results", nlohmann::json::array()}};
   for (const auto& name : models) {
@@ -148,17 +154,34 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", model.status().message().c_str());
       return 1;
     }
+    // Rounds of every measurement in turn, so that a slow spell of the shared machine weighs on each of them; each
+    // ratio is taken within its round and the medians over the rounds are reported with every round's value.
+    std::vector<double> ort, opencv;
+    std::map<int64_t, std::vector<double>> e2e, alone, vs_loop, vs_alone;
+    for (int r = 0; r < repeats; ++r) {
+      ort.push_back(ort_loop(model.value(), files, threads));
+      opencv.push_back(opencv_loop(model.value(), files));
+      for (const int64_t batch : batch_sizes) {
+        e2e[batch].push_back(kiln_end_to_end(name, files, batch, threads, output));
+        alone[batch].push_back(model_only(model.value(), batch, threads, images));
+        vs_loop[batch].push_back(e2e[batch].back() / ort.back());
+        vs_alone[batch].push_back(alone[batch].back() > 0 ? e2e[batch].back() / alone[batch].back() : 0.0);
+      }
+    }
+    using kiln::bench::median_of;
     nlohmann::json row = {{"model", name}};
-    row["ort_loop_images_per_s"] = ort_loop(model.value(), files, threads);
-    row["opencv_dnn_loop_images_per_s"] = opencv_loop(model.value(), files);
+    row["ort_loop_images_per_s"] = median_of(ort);
+    row["ort_loop_images_per_s_runs"] = ort;
+    row["opencv_dnn_loop_images_per_s"] = median_of(opencv);
     for (const int64_t batch : batch_sizes) {
-      const double e2e = kiln_end_to_end(name, files, batch, threads, output);
-      const double alone = model_only(model.value(), batch, threads, images);
       const std::string b = std::to_string(batch);
-      row["kiln_infer_b" + b + "_images_per_s"] = e2e;
-      row["model_only_b" + b + "_images_per_s"] = alone;
-      row["kiln_vs_ort_loop_b" + b] = e2e / row["ort_loop_images_per_s"].get<double>();
-      row["kiln_vs_model_only_b" + b] = alone > 0 ? e2e / alone : 0.0;
+      row["kiln_infer_b" + b + "_images_per_s"] = median_of(e2e[batch]);
+      row["kiln_infer_b" + b + "_images_per_s_runs"] = e2e[batch];
+      row["model_only_b" + b + "_images_per_s"] = median_of(alone[batch]);
+      row["model_only_b" + b + "_images_per_s_runs"] = alone[batch];
+      row["kiln_vs_ort_loop_b" + b] = median_of(vs_loop[batch]);
+      row["kiln_vs_model_only_b" + b] = median_of(vs_alone[batch]);
+      row["kiln_vs_model_only_b" + b + "_runs"] = vs_alone[batch];
     }
     report["results"].push_back(row);
   }

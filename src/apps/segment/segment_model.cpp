@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 namespace kiln {
 
@@ -75,14 +76,24 @@ Result<SegmentModel::OutputLayout> SegmentModel::output_layout(const std::vector
   return o;
 }
 
+namespace {
+
+// A model value as a person probability: through the sigmoid when the model gives logits; NaN and inf count as
+// background.
+float probability_of(float v, bool sigmoid) {
+  if (sigmoid) v = 1.0f / (1.0f + std::exp(-std::clamp(v, -50.0f, 50.0f)));
+  return std::isfinite(v) ? std::clamp(v, 0.0f, 1.0f) : 0.0f;
+}
+
+}  // namespace
+
 Status SegmentModel::run(const std::vector<float>& input, int64_t batch, std::vector<std::vector<float>>* probs,
                          int32_t* width, int32_t* height) {
   const std::vector<int64_t> shape = m_layout == Layout::kCHW ? std::vector<int64_t>{batch, 3, m_height, m_width}
                                                               : std::vector<int64_t>{batch, m_height, m_width, 3};
-  std::vector<Tensor> outputs;
-  KILN_TRY(m_session->run(input, shape, &outputs));
-  if (outputs.empty()) return invalid_argument("the model returned no output");
-  const Tensor& out = outputs[0];
+  KILN_TRY(m_session->run_bound(input, shape, &m_outputs));
+  if (m_outputs.empty()) return invalid_argument("the model returned no output");
+  const HostTensor& out = m_outputs[0];
   KILN_TRY_ASSIGN(const OutputLayout layout, output_layout(out.shape));  // symbolic sizes are known now
   const int64_t plane = static_cast<int64_t>(layout.width) * layout.height;
   const int32_t channels = layout.channels;
@@ -93,34 +104,34 @@ Status SegmentModel::run(const std::vector<float>& input, int64_t batch, std::ve
     return invalid_argument("person_class " + std::to_string(m_settings.person_class) + " is outside the model's " +
                             std::to_string(channels) + " classes");
   }
+  const std::span<const float> values = out.values();
   if (m_activation == "auto") {  // settled once, on the first batch
-    const bool within = std::all_of(out.data.begin(), out.data.end(), [](float v) { return v >= 0.0f && v <= 1.0f; });
+    const bool within = std::all_of(values.begin(), values.end(), [](float v) { return v >= 0.0f && v <= 1.0f; });
     m_activation = channels > 1 ? "softmax" : within ? "none" : "sigmoid";
   }
+  const bool sigmoid = m_activation == "sigmoid";
+  const bool softmax = m_activation == "softmax";
+  const int32_t person = channels == 1 ? 0 : m_settings.person_class;
   probs->resize(static_cast<size_t>(batch));
   for (int64_t b = 0; b < batch; ++b) {
     std::vector<float>& p = (*probs)[static_cast<size_t>(b)];
     p.resize(static_cast<size_t>(plane));
-    const float* item = out.data.data() + b * plane * channels;
+    const float* item = values.data() + b * plane * channels;
     const auto at = [&](int64_t i, int32_t c) {
       return layout.hwc ? item[i * channels + c] : item[static_cast<int64_t>(c) * plane + i];
     };
+    if (!softmax) {
+      const int64_t step = layout.hwc ? channels : 1;
+      const float* from = layout.hwc ? item + person : item + static_cast<int64_t>(person) * plane;
+      for (int64_t i = 0; i < plane; ++i) p[static_cast<size_t>(i)] = probability_of(from[i * step], sigmoid);
+      continue;
+    }
     for (int64_t i = 0; i < plane; ++i) {
-      float v;
-      if (channels == 1) {
-        v = at(i, 0);
-        if (m_activation == "sigmoid") v = 1.0f / (1.0f + std::exp(-std::clamp(v, -50.0f, 50.0f)));
-      } else if (m_activation == "softmax") {
-        float top = at(i, 0);
-        for (int32_t c = 1; c < channels; ++c) top = std::max(top, at(i, c));
-        float sum = 0;
-        for (int32_t c = 0; c < channels; ++c) sum += std::exp(at(i, c) - top);
-        v = std::exp(at(i, m_settings.person_class) - top) / sum;
-      } else {
-        v = at(i, m_settings.person_class);
-        if (m_activation == "sigmoid") v = 1.0f / (1.0f + std::exp(-std::clamp(v, -50.0f, 50.0f)));
-      }
-      p[static_cast<size_t>(i)] = std::isfinite(v) ? std::clamp(v, 0.0f, 1.0f) : 0.0f;
+      float top = at(i, 0);
+      for (int32_t c = 1; c < channels; ++c) top = std::max(top, at(i, c));
+      float sum = 0;
+      for (int32_t c = 0; c < channels; ++c) sum += std::exp(at(i, c) - top);
+      p[static_cast<size_t>(i)] = probability_of(std::exp(at(i, person) - top) / sum, false);
     }
   }
   *width = layout.width;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "infer/host_tensor.h"
 #include "kiln/apps/segment.h"
 #include "kiln/infer.h"
 #include "kiln/ops/preprocess.h"
@@ -40,6 +41,7 @@ class SegmentModel {
   static Result<OutputLayout> output_layout(const std::vector<int64_t>& shape);
 
   std::unique_ptr<InferSession> m_session;
+  std::vector<HostTensor> m_outputs;  // bound: the model writes each batch's outputs here
   int32_t m_width = 0, m_height = 0;
   Layout m_layout = Layout::kCHW;
   PreprocessParams m_preprocess;
