@@ -1,13 +1,19 @@
 // kiln infer end to end (decode + fused preprocess + batched inference on the pipeline) against the ways peers run a
 // model over image files one at a time: ONNX Runtime called per image (the predecessors' loop) and OpenCV DNN per
-// image, both with OpenCV decoding and preprocessing; and against the model alone at the same batch size.
-// Prints one JSON object: images/s of each, and the ratios the inference issue asks for.
+// image, both with OpenCV decoding and preprocessing; and against the model alone at the same batch size. kiln runs
+// twice: from the image files (decode included) and from the same images already decoded in memory (preprocess and
+// inference only, the figure the GPU target is stated for). Prints one JSON object: images/s of each, and the
+// ratios the inference issue asks for.
+//
+//   infer_peers [--models fr-embed,selfie] [--batch-sizes 8,32] [--images 128] [--threads 2] [--repeats 3]
+//               [--mode cpu|auto|gpu] [--no-peers] [--json out.json]
+// --mode places kiln's runs (end to end and model alone); the peers always run on the CPU.
 #include <onnxruntime_cxx_api.h>
 
 #include <chrono>
 #include <cstdio>
-#include <map>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <opencv2/dnn.hpp>
 #include <opencv2/imgcodecs.hpp>
@@ -15,7 +21,9 @@
 
 #include "bench_common.h"
 #include "bench_stats.h"
+#include "infer/host_tensor.h"
 #include "kiln/apps/infer.h"
+#include "kiln/codec.h"
 
 namespace {
 
@@ -80,34 +88,34 @@ double opencv_loop(const kiln::PackagedModel& model, const std::vector<std::stri
   return static_cast<double>(files.size()) / seconds_since(t0);
 }
 
-double model_only(const kiln::PackagedModel& model, int64_t batch, int threads, int64_t images) {
+double model_only(const kiln::PackagedModel& model, int64_t batch, int threads, int64_t images, kiln::ExecMode mode) {
   kiln::InferOptions options;
-  options.mode = kiln::ExecMode::kCpu;
+  options.mode = mode;
   options.threads = threads;
   auto session = kiln::InferSession::open(model.file, options);
   if (!session.is_ok()) return 0;
   std::vector<int64_t> shape;
   const std::vector<float> input = kiln::infer_random_input(session.value()->info(), batch, 3, &shape);
-  std::vector<kiln::Tensor> out;
-  (void)session.value()->run(input, shape, &out);
+  std::vector<kiln::HostTensor> out;  // bound and reused, as kiln infer runs the model
+  for (int warm = 0; warm < 2; ++warm) (void)session.value()->run_bound(input, shape, &out);
   const auto t0 = Clock::now();
   int64_t done = 0;
   while (done < images) {
-    (void)session.value()->run(input, shape, &out);
+    (void)session.value()->run_bound(input, shape, &out);
     done += batch;
   }
   return static_cast<double>(done) / seconds_since(t0);
 }
 
-double kiln_end_to_end(const std::string& name, const std::vector<std::string>& files, int64_t batch, int threads,
-                       const std::string& output) {
+double kiln_end_to_end(const std::string& name, const kiln::ImageInputs& inputs, int64_t batch, int threads,
+                       kiln::ExecMode mode, const std::string& output) {
   kiln::InferJobConfig config;
   config.model = name;
   config.output = output;
-  config.exec.mode = kiln::ExecMode::kCpu;
+  config.exec.mode = mode;
   config.exec.threads = threads;
   config.exec.batch_size = batch;
-  auto result = kiln::infer_job_run(config, kiln::ImageInputs{files, {}});
+  auto result = kiln::infer_job_run(config, inputs);
   if (!result.is_ok()) {
     std::fprintf(stderr, "kiln infer: %s\n", result.status().message().c_str());
     return 0;
@@ -124,6 +132,8 @@ int main(int argc, char** argv) {
   int64_t images = 128;
   int threads = 2;
   int repeats = 3;
+  std::string mode_name = "cpu";
+  bool no_peers = false;
   std::string json_path;
   app.add_option("--models", models, "Packaged models")->delimiter(',');
   app.add_option("--batch-sizes", batch_sizes, "kiln's batch sizes")->delimiter(',');
@@ -131,14 +141,32 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "Threads for every runtime");
   app.add_option("--repeats", repeats, "Rounds of every measurement, interleaved; medians reported")
       ->check(kiln::bench::positive());
+  app.add_option("--mode", mode_name, "Where kiln runs (the peers run on the CPU)")
+      ->check(CLI::IsMember({"cpu", "auto", "gpu"}));
+  app.add_flag("--no-peers", no_peers, "Measure kiln and the model alone only");
   app.add_option("--json", json_path, "Also write the JSON here");
   if (auto code = kiln::bench::args_parse(app, argc, argv)) return *code;
+  const kiln::ExecMode mode = kiln::exec_mode_parse(mode_name).value();
 
   const std::vector<std::string> photos = {"/usr/lib/python3/dist-packages/skimage/data/astronaut.png",
                                            "/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg"};
   std::vector<std::string> files;
   for (int64_t i = 0; i < images; ++i) files.push_back(photos[static_cast<size_t>(i) % photos.size()]);
   const std::string output = (std::filesystem::temp_directory_path() / "kiln_infer_peers.npy").string();
+  // The same images decoded once, at full size, for kiln's runs from memory.
+  std::vector<kiln::ImageBuffer> decoded;
+  for (const auto& photo : photos) {
+    auto image = kiln::image_decode_file(photo);
+    if (!image.is_ok()) {
+      std::fprintf(stderr, "%s\n", image.status().message().c_str());
+      return 1;
+    }
+    decoded.push_back(std::move(image).value());
+  }
+  std::vector<kiln::ImageView> views;
+  for (int64_t i = 0; i < images; ++i) views.push_back(decoded[static_cast<size_t>(i) % decoded.size()].view());
+  kiln::ImageInputs from_memory;
+  from_memory.images = kiln::VarShapeBatchView{views.data(), images};
 
   nlohmann::json report = {{"benchmark", "infer_peers"},
                            {"commit", kiln::bench::git_commit()},
@@ -157,31 +185,42 @@ int main(int argc, char** argv) {
     // Rounds of every measurement in turn, so that a slow spell of the shared machine weighs on each of them; each
     // ratio is taken within its round and the medians over the rounds are reported with every round's value.
     std::vector<double> ort, opencv;
-    std::map<int64_t, std::vector<double>> e2e, alone, vs_loop, vs_alone;
+    std::map<int64_t, std::vector<double>> e2e, decoded_e2e, alone, vs_loop, vs_alone, decoded_vs_alone;
     for (int r = 0; r < repeats; ++r) {
-      ort.push_back(ort_loop(model.value(), files, threads));
-      opencv.push_back(opencv_loop(model.value(), files));
+      if (!no_peers) {
+        ort.push_back(ort_loop(model.value(), files, threads));
+        opencv.push_back(opencv_loop(model.value(), files));
+      }
       for (const int64_t batch : batch_sizes) {
-        e2e[batch].push_back(kiln_end_to_end(name, files, batch, threads, output));
-        alone[batch].push_back(model_only(model.value(), batch, threads, images));
-        vs_loop[batch].push_back(e2e[batch].back() / ort.back());
-        vs_alone[batch].push_back(alone[batch].back() > 0 ? e2e[batch].back() / alone[batch].back() : 0.0);
+        e2e[batch].push_back(kiln_end_to_end(name, kiln::ImageInputs{files, {}}, batch, threads, mode, output));
+        decoded_e2e[batch].push_back(kiln_end_to_end(name, from_memory, batch, threads, mode, output));
+        alone[batch].push_back(model_only(model.value(), batch, threads, images, mode));
+        if (!no_peers) vs_loop[batch].push_back(e2e[batch].back() / ort.back());
+        const double model_alone = alone[batch].back();
+        vs_alone[batch].push_back(model_alone > 0 ? e2e[batch].back() / model_alone : 0.0);
+        decoded_vs_alone[batch].push_back(model_alone > 0 ? decoded_e2e[batch].back() / model_alone : 0.0);
       }
     }
     using kiln::bench::median_of;
-    nlohmann::json row = {{"model", name}};
-    row["ort_loop_images_per_s"] = median_of(ort);
-    row["ort_loop_images_per_s_runs"] = ort;
-    row["opencv_dnn_loop_images_per_s"] = median_of(opencv);
+    nlohmann::json row = {{"model", name}, {"mode", mode_name}};
+    if (!no_peers) {
+      row["ort_loop_images_per_s"] = median_of(ort);
+      row["ort_loop_images_per_s_runs"] = ort;
+      row["opencv_dnn_loop_images_per_s"] = median_of(opencv);
+    }
     for (const int64_t batch : batch_sizes) {
       const std::string b = std::to_string(batch);
       row["kiln_infer_b" + b + "_images_per_s"] = median_of(e2e[batch]);
       row["kiln_infer_b" + b + "_images_per_s_runs"] = e2e[batch];
       row["model_only_b" + b + "_images_per_s"] = median_of(alone[batch]);
       row["model_only_b" + b + "_images_per_s_runs"] = alone[batch];
-      row["kiln_vs_ort_loop_b" + b] = median_of(vs_loop[batch]);
+      row["kiln_infer_decoded_b" + b + "_images_per_s"] = median_of(decoded_e2e[batch]);
+      row["kiln_infer_decoded_b" + b + "_images_per_s_runs"] = decoded_e2e[batch];
+      if (!no_peers) row["kiln_vs_ort_loop_b" + b] = median_of(vs_loop[batch]);
       row["kiln_vs_model_only_b" + b] = median_of(vs_alone[batch]);
       row["kiln_vs_model_only_b" + b + "_runs"] = vs_alone[batch];
+      row["kiln_decoded_vs_model_only_b" + b] = median_of(decoded_vs_alone[batch]);
+      row["kiln_decoded_vs_model_only_b" + b + "_runs"] = decoded_vs_alone[batch];
     }
     report["results"].push_back(row);
   }

@@ -41,6 +41,8 @@ struct InferJobSummary {
   std::vector<int64_t> input_shape;  // per item, as fed
 };
 
+// Inputs are image files (decoded by the job) or images already decoded (inputs.images: u8 RGB in host memory, named
+// "#0", "#1", ... in the outputs).
 // Unreadable inputs are skipped and reported through events.record; IoError when none could be read (nothing is
 // written then).
 Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageInputs& inputs,

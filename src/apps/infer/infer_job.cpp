@@ -111,6 +111,19 @@ Status outputs_check(const Chunk& chunk, const std::vector<TensorInfo>& written,
   return Status::ok();
 }
 
+// Images given decoded (not files) are fed as they are: u8 RGB in host memory.
+Status decoded_images_check(const ImageBatches& batches, const VarShapeBatchView& images) {
+  if (batches.from_files()) return Status::ok();
+  if (images.space != MemorySpace::kHost) return invalid_argument("infer: decoded images must be in host memory");
+  for (int64_t i = 0; i < images.count; ++i) {
+    const ImageView& image = images[i];
+    if (image.type != PixelType::kU8 || image.layout != Layout::kHWC || image.channels != 3) {
+      return invalid_argument("infer: image " + batches.name(i) + " is not u8 RGB (HWC, 3 channels)");
+    }
+  }
+  return Status::ok();
+}
+
 InferOptions infer_options_make(const InferJobConfig& config) {
   InferOptions options;
   options.mode = config.exec.mode;
@@ -174,7 +187,7 @@ Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageI
   if (config.output.empty()) return invalid_argument("infer: no output given");
   KILN_TRY(tensor_file_format_from_path(config.output).status());
   KILN_TRY_ASSIGN(const ImageBatches batches, ImageBatches::make(inputs));
-  if (!batches.from_files()) return invalid_argument("infer: the job reads image files");
+  KILN_TRY(decoded_images_check(batches, inputs.images));
 
   std::optional<PackagedModel> packaged;
   KILN_TRY_ASSIGN(const std::string model_path, model_path_resolve(config.model));
