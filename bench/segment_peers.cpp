@@ -192,7 +192,8 @@ int main(int argc, char** argv) {
           {"compute_ms", median_of(loop_compute_ms)}}},
         {"kiln_throughput",
          {{"fps", median_of(tp_fps)}, {"fps_runs", tp_fps}, {"batch_mean", rounds[0].throughput.batch_mean},
-          {"bottleneck", rounds[0].throughput.bottleneck}, {"p50_ms", median_of(tp_p50)}, {"p99_ms", median_of(tp_p99)}}},
+          {"bottleneck", rounds[0].throughput.bottleneck}, {"p50_ms", median_of(tp_p50)},
+          {"p99_ms", median_of(tp_p99)}}},
         {"kiln_latency",
          {{"fps", median_of(lat_fps)}, {"dropped", dropped}, {"p50_ms", median_of(lat_p50)},
           {"p95_ms", median_of(lat_p95)}, {"p99_ms", median_of(lat_p99)}, {"p99_ms_runs", lat_p99}}},
@@ -200,7 +201,8 @@ int main(int argc, char** argv) {
          {{"throughput_vs_loop", throughput_ratio}, {"throughput_vs_loop_runs", ratio_tp},
           {"latency_p99_vs_loop_frame_time", latency_ratio}, {"latency_p99_vs_loop_frame_time_runs", ratio_lat}}},
         {"targets",
-         {{"throughput_2x", throughput_ratio >= 2}, {"latency_p99_within_1_5x", latency_ratio <= 1.5 && dropped == 0}}}};
+         {{"throughput_2x", throughput_ratio >= 2},
+          {"latency_p99_within_1_5x", latency_ratio <= 1.5 && dropped == 0}}}};
     for (const auto& stage : rounds[0].throughput.stages) {
       std::vector<double> busy;
       for (const Round& r : rounds) {

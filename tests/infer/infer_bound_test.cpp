@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 
 #include "infer/host_tensor.h"
 #include "infer/infer_test_util.h"
@@ -12,15 +11,9 @@
 namespace kiln {
 namespace {
 
-const char* const kModels[] = {"selfie", "blazeface-front", "blazeface-back", "fr-detect", "fr-embed"};
+using test::session_open;
 
 class BoundOutputs : public ::testing::TestWithParam<const char*> {};
-
-std::unique_ptr<InferSession> session_open(const std::string& path) {
-  auto session = InferSession::open(path, test::cpu_infer_options());
-  EXPECT_TRUE(session.is_ok()) << session.status().to_string();
-  return session.is_ok() ? std::move(session).value() : nullptr;
-}
 
 // Every value of `bound` equals `copied` (same session, same input: the same arithmetic, written elsewhere).
 void expect_same(const std::vector<Tensor>& copied, const std::vector<HostTensor>& bound, const std::string& what) {
@@ -77,7 +70,7 @@ TEST_P(BoundOutputs, EqualCopiedOutputsAndReuseTheirBlocks) {
   for (size_t k = 0; k < outputs.size(); ++k) EXPECT_EQ(outputs[k].data(), blocks[k]) << "output " << k << " kept";
 }
 
-INSTANTIATE_TEST_SUITE_P(Catalog, BoundOutputs, ::testing::ValuesIn(kModels));
+INSTANTIATE_TEST_SUITE_P(Catalog, BoundOutputs, ::testing::ValuesIn(test::kPackagedModelNames));
 
 TEST(BoundOutputs, ALargerBatchGetsLargerBlocks) {
   const PackagedModel model = test::packaged_model_require("selfie");
@@ -103,9 +96,7 @@ TEST(BoundOutputs, ALargerBatchGetsLargerBlocks) {
 }
 
 TEST(BoundOutputs, AModelRunItemByItemIsCopied) {
-  const std::string original =
-      (std::filesystem::path(model_dir()).parent_path() / "faceplugin" / "fr_feature.onnx").string();
-  auto fixed = session_open(original);
+  auto fixed = session_open(test::fixed_batch_embedder_path());
   ASSERT_TRUE(fixed);
   const PackagedModel model = test::packaged_model_require("fr-embed");
   auto photos = test::photos_decode();

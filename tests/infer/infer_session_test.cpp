@@ -17,16 +17,9 @@ namespace kiln {
 namespace {
 
 using test::cpu_infer_options;
-
-const char* const kModels[] = {"selfie", "blazeface-front", "blazeface-back", "fr-detect", "fr-embed"};
+using test::session_open;
 
 class PackagedModels : public ::testing::TestWithParam<const char*> {};
-
-std::unique_ptr<InferSession> session_open(const std::string& path, const InferOptions& options) {
-  auto session = InferSession::open(path, options);
-  EXPECT_TRUE(session.is_ok()) << session.status().to_string();
-  return session.is_ok() ? std::move(session).value() : nullptr;
-}
 
 float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   EXPECT_EQ(a.size(), b.size());
@@ -85,7 +78,7 @@ TEST_P(PackagedModels, BatchEqualsSingleRuns) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Catalog, PackagedModels, ::testing::ValuesIn(kModels));
+INSTANTIATE_TEST_SUITE_P(Catalog, PackagedModels, ::testing::ValuesIn(test::kPackagedModelNames));
 
 TEST(InferSession, SelfieFindsThePersonInEachPortrait) {
   const PackagedModel model = test::packaged_model_require("selfie");
@@ -225,9 +218,7 @@ TEST(InferSession, InjectedProviderFailureOnTheCpuIsReportedAndTheSessionGoesOn)
 
 TEST(InferSession, AModelWithBatchFixedAtOneRunsItemByItem) {
   // The embedder as its npm package ships it: batch dimension 1.
-  const std::string original =
-      (std::filesystem::path(model_dir()).parent_path() / "faceplugin" / "fr_feature.onnx").string();
-  auto fixed = session_open(original, cpu_infer_options());
+  auto fixed = session_open(test::fixed_batch_embedder_path());
   ASSERT_TRUE(fixed);
   EXPECT_FALSE(fixed->info().batch_dynamic);
   EXPECT_FALSE(fixed->report().batch_dynamic);

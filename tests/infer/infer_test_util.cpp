@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "common/image_ops_util.h"
 #include "kiln/image_ops.h"
 
@@ -48,6 +50,16 @@ std::vector<float> model_input_make(const PackagedModel& model, const std::vecto
   const auto n = static_cast<int64_t>(images.size());
   *shape = layout == Layout::kCHW ? std::vector<int64_t>{n, 3, h, w} : std::vector<int64_t>{n, h, w, 3};
   return data;
+}
+
+std::unique_ptr<InferSession> session_open(const std::string& path, const InferOptions& options) {
+  auto session = InferSession::open(path, options);
+  EXPECT_TRUE(session.is_ok()) << session.status().to_string();
+  return session.is_ok() ? std::move(session).value() : nullptr;
+}
+
+std::string fixed_batch_embedder_path() {
+  return (std::filesystem::path(model_dir()).parent_path() / "faceplugin" / "fr_feature.onnx").string();
 }
 
 InferOptions cpu_infer_options() {

@@ -1,6 +1,7 @@
 // Real photographs and packaged models for the inference tests.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,5 +22,15 @@ std::vector<float> model_input_make(const PackagedModel& model, const std::vecto
                                     std::vector<int64_t>* shape);
 
 InferOptions cpu_infer_options();
+
+// Every packaged model, by name.
+inline constexpr const char* kPackagedModelNames[] = {"selfie", "blazeface-front", "blazeface-back", "fr-detect",
+                                                      "fr-embed"};
+
+// An open session, or a failed EXPECT with the reason and nullptr.
+std::unique_ptr<InferSession> session_open(const std::string& path, const InferOptions& options = cpu_infer_options());
+
+// The embedder as its npm package ships it: batch dimension fixed at 1.
+std::string fixed_batch_embedder_path();
 
 }  // namespace kiln::test
