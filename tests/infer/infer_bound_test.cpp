@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/fault.h"
 #include "infer/host_tensor.h"
 #include "infer/infer_test_util.h"
 
@@ -71,6 +72,27 @@ TEST_P(BoundOutputs, EqualCopiedOutputsAndReuseTheirBlocks) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Catalog, BoundOutputs, ::testing::ValuesIn(test::kPackagedModelNames));
+
+TEST(BoundOutputs, AnInjectedProviderFailureIsReportedAndTheNextRunIsBoundAgain) {
+  const PackagedModel model = test::packaged_model_require("fr-embed");
+  auto session = session_open(model.file);
+  ASSERT_TRUE(session);
+  std::vector<int64_t> shape;
+  const auto input = test::model_input_make(model, test::photos_decode(), &shape);
+  std::vector<Tensor> copied;
+  ASSERT_TRUE(session->run(input, shape, &copied).is_ok());
+  std::vector<HostTensor> outputs;
+  ASSERT_TRUE(session->run_bound(input, shape, &outputs).is_ok());
+  ASSERT_TRUE(fault_configure("provider:1").is_ok());
+  const Status failed = session->run_bound(input, shape, &outputs);
+  ASSERT_TRUE(fault_configure("").is_ok());
+  EXPECT_EQ(failed.code(), Errc::kDeviceError) << "the CPU provider has nothing to fall back to";
+  EXPECT_NE(failed.message().find("injected"), std::string::npos);
+  poison(outputs);
+  ASSERT_TRUE(session->run_bound(input, shape, &outputs).is_ok());
+  EXPECT_EQ(session->report().bound_runs, 1);
+  expect_same(copied, outputs, "after the failure");
+}
 
 TEST(BoundOutputs, ALargerBatchGetsLargerBlocks) {
   const PackagedModel model = test::packaged_model_require("selfie");

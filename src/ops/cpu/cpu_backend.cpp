@@ -48,7 +48,7 @@ BufferPool host_pool_make() {
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend() : m_host_pool(host_pool_make()) {}
+  CpuBackend() : m_host_pool(host_pool_make()), m_host_cache_limit(host_memory_limit_bytes() / 16) {}
 
   BackendKind kind() const override { return BackendKind::kCpu; }
   std::string name() const override { return "cpu"; }
@@ -102,11 +102,12 @@ class CpuBackend final : public Backend {
   void host_release(PoolBlock block) override {
     m_host_pool.release(block);
     const PoolStats stats = m_host_pool.stats();
-    if (stats.held_bytes - stats.in_use_bytes > host_memory_limit_bytes() / 16) m_host_pool.trim();
+    if (stats.held_bytes - stats.in_use_bytes > m_host_cache_limit) m_host_pool.trim();
   }
 
  private:
   BufferPool m_host_pool;
+  const uint64_t m_host_cache_limit;  // cached bytes kept for reuse
 };
 
 }  // namespace
