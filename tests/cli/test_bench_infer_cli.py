@@ -25,11 +25,30 @@ def test_bench_infer_rows_per_provider_and_batch_size():
 
 @pytest.mark.skipif(not os.path.exists(INFER_PEERS), reason="bench/infer_peers not built (needs OpenCV dnn)")
 def test_infer_peers_reports_every_runtime_and_the_ratios():
-    out = subprocess.run([INFER_PEERS, "--models", "fr-embed", "--batch-sizes", "2", "--images", "4", "--threads", "1"],
-                         capture_output=True, text=True, check=True, timeout=300)
+    out = subprocess.run([INFER_PEERS, "--models", "fr-embed", "--batch-sizes", "2", "--images", "4", "--threads", "1",
+                          "--repeats", "2"], capture_output=True, text=True, check=True, timeout=300)
     report = json.loads(out.stdout)
+    assert report["rounds"] == 2
     row = report["results"][0]
     for key in ("ort_loop_images_per_s", "opencv_dnn_loop_images_per_s", "kiln_infer_b2_images_per_s",
-                "model_only_b2_images_per_s"):
+                "kiln_infer_decoded_b2_images_per_s", "model_only_b2_images_per_s"):
         assert row[key] > 0, key
-    assert row["kiln_vs_ort_loop_b2"] == pytest.approx(row["kiln_infer_b2_images_per_s"] / row["ort_loop_images_per_s"])
+    # Each ratio is taken within a round; the report gives their median (of two: the mean) and each round's value.
+    loops, kiln, alone = (row[k + "_runs"] for k in ("ort_loop_images_per_s", "kiln_infer_b2_images_per_s",
+                                                       "model_only_b2_images_per_s"))
+    assert len(loops) == len(kiln) == len(alone) == 2
+    assert row["kiln_vs_ort_loop_b2"] == pytest.approx((kiln[0] / loops[0] + kiln[1] / loops[1]) / 2)
+    assert row["kiln_vs_model_only_b2_runs"] == pytest.approx([kiln[0] / alone[0], kiln[1] / alone[1]])
+    decoded = row["kiln_infer_decoded_b2_images_per_s_runs"]
+    assert row["kiln_decoded_vs_model_only_b2_runs"] == pytest.approx([decoded[0] / alone[0], decoded[1] / alone[1]])
+    assert row["kiln_infer_b2_images_per_s"] == pytest.approx(sum(kiln) / 2)
+
+
+@pytest.mark.skipif(not os.path.exists(INFER_PEERS), reason="bench/infer_peers not built (needs OpenCV dnn)")
+def test_infer_peers_without_peers_measures_kiln_and_the_model_alone():
+    out = subprocess.run([INFER_PEERS, "--models", "fr-embed", "--batch-sizes", "2", "--images", "4", "--threads", "1",
+                          "--repeats", "1", "--no-peers", "--mode", "cpu"], capture_output=True, text=True, check=True,
+                         timeout=300)
+    row = json.loads(out.stdout)["results"][0]
+    assert "ort_loop_images_per_s" not in row and row["mode"] == "cpu"
+    assert row["kiln_infer_decoded_b2_images_per_s"] > 0 and row["model_only_b2_images_per_s"] > 0
