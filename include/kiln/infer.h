@@ -95,6 +95,8 @@ struct InferReport {
   std::vector<std::string> fallbacks;   // each provider that was given up, with the reason
   bool batch_dynamic = false;
   int64_t bound_runs = 0;  // run_bound calls whose outputs ONNX Runtime wrote in place (the others were copied)
+  int64_t oom_halvings = 0;  // run_bound batches that ran out of memory and were run in halves
+  int64_t batch_limit = 0;   // the largest batch known to fit after running out of memory (0: none found)
   std::string json() const;
 };
 
@@ -123,7 +125,9 @@ class InferSession {
   // place. `outputs` is reused when it holds blocks large enough (a caller cycling its tensors allocates nothing
   // after the first batches); missing or smaller blocks are acquired from host_backend(). The first batch of an
   // input size, a model run item by item and a model whose outputs are not float32 with one row per item are run
-  // unbound and copied into `outputs`.
+  // unbound and copied into `outputs`. A batch that runs out of memory (the provider's allocator, or
+  // KILN_FAULT=provider_oom:N) is run in halves, halved again as needed, and batches larger than the largest that
+  // fitted are split from then on (report().batch_limit); a single item that does not fit falls back like a failure.
   virtual Status run_bound(std::span<const float> input, const std::vector<int64_t>& shape,
                            std::vector<HostTensor>* outputs) = 0;
 };

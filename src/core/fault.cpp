@@ -13,11 +13,13 @@ struct FaultState {
   std::atomic<int64_t> alloc_at{0};  // 0 = off
   std::atomic<int64_t> kernel_at{0};
   std::atomic<int64_t> provider_at{0};
+  std::atomic<int64_t> provider_oom_at{0};
   std::atomic<bool> device_lost{false};
   std::atomic<bool> lost{false};
   std::atomic<int64_t> allocs{0};
   std::atomic<int64_t> launches{0};
   std::atomic<int64_t> provider_runs{0};
+  std::atomic<int64_t> provider_memory_runs{0};
   std::atomic<bool> enabled{false};
 };
 
@@ -31,6 +33,8 @@ Status parse(const std::string& spec, FaultState& s) {
   s.kernel_at = 0;
   s.provider_at = 0;
   s.provider_runs = 0;
+  s.provider_oom_at = 0;
+  s.provider_memory_runs = 0;
   s.device_lost = false;
   s.lost = false;
   s.allocs = 0;
@@ -47,12 +51,18 @@ Status parse(const std::string& spec, FaultState& s) {
     const std::string kind = item.substr(0, colon);
     char* end = nullptr;
     const long long n = colon == std::string::npos ? 0 : std::strtoll(item.c_str() + colon + 1, &end, 10);
-    if (colon == std::string::npos || n < 1 || *end != '\0' || (kind != "alloc" && kind != "kernel" && kind != "provider")) {
-      return invalid_argument("KILN_FAULT='" + spec + "': expected alloc:N, kernel:N, provider:N or device_lost");
+    std::atomic<int64_t>* at = kind == "alloc"          ? &s.alloc_at
+                               : kind == "kernel"       ? &s.kernel_at
+                               : kind == "provider"     ? &s.provider_at
+                               : kind == "provider_oom" ? &s.provider_oom_at
+                                                        : nullptr;
+    if (colon == std::string::npos || n < 1 || *end != '\0' || at == nullptr) {
+      return invalid_argument("KILN_FAULT='" + spec +
+                              "': expected alloc:N, kernel:N, provider:N, provider_oom:N or device_lost");
     }
-    (kind == "alloc" ? s.alloc_at : kind == "kernel" ? s.kernel_at : s.provider_at) = n;
+    *at = n;
   }
-  s.enabled = s.alloc_at > 0 || s.kernel_at > 0 || s.provider_at > 0 || s.device_lost;
+  s.enabled = s.alloc_at > 0 || s.kernel_at > 0 || s.provider_at > 0 || s.provider_oom_at > 0 || s.device_lost;
   return Status::ok();
 }
 
@@ -69,6 +79,7 @@ bool fault_should_fail(FaultSite site) {
   FaultState& s = state();
   if (!s.enabled.load(std::memory_order_relaxed)) return false;
   if (site == FaultSite::kProvider) return s.provider_runs.fetch_add(1) + 1 == s.provider_at;
+  if (site == FaultSite::kProviderMemory) return s.provider_memory_runs.fetch_add(1) + 1 == s.provider_oom_at;
   if (s.lost) return true;
   if (site == FaultSite::kAlloc) return s.allocs.fetch_add(1) + 1 == s.alloc_at;
   if (s.device_lost) {

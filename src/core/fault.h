@@ -3,6 +3,7 @@
 //   KILN_FAULT=kernel:N    the N-th kernel launch fails (DeviceError)
 //   KILN_FAULT=device_lost every GPU call from the first launch on fails (DeviceError)
 //   KILN_FAULT=provider:N  the N-th model run on an ONNX Runtime execution provider fails (DeviceError)
+//   KILN_FAULT=provider_oom:N  the N-th model run runs out of memory (OutOfMemory: the batch is halved)
 // Several may be combined with commas. Counting is per process.
 #pragma once
 
@@ -13,7 +14,7 @@
 
 namespace kiln {
 
-enum class FaultSite : uint8_t { kAlloc = 0, kLaunch, kProvider };
+enum class FaultSite : uint8_t { kAlloc = 0, kLaunch, kProvider, kProviderMemory };
 
 // True when this call at `site` must fail. Cheap when KILN_FAULT is unset.
 bool fault_should_fail(FaultSite site);

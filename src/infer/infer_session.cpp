@@ -11,7 +11,7 @@
 #include "core/fault.h"
 #include "core/file_read.h"
 #include "core/float_mode.h"
-#include "infer/host_tensor.h"
+#include "infer/bound_outputs.h"
 #include "infer/infer_placement.h"
 #include "infer/ort_env.h"
 #include "infer/providers.h"
@@ -147,7 +147,7 @@ class OrtInferSession final : public InferSession {
     while (true) {
       outputs->clear();
       st = run_locked(input, shape, outputs);
-      if (st.is_ok() || !fallback_possible(st)) return st;
+      if (st.is_ok() || !fallback_possible(st, true)) return st;
       report_fallback(std::string(infer_provider_name(m_provider)) + " failed while running: " + st.message());
       Status created = session_create_next();
       if (!created.is_ok()) return created;
@@ -161,44 +161,62 @@ class OrtInferSession final : public InferSession {
     Status st = input_check(input, shape);
     if (!st.is_ok()) return st;
     std::lock_guard<std::mutex> lock(m_run_mutex);
+    return run_bound_fitting(input, shape, outputs);
+  }
+
+ private:
+  Status run_bound_fitting(std::span<const float> input, const std::vector<int64_t>& shape,
+                           std::vector<HostTensor>* outputs) {
+    if (m_fit_limit > 0 && shape[0] > m_fit_limit) return run_bound_halves(input, shape, outputs);
+    Status st = run_bound_on_a_provider(input, shape, outputs);
+    if (st.code() != Errc::kOutOfMemory || shape[0] <= 1) return st;
+    m_fit_limit = shape[0] - shape[0] / 2;  // the larger half
+    {
+      std::lock_guard<std::mutex> lock(m_report_mutex);
+      ++m_report.oom_halvings;
+      m_report.batch_limit = m_fit_limit;
+    }
+    return run_bound_halves(input, shape, outputs);
+  }
+
+  // The two halves one after the other (each fitted in turn), joined into `outputs`.
+  Status run_bound_halves(std::span<const float> input, const std::vector<int64_t>& shape,
+                          std::vector<HostTensor>* outputs) {
+    const int64_t n = shape[0], first = n / 2;
+    const size_t per_item = input.size() / static_cast<size_t>(n);
+    std::vector<int64_t> first_shape = shape, second_shape = shape;
+    first_shape[0] = first;
+    second_shape[0] = n - first;
+    std::vector<HostTensor> a, b;
+    KILN_TRY(run_bound_fitting(input.first(static_cast<size_t>(first) * per_item), first_shape, &a));
+    KILN_TRY(run_bound_fitting(input.subspan(static_cast<size_t>(first) * per_item), second_shape, &b));
+    return BoundOutputs::join(a, first, b, n - first, m_label, host_backend(), outputs);
+  }
+
+  // One run on the current provider, falling back to the next when it fails (or a single item does not fit).
+  Status run_bound_on_a_provider(std::span<const float> input, const std::vector<int64_t>& shape,
+                                 std::vector<HostTensor>* outputs) {
     while (true) {
-      st = run_bound_locked(input, shape, outputs);
-      if (st.is_ok() || !fallback_possible(st)) return st;
+      Status st = run_bound_locked(input, shape, outputs);
+      if (st.is_ok() || !fallback_possible(st, shape[0] == 1)) return st;
       report_fallback(std::string(infer_provider_name(m_provider)) + " failed while running: " + st.message());
       Status created = session_create_next();
       if (!created.is_ok()) return created;
     }
   }
 
- private:
-  // What run_bound learned from the first batch of an input size: each output's shape after its batch dimension,
-  // or that the outputs cannot be bound (not float32, or no row per item).
-  struct BoundShapes {
-    std::vector<int64_t> input_item;
-    bool bindable = false;
-    std::vector<std::vector<int64_t>> output_items;
-  };
-
   Status run_bound_locked(std::span<const float> input, const std::vector<int64_t>& shape,
                           std::vector<HostTensor>* outputs) {
     const std::vector<int64_t> item(shape.begin() + 1, shape.end());
     const bool per_item = m_info.inputs[0].shape[0] == 1 && shape[0] > 1;
-    if (per_item || m_bound.input_item != item || m_bound.output_items.empty()) {
+    if (per_item || !m_bound.learned(item) || !m_bound.bindable()) {
       std::vector<Tensor> copied;
       KILN_TRY(run_locked(input, shape, &copied));
-      if (!per_item) bound_shapes_learn(item, shape[0], copied);
-      return outputs_copy(copied, outputs);
+      if (!per_item && !m_bound.learned(item)) m_bound.learn(item, shape[0], copied, m_info.outputs);
+      return BoundOutputs::copy(copied, host_backend(), outputs);
     }
-    if (!m_bound.bindable) {
-      std::vector<Tensor> copied;
-      KILN_TRY(run_locked(input, shape, &copied));
-      return outputs_copy(copied, outputs);
-    }
-    KILN_TRY(outputs_prepare(shape[0], outputs));
-    if (fault_should_fail(FaultSite::kProvider)) {
-      return Status(Errc::kDeviceError, std::string("injected provider failure (KILN_FAULT) on ") +
-                                            infer_provider_name(m_provider));
-    }
+    KILN_TRY(m_bound.prepare(shape[0], m_output_names, host_backend(), outputs));
+    KILN_TRY(injected_fault());
     const Errc code = m_provider == InferProvider::kCpu ? Errc::kInvalidArgument : Errc::kDeviceError;
     const FloatModeScope float_mode(m_options.flush_denormals && m_provider == InferProvider::kCpu);
     Status bound = ort_call(code, m_label + ": run on the " + std::string(infer_provider_name(m_provider)) +
@@ -224,50 +242,14 @@ class OrtInferSession final : public InferSession {
     // run: run unbound, learn again, and let only a failure of that run count.
     std::vector<Tensor> copied;
     KILN_TRY(run_locked(input, shape, &copied));
-    bound_shapes_learn(item, shape[0], copied);
-    return outputs_copy(copied, outputs);
+    m_bound.learn(item, shape[0], copied, m_info.outputs);
+    return BoundOutputs::copy(copied, host_backend(), outputs);
   }
 
-  void bound_shapes_learn(const std::vector<int64_t>& input_item, int64_t batch, const std::vector<Tensor>& outputs) {
-    m_bound = BoundShapes{input_item, true, {}};
-    for (size_t k = 0; k < outputs.size(); ++k) {
-      const Tensor& t = outputs[k];
-      m_bound.bindable = m_bound.bindable && m_info.outputs[k].type == TensorType::kFloat32 && !t.shape.empty() &&
-                         t.shape[0] == batch;
-      m_bound.output_items.emplace_back(t.shape.begin() + (t.shape.empty() ? 0 : 1), t.shape.end());
-    }
-  }
-
-  // Gives each output a block of at least `elements` floats, keeping one that is large enough.
-  Status output_fit(HostTensor& out, int64_t elements) {
-    const size_t bytes = static_cast<size_t>(elements) * sizeof(float);
-    if (out.memory.bytes() >= bytes && bytes > 0) return Status::ok();
-    out.memory.reset();
-    KILN_TRY_ASSIGN(out.memory, HostBlock::acquire(host_backend(), std::max<size_t>(bytes, 1)));
-    return Status::ok();
-  }
-
-  Status outputs_prepare(int64_t batch, std::vector<HostTensor>* outputs) {
-    outputs->resize(m_output_names.size());
-    for (size_t k = 0; k < outputs->size(); ++k) {
-      HostTensor& out = (*outputs)[k];
-      out.name = m_output_names[k];
-      out.shape = {batch};
-      out.shape.insert(out.shape.end(), m_bound.output_items[k].begin(), m_bound.output_items[k].end());
-      KILN_TRY(output_fit(out, out.elements()));
-    }
-    return Status::ok();
-  }
-
-  Status outputs_copy(const std::vector<Tensor>& copied, std::vector<HostTensor>* outputs) {
-    outputs->resize(copied.size());
-    for (size_t k = 0; k < copied.size(); ++k) {
-      HostTensor& out = (*outputs)[k];
-      out.name = copied[k].name;
-      out.shape = copied[k].shape;
-      KILN_TRY(output_fit(out, out.elements()));
-      std::copy(copied[k].data.begin(), copied[k].data.end(), out.data());
-    }
+  Status injected_fault() const {
+    const std::string on = std::string(" (KILN_FAULT) on ") + infer_provider_name(m_provider);
+    if (fault_should_fail(FaultSite::kProvider)) return Status(Errc::kDeviceError, "injected provider failure" + on);
+    if (fault_should_fail(FaultSite::kProviderMemory)) return Status(Errc::kOutOfMemory, "injected out of memory" + on);
     return Status::ok();
   }
 
@@ -276,8 +258,10 @@ class OrtInferSession final : public InferSession {
     m_report.fallbacks.push_back(why);
   }
 
-  bool fallback_possible(const Status& st) const {
-    return st.code() == Errc::kDeviceError && m_provider != InferProvider::kCpu && m_options.fallback_on_error &&
+  // A GPU provider that failed, or ran out of memory where the caller cannot run smaller batches.
+  bool fallback_possible(const Status& st, bool out_of_memory_too) const {
+    const bool failed = st.code() == Errc::kDeviceError || (out_of_memory_too && st.code() == Errc::kOutOfMemory);
+    return failed && m_provider != InferProvider::kCpu && m_options.fallback_on_error &&
            m_options.mode != ExecMode::kGpu;
   }
 
@@ -319,10 +303,12 @@ class OrtInferSession final : public InferSession {
     if (!st.is_ok()) return st;
     m_session = std::move(session);
     m_provider = provider;
-    m_bound = BoundShapes{};
+    m_bound.reset();
+    m_fit_limit = 0;  // what fitted one provider's memory says nothing of the next one's
     m_host_backend = &host_backend_for(provider);
     std::lock_guard<std::mutex> lock(m_report_mutex);
     m_report.provider = infer_provider_name(provider);
+    m_report.batch_limit = 0;
     return Status::ok();
   }
 
@@ -389,10 +375,7 @@ class OrtInferSession final : public InferSession {
   }
 
   Status run_once(std::span<const float> input, const std::vector<int64_t>& shape, std::vector<Tensor>* outputs) {
-    if (fault_should_fail(FaultSite::kProvider)) {
-      return Status(Errc::kDeviceError, std::string("injected provider failure (KILN_FAULT) on ") +
-                                            infer_provider_name(m_provider));
-    }
+    KILN_TRY(injected_fault());
     std::vector<const char*> input_names = {m_input_names[0].c_str()};
     std::vector<const char*> output_names;
     for (const auto& name : m_output_names) output_names.push_back(name.c_str());
@@ -445,7 +428,8 @@ class OrtInferSession final : public InferSession {
   std::unique_ptr<Ort::Session> m_session;
   InferProvider m_provider = InferProvider::kCpu;
   std::atomic<Backend*> m_host_backend{&BackendRegistry::instance().cpu()};
-  BoundShapes m_bound;  // guarded by m_run_mutex
+  BoundOutputs m_bound;    // guarded by m_run_mutex
+  int64_t m_fit_limit = 0;  // guarded by m_run_mutex: the largest batch that fitted after running out of memory
   InferReport m_report;
 };
 
@@ -466,7 +450,8 @@ int64_t Tensor::elements() const { return elements_of(shape); }
 
 std::string InferReport::json() const {
   return nlohmann::json{{"provider", provider}, {"placement", placement}, {"fallbacks", fallbacks},
-                        {"batch_dynamic", batch_dynamic}, {"bound_runs", bound_runs}}
+                        {"batch_dynamic", batch_dynamic}, {"bound_runs", bound_runs}, {"oom_halvings", oom_halvings},
+                        {"batch_limit", batch_limit}}
       .dump();
 }
 

@@ -21,7 +21,12 @@ Status ort_call(Errc code, const std::string& what, Fn&& fn) {
     fn();
     return Status::ok();
   } catch (const Ort::Exception& e) {
-    return Status(code, what + ": " + e.what());
+    // A provider's allocator that ran out ("Failed to allocate memory", CUDA's "out of memory"): the caller may run
+    // the batch in smaller parts instead of giving the provider up.
+    const std::string text = e.what();
+    const bool memory = text.find("out of memory") != std::string::npos ||
+                        text.find("Failed to allocate memory") != std::string::npos;
+    return Status(memory ? Errc::kOutOfMemory : code, what + ": " + text);
   } catch (const std::bad_alloc&) {
     return Status(Errc::kOutOfMemory, what + ": out of memory");
   } catch (const std::exception& e) {

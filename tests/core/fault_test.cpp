@@ -17,6 +17,15 @@ TEST(Fault, FailsExactlyTheNthCall) {
   ASSERT_TRUE(fault_configure("").is_ok());
 }
 
+TEST(Fault, ProviderFailuresAndOutOfMemoryCountTheirOwnRuns) {
+  ASSERT_TRUE(fault_configure("provider:2,provider_oom:1").is_ok());
+  EXPECT_TRUE(fault_should_fail(FaultSite::kProviderMemory));
+  EXPECT_FALSE(fault_should_fail(FaultSite::kProviderMemory));
+  EXPECT_FALSE(fault_should_fail(FaultSite::kProvider));
+  EXPECT_TRUE(fault_should_fail(FaultSite::kProvider));
+  ASSERT_TRUE(fault_configure("").is_ok());
+}
+
 TEST(Fault, DeviceLostFailsEverythingAfterTheFirstLaunch) {
   ASSERT_TRUE(fault_configure("device_lost").is_ok());
   EXPECT_FALSE(fault_should_fail(FaultSite::kAlloc));
@@ -28,7 +37,7 @@ TEST(Fault, DeviceLostFailsEverythingAfterTheFirstLaunch) {
 }
 
 TEST(Fault, RejectsBadSpecs) {
-  for (const char* spec : {"alloc", "alloc:0", "alloc:x", "kernel:-1", "oom:3"}) {
+  for (const char* spec : {"alloc", "alloc:0", "alloc:x", "kernel:-1", "oom:3", "provider_oom:0"}) {
     EXPECT_EQ(fault_configure(spec).code(), Errc::kInvalidArgument) << spec;
   }
   ASSERT_TRUE(fault_configure("").is_ok());

@@ -94,6 +94,58 @@ TEST(BoundOutputs, AnInjectedProviderFailureIsReportedAndTheNextRunIsBoundAgain)
   expect_same(copied, outputs, "after the failure");
 }
 
+// Batched and split runs may block their sums differently: equal within float rounding.
+void expect_close(const std::vector<Tensor>& copied, const std::vector<HostTensor>& bound, const std::string& what) {
+  ASSERT_EQ(copied.size(), bound.size()) << what;
+  for (size_t k = 0; k < copied.size(); ++k) {
+    ASSERT_EQ(bound[k].shape, copied[k].shape) << what << " output " << k;
+    float worst = 0;
+    for (size_t i = 0; i < copied[k].data.size(); ++i) {
+      worst = std::max(worst, std::fabs(bound[k].data()[i] - copied[k].data[i]));
+    }
+    EXPECT_LT(worst, 2e-4f) << what << " output " << k;
+  }
+}
+
+TEST(BoundOutputs, ABatchThatRunsOutOfMemoryIsRunInHalvesAndLaterOnesSplit) {
+  const PackagedModel model = test::packaged_model_require("fr-embed");
+  auto session = session_open(model.file);
+  ASSERT_TRUE(session);
+  auto photos = test::photos_decode();
+  photos.push_back(photos[0]);
+  std::vector<int64_t> shape;
+  const auto input = test::model_input_make(model, photos, &shape);
+  std::vector<Tensor> copied;
+  ASSERT_TRUE(session->run(input, shape, &copied).is_ok());
+  std::vector<HostTensor> outputs;
+  ASSERT_TRUE(fault_configure("provider_oom:1").is_ok());
+  const Status st = session->run_bound(input, shape, &outputs);
+  ASSERT_TRUE(fault_configure("").is_ok());
+  ASSERT_TRUE(st.is_ok()) << st.to_string();
+  EXPECT_EQ(session->report().oom_halvings, 1);
+  EXPECT_EQ(session->report().batch_limit, 2) << "3 ran out of memory: its halves are 1 and 2";
+  expect_close(copied, outputs, "halves");
+  poison(outputs);
+  ASSERT_TRUE(session->run_bound(input, shape, &outputs).is_ok());
+  EXPECT_EQ(session->report().oom_halvings, 1) << "a later batch of 3 is split at once, not tried";
+  expect_close(copied, outputs, "split at once");
+}
+
+TEST(BoundOutputs, ASingleItemThatRunsOutOfMemoryOnTheCpuIsAnError) {
+  const PackagedModel model = test::packaged_model_require("fr-embed");
+  auto session = session_open(model.file);
+  ASSERT_TRUE(session);
+  std::vector<int64_t> shape;
+  const auto input = test::model_input_make(model, {test::photos_decode()[0]}, &shape);
+  std::vector<HostTensor> outputs;
+  ASSERT_TRUE(fault_configure("provider_oom:1").is_ok());
+  const Status st = session->run_bound(input, shape, &outputs);
+  ASSERT_TRUE(fault_configure("").is_ok());
+  EXPECT_EQ(st.code(), Errc::kOutOfMemory);
+  EXPECT_NE(st.message().find("injected out of memory"), std::string::npos) << st.message();
+  EXPECT_TRUE(session->run_bound(input, shape, &outputs).is_ok());
+}
+
 TEST(BoundOutputs, ALargerBatchGetsLargerBlocks) {
   const PackagedModel model = test::packaged_model_require("selfie");
   auto session = session_open(model.file);
