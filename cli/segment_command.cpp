@@ -52,6 +52,13 @@ void summary_print(const SegmentJobSummary& s) {
     for (const std::string& e : st.errors) std::printf("    %s\n", e.c_str());
   }
   std::printf("Time: %.2f s, %.1f frames/s, %.2f frames per inference run\n", s.seconds, s.fps, s.batch_mean);
+  std::printf("Batching: at most %lld frames per run at the end", static_cast<long long>(s.batch_limit));
+  if (s.infer.oom_halvings > 0) {
+    std::printf("; %lld batch%s ran out of memory and %s run in halves (%lld frames fit)",
+                static_cast<long long>(s.infer.oom_halvings), s.infer.oom_halvings == 1 ? "" : "es",
+                s.infer.oom_halvings == 1 ? "was" : "were", static_cast<long long>(s.infer.batch_limit));
+  }
+  std::printf("\n");
   std::printf("Latency (arrived -> encoded): p50 %.1f ms, p95 %.1f ms, p99 %.1f ms\n", s.latency_p50_ms,
               s.latency_p95_ms, s.latency_p99_ms);
   std::printf("Stages:");
@@ -63,6 +70,19 @@ void summary_print(const SegmentJobSummary& s) {
   std::printf("Inference: %s (%s); preprocess: %s\n", s.infer.provider.c_str(), s.infer.placement.c_str(),
               s.preprocess.c_str());
   for (const std::string& f : s.infer.fallbacks) std::printf("  fallback: %s\n", f.c_str());
+  std::printf("Pools (high-water marks):");
+  for (const SegmentPoolSummary& p : s.pools) {
+    if (p.unit == "bytes") {
+      std::printf("\n  %s: %.1f MB held at most", p.name.c_str(), static_cast<double>(p.peak) / 1e6);
+      if (p.limit > 0) std::printf(" of %.1f MB", static_cast<double>(p.limit) / 1e6);
+      std::printf(" (%lld blocks allocated, %lld reused)", static_cast<long long>(p.allocations),
+                  static_cast<long long>(p.reuses));
+    } else {
+      std::printf("\n  %s: %lld of %lld", p.name.c_str(), static_cast<long long>(p.peak),
+                  static_cast<long long>(p.limit));
+    }
+  }
+  std::printf("\n");
   if (s.iou >= 0) std::printf("IoU against the reference: %.3f\n", s.iou);
   for (const SegmentTargetCheck& t : s.targets) {
     std::printf("Target %s: %s (%s)\n", t.name.c_str(), t.met ? "met" : "NOT met", t.detail.c_str());

@@ -96,6 +96,8 @@ class Backend {
   virtual void host_release(PoolBlock block);
   // The device buffer pool's counters (zeros for the CPU).
   virtual PoolStats memory_stats() const;
+  // The counters of the pool host_acquire() serves from (pinned, mapped or plain host memory).
+  virtual PoolStats host_memory_stats() const;
 };
 
 struct BackendStatus {

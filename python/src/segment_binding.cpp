@@ -185,6 +185,18 @@ class PySegmentPipeline {
     const InferReport report = m_engine->model().session().report();
     stats["provider"] = report.provider;
     stats["preprocess"] = m_engine->preprocess_backend();
+    pyb::list pools;
+    for (const SegmentPoolSummary& p : m_engine->pools({"frames"})) {
+      pyb::dict pool;
+      pool["name"] = p.name;
+      pool["unit"] = p.unit;
+      pool["peak"] = p.peak;
+      pool["limit"] = p.limit;
+      pool["allocations"] = p.allocations;
+      pool["reuses"] = p.reuses;
+      pools.append(pool);
+    }
+    stats["pools"] = pools;
     return stats;
   }
 

@@ -55,6 +55,9 @@ def test_pipeline_gives_masks_in_order_with_ids_and_stats():
     assert stats["bottleneck_stage"] in ("infer", "post") and set(stats["stages"]) == {"infer", "post"}
     assert 0 < stats["latency_p50_ms"] <= stats["latency_p99_ms"]
     assert stats["batch_mean"] == 1.0 and stats["provider"] == "cpu"
+    pools = {p["name"]: p for p in stats["pools"]}
+    assert 1 <= pools["frames in flight: frames"]["peak"] <= pools["frames in flight: frames"]["limit"]
+    assert pools["cpu host memory"]["unit"] == "bytes" and pools["cpu host memory"]["peak"] > 0
 
 
 def test_latency_mode_drops_stale_frames_and_counts_them():

@@ -34,6 +34,8 @@ void Backend::host_release(PoolBlock block) { std::free(reinterpret_cast<void*>(
 
 PoolStats Backend::memory_stats() const { return {}; }
 
+PoolStats Backend::host_memory_stats() const { return {}; }
+
 Result<BackendOptions> backend_options_from_env() {
   BackendOptions options;
   if (const char* id = std::getenv("GPU_DEVICE_ID"); id != nullptr && *id != '\0') {

@@ -293,6 +293,20 @@ class DynamicBatcher {
   }
   const BatcherConfig& config() const { return m_config; }
 
+  // Batches formed from now on hold at most `size` requests (clamped to 1 .. config().max_batch_size): what an
+  // adaptive batch sizer, or a consumer that ran out of memory, moves. Preferred sizes above it are skipped.
+  void batch_limit_set(int32_t size) {
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      m_batch_limit = std::clamp(size, 1, m_config.max_batch_size);
+    }
+    m_cv.notify_all();
+  }
+  int32_t batch_limit() const {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_batch_limit;
+  }
+
   static constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
  private:
@@ -379,7 +393,7 @@ class DynamicBatcher {
     if (m_pending == 0) return std::nullopt;
 
     // Scan the priority-then-FIFO order for the longest prefix that fits.
-    const size_t max_size = static_cast<size_t>(m_config.max_batch_size);
+    const size_t max_size = static_cast<size_t>(m_batch_limit);
     size_t count = 0;
     size_t bytes = 0;
     bool byte_limited = false;
@@ -463,6 +477,7 @@ class DynamicBatcher {
   uint64_t m_next_id = 1;
   int64_t m_next_expiry_ns = kNever;  // earliest live deadline (exact after a sweep, a lower bound otherwise)
   bool m_closed = false;
+  int32_t m_batch_limit = m_config.max_batch_size;
   BatcherStats m_stats;
 };
 

@@ -125,6 +125,26 @@ TEST(BatcherTest, MaxBatchSizeCaps) {
   EXPECT_EQ(c->sequence, 3u);
 }
 
+TEST(BatcherTest, BatchLimitMovesWithinTheConfiguredMaximum) {
+  ManualClock clock;
+  auto batcher = make_batcher(config_of(4, 0), &clock);
+  for (int i = 0; i < 9; ++i) ASSERT_TRUE(batcher->enqueue(i).is_ok());
+  batcher->batch_limit_set(2);  // e.g. halved after running out of memory
+  EXPECT_EQ(batcher->batch_limit(), 2);
+  auto a = batcher->try_form_batch();
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(values(*a), (std::vector<int>{0, 1}));
+  batcher->batch_limit_set(100);  // clamped to the configured 4
+  EXPECT_EQ(batcher->batch_limit(), 4);
+  auto b = batcher->try_form_batch();
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(values(*b), (std::vector<int>{2, 3, 4, 5}));
+  batcher->batch_limit_set(0);  // at least one
+  auto c = batcher->try_form_batch();
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(values(*c), (std::vector<int>{6}));
+}
+
 TEST(BatcherTest, PrioritiesThenFifoWithTies) {
   ManualClock clock;
   BatcherConfig config = config_of(6, 10);

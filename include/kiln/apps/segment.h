@@ -112,6 +112,17 @@ struct SegmentTargetCheck {
   std::string detail;  // "p99 38.2 ms <= 50 ms"
 };
 
+// A high-water mark of the run: a backend's memory pool (bytes held at most since the process started, against its
+// budget) or an input's frames in flight (at most, against its budget).
+struct SegmentPoolSummary {
+  std::string name;         // "cpu host memory", "cuda device memory", "frames in flight: talk.mp4"
+  std::string unit;         // "bytes" | "frames"
+  int64_t peak = 0;
+  int64_t limit = 0;        // 0: no budget
+  int64_t allocations = 0;  // memory pools: blocks taken from the system or the driver
+  int64_t reuses = 0;       // memory pools: requests served from blocks given back
+};
+
 struct SegmentJobSummary {
   std::vector<SegmentStreamSummary> streams;
   std::vector<SegmentStageSummary> stages;
@@ -120,10 +131,12 @@ struct SegmentJobSummary {
   double fps = 0;          // frames written per second, all streams
   double latency_p50_ms = 0, latency_p95_ms = 0, latency_p99_ms = 0;  // decoded (arrived) -> encoded
   double batch_mean = 0;   // frames per inference run
+  int64_t batch_limit = 0;  // frames per run the batcher forms at most at the end (adaptive; out of memory)
   InferReport infer;       // provider, placement, fallbacks
   std::string preprocess;  // where the fused preprocess ran
   double iou = -1;         // mean mask IoU against the reference (-1: none given)
   std::vector<SegmentTargetCheck> targets;
+  std::vector<SegmentPoolSummary> pools;  // memory pools used, then each input's frames in flight
 };
 
 // The predecessor's configs/gpu_config.yaml, accepted unchanged: what has an equivalent is applied to `config`

@@ -52,6 +52,16 @@ Status SegmentEngine::open() {
                                    frame.dropped = !response.status.is_ok();
                                    deliver(std::move(frame));
                                  }));
+  // Throughput: the batch size climbs to the one that gives the most frames per second (windows of 4 runs).
+  if (!m_config.latency && m_max_batch > 1) {
+    AdaptiveBatchSizerConfig sizer;
+    sizer.profile = SizerProfile::kThroughput;
+    sizer.max_batch_size = static_cast<int32_t>(m_max_batch);
+    sizer.initial_batch_size = static_cast<int32_t>(m_max_batch);
+    sizer.window = 4;
+    KILN_TRY_ASSIGN(m_sizer, AdaptiveBatchSizer::create(sizer));
+    m_adaptive = true;
+  }
   m_infer_thread = std::thread([this] { infer_loop(); });
   return Status::ok();
 }
@@ -77,6 +87,7 @@ Status SegmentEngine::submit(SegmentFrame frame) {
     l.cv.wait(lock, [&] { return l.in_flight < l.in_flight_limit || m_stopped.load(); });
     if (m_stopped.load()) return Status(Errc::kCancelled, "segment engine stopped");
     ++l.in_flight;
+    l.in_flight_peak = std::max(l.in_flight_peak, l.in_flight);
   }
   frame.arrived_ns = profile_now_ns();
   const int32_t priority = l.timeout_us > 0 ? 1 : 2;
@@ -86,6 +97,27 @@ Status SegmentEngine::submit(SegmentFrame frame) {
     --l.in_flight;
   }
   return st;
+}
+
+std::vector<SegmentPoolSummary> SegmentEngine::pools(const std::vector<std::string>& stream_names) {
+  std::vector<SegmentPoolSummary> out;
+  const auto memory = [&](const std::string& name, const PoolStats& stats) {
+    if (stats.allocations == 0) return;
+    out.push_back({name, "bytes", static_cast<int64_t>(stats.peak_held_bytes), static_cast<int64_t>(stats.budget),
+                   static_cast<int64_t>(stats.allocations), static_cast<int64_t>(stats.reuses)});
+  };
+  for (const auto& backend : BackendRegistry::instance().backends()) {
+    memory(backend->name() + " host memory", backend->host_memory_stats());
+    memory(backend->name() + " device memory", backend->memory_stats());
+  }
+  std::lock_guard<std::mutex> lock(m_links_mutex);
+  for (size_t k = 0; k < m_links.size(); ++k) {
+    Link& l = *m_links[k];
+    std::lock_guard<std::mutex> link_lock(l.mutex);
+    const std::string name = k < stream_names.size() ? stream_names[k] : "stream " + std::to_string(k);
+    out.push_back({"frames in flight: " + name, "frames", l.in_flight_peak, l.in_flight_limit, 0, 0});
+  }
+  return out;
 }
 
 void SegmentEngine::stream_end(int32_t stream, int64_t total) {
@@ -208,8 +240,27 @@ void SegmentEngine::infer_loop() {
       m_batcher->complete(batch, profile_now_ns() - begin, st);
       break;
     }
-    m_batcher->complete(batch, profile_now_ns() - begin);
+    const int64_t compute_ns = profile_now_ns() - begin;
+    m_batcher->complete(batch, compute_ns);
+    batch_size_adapt(n, compute_ns);
   }
+}
+
+// A batch that ran out of memory was run in halves by the session, which now splits anything larger than what
+// fitted: the batcher stops forming such batches, and the sizer stops climbing back to them.
+void SegmentEngine::batch_size_adapt(int64_t batch, int64_t compute_ns) {
+  const InferReport report = m_model->session().report();
+  if (report.oom_halvings > m_halvings_seen) {
+    m_halvings_seen = report.oom_halvings;
+    if (m_adaptive) m_sizer.on_memory_pressure();
+  }
+  int64_t limit = m_max_batch;
+  if (m_adaptive) {
+    m_sizer.observe(static_cast<int32_t>(batch), compute_ns);
+    limit = m_sizer.batch_size();
+  }
+  if (report.batch_limit > 0) limit = std::min(limit, report.batch_limit);
+  m_batcher->batch_limit_set(static_cast<int32_t>(limit));
 }
 
 const std::vector<float>& SegmentSmoother::update(const SegmentFrame& frame, const SegmentSettings& settings) {

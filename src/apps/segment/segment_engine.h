@@ -20,6 +20,7 @@
 #include "core/thread_pool.h"
 #include "io/video/video_reader.h"
 #include "kiln/apps/segment.h"
+#include "pipeline/adaptive_batch_sizer.h"
 #include "pipeline/batcher.h"
 #include "profiler/profiler.h"
 
@@ -94,8 +95,14 @@ class SegmentEngine {
   ThreadPool& pool() { return m_pool; }
   StageClock& infer_clock() { return m_infer; }
   int64_t max_batch() const { return m_max_batch; }
+  // Frames per inference run the batcher forms now: the adaptive sizer's choice (throughput), within the largest
+  // batch that fitted after the model ran out of memory.
+  int32_t batch_limit() const { return m_batcher ? m_batcher->batch_limit() : 0; }
   double batch_mean() const;
   std::string preprocess_backend() const;
+  // The memory pools that served anything (every backend's host and device pools), then each stream's frames in
+  // flight, named by `stream_names` (index = stream).
+  std::vector<SegmentPoolSummary> pools(const std::vector<std::string>& stream_names);
 
  private:
   struct Link {  // one stream's side of the engine
@@ -105,6 +112,7 @@ class SegmentEngine {
     int64_t next = 0;      // the index take() gives next
     int64_t total = -1;    // frames submitted, once ended
     int64_t in_flight = 0;
+    int64_t in_flight_peak = 0;
     int64_t in_flight_limit = 8;
     int64_t timeout_us = 0;
   };
@@ -112,6 +120,7 @@ class SegmentEngine {
   explicit SegmentEngine(const SegmentEngineConfig& config);
   Status open();
   void infer_loop();
+  void batch_size_adapt(int64_t batch, int64_t compute_ns);
   void deliver(SegmentFrame&& frame);
   Link& link(int32_t stream);
 
@@ -121,6 +130,9 @@ class SegmentEngine {
   int64_t m_max_batch = 8;
   std::unique_ptr<SegmentModel> m_model;
   std::unique_ptr<DynamicBatcher<SegmentFrame>> m_batcher;
+  bool m_adaptive = false;  // throughput with batches of more than one: the sizer moves the batch size
+  AdaptiveBatchSizer m_sizer;
+  int64_t m_halvings_seen = 0;
   std::mutex m_links_mutex;
   std::vector<std::unique_ptr<Link>> m_links;
   std::thread m_infer_thread;

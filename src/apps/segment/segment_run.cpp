@@ -146,6 +146,7 @@ class SegmentRun {
     summary.latency_p95_ms = percentile_ms(latencies, 0.95);
     summary.latency_p99_ms = percentile_ms(latencies, 0.99);
     summary.batch_mean = m_engine->batch_mean();
+    summary.batch_limit = m_engine->batch_limit();
     summary.infer = m_engine->model().session().report();
     summary.preprocess = m_engine->preprocess_backend();
     double busiest = -1;
@@ -161,6 +162,9 @@ class SegmentRun {
       }
       summary.stages.push_back(stage);
     }
+    std::vector<std::string> names;
+    for (const auto& s : m_streams) names.push_back(s->summary.input);
+    summary.pools = m_engine->pools(names);
     if (m_iou_frames > 0) summary.iou = m_iou_sum / static_cast<double>(m_iou_frames);
     summary.targets = targets_check(summary);
     return summary;

@@ -99,6 +99,7 @@ class CpuBackend final : public Backend {
   }
 
   Result<PoolBlock> host_acquire(size_t bytes) override { return m_host_pool.acquire(bytes); }
+  PoolStats host_memory_stats() const override { return m_host_pool.stats(); }
   void host_release(PoolBlock block) override {
     m_host_pool.release(block);
     const PoolStats stats = m_host_pool.stats();

@@ -110,6 +110,7 @@ class CudaBackend final : public Backend {
   }
 
   PoolStats memory_stats() const override { return m_device_pool.stats(); }
+  PoolStats host_memory_stats() const override { return m_host_pool.stats(); }
 
  private:
   static BufferPool::AllocateFn device_allocate(int32_t device) {

@@ -116,6 +116,7 @@ class OpenclBackend final : public Backend {
   Result<PoolBlock> host_acquire(size_t bytes) override { return m_host_pool.acquire(bytes); }
   void host_release(PoolBlock block) override { m_host_pool.release(block); }
   PoolStats memory_stats() const override { return m_device_pool.stats(); }
+  PoolStats host_memory_stats() const override { return m_host_pool.stats(); }
 
  private:
   Result<uintptr_t> device_allocate(size_t bytes) {

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "core/fault.h"
 #include "io/video/video_reader.h"
 #include "io/video/video_writer.h"
 #include "kiln/apps/segment.h"
@@ -113,6 +114,39 @@ TEST_F(SegmentJob, TwoInputsShareTheBatcherAndKeepEveryFrame) {
   }
   EXPECT_EQ(s.stages.size(), 4u);
   EXPECT_FALSE(s.bottleneck.empty());
+
+  // High-water marks: the model's outputs come from the CPU's host pool, their blocks kept from batch to batch; each
+  // input had frames in flight, never more than its budget.
+  const SegmentPoolSummary* host = nullptr;
+  int in_flight = 0;
+  for (const SegmentPoolSummary& p : s.pools) {
+    if (p.name == "cpu host memory") host = &p;
+    if (p.unit != "frames") continue;
+    ++in_flight;
+    EXPECT_GE(p.peak, 1) << p.name;
+    EXPECT_LE(p.peak, p.limit) << p.name;
+  }
+  EXPECT_EQ(in_flight, 2);
+  ASSERT_NE(host, nullptr);
+  EXPECT_GT(host->peak, 0);
+  EXPECT_LT(host->allocations, static_cast<int64_t>(2 * kFrames / s.batch_mean)) << "fewer blocks than batches";
+}
+
+TEST_F(SegmentJob, ABatchThatRunsOutOfMemoryIsHalvedAndLaterBatchesStaySmaller) {
+  SegmentJobConfig c = config("oom.mp4");
+  c.exec.batch_size = 4;
+  c.max_delay_us = 1'000'000;  // batches fill up to 4: the first real one is 4 frames
+  ASSERT_TRUE(fault_configure("provider_oom:2").is_ok());  // run 1 is the session's warm-up
+  auto result = segment_job_run(c, {person});
+  ASSERT_TRUE(fault_configure("").is_ok());
+  ASSERT_TRUE(result.is_ok()) << result.status().to_string();
+  const SegmentJobSummary& s = result.value();
+  EXPECT_EQ(s.streams[0].written, kFrames);
+  EXPECT_GT(s.streams[0].foreground, 0.10);
+  EXPECT_EQ(s.infer.oom_halvings, 1);
+  EXPECT_EQ(s.infer.batch_limit, 2);
+  EXPECT_LE(s.batch_limit, 2) << "the batcher no longer forms batches that do not fit";
+  EXPECT_LT(s.batch_mean, 4.0);
 }
 
 TEST_F(SegmentJob, LatencyModeKeepsUpWithAPacedSourceAndDropsNothing) {
