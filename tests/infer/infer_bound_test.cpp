@@ -27,6 +27,22 @@ void expect_same(const std::vector<Tensor>& copied, const std::vector<HostTensor
   }
 }
 
+// The model's input for the two photos and the first again, and its outputs run unbound.
+struct ThreePhotos {
+  std::vector<int64_t> shape;
+  std::vector<float> input;
+  std::vector<Tensor> copied;
+};
+
+ThreePhotos three_photos_run(InferSession& session, const PackagedModel& model) {
+  ThreePhotos run;
+  auto photos = test::photos_decode();
+  photos.push_back(photos[0]);
+  run.input = test::model_input_make(model, photos, &run.shape);
+  EXPECT_TRUE(session.run(run.input, run.shape, &run.copied).is_ok());
+  return run;
+}
+
 void poison(std::vector<HostTensor>& outputs) {
   for (HostTensor& t : outputs) {
     for (int64_t i = 0; i < t.elements(); ++i) t.data()[i] = std::nanf("");
@@ -38,12 +54,7 @@ TEST_P(BoundOutputs, EqualCopiedOutputsAndReuseTheirBlocks) {
   auto session = session_open(model.file);
   ASSERT_TRUE(session);
   EXPECT_EQ(session->host_backend().kind(), BackendKind::kCpu);
-  auto photos = test::photos_decode();
-  photos.push_back(photos[0]);
-  std::vector<int64_t> shape;
-  const auto input = test::model_input_make(model, photos, &shape);
-  std::vector<Tensor> copied;
-  ASSERT_TRUE(session->run(input, shape, &copied).is_ok());
+  const auto [shape, input, copied] = three_photos_run(*session, model);
 
   std::vector<HostTensor> outputs;
   ASSERT_TRUE(session->run_bound(input, shape, &outputs).is_ok());  // first of this size: copied, shapes learned
@@ -111,12 +122,7 @@ TEST(BoundOutputs, ABatchThatRunsOutOfMemoryIsRunInHalvesAndLaterOnesSplit) {
   const PackagedModel model = test::packaged_model_require("fr-embed");
   auto session = session_open(model.file);
   ASSERT_TRUE(session);
-  auto photos = test::photos_decode();
-  photos.push_back(photos[0]);
-  std::vector<int64_t> shape;
-  const auto input = test::model_input_make(model, photos, &shape);
-  std::vector<Tensor> copied;
-  ASSERT_TRUE(session->run(input, shape, &copied).is_ok());
+  const auto [shape, input, copied] = three_photos_run(*session, model);
   std::vector<HostTensor> outputs;
   ASSERT_TRUE(fault_configure("provider_oom:1").is_ok());
   const Status st = session->run_bound(input, shape, &outputs);
