@@ -186,7 +186,7 @@ class PySegmentPipeline {
     stats["provider"] = report.provider;
     stats["preprocess"] = m_engine->preprocess_backend();
     pyb::list pools;
-    for (const SegmentPoolSummary& p : m_engine->pools({"frames"})) {
+    for (const SegmentPoolSummary& p : m_engine->pools({"pipeline"})) {
       pyb::dict pool;
       pool["name"] = p.name;
       pool["unit"] = p.unit;
