@@ -238,6 +238,7 @@ class OrtInferSession final : public InferSession {
       ++m_report.bound_runs;
       return bound;
     }
+    if (bound.code() == Errc::kOutOfMemory) return bound;  // an unbound rerun would only run out again
     // An output whose shape differs from the learned one (it depends on more than the input's size) fails the bound
     // run: run unbound, learn again, and let only a failure of that run count.
     std::vector<Tensor> copied;
