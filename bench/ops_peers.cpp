@@ -125,7 +125,7 @@ void options_add(CLI::App& app, Options& opt) {
       });
   app.add_option("--ops", opt.ops,
                  "Only these ops, comma-separated: fused_preprocess quality resize_bilinear resize_area cvt_gray "
-                 "warp_affine unsharp mask")
+                 "warp_affine unsharp mask matte")
       ->type_name("a,b")
       ->delimiter(',');
 }

@@ -14,6 +14,7 @@
 #include "kiln/ops/color.h"
 #include "kiln/ops/enhance.h"
 #include "kiln/ops/mask.h"
+#include "kiln/ops/matte.h"
 #include "kiln/ops/preprocess.h"
 #include "kiln/ops/quality.h"
 #include "kiln/ops/resize.h"
@@ -291,6 +292,44 @@ Case case_mask(const Env& env) {
   return k;
 }
 
+// A segmentation model's person probability (256 x 256, a smooth blob) -> a 1280 x 720 frame's 0/255 mask: what
+// kiln segment does per frame and the sequential loop of bench/segment_peers does with OpenCV.
+Case case_matte(const Env& env) {
+  constexpr int mw = 256, mh = 256, w = 1280, h = 720;
+  struct State {
+    cv::Mat prob, big, kiln_out, cv_out;
+    kiln::VarShapeBatch in, out;
+    kiln::MatteParams params;
+  };
+  auto s = std::make_shared<State>();
+  s->prob.create(mh, mw, CV_32F);
+  for (int y = 0; y < mh; ++y) {
+    for (int x = 0; x < mw; ++x) {
+      const double dx = (x - mw * 0.5) / (mw * 0.25), dy = (y - mh * 0.55) / (mh * 0.4);
+      s->prob.at<float>(y, x) = static_cast<float>(1.0 / (1.0 + std::exp(6.0 * (dx * dx + dy * dy - 1.0))));
+    }
+  }
+  s->kiln_out.create(h, w, CV_8UC1);
+  s->cv_out.create(h, w, CV_8UC1);
+  s->in = kiln::VarShapeBatch::wrap({view_of(s->prob, kiln::PixelType::kF32, kiln::Layout::kHWC, mw, mh, 1)});
+  s->out = kiln::VarShapeBatch::wrap({view_of(s->kiln_out, kiln::PixelType::kU8, kiln::Layout::kHWC, w, h, 1)});
+  Case k{.op = "matte",
+         .size = size_name(mw, mh, w, h),
+         .peer = "opencv",
+         .peer_calls = "resize(INTER_LINEAR) + threshold(0.5, 255) + convertTo(CV_8U)"};
+  k.kiln_run = [s, env] { return kiln::matte_render(s->params, s->in.view(), s->out.view(), env.exec, env.report); };
+  k.peer_run = [s] {
+    cv::resize(s->prob, s->big, cv::Size(w, h), 0, 0, cv::INTER_LINEAR);
+    cv::threshold(s->big, s->big, 0.5, 255, cv::THRESH_BINARY);
+    s->big.convertTo(s->cv_out, CV_8U);
+  };
+  k.check = [s] {
+    return Check{"mismatch_fraction", static_cast<double>(cv::countNonZero(s->kiln_out != s->cv_out)) /
+                                          static_cast<double>(s->kiln_out.total())};
+  };
+  return k;
+}
+
 }  // namespace
 
 std::vector<Case> ops_peers_cases_make(const Env& env) {
@@ -308,6 +347,7 @@ std::vector<Case> ops_peers_cases_make(const Env& env) {
   cases.push_back(case_unsharp(env, 640, 480));
   cases.push_back(case_unsharp(env, 1920, 1080));
   cases.push_back(case_mask(env));
+  cases.push_back(case_matte(env));
   return cases;
 }
 

@@ -6,6 +6,7 @@
 #include "kiln/ops/color.h"
 #include "kiln/ops/enhance.h"
 #include "kiln/ops/mask.h"
+#include "kiln/ops/matte.h"
 #include "kiln/ops/normalize.h"
 #include "kiln/ops/preprocess.h"
 #include "kiln/ops/quality.h"
@@ -67,6 +68,12 @@ inline Status warp_affine(const WarpParams& params, const VarShapeBatchView& in,
 inline Status mask_postprocess(const MaskParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
                                const ExecOptions& exec = {}, ExecReport* report = nullptr) {
   return op_run(OpCall{OpKind::kMask, &params, in, out, nullptr}, exec, report);
+}
+
+// in: f32 1-channel probability maps; out: u8 1-channel images, any sizes (each its map's matte at that size).
+inline Status matte_render(const MatteParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
+                           const ExecOptions& exec = {}, ExecReport* report = nullptr) {
+  return op_run(OpCall{OpKind::kMatte, &params, in, out, nullptr}, exec, report);
 }
 
 }  // namespace kiln

@@ -23,8 +23,9 @@ enum class OpKind : uint8_t {
   kEnhance,     // brightness/contrast/gamma, unsharp mask, PIL-style contrast and sharpness
   kWarp,        // affine warp, bilinear, with border modes
   kMask,        // logits -> u8 masks
+  kMatte,       // probability maps -> frame-size u8 masks or alphas (bilinear over a region)
 };
-inline constexpr int kOpKindCount = 9;
+inline constexpr int kOpKindCount = 10;
 
 // One call of an op: the family's parameters (the struct its header names), the input batch, and either an output
 // batch or per-image results (quality: one QualityMetrics per input image). Image i of `in` gives image i of `out`

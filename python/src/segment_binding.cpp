@@ -185,6 +185,7 @@ class PySegmentPipeline {
     const InferReport report = m_engine->model().session().report();
     stats["provider"] = report.provider;
     stats["preprocess"] = m_engine->preprocess_backend();
+    stats["matte"] = m_engine->matte_backend();
     pyb::list pools;
     for (const SegmentPoolSummary& p : m_engine->pools({"pipeline"})) {
       pyb::dict pool;
@@ -245,7 +246,12 @@ class PySegmentPipeline {
           }
           it = mattes.insert_or_assign(key, std::move(matte).value()).first;
         }
-        r.foreground = it->second.render(f.frame.rgb.view(), prob.data(), &r.mask, &m_engine->pool());
+        Result<double> share = m_engine->matte_render(it->second, f.frame.rgb.view(), prob.data(), &r.mask);
+        if (!share.is_ok()) {
+          m_engine->stop(share.status());
+          break;
+        }
+        r.foreground = share.value();
       }
       r.dropped = f.dropped;
       r.latency_ms = static_cast<double>(profile_now_ns() - f.arrived_ns) / 1e6;

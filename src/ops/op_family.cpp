@@ -6,6 +6,7 @@
 #include "ops/color.h"
 #include "ops/enhance.h"
 #include "ops/mask.h"
+#include "ops/matte.h"
 #include "ops/normalize.h"
 #include "ops/preprocess.h"
 #include "ops/quality.h"
@@ -42,6 +43,7 @@ constexpr OpFamily kFamilies[] = {
     {OpKind::kEnhance, "enhance", "IMAGE_ENHANCEMENT_GPU", enhance_validate, 0, nullptr},
     {OpKind::kWarp, "warp", kImageProcessing, warp_validate, 0, warp_params_slice},
     {OpKind::kMask, "mask", kImageProcessing, mask_validate, 0, nullptr},
+    {OpKind::kMatte, "matte", kImageProcessing, matte_validate, 0, nullptr},
 };
 static_assert(std::size(kFamilies) == kOpKindCount);
 

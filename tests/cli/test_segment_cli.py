@@ -149,6 +149,27 @@ def test_alpha_composite_and_blur_outputs(tmp_path, videos):
         assert len(frame_times(out)) == videos["layout"]["frames"]
 
 
+def framemd5(path):
+    out = subprocess.run(["ffmpeg", "-v", "error", "-i", str(path), "-map", "0:v", "-f", "framemd5", "-"],
+                         capture_output=True, text=True, check=True).stdout
+    return [line for line in out.splitlines() if not line.startswith("#")]
+
+
+@pytest.mark.parametrize("kind", ["mask", "composite"])
+def test_matte_on_opencl_gives_the_cpu_frames(tmp_path, videos, kind):
+    # --mode gpu with OpenCL (PoCL here): the fused preprocess and the matte run on the device, the model on ONNX
+    # Runtime's CPU provider; every decoded output frame equals the CPU run's.
+    cpu, gpu = tmp_path / f"cpu_{kind}.mp4", tmp_path / f"gpu_{kind}.mp4"
+    run_kiln("segment", videos["h264"], "-o", cpu, "--output", kind, "--threads", 2, "-q")
+    opencl = {"GPU_BACKEND": "opencl", "KILN_OPENCL_DEVICE_TYPE": "all"}
+    result = run_kiln("segment", videos["h264"], "-o", gpu, "--output", kind, "--threads", 2, "--mode", "gpu", "-q",
+                      env=opencl)
+    assert "preprocess: opencl; matte: opencl" in result.stdout
+    frames = framemd5(cpu)
+    assert len(frames) == videos["layout"]["frames"]
+    assert framemd5(gpu) == frames
+
+
 def test_image_sequence_and_several_inputs_into_a_folder(tmp_path, videos):
     frames = tmp_path / "shots"
     frames.mkdir()

@@ -1,11 +1,12 @@
 #include "apps/segment/frame_matte.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 
-#include "ops/image_px.h"
+#include "ops/matte_px.h"
 
 namespace kiln {
 
@@ -71,19 +72,14 @@ void box_blur(std::vector<uint8_t>* img, int32_t w, int32_t h, int32_t r, std::v
 
 }  // namespace
 
+// The matte op's sampling (matte_px.h), so the probabilities written to arrays and the IoU see the same values.
 FrameMatte::Taps FrameMatte::taps_make(int32_t out_size, float start, float extent, int32_t in_size) {
   Taps t;
   t.i0.resize(out_size);
   t.i1.resize(out_size);
   t.w.resize(out_size);
-  const float step = extent / static_cast<float>(out_size);
   for (int32_t i = 0; i < out_size; ++i) {
-    const float u = std::clamp(start + (static_cast<float>(i) + 0.5f) * step - 0.5f, 0.0f,
-                               static_cast<float>(in_size - 1));
-    const int32_t i0 = static_cast<int32_t>(u);
-    t.i0[i] = i0;
-    t.i1[i] = std::min(i0 + 1, in_size - 1);
-    t.w[i] = u - static_cast<float>(i0);
+    kiln_matte_tap(i, out_size, start, extent, in_size, &t.i0[i], &t.i1[i], &t.w[i]);
   }
   return t;
 }
@@ -99,19 +95,15 @@ Result<FrameMatte> FrameMatte::make(int32_t frame_width, int32_t frame_height, i
   m.m_width = frame_width;
   m.m_height = frame_height;
   m.m_prob_width = prob_width;
+  m.m_prob_height = prob_height;
   m.m_output = output;
   m.m_threshold = settings.threshold;
-  const float band = std::max(settings.feather, 1e-3f);
-  m.m_alpha_low = settings.threshold - band / 2;
-  m.m_alpha_scale = 1.0f / band;
+  m.m_params.output = output == SegmentOutput::kMask ? MatteOutput::kMask : MatteOutput::kAlpha;
+  m.m_params.threshold = settings.threshold;
+  m.m_params.feather = settings.feather;
+  m.m_params.region = region;
   m.m_x = taps_make(frame_width, region.x, region.width, prob_width);
   m.m_y = taps_make(frame_height, region.y, region.height, prob_height);
-  for (int32_t x = 0; x < frame_width; ++x) {
-    if (m.m_spans.empty() || m.m_spans.back().i0 != m.m_x.i0[x]) {
-      m.m_spans.push_back({x, x, m.m_x.i0[x], m.m_x.i1[x]});
-    }
-    m.m_spans.back().end = x + 1;
-  }
   if (output == SegmentOutput::kComposite) {
     KILN_TRY_ASSIGN(m.m_background, background_make(background, frame_width, frame_height));
   }
@@ -156,40 +148,6 @@ void FrameMatte::prob_row(const float* prob, int32_t y, float* column_blend, flo
   }
 }
 
-// Along a span the value a + (b - a) * w is monotonic in w (each rounding is), and w grows with x (taps_make): the
-// threshold switches at most once per span, so both ends decide it, and only the switches are searched. A mask row
-// is a few long runs.
-int64_t FrameMatte::mask_row(const float* prob, int32_t y, float* column_blend, uint8_t* dst) const {
-  column_blend_fill(prob, y, column_blend);
-  const float* w = m_x.w.data();
-  int64_t count = 0;
-  int32_t run_begin = 0;
-  bool run_person = false;
-  const auto run_end = [&](int32_t end) {
-    std::memset(dst + run_begin, run_person ? 255 : 0, static_cast<size_t>(end - run_begin));
-    if (run_person) count += end - run_begin;
-    run_begin = end;
-  };
-  for (const Span& s : m_spans) {
-    const float a = column_blend[s.i0];
-    const float d = column_blend[s.i1] - a;
-    const auto person = [&](int32_t x) { return a + d * w[x] >= m_threshold; };
-    const bool first = person(s.begin);
-    if (first != run_person) {
-      run_end(s.begin);
-      run_person = first;
-    }
-    if (person(s.end - 1) != first) {
-      int32_t x = s.begin + 1;
-      while (person(x) == first) ++x;
-      run_end(x);
-      run_person = !first;
-    }
-  }
-  run_end(m_width);
-  return count;
-}
-
 void FrameMatte::blurred_row(const std::vector<uint8_t>& small, int32_t y, uint8_t* row) const {
   const float wy = m_blur_y.w[y];
   const uint8_t* r0 = small.data() + static_cast<size_t>(m_blur_y.i0[y]) * m_small_width * 3;
@@ -214,12 +172,22 @@ double FrameMatte::rows_share(const std::function<void(int64_t, int64_t)>& rows,
   return static_cast<double>(total) / (static_cast<double>(m_width) * m_height);
 }
 
-double FrameMatte::render(const ImageView& frame, const float* prob, ImageBuffer* out, ThreadPool* pool) const {
+Result<double> FrameMatte::render(const ImageView& frame, const float* prob, ImageBuffer* out, OpExecutor& exec,
+                                  ExecReport* report) const {
   const int32_t ch = channels();
   out->width = m_width;
   out->height = m_height;
   out->channels = ch;
   out->pixels.resize(static_cast<size_t>(m_width) * m_height * ch);
+  // The mask is the output itself; the other outputs blend the frame over a background by an alpha plane.
+  std::vector<uint8_t> alpha;
+  if (m_output != SegmentOutput::kMask) alpha.resize(static_cast<size_t>(m_width) * m_height);
+  uint8_t* const matte = m_output == SegmentOutput::kMask ? out->pixels.data() : alpha.data();
+  const ImageView map = image_view_packed(const_cast<float*>(prob), m_prob_width, m_prob_height, 1, PixelType::kF32);
+  const VarShapeBatch in = VarShapeBatch::wrap({map});
+  const VarShapeBatch matte_out = VarShapeBatch::wrap({image_view_packed(matte, m_width, m_height, 1, PixelType::kU8)});
+  KILN_TRY(exec.run(OpCall{OpKind::kMatte, &m_params, in.view(), matte_out.view(), nullptr}, report));
+  ThreadPool* const pool = exec.options().pool;
 
   std::vector<uint8_t> small;
   if (m_output == SegmentOutput::kBlur) {  // area-average to the small size, then two box passes
@@ -244,20 +212,21 @@ double FrameMatte::render(const ImageView& frame, const float* prob, ImageBuffer
     box_blur(&small, m_small_width, m_small_height, m_blur_radius, &tmp);
   }
 
+  std::array<float, 256> unit{};  // alpha byte -> [0, 1]
+  for (size_t k = 0; k < unit.size(); ++k) unit[k] = static_cast<float>(k) / 255.0f;
   std::vector<int64_t> counts(static_cast<size_t>(m_height), 0);
   const auto rows = [&](int64_t begin, int64_t end) {
-    std::vector<float> p(m_output == SegmentOutput::kMask ? 0 : static_cast<size_t>(m_width));
-    std::vector<float> blend(static_cast<size_t>(m_prob_width));
     std::vector<uint8_t> blurred(m_output == SegmentOutput::kBlur ? static_cast<size_t>(m_width) * 3 : 0);
     for (int64_t yy = begin; yy < end; ++yy) {
       const auto y = static_cast<int32_t>(yy);
-      uint8_t* dst = out->pixels.data() + static_cast<size_t>(y) * m_width * ch;
+      const uint8_t* a = matte + static_cast<size_t>(y) * m_width;
+      int64_t count = 0;
       if (m_output == SegmentOutput::kMask) {  // the frame's pixels are not needed (it may be a smaller copy)
-        counts[y] = mask_row(prob, y, blend.data(), dst);
+        for (int32_t x = 0; x < m_width; ++x) count += a[x] != 0;
+        counts[y] = count;
         continue;
       }
-      prob_row(prob, y, blend.data(), p.data());
-      int64_t count = 0;
+      uint8_t* dst = out->pixels.data() + static_cast<size_t>(y) * m_width * ch;
       const uint8_t* src = frame.row<uint8_t>(y);
       const uint8_t* bg = nullptr;
       if (m_output == SegmentOutput::kComposite) bg = m_background.data() + static_cast<size_t>(y) * m_width * 3;
@@ -266,16 +235,15 @@ double FrameMatte::render(const ImageView& frame, const float* prob, ImageBuffer
         bg = blurred.data();
       }
       for (int32_t x = 0; x < m_width; ++x) {
-        count += p[x] >= m_threshold;
-        const float a = std::clamp((p[x] - m_alpha_low) * m_alpha_scale, 0.0f, 1.0f);
+        count += a[x] >= 128;
         if (m_output == SegmentOutput::kAlpha) {
           dst[x * 4] = src[x * 3];
           dst[x * 4 + 1] = src[x * 3 + 1];
           dst[x * 4 + 2] = src[x * 3 + 2];
-          dst[x * 4 + 3] = static_cast<uint8_t>(a * 255.0f + 0.5f);
+          dst[x * 4 + 3] = a[x];
         } else {
           for (int c = 0; c < 3; ++c) {
-            const float v = bg[x * 3 + c] + (src[x * 3 + c] - bg[x * 3 + c]) * a;
+            const float v = bg[x * 3 + c] + (src[x * 3 + c] - bg[x * 3 + c]) * unit[a[x]];
             dst[x * 3 + c] = static_cast<uint8_t>(v + 0.5f);
           }
         }

@@ -1,7 +1,8 @@
-// From the model's person probability (its input size, smoothed) to one output frame: the probability is
-// upsampled bilinearly (half-pixel centres) to the frame's size, over the part of the model input the frame
-// covers (all of it when stretched, the letterbox rectangle otherwise), then thresholded into a mask, or ramped
-// into an alpha over the feather band for the alpha, composite and blur outputs, in one pass over the frame.
+// From the model's person probability (its output size, smoothed) to one output frame: the matte op (kiln/ops/matte.h,
+// placed by the engine's executor: the CPU, or the GPU where inference runs) upsamples the probability bilinearly
+// (half-pixel centres) to the frame's size over the part of the model input the frame covers (all of it when
+// stretched, the letterbox rectangle otherwise) and thresholds it into a mask, or ramps it into an alpha over the
+// feather band; the alpha, composite and blur outputs are blended from that alpha on the host.
 #pragma once
 
 #include <cstdint>
@@ -12,12 +13,10 @@
 #include "core/thread_pool.h"
 #include "kiln/apps/segment.h"
 #include "kiln/codec.h"
+#include "kiln/exec.h"
+#include "kiln/ops/matte.h"
 
 namespace kiln {
-
-struct MatteRegion {  // in model-input pixels
-  float x = 0, y = 0, width = 0, height = 0;
-};
 
 class FrameMatte {
  public:
@@ -29,9 +28,11 @@ class FrameMatte {
 
   // Channels of render()'s frames: mask 1, alpha 4, composite and blur 3.
   int32_t channels() const;
-  // `prob`: prob_width x prob_height. Fills `out` (frame size); returns the share of pixels at or above the
-  // threshold. `frame` (RGB, frame size) is read for alpha, composite and blur only.
-  double render(const ImageView& frame, const float* prob, ImageBuffer* out, ThreadPool* pool) const;
+  // `prob`: prob_width x prob_height. Fills `out` (frame size) through `exec` (its report in `report` when given);
+  // returns the share of person pixels (mask: at or above the threshold; otherwise alpha >= 128, the same up to a
+  // rounding). `frame` (RGB, frame size) is read for alpha, composite and blur only.
+  Result<double> render(const ImageView& frame, const float* prob, ImageBuffer* out, OpExecutor& exec,
+                        ExecReport* report = nullptr) const;
   // npy / h5: the upsampled probabilities as IEEE half, frame_width x frame_height; returns the share as above.
   double probabilities(const float* prob, uint16_t* out, ThreadPool* pool) const;
   // The IoU of this frame's mask with a reference mask (channel 0 > 127 is the person; frame size); 1 when both are
@@ -43,24 +44,19 @@ class FrameMatte {
     std::vector<int32_t> i0, i1;
     std::vector<float> w;
   };
-  struct Span {  // output columns [begin, end) that blend the same two source columns
-    int32_t begin = 0, end = 0, i0 = 0, i1 = 0;
-  };
   static Taps taps_make(int32_t out_size, float start, float extent, int32_t in_size);
   void column_blend_fill(const float* prob, int32_t y, float* column_blend) const;  // the vertical blend of row y
   void prob_row(const float* prob, int32_t y, float* column_blend, float* row) const;
-  // Row y of the mask, the same bytes as prob_row then the threshold, written run by run; returns its person pixels.
-  int64_t mask_row(const float* prob, int32_t y, float* column_blend, uint8_t* dst) const;
   // Runs rows(begin, end) over every frame row (on the pool when given); counts[y] holds row y's person pixels after.
   double rows_share(const std::function<void(int64_t, int64_t)>& rows, const std::vector<int64_t>& counts,
                     ThreadPool* pool) const;
   void blurred_row(const std::vector<uint8_t>& small, int32_t y, uint8_t* row) const;
 
-  int32_t m_width = 0, m_height = 0, m_prob_width = 0;
+  int32_t m_width = 0, m_height = 0, m_prob_width = 0, m_prob_height = 0;
   SegmentOutput m_output = SegmentOutput::kMask;
-  float m_threshold = 0.5f, m_alpha_low = 0.4f, m_alpha_scale = 5.0f;
+  float m_threshold = 0.5f;
+  MatteParams m_params;  // the matte op's: mask for the mask output, alpha for the others
   Taps m_x, m_y;
-  std::vector<Span> m_spans;  // m_x grouped by source column pair, left to right
   std::vector<uint8_t> m_background;  // composite: the frame-size background (RGB)
   int32_t m_blur_factor = 4, m_blur_radius = 6;
   Taps m_blur_x, m_blur_y;             // blur: the small blurred frame back to the frame's size

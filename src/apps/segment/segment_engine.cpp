@@ -184,6 +184,20 @@ std::string SegmentEngine::preprocess_backend() const {
   return m_preprocess_backend.empty() ? "cpu" : m_preprocess_backend;
 }
 
+Result<double> SegmentEngine::matte_render(const FrameMatte& matte, const ImageView& frame, const float* prob,
+                                           ImageBuffer* out) {
+  ExecReport report;
+  KILN_TRY_ASSIGN(const double share, matte.render(frame, prob, out, m_executor, &report));
+  std::lock_guard<std::mutex> lock(m_state_mutex);
+  if (m_matte_backend.empty()) m_matte_backend = report.backend;
+  return share;
+}
+
+std::string SegmentEngine::matte_backend() const {
+  std::lock_guard<std::mutex> lock(m_state_mutex);
+  return m_matte_backend.empty() ? "cpu" : m_matte_backend;
+}
+
 void SegmentEngine::deliver(SegmentFrame&& frame) {
   Link& l = link(frame.stream);
   {

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "apps/segment/frame_matte.h"
 #include "apps/segment/segment_model.h"
 #include "core/thread_pool.h"
 #include "io/video/video_reader.h"
@@ -100,6 +101,10 @@ class SegmentEngine {
   int32_t batch_limit() const { return m_batcher ? m_batcher->batch_limit() : 0; }
   double batch_mean() const;
   std::string preprocess_backend() const;
+  // One frame's matte through the engine's executor (the CPU, or the GPU where the image ops run: IMAGE_PROCESSING_GPU
+  // governs it); returns its person share (FrameMatte::render). matte_backend() names where the first one ran.
+  Result<double> matte_render(const FrameMatte& matte, const ImageView& frame, const float* prob, ImageBuffer* out);
+  std::string matte_backend() const;
   // The memory pools that served anything (every backend's host and device pools), then each stream's frames in
   // flight, named by `stream_names` (index = stream).
   std::vector<SegmentPoolSummary> pools(const std::vector<std::string>& stream_names);
@@ -141,6 +146,7 @@ class SegmentEngine {
   mutable std::mutex m_state_mutex;
   Status m_error;
   std::string m_preprocess_backend;
+  std::string m_matte_backend;
 };
 
 // A stream's temporal smoothing: the smoothed probability after each frame (a dropped frame keeps the last one).

@@ -149,6 +149,7 @@ class SegmentRun {
     summary.batch_limit = m_engine->batch_limit();
     summary.infer = m_engine->model().session().report();
     summary.preprocess = m_engine->preprocess_backend();
+    summary.matte = m_engine->matte_backend();
     double busiest = -1;
     for (StageClock* c : {&m_decode, &m_engine->infer_clock(), &m_post, &m_encode}) {
       SegmentStageSummary stage;
@@ -297,7 +298,9 @@ class SegmentRun {
           half.resize(static_cast<size_t>(s.info.width) * s.info.height);
           foreground = s.matte.probabilities(prob.data(), half.data(), &m_engine->pool());
         } else if (st.is_ok()) {
-          foreground = s.matte.render(task.frame.rgb.view(), prob.data(), &out, &m_engine->pool());
+          Result<double> share = m_engine->matte_render(s.matte, task.frame.rgb.view(), prob.data(), &out);
+          if (share.is_ok()) foreground = share.value();
+          else st = share.status();
         }
         if (st.is_ok() && m_reference) reference_compare(s, prob.data());
       }

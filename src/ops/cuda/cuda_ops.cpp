@@ -140,6 +140,7 @@ constexpr CudaOp kCudaOps[] = {
     {OpKind::kEnhance, enhance_cuda_supports, with_fault<enhance_cuda>},
     {OpKind::kWarp, warp_cuda_supports, with_fault<warp_cuda>},
     {OpKind::kMask, mask_cuda_supports, with_fault<mask_cuda>},
+    {OpKind::kMatte, matte_cuda_supports, with_fault<matte_cuda>},
 };
 static_assert(op_table_unique(kCudaOps));
 

@@ -124,5 +124,6 @@ KILN_CUDA_FAMILY(quality);
 KILN_CUDA_FAMILY(enhance);
 KILN_CUDA_FAMILY(warp);
 KILN_CUDA_FAMILY(mask);
+KILN_CUDA_FAMILY(matte);
 
 }  // namespace kiln

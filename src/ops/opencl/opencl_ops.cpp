@@ -164,6 +164,7 @@ constexpr OpenclOp kOpenclOps[] = {
     {OpKind::kEnhance, enhance_opencl_supports, enhance_opencl},
     {OpKind::kWarp, warp_opencl_supports, warp_opencl},
     {OpKind::kMask, mask_opencl_supports, mask_opencl},
+    {OpKind::kMatte, matte_opencl_supports, matte_opencl},
 };
 static_assert(op_table_unique(kOpenclOps));
 

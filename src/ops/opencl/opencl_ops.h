@@ -84,5 +84,6 @@ KILN_OPENCL_FAMILY(quality);
 KILN_OPENCL_FAMILY(enhance);
 KILN_OPENCL_FAMILY(warp);
 KILN_OPENCL_FAMILY(mask);
+KILN_OPENCL_FAMILY(matte);
 
 }  // namespace kiln::opencl

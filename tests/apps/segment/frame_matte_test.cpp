@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "apps/segment/frame_matte.h"
+#include "kiln/exec.h"
 
 namespace kiln {
 namespace {
@@ -32,6 +33,16 @@ std::vector<float> half_person() {
   return p;
 }
 
+// The matte through a CPU executor (the segment engine's placement is tested in tests/cli/test_segment_cli.py).
+double render(const FrameMatte& m, const ImageBuffer& frame, const std::vector<float>& prob, ImageBuffer* out) {
+  ExecOptions cpu;
+  cpu.mode = ExecMode::kCpu;
+  OpExecutor exec(cpu);
+  Result<double> share = m.render(frame.view(), prob.data(), out, exec);
+  EXPECT_TRUE(share.is_ok()) << share.status().to_string();
+  return share.is_ok() ? share.value() : -1;
+}
+
 FrameMatte make(SegmentOutput kind, const MatteRegion& region = {0, 0, 8, 4}, const std::string& bg = "#0000ff") {
   SegmentSettings s;
   auto m = FrameMatte::make(64, 32, 8, 4, region, kind, s, bg, 8);
@@ -44,7 +55,7 @@ TEST(FrameMatte, MaskIsTheUpsampledThreshold) {
   const ImageBuffer frame = solid(64, 32, 200, 100, 50);
   const std::vector<float> p = half_person();
   ImageBuffer out;
-  const double share = m.render(frame.view(), p.data(), &out, nullptr);
+  const double share = render(m, frame, p, &out);
   ASSERT_EQ(out.channels, 1);
   EXPECT_NEAR(share, 0.5, 1.0 / 64);
   for (int y = 0; y < 32; ++y) {
@@ -56,8 +67,8 @@ TEST(FrameMatte, MaskIsTheUpsampledThreshold) {
   EXPECT_EQ(out.pixels[10 * 64 + 36], 0);
 }
 
-// The mask is written run by run; it must be exactly the per-pixel threshold of the upsampled probability (which
-// iou() and probabilities() compute), also for values within a rounding of the threshold.
+// The matte op writes the mask run by run; it must be exactly the per-pixel threshold of the upsampled probability
+// (which iou() and probabilities() compute), also for values within a rounding of the threshold.
 TEST(FrameMatte, MaskRunsEqualThePerPixelThreshold) {
   struct Case {
     int32_t width, height, prob_width, prob_height;
@@ -82,7 +93,7 @@ TEST(FrameMatte, MaskRunsEqualThePerPixelThreshold) {
     }
     const ImageBuffer frame = solid(c.width, c.height, 0, 0, 0);
     ImageBuffer mask;
-    const double share = m->render(frame.view(), prob.data(), &mask, nullptr);
+    const double share = render(m.value(), frame, prob, &mask);
     std::vector<uint16_t> halves(static_cast<size_t>(c.width) * c.height);
     EXPECT_EQ(share, m->probabilities(prob.data(), halves.data(), nullptr)) << c.width << "x" << c.height;
     EXPECT_GT(share, 0.05);
@@ -97,7 +108,7 @@ TEST(FrameMatte, CompositeKeepsThePersonAndReplacesTheRest) {
   const ImageBuffer frame = solid(64, 32, 200, 100, 50);
   const std::vector<float> p = half_person();
   ImageBuffer out;
-  m.render(frame.view(), p.data(), &out, nullptr);
+  render(m, frame, p, &out);
   ASSERT_EQ(out.channels, 3);
   const uint8_t* left = &out.pixels[(5 * 64 + 2) * 3];
   const uint8_t* right = &out.pixels[(5 * 64 + 60) * 3];
@@ -118,7 +129,7 @@ TEST(FrameMatte, AlphaRampsOverTheFeatherBand) {
   p[2] = 0.45f;
   const ImageBuffer frame = solid(4, 4, 10, 20, 30);
   ImageBuffer out;
-  m.value().render(frame.view(), p.data(), &out, nullptr);
+  render(m.value(), frame, p, &out);
   ASSERT_EQ(out.channels, 4);
   EXPECT_EQ(out.pixels[0 * 4 + 3], 0);
   EXPECT_EQ(out.pixels[1 * 4 + 3], 255);
@@ -137,7 +148,7 @@ TEST(FrameMatte, BlurKeepsThePersonSharpAndSmoothsTheBackground) {
   }
   const std::vector<float> p = half_person();
   ImageBuffer out;
-  m.render(frame.view(), p.data(), &out, nullptr);
+  render(m, frame, p, &out);
   EXPECT_EQ(out.pixels[(5 * 64 + 2) * 3], 255);  // person: as it was
   EXPECT_EQ(out.pixels[(5 * 64 + 3) * 3], 0);
   const int a = out.pixels[(5 * 64 + 56) * 3], b = out.pixels[(5 * 64 + 57) * 3];
@@ -152,7 +163,7 @@ TEST(FrameMatte, LetterboxRegionMapsBackToTheFrame) {
   const FrameMatte m = make(SegmentOutput::kMask, {0, 1, 8, 2});
   const ImageBuffer frame = solid(64, 32, 1, 2, 3);
   ImageBuffer out;
-  EXPECT_NEAR(m.render(frame.view(), p.data(), &out, nullptr), 1.0, 1e-9);
+  EXPECT_NEAR(render(m, frame, p, &out), 1.0, 1e-9);
 }
 
 TEST(FrameMatte, BadBackgroundIsRefused) {

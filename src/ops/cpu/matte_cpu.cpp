@@ -1,0 +1,133 @@
+// The matte family on the CPU: the reference implementation. Per output row, each source column is blended
+// vertically once (vectorized), then every output pixel blends its two columns: the order of matte_px.h, so the
+// bytes equal kiln_matte_at's. Mask rows are written run by run (see mask_row). Threaded by rows.
+#include <cstring>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "ops/matte.h"
+
+namespace kiln {
+
+namespace {
+
+struct Taps {  // bilinear taps along one axis, per output position
+  std::vector<int32_t> i0, i1;
+  std::vector<float> w;
+};
+
+Taps taps_make(int32_t out_size, float start, float extent, int32_t in_size) {
+  Taps t;
+  t.i0.resize(out_size);
+  t.i1.resize(out_size);
+  t.w.resize(out_size);
+  for (int32_t i = 0; i < out_size; ++i) {
+    kiln_matte_tap(i, out_size, start, extent, in_size, &t.i0[i], &t.i1[i], &t.w[i]);
+  }
+  return t;
+}
+
+struct Span {  // output columns [begin, end) that blend the same two source columns
+  int32_t begin = 0, end = 0, i0 = 0, i1 = 0;
+};
+
+class ImageMatte {
+ public:
+  ImageMatte(const ImageView& in, const ImageView& out, const KilnMatteParams& p) : m_in(in), m_out(out), m_p(p) {
+    float r[4];
+    kiln_matte_region(p, in.width, in.height, r);
+    m_x = taps_make(out.width, r[0], r[2], in.width);
+    m_y = taps_make(out.height, r[1], r[3], in.height);
+    for (int32_t x = 0; x < out.width; ++x) {
+      if (m_spans.empty() || m_spans.back().i0 != m_x.i0[x]) m_spans.push_back({x, x, m_x.i0[x], m_x.i1[x]});
+      m_spans.back().end = x + 1;
+    }
+  }
+
+  void rows(int32_t begin, int32_t end) const {
+    std::vector<float> column(static_cast<size_t>(m_in.width));
+    for (int32_t y = begin; y < end; ++y) {
+      column_fill(y, column.data());
+      uint8_t* dst = m_out.row<uint8_t>(y);
+      if (m_p.alpha) {
+        alpha_row(column.data(), dst);
+      } else {
+        mask_row(column.data(), dst);
+      }
+    }
+  }
+
+ private:
+  void column_fill(int32_t y, float* column) const {
+    const float wy = m_y.w[y];
+    const float* r0 = m_in.row<float>(m_y.i0[y]);
+    const float* r1 = m_in.row<float>(m_y.i1[y]);
+    for (int32_t i = 0; i < m_in.width; ++i) column[i] = r0[i] + (r1[i] - r0[i]) * wy;
+  }
+
+  void alpha_row(const float* column, uint8_t* dst) const {
+    for (int32_t x = 0; x < m_out.width; ++x) {
+      const float a = column[m_x.i0[x]];
+      dst[x] = kiln_matte_byte(a + (column[m_x.i1[x]] - a) * m_x.w[x], m_p);
+    }
+  }
+
+  // Along a span the value a + (b - a) * w is monotonic in w (each rounding is), and w grows with x: the threshold
+  // switches at most once per span, so both ends decide it, and only the switches are searched. A mask row is a
+  // few long runs.
+  void mask_row(const float* column, uint8_t* dst) const {
+    const float* w = m_x.w.data();
+    const auto fg = static_cast<uint8_t>(m_p.foreground);
+    int32_t run_begin = 0;
+    bool run_on = false;
+    const auto run_end = [&](int32_t end) {
+      std::memset(dst + run_begin, run_on ? fg : 0, static_cast<size_t>(end - run_begin));
+      run_begin = end;
+    };
+    for (const Span& s : m_spans) {
+      const float a = column[s.i0];
+      const float d = column[s.i1] - a;
+      const auto on = [&](int32_t x) { return a + d * w[x] >= m_p.threshold; };
+      const bool first = on(s.begin);
+      if (first != run_on) {
+        run_end(s.begin);
+        run_on = first;
+      }
+      if (on(s.end - 1) != first) {
+        int32_t x = s.begin + 1;
+        while (on(x) == first) ++x;
+        run_end(x);
+        run_on = !first;
+      }
+    }
+    run_end(m_out.width);
+  }
+
+  ImageView m_in, m_out;
+  KilnMatteParams m_p;
+  Taps m_x, m_y;
+  std::vector<Span> m_spans;  // m_x grouped by source column pair, left to right
+};
+
+}  // namespace
+
+Status matte_cpu(const OpCall& call, ThreadPool* pool) {
+  if (call.in.space != MemorySpace::kHost || call.out.space != MemorySpace::kHost) {
+    return invalid_argument("matte: the CPU takes host batches only");
+  }
+  const KilnMatteParams p = matte_params_resolve(*static_cast<const MatteParams*>(call.params));
+  for (int64_t i = 0; i < call.in.count; ++i) {
+    const ImageMatte matte(call.in[i], call.out[i], p);
+    const auto body = [&](int64_t begin, int64_t end) {
+      matte.rows(static_cast<int32_t>(begin), static_cast<int32_t>(end));
+    };
+    if (pool != nullptr) {
+      pool->parallel_for(call.out[i].height, body);
+    } else {
+      body(0, call.out[i].height);
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace kiln

@@ -1,0 +1,77 @@
+// The matte family's host side shared by every backend: validation and the resolved kernel parameters.
+#include "ops/matte.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace kiln {
+
+namespace {
+
+bool region_whole(const MatteRegion& r) { return r.width <= 0.0f || r.height <= 0.0f; }
+
+}  // namespace
+
+Status matte_validate(const OpCall& call) {
+  const auto* params = static_cast<const MatteParams*>(call.params);
+  if (params == nullptr) return invalid_argument("matte: no parameters");
+  const MatteParams& p = *params;
+  if (static_cast<uint8_t>(p.output) > static_cast<uint8_t>(MatteOutput::kAlpha)) {
+    return invalid_argument("matte: unknown output");
+  }
+  if (!(p.threshold > 0.0f && p.threshold < 1.0f)) {
+    return invalid_argument("matte: threshold " + std::to_string(p.threshold) + " outside (0, 1)");
+  }
+  if (!(p.feather >= 0.0f && p.feather <= 1.0f)) {
+    return invalid_argument("matte: feather " + std::to_string(p.feather) + " outside [0, 1]");
+  }
+  if (p.foreground == 0) return invalid_argument("matte: foreground must be 1..255");
+  const MatteRegion& r = p.region;
+  if (!std::isfinite(r.x) || !std::isfinite(r.y) || !std::isfinite(r.width) || !std::isfinite(r.height) ||
+      r.x < 0.0f || r.y < 0.0f || r.width < 0.0f || r.height < 0.0f) {
+    return invalid_argument("matte: the region needs finite, non-negative coordinates and sizes");
+  }
+  if (call.results != nullptr) return invalid_argument("matte: takes an output batch, not results");
+  if (call.out.count != call.in.count) {
+    return invalid_argument("matte: " + std::to_string(call.in.count) + " inputs but " +
+                            std::to_string(call.out.count) + " outputs");
+  }
+  if (call.in.space != call.out.space) return invalid_argument("matte: input and output in different memory spaces");
+  for (int64_t i = 0; i < call.in.count; ++i) {
+    const ImageView& in = call.in[i];
+    const ImageView& out = call.out[i];
+    const std::string at = "matte: image " + std::to_string(i) + ": ";
+    if (in.type != PixelType::kF32) {
+      return invalid_argument(at + "input must be float32 probabilities, not " + pixel_type_name(in.type));
+    }
+    if (in.channels != 1) return invalid_argument(at + "input must have 1 channel");
+    if (out.type != PixelType::kU8 || out.channels != 1) {
+      return invalid_argument(at + "output must be uint8, 1 channel");
+    }
+    if (in.row_stride > INT32_MAX || out.row_stride > INT32_MAX) return invalid_argument(at + "row stride too large");
+    if (!region_whole(r) && (r.x + r.width > static_cast<float>(in.width) ||
+                             r.y + r.height > static_cast<float>(in.height))) {
+      return invalid_argument(at + "the region reaches outside the " + std::to_string(in.width) + "x" +
+                              std::to_string(in.height) + " map");
+    }
+  }
+  return Status::ok();
+}
+
+KilnMatteParams matte_params_resolve(const MatteParams& params) {
+  KilnMatteParams p{};
+  p.alpha = params.output == MatteOutput::kAlpha ? 1 : 0;
+  p.foreground = params.foreground;
+  p.threshold = params.threshold;
+  const float band = std::max(params.feather, 1e-3f);  // a zero band would divide by zero: a hard edge instead
+  p.alpha_low = params.threshold - band / 2;
+  p.alpha_scale = 1.0f / band;
+  p.region_x = params.region.x;
+  p.region_y = params.region.y;
+  p.region_width = params.region.width;
+  p.region_height = params.region.height;
+  return p;
+}
+
+}  // namespace kiln

@@ -1,0 +1,19 @@
+// The matte op family, internal side: validation, the parameters every backend's kernels get and the per-backend
+// entry points (params in include/kiln/ops/matte.h, per-pixel math in matte_px.h).
+#pragma once
+
+#include "kiln/ops/matte.h"
+#include "ops/matte_px.h"
+
+namespace kiln {
+
+class ThreadPool;
+
+// InvalidArgument when the call's shapes, types or parameters are wrong for matte.
+Status matte_validate(const OpCall& call);
+// The kernels' parameters of validated params.
+KilnMatteParams matte_params_resolve(const MatteParams& params);
+// The CPU implementation (the reference every other backend is compared with).
+Status matte_cpu(const OpCall& call, ThreadPool* pool);
+
+}  // namespace kiln
