@@ -74,4 +74,15 @@ KilnMatteParams matte_params_resolve(const MatteParams& params) {
   return p;
 }
 
+MatteTaps matte_taps_make(int32_t out_size, float start, float extent, int32_t in_size) {
+  MatteTaps t;
+  t.i0.resize(out_size);
+  t.i1.resize(out_size);
+  t.w.resize(out_size);
+  for (int32_t i = 0; i < out_size; ++i) {
+    kiln_matte_tap(i, out_size, start, extent, in_size, &t.i0[i], &t.i1[i], &t.w[i]);
+  }
+  return t;
+}
+
 }  // namespace kiln

@@ -2,6 +2,8 @@
 // entry points (params in include/kiln/ops/matte.h, per-pixel math in matte_px.h).
 #pragma once
 
+#include <vector>
+
 #include "kiln/ops/matte.h"
 #include "ops/matte_px.h"
 
@@ -13,6 +15,14 @@ class ThreadPool;
 Status matte_validate(const OpCall& call);
 // The kernels' parameters of validated params.
 KilnMatteParams matte_params_resolve(const MatteParams& params);
+
+// kiln_matte_tap for every output position along one axis (the CPU's tables; kiln segment samples its arrays and
+// IoU with them too).
+struct MatteTaps {
+  std::vector<int32_t> i0, i1;
+  std::vector<float> w;
+};
+MatteTaps matte_taps_make(int32_t out_size, float start, float extent, int32_t in_size);
 // The CPU implementation (the reference every other backend is compared with).
 Status matte_cpu(const OpCall& call, ThreadPool* pool);
 

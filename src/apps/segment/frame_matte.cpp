@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 
-#include "ops/matte_px.h"
+#include "ops/matte.h"
 
 namespace kiln {
 
@@ -70,19 +71,22 @@ void box_blur(std::vector<uint8_t>* img, int32_t w, int32_t h, int32_t r, std::v
   }
 }
 
-}  // namespace
-
-// The matte op's sampling (matte_px.h), so the probabilities written to arrays and the IoU see the same values.
-FrameMatte::Taps FrameMatte::taps_make(int32_t out_size, float start, float extent, int32_t in_size) {
-  Taps t;
-  t.i0.resize(out_size);
-  t.i1.resize(out_size);
-  t.w.resize(out_size);
-  for (int32_t i = 0; i < out_size; ++i) {
-    kiln_matte_tap(i, out_size, start, extent, in_size, &t.i0[i], &t.i1[i], &t.w[i]);
+// Non-zero bytes of a mask row, eight at a time: a byte's high bit after ((b & 0x7f) + 0x7f) | b is set exactly
+// when b != 0 (no carry crosses bytes).
+int64_t nonzero_bytes(const uint8_t* p, int32_t n) {
+  constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7fULL;
+  int64_t count = 0;
+  int32_t x = 0;
+  for (; x + 8 <= n; x += 8) {
+    uint64_t word;
+    std::memcpy(&word, p + x, 8);
+    count += std::popcount((((word & kLow7) + kLow7) | word) & ~kLow7);
   }
-  return t;
+  for (; x < n; ++x) count += p[x] != 0;
+  return count;
 }
+
+}  // namespace
 
 Result<FrameMatte> FrameMatte::make(int32_t frame_width, int32_t frame_height, int32_t prob_width,
                                     int32_t prob_height, const MatteRegion& region, SegmentOutput output,
@@ -102,8 +106,8 @@ Result<FrameMatte> FrameMatte::make(int32_t frame_width, int32_t frame_height, i
   m.m_params.threshold = settings.threshold;
   m.m_params.feather = settings.feather;
   m.m_params.region = region;
-  m.m_x = taps_make(frame_width, region.x, region.width, prob_width);
-  m.m_y = taps_make(frame_height, region.y, region.height, prob_height);
+  m.m_x = matte_taps_make(frame_width, region.x, region.width, prob_width);
+  m.m_y = matte_taps_make(frame_height, region.y, region.height, prob_height);
   if (output == SegmentOutput::kComposite) {
     KILN_TRY_ASSIGN(m.m_background, background_make(background, frame_width, frame_height));
   }
@@ -114,8 +118,8 @@ Result<FrameMatte> FrameMatte::make(int32_t frame_width, int32_t frame_height, i
     m.m_blur_radius = std::max(1, blur_radius / m.m_blur_factor / 2);  // two box passes ~ one wider Gaussian
     m.m_small_width = std::max(1, frame_width / m.m_blur_factor);
     m.m_small_height = std::max(1, frame_height / m.m_blur_factor);
-    m.m_blur_x = taps_make(frame_width, 0, static_cast<float>(m.m_small_width), m.m_small_width);
-    m.m_blur_y = taps_make(frame_height, 0, static_cast<float>(m.m_small_height), m.m_small_height);
+    m.m_blur_x = matte_taps_make(frame_width, 0, static_cast<float>(m.m_small_width), m.m_small_width);
+    m.m_blur_y = matte_taps_make(frame_height, 0, static_cast<float>(m.m_small_height), m.m_small_height);
   }
   return m;
 }
@@ -222,8 +226,7 @@ Result<double> FrameMatte::render(const ImageView& frame, const float* prob, Ima
       const uint8_t* a = matte + static_cast<size_t>(y) * m_width;
       int64_t count = 0;
       if (m_output == SegmentOutput::kMask) {  // the frame's pixels are not needed (it may be a smaller copy)
-        for (int32_t x = 0; x < m_width; ++x) count += a[x] != 0;
-        counts[y] = count;
+        counts[y] = nonzero_bytes(a, m_width);
         continue;
       }
       uint8_t* dst = out->pixels.data() + static_cast<size_t>(y) * m_width * ch;

@@ -15,6 +15,7 @@
 #include "kiln/codec.h"
 #include "kiln/exec.h"
 #include "kiln/ops/matte.h"
+#include "ops/matte.h"
 
 namespace kiln {
 
@@ -40,11 +41,6 @@ class FrameMatte {
   double iou(const float* prob, const ImageView& reference) const;
 
  private:
-  struct Taps {  // bilinear taps along one axis, per output position
-    std::vector<int32_t> i0, i1;
-    std::vector<float> w;
-  };
-  static Taps taps_make(int32_t out_size, float start, float extent, int32_t in_size);
   void column_blend_fill(const float* prob, int32_t y, float* column_blend) const;  // the vertical blend of row y
   void prob_row(const float* prob, int32_t y, float* column_blend, float* row) const;
   // Runs rows(begin, end) over every frame row (on the pool when given); counts[y] holds row y's person pixels after.
@@ -56,10 +52,10 @@ class FrameMatte {
   SegmentOutput m_output = SegmentOutput::kMask;
   float m_threshold = 0.5f;
   MatteParams m_params;  // the matte op's: mask for the mask output, alpha for the others
-  Taps m_x, m_y;
+  MatteTaps m_x, m_y;  // the matte op's sampling, for the arrays and the IoU
   std::vector<uint8_t> m_background;  // composite: the frame-size background (RGB)
   int32_t m_blur_factor = 4, m_blur_radius = 6;
-  Taps m_blur_x, m_blur_y;             // blur: the small blurred frame back to the frame's size
+  MatteTaps m_blur_x, m_blur_y;             // blur: the small blurred frame back to the frame's size
   int32_t m_small_width = 0, m_small_height = 0;
 };
 

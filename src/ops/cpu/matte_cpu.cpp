@@ -11,22 +11,6 @@ namespace kiln {
 
 namespace {
 
-struct Taps {  // bilinear taps along one axis, per output position
-  std::vector<int32_t> i0, i1;
-  std::vector<float> w;
-};
-
-Taps taps_make(int32_t out_size, float start, float extent, int32_t in_size) {
-  Taps t;
-  t.i0.resize(out_size);
-  t.i1.resize(out_size);
-  t.w.resize(out_size);
-  for (int32_t i = 0; i < out_size; ++i) {
-    kiln_matte_tap(i, out_size, start, extent, in_size, &t.i0[i], &t.i1[i], &t.w[i]);
-  }
-  return t;
-}
-
 struct Span {  // output columns [begin, end) that blend the same two source columns
   int32_t begin = 0, end = 0, i0 = 0, i1 = 0;
 };
@@ -36,8 +20,8 @@ class ImageMatte {
   ImageMatte(const ImageView& in, const ImageView& out, const KilnMatteParams& p) : m_in(in), m_out(out), m_p(p) {
     float r[4];
     kiln_matte_region(p, in.width, in.height, r);
-    m_x = taps_make(out.width, r[0], r[2], in.width);
-    m_y = taps_make(out.height, r[1], r[3], in.height);
+    m_x = matte_taps_make(out.width, r[0], r[2], in.width);
+    m_y = matte_taps_make(out.height, r[1], r[3], in.height);
     for (int32_t x = 0; x < out.width; ++x) {
       if (m_spans.empty() || m_spans.back().i0 != m_x.i0[x]) m_spans.push_back({x, x, m_x.i0[x], m_x.i1[x]});
       m_spans.back().end = x + 1;
@@ -105,7 +89,7 @@ class ImageMatte {
 
   ImageView m_in, m_out;
   KilnMatteParams m_p;
-  Taps m_x, m_y;
+  MatteTaps m_x, m_y;
   std::vector<Span> m_spans;  // m_x grouped by source column pair, left to right
 };
 
