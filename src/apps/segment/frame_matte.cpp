@@ -254,7 +254,8 @@ Result<double> FrameMatte::render(const ImageView& frame, const float* prob, Ima
       counts[y] = count;
     }
   };
-  return rows_share(rows, counts, pool);
+  // Counting a mask's person pixels is one quick pass: not worth waking the pool a second time.
+  return rows_share(rows, counts, m_output == SegmentOutput::kMask ? nullptr : pool);
 }
 
 double FrameMatte::probabilities(const float* prob, uint16_t* out, ThreadPool* pool) const {
