@@ -8,6 +8,7 @@
 #include "kiln/ops/color.h"
 #include "kiln/ops/enhance.h"
 #include "kiln/ops/mask.h"
+#include "kiln/ops/matte.h"
 #include "kiln/ops/normalize.h"
 #include "kiln/ops/preprocess.h"
 #include "kiln/ops/resize.h"
@@ -91,6 +92,13 @@ const BenchOp kBenchOps[] = {
        in = {std::max(in.width / 4, 1), std::max(in.height / 4, 1), kMaskClasses, PixelType::kF32, Layout::kCHW};
        out = {in.width, in.height, 1, PixelType::kU8, Layout::kCHW};
      }},
+    // A segmentation model's 256 x 256 person probability -> the image size's mask (kiln segment's per-frame step).
+    {"matte",
+     [](Workload& w, ImageShape& in, ImageShape& out, int64_t) {
+       params_make<MatteParams>(w, OpKind::kMatte);
+       out = {in.width, in.height, 1, PixelType::kU8, Layout::kHWC};
+       in = {256, 256, 1, PixelType::kF32, Layout::kHWC};
+     }},
     {"normalize",
      [](Workload& w, ImageShape& in, ImageShape& out, int64_t) {
        NormalizeParams& p = params_make<NormalizeParams>(w, OpKind::kNormalize);
@@ -118,6 +126,19 @@ void batch_fill(const VarShapeBatch& batch, uint64_t seed) {
             row[x] = static_cast<float>(static_cast<double>(bench::splitmix64(state) >> 11) * 0x1.0p-53 * 8.0 - 4.0);
           }
         }
+      }
+    }
+  }
+}
+
+// A person-like blob of probabilities (uniform noise would make every mask row runs of a pixel or two).
+void probabilities_fill(const VarShapeBatch& batch) {
+  for (const ImageView& v : batch.images()) {
+    for (int32_t y = 0; y < v.height; ++y) {
+      auto* row = v.row<float>(y);
+      for (int32_t x = 0; x < v.width; ++x) {
+        const double dx = (x - v.width * 0.5) / (v.width * 0.25), dy = (y - v.height * 0.55) / (v.height * 0.4);
+        row[x] = static_cast<float>(1.0 / (1.0 + std::exp(6.0 * (dx * dx + dy * dy - 1.0))));
       }
     }
   }
@@ -165,6 +186,7 @@ Result<std::unique_ptr<Workload>> workload_make(const std::string& op, const Ben
   w->shape = shape_text(in) + (has_out ? " -> " + shape_text(out) : std::string(" -> metrics"));
   w->in = VarShapeBatch::allocate(std::vector<ImageShape>(static_cast<size_t>(batch), in));
   batch_fill(w->in, 0x6b696c6e + static_cast<uint64_t>(batch));
+  if (w->kind == OpKind::kMatte) probabilities_fill(w->in);
   if (has_out) w->out = VarShapeBatch::allocate(std::vector<ImageShape>(static_cast<size_t>(batch), out));
   return w;
 }

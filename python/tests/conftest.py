@@ -1,9 +1,13 @@
 """Shared fixtures: seeded random-walk series and the kiln CLI path (KILN_CLI, set by ctest)."""
 import os
 import shutil
+import sys
 
 import numpy as np
 import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tests", "common"))
+from pytest_require_gpu import pytest_runtest_makereport  # noqa: E402,F401  (GPU skips fail on the GPU machine)
 
 
 def random_walk(n, seed=0, ohlc=False):

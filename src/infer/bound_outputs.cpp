@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "infer/oom_halving.h"
+
 namespace kiln {
 
 namespace {
@@ -61,8 +63,7 @@ Status BoundOutputs::join(const std::vector<HostTensor>& first, int64_t first_it
   for (size_t k = 0; k < first.size(); ++k) {
     const HostTensor& a = first[k];
     const HostTensor& b = second.at(k);
-    if (a.shape.empty() || b.shape.empty() || a.shape[0] != first_items || b.shape[0] != second_items ||
-        !std::equal(a.shape.begin() + 1, a.shape.end(), b.shape.begin() + 1, b.shape.end())) {
+    if (!halves_joinable(a.shape, first_items, b.shape, second_items)) {
       return unsupported_format(label + ": output " + a.name + " has no row per item, so a batch that ran out of " +
                                 "memory cannot be run in halves");
     }

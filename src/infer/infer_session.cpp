@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <mutex>
 #include <numeric>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,7 @@
 #include "core/float_mode.h"
 #include "infer/bound_outputs.h"
 #include "infer/infer_placement.h"
+#include "infer/oom_halving.h"
 #include "infer/ort_env.h"
 #include "infer/providers.h"
 #include "kiln/infer.h"
@@ -144,14 +146,14 @@ class OrtInferSession final : public InferSession {
     Status st = input_check(input, shape);
     if (!st.is_ok()) return st;
     std::lock_guard<std::mutex> lock(m_run_mutex);
-    while (true) {
-      outputs->clear();
-      st = run_locked(input, shape, outputs);
-      if (st.is_ok() || !fallback_possible(st, true)) return st;
-      report_fallback(std::string(infer_provider_name(m_provider)) + " failed while running: " + st.message());
-      Status created = session_create_next();
-      if (!created.is_ok()) return created;
-    }
+    return m_halving.run<Tensor>(
+        input, shape, outputs,
+        [this](std::span<const float> in, const std::vector<int64_t>& s, std::vector<Tensor>* out) {
+          return run_on_a_provider(in, s, out);
+        },
+        [this](const std::vector<Tensor>& a, int64_t na, const std::vector<Tensor>& b, int64_t nb,
+               std::vector<Tensor>* out) { return tensors_join(a, na, b, nb, m_label, out); },
+        [this](int64_t limit) { halving_report(limit); });
   }
 
   Backend& host_backend() const override { return *m_host_backend.load(); }
@@ -161,43 +163,31 @@ class OrtInferSession final : public InferSession {
     Status st = input_check(input, shape);
     if (!st.is_ok()) return st;
     std::lock_guard<std::mutex> lock(m_run_mutex);
-    return run_bound_fitting(input, shape, outputs);
+    return m_halving.run<HostTensor>(
+        input, shape, outputs,
+        [this](std::span<const float> in, const std::vector<int64_t>& s, std::vector<HostTensor>* out) {
+          return run_on_a_provider(in, s, out);
+        },
+        [this](const std::vector<HostTensor>& a, int64_t na, const std::vector<HostTensor>& b, int64_t nb,
+               std::vector<HostTensor>* out) { return BoundOutputs::join(a, na, b, nb, m_label, host_backend(), out); },
+        [this](int64_t limit) { halving_report(limit); });
   }
 
  private:
-  Status run_bound_fitting(std::span<const float> input, const std::vector<int64_t>& shape,
-                           std::vector<HostTensor>* outputs) {
-    if (m_fit_limit > 0 && shape[0] > m_fit_limit) return run_bound_halves(input, shape, outputs);
-    Status st = run_bound_on_a_provider(input, shape, outputs);
-    if (st.code() != Errc::kOutOfMemory || shape[0] <= 1) return st;
-    m_fit_limit = shape[0] - shape[0] / 2;  // the larger half
-    {
-      std::lock_guard<std::mutex> lock(m_report_mutex);
-      ++m_report.oom_halvings;
-      m_report.batch_limit = m_fit_limit;
-    }
-    return run_bound_halves(input, shape, outputs);
+  void halving_report(int64_t limit) {
+    std::lock_guard<std::mutex> lock(m_report_mutex);
+    ++m_report.oom_halvings;
+    m_report.batch_limit = limit;
   }
 
-  // The two halves one after the other (each fitted in turn), joined into `outputs`.
-  Status run_bound_halves(std::span<const float> input, const std::vector<int64_t>& shape,
-                          std::vector<HostTensor>* outputs) {
-    const int64_t n = shape[0], first = n / 2;
-    const size_t per_item = input.size() / static_cast<size_t>(n);
-    std::vector<int64_t> first_shape = shape, second_shape = shape;
-    first_shape[0] = first;
-    second_shape[0] = n - first;
-    std::vector<HostTensor> a, b;
-    KILN_TRY(run_bound_fitting(input.first(static_cast<size_t>(first) * per_item), first_shape, &a));
-    KILN_TRY(run_bound_fitting(input.subspan(static_cast<size_t>(first) * per_item), second_shape, &b));
-    return BoundOutputs::join(a, first, b, n - first, m_label, host_backend(), outputs);
-  }
-
-  // One run on the current provider, falling back to the next when it fails (or a single item does not fit).
-  Status run_bound_on_a_provider(std::span<const float> input, const std::vector<int64_t>& shape,
-                                 std::vector<HostTensor>* outputs) {
+  // One run on the current provider, falling back to the next when it fails (or a single item does not fit: a
+  // larger batch that runs out of memory is halved instead, by the caller).
+  template <typename Out>
+  Status run_on_a_provider(std::span<const float> input, const std::vector<int64_t>& shape,
+                           std::vector<Out>* outputs) {
     while (true) {
-      Status st = run_bound_locked(input, shape, outputs);
+      if constexpr (std::is_same_v<Out, Tensor>) outputs->clear();  // bound outputs keep their blocks
+      Status st = run_locked(input, shape, outputs);
       if (st.is_ok() || !fallback_possible(st, shape[0] == 1)) return st;
       report_fallback(std::string(infer_provider_name(m_provider)) + " failed while running: " + st.message());
       Status created = session_create_next();
@@ -205,8 +195,8 @@ class OrtInferSession final : public InferSession {
     }
   }
 
-  Status run_bound_locked(std::span<const float> input, const std::vector<int64_t>& shape,
-                          std::vector<HostTensor>* outputs) {
+  Status run_locked(std::span<const float> input, const std::vector<int64_t>& shape,
+                    std::vector<HostTensor>* outputs) {
     const std::vector<int64_t> item(shape.begin() + 1, shape.end());
     const bool per_item = m_info.inputs[0].shape[0] == 1 && shape[0] > 1;
     if (per_item || !m_bound.learned(item) || !m_bound.bindable()) {
@@ -305,7 +295,7 @@ class OrtInferSession final : public InferSession {
     m_session = std::move(session);
     m_provider = provider;
     m_bound.reset();
-    m_fit_limit = 0;  // what fitted one provider's memory says nothing of the next one's
+    m_halving.reset();  // what fitted one provider's memory says nothing of the next one's
     m_host_backend = &host_backend_for(provider);
     std::lock_guard<std::mutex> lock(m_report_mutex);
     m_report.provider = infer_provider_name(provider);
@@ -430,7 +420,7 @@ class OrtInferSession final : public InferSession {
   InferProvider m_provider = InferProvider::kCpu;
   std::atomic<Backend*> m_host_backend{&BackendRegistry::instance().cpu()};
   BoundOutputs m_bound;    // guarded by m_run_mutex
-  int64_t m_fit_limit = 0;  // guarded by m_run_mutex: the largest batch that fitted after running out of memory
+  OomHalving m_halving;     // guarded by m_run_mutex
   InferReport m_report;
 };
 

@@ -114,7 +114,7 @@ TEST(CudaBackendFactory, ReportsWhyNoDeviceIsUsable) {
     EXPECT_EQ(refused.status().code(), Errc::kInvalidArgument);
   }
 #else
-  GTEST_SKIP() << "cuda: not compiled into this build";
+  KILN_GPU_SKIP("cuda: not compiled into this build");
 #endif
 }
 

@@ -106,7 +106,7 @@ TEST_F(MaskParity, CudaDeviceBatchWithLargestComponentIsNotSupported) {
     EXPECT_FALSE(named.backend->supports(call));
     return;
   }
-  GTEST_SKIP() << "no CUDA device";
+  KILN_GPU_SKIP("no CUDA device");
 }
 
 }  // namespace

@@ -361,7 +361,7 @@ TEST(OpenclBackendCreate, BuildsTheProgramWhereverADeviceExists) {
   BackendOptions options;
   options.opencl_allow_cpu_devices = true;
   auto device = opencl::opencl_device_select(options);
-  if (!device.is_ok()) GTEST_SKIP() << "opencl: " << device.status().message();
+  if (!device.is_ok()) KILN_GPU_SKIP("opencl: " << device.status().message());
   auto runtime = opencl::opencl_runtime_get(device.value());
   ASSERT_TRUE(runtime.is_ok()) << runtime.status().to_string();
   EXPECT_TRUE(runtime.value()->program) << "no program";
@@ -370,7 +370,7 @@ TEST(OpenclBackendCreate, BuildsTheProgramWhereverADeviceExists) {
 }
 
 TEST(OpenclBackendCreate, ExplainsWhyADeviceIsUnavailable) {
-  if (!test::gpu_backend_for_test(BackendKind::kOpenCL).is_ok()) GTEST_SKIP() << "no OpenCL device";
+  if (!test::gpu_backend_for_test(BackendKind::kOpenCL).is_ok()) KILN_GPU_SKIP("no OpenCL device");
   BackendOptions options;
   options.opencl_allow_cpu_devices = true;
   options.device_id = 99;

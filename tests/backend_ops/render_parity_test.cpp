@@ -47,7 +47,7 @@ int32_t max_abs_diff(const std::vector<uint8_t>& a, const std::vector<uint8_t>& 
 
 TEST_P(RenderParity, EveryCaseMatchesTheCpuReference) {
   auto backend = test::gpu_backend_for_test(GetParam());
-  if (!backend.is_ok()) GTEST_SKIP() << backend_kind_name(GetParam()) << ": " << backend.status().message();
+  if (!backend.is_ok()) KILN_GPU_SKIP(backend_kind_name(GetParam()) << ": " << backend.status().message());
   const CpuIsa saved = cpu_isa_active();
   cpu_isa_set(CpuIsa::kScalar);
   auto cpu = cpu_backend_create();
@@ -68,7 +68,7 @@ TEST_P(RenderParity, EveryCaseMatchesTheCpuReference) {
 // Render reads its windows and writes its images in host memory: calls with device batches are not taken.
 TEST_P(RenderParity, DeviceBatchesAreNotSupported) {
   auto backend = test::gpu_backend_for_test(GetParam());
-  if (!backend.is_ok()) GTEST_SKIP() << backend_kind_name(GetParam()) << ": " << backend.status().message();
+  if (!backend.is_ok()) KILN_GPU_SKIP(backend_kind_name(GetParam()) << ": " << backend.status().message());
   RenderParams params;
   params.width = 32;
   params.height = 16;

@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "common/gpu_required.h"
 #include "core/fault.h"
 #include "kiln/device.h"
 
@@ -32,7 +33,7 @@ class GpuBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto created = gpu_backend_for_test(kKind);
-    if (!created.is_ok()) GTEST_SKIP() << backend_kind_name(kKind) << ": " << created.status().message();
+    if (!created.is_ok()) KILN_GPU_SKIP(backend_kind_name(kKind) << ": " << created.status().message());
     m_backend = std::move(created).value();
   }
   void TearDown() override { ASSERT_TRUE(fault_configure("").is_ok()); }

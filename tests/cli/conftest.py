@@ -2,9 +2,13 @@
 import os
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "common"))
+from pytest_require_gpu import pytest_runtest_makereport  # noqa: E402,F401  (GPU skips fail on the GPU machine)
 
 KILN = os.environ.get("KILN_CLI", os.path.join(os.path.dirname(__file__), "..", "..", "build", "kiln"))
 PLUGIN_DIR = os.environ.get("KILN_PLUGIN_DIR", os.path.join(os.path.dirname(KILN), "plugins"))

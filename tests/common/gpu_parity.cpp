@@ -1,12 +1,18 @@
 #include "common/gpu_parity.h"
 
+#include <algorithm>
+
 namespace kiln::test {
 
 void GpuParityTest::SetUp() {
   m_saved_isa = cpu_isa_active();
   cpu_isa_set(CpuIsa::kScalar);
   m_backends = gpu_backends_for_parity();
-  if (m_backends.empty()) GTEST_SKIP() << "no GPU backend (CUDA device or OpenCL platform) for parity tests";
+  if (m_backends.empty()) KILN_GPU_SKIP("no GPU backend (CUDA device or OpenCL platform) for parity tests");
+  // On the GPU machine the CUDA kernels are what needs checking: OpenCL alone is not enough there.
+  const bool cuda =
+      std::any_of(m_backends.begin(), m_backends.end(), [](const NamedBackend& b) { return b.name == "cuda"; });
+  if (gpu_required() && !cuda) GTEST_FAIL() << "KILN_REQUIRE_GPU=1: no CUDA backend among the parity backends";
   m_cpu = cpu_backend_create();
 }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/gpu_required.h"
 #include "common/image_ops_util.h"
 #include "core/cpu_isa.h"
 #include "kiln/device.h"

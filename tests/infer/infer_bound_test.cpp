@@ -137,6 +137,31 @@ TEST(BoundOutputs, ABatchThatRunsOutOfMemoryIsRunInHalvesAndLaterOnesSplit) {
   expect_close(copied, outputs, "split at once");
 }
 
+// The copied run (kiln.Model, the faces pipeline) halves the same way, and shares the limit with bound runs.
+TEST(BoundOutputs, ACopiedRunThatRunsOutOfMemoryIsRunInHalvesToo) {
+  const PackagedModel model = test::packaged_model_require("fr-embed");
+  auto session = session_open(model.file);
+  ASSERT_TRUE(session);
+  const auto [shape, input, whole] = three_photos_run(*session, model);
+  std::vector<Tensor> outputs;
+  ASSERT_TRUE(fault_configure("provider_oom:1").is_ok());
+  const Status st = session->run(input, shape, &outputs);
+  ASSERT_TRUE(fault_configure("").is_ok());
+  ASSERT_TRUE(st.is_ok()) << st.to_string();
+  EXPECT_EQ(session->report().oom_halvings, 1);
+  EXPECT_EQ(session->report().batch_limit, 2);
+  EXPECT_TRUE(session->report().fallbacks.empty()) << "halved, not moved to another provider";
+  ASSERT_EQ(outputs.size(), whole.size());
+  for (size_t k = 0; k < whole.size(); ++k) {
+    ASSERT_EQ(outputs[k].shape, whole[k].shape);
+    for (size_t i = 0; i < whole[k].data.size(); ++i) ASSERT_NEAR(outputs[k].data[i], whole[k].data[i], 2e-4f) << i;
+  }
+  std::vector<HostTensor> bound;
+  ASSERT_TRUE(session->run_bound(input, shape, &bound).is_ok());
+  EXPECT_EQ(session->report().oom_halvings, 1) << "the bound run splits at once too";
+  expect_close(whole, bound, "bound after a copied halving");
+}
+
 TEST(BoundOutputs, ASingleItemThatRunsOutOfMemoryOnTheCpuIsAnError) {
   const PackagedModel model = test::packaged_model_require("fr-embed");
   auto session = session_open(model.file);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "common/gpu_required.h"
 #include "core/fault.h"
 #include "infer/infer_placement.h"
 #include "infer/infer_test_util.h"
@@ -93,10 +94,10 @@ TEST(InferSessionPlacement, ProvidersAreListedWithReasons) {
 class InferOnCuda : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device: the CUDA/TensorRT execution-provider tests need one";
+    if (!cuda_device_present()) KILN_GPU_SKIP("no CUDA device: the CUDA/TensorRT execution-provider tests need one");
     const auto providers = onnxruntime_info().providers;
     if (std::find(providers.begin(), providers.end(), "CUDAExecutionProvider") == providers.end()) {
-      GTEST_SKIP() << "this ONNX Runtime has no CUDA provider: configure with -DKILN_ORT_GPU=ON";
+      KILN_GPU_SKIP("this ONNX Runtime has no CUDA provider: configure with -DKILN_ORT_GPU=ON");
     }
     model = test::packaged_model_require("fr-embed");
     input = test::model_input_make(model, test::photos_decode(), &shape);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -72,15 +71,17 @@ void box_blur(std::vector<uint8_t>* img, int32_t w, int32_t h, int32_t r, std::v
 }
 
 // Non-zero bytes of a mask row, eight at a time: a byte's high bit after ((b & 0x7f) + 0x7f) | b is set exactly
-// when b != 0 (no carry crosses bytes).
+// when b != 0 (no carry crosses bytes); the eight 0/1 bytes are summed by one multiply (no popcount instruction in
+// the baseline ISA).
 int64_t nonzero_bytes(const uint8_t* p, int32_t n) {
-  constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7fULL;
+  constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7fULL, kOnes = 0x0101010101010101ULL;
   int64_t count = 0;
   int32_t x = 0;
   for (; x + 8 <= n; x += 8) {
     uint64_t word;
     std::memcpy(&word, p + x, 8);
-    count += std::popcount((((word & kLow7) + kLow7) | word) & ~kLow7);
+    const uint64_t flags = ((((word & kLow7) + kLow7) | word) >> 7) & kOnes;
+    count += static_cast<int64_t>((flags * kOnes) >> 56);
   }
   for (; x < n; ++x) count += p[x] != 0;
   return count;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/gpu_required.h"
 #include "io/video/video_reader.h"
 #include "io/video/video_writer.h"
 
@@ -216,6 +217,7 @@ TEST(VideoIo, HardwareDecodeFallsBackWithAReason) {
   auto reader = VideoReader::open(path.string(), o);
   ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
   const std::string& decode = reader.value()->info().decode;
+  if (test::gpu_required()) EXPECT_EQ(decode.rfind("cuda", 0), 0u) << "KILN_REQUIRE_GPU=1: no NVDEC: " << decode;
   if (decode.rfind("cuda", 0) == 0) {
     EXPECT_EQ(read_all(*reader.value()).size(), 3u);  // NVDEC present: frames come back from the GPU
   } else {
