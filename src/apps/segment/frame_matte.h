@@ -55,7 +55,7 @@ class FrameMatte {
   MatteTaps m_x, m_y;  // the matte op's sampling, for the arrays and the IoU
   std::vector<uint8_t> m_background;  // composite: the frame-size background (RGB)
   int32_t m_blur_factor = 4, m_blur_radius = 6;
-  MatteTaps m_blur_x, m_blur_y;             // blur: the small blurred frame back to the frame's size
+  MatteTaps m_blur_x, m_blur_y;        // blur: the small blurred frame back to the frame's size
   int32_t m_small_width = 0, m_small_height = 0;
 };
 
