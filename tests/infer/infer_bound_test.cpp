@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "core/fault.h"
 #include "infer/host_tensor.h"
@@ -118,18 +119,24 @@ void expect_close(const std::vector<Tensor>& copied, const std::vector<HostTenso
   }
 }
 
+// `run` (a run of the three photos) with the provider's next run out of memory: it must succeed in halves.
+void expect_run_in_halves(InferSession& session, const std::function<Status()>& run) {
+  ASSERT_TRUE(fault_configure("provider_oom:1").is_ok());
+  const Status st = run();
+  ASSERT_TRUE(fault_configure("").is_ok());
+  ASSERT_TRUE(st.is_ok()) << st.to_string();
+  EXPECT_EQ(session.report().oom_halvings, 1);
+  EXPECT_EQ(session.report().batch_limit, 2) << "3 ran out of memory: its halves are 1 and 2";
+  EXPECT_TRUE(session.report().fallbacks.empty()) << "halved, not moved to another provider";
+}
+
 TEST(BoundOutputs, ABatchThatRunsOutOfMemoryIsRunInHalvesAndLaterOnesSplit) {
   const PackagedModel model = test::packaged_model_require("fr-embed");
   auto session = session_open(model.file);
   ASSERT_TRUE(session);
   const auto [shape, input, copied] = three_photos_run(*session, model);
   std::vector<HostTensor> outputs;
-  ASSERT_TRUE(fault_configure("provider_oom:1").is_ok());
-  const Status st = session->run_bound(input, shape, &outputs);
-  ASSERT_TRUE(fault_configure("").is_ok());
-  ASSERT_TRUE(st.is_ok()) << st.to_string();
-  EXPECT_EQ(session->report().oom_halvings, 1);
-  EXPECT_EQ(session->report().batch_limit, 2) << "3 ran out of memory: its halves are 1 and 2";
+  ASSERT_NO_FATAL_FAILURE(expect_run_in_halves(*session, [&] { return session->run_bound(input, shape, &outputs); }));
   expect_close(copied, outputs, "halves");
   poison(outputs);
   ASSERT_TRUE(session->run_bound(input, shape, &outputs).is_ok());
@@ -144,13 +151,7 @@ TEST(BoundOutputs, ACopiedRunThatRunsOutOfMemoryIsRunInHalvesToo) {
   ASSERT_TRUE(session);
   const auto [shape, input, whole] = three_photos_run(*session, model);
   std::vector<Tensor> outputs;
-  ASSERT_TRUE(fault_configure("provider_oom:1").is_ok());
-  const Status st = session->run(input, shape, &outputs);
-  ASSERT_TRUE(fault_configure("").is_ok());
-  ASSERT_TRUE(st.is_ok()) << st.to_string();
-  EXPECT_EQ(session->report().oom_halvings, 1);
-  EXPECT_EQ(session->report().batch_limit, 2);
-  EXPECT_TRUE(session->report().fallbacks.empty()) << "halved, not moved to another provider";
+  ASSERT_NO_FATAL_FAILURE(expect_run_in_halves(*session, [&] { return session->run(input, shape, &outputs); }));
   ASSERT_EQ(outputs.size(), whole.size());
   for (size_t k = 0; k < whole.size(); ++k) {
     ASSERT_EQ(outputs[k].shape, whole[k].shape);
