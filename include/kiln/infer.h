@@ -95,7 +95,7 @@ struct InferReport {
   std::vector<std::string> fallbacks;   // each provider that was given up, with the reason
   bool batch_dynamic = false;
   int64_t bound_runs = 0;  // run_bound calls whose outputs ONNX Runtime wrote in place (the others were copied)
-  int64_t oom_halvings = 0;  // run_bound batches that ran out of memory and were run in halves
+  int64_t oom_halvings = 0;  // batches (run or run_bound) that ran out of memory and were run in halves
   int64_t batch_limit = 0;   // the largest batch known to fit after running out of memory (0: none found)
   std::string json() const;
 };
@@ -115,7 +115,8 @@ class InferSession {
 
   // Runs one batch of the model's first input: `input` holds shape[0] items of the input's per-item shape
   // (its dims after the first; symbolic ones taken from `shape`). Outputs come back in the model's order, batch
-  // first. InvalidArgument when the rank or a fixed dimension does not match the model's input.
+  // first. InvalidArgument when the rank or a fixed dimension does not match the model's input. A batch that runs
+  // out of memory is run in halves, as run_bound describes (both runs share what fitted).
   virtual Status run(std::span<const float> input, const std::vector<int64_t>& shape, std::vector<Tensor>* outputs) = 0;
 
   // The backend whose host memory this session's provider reads and writes fastest: CUDA's pinned pool while the

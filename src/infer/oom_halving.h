@@ -16,19 +16,23 @@ namespace kiln {
 
 class OomHalving {
  public:
-  // The largest batch that fitted after one ran out of memory; 0 = none has.
+  // One run of a whole batch.
+  template <typename Out>
+  using Attempt = std::function<Status(std::span<const float>, const std::vector<int64_t>&, std::vector<Out>*)>;
+  // The outputs of two halves (of a and b items), one after the other.
+  template <typename Out>
+  using Join = std::function<Status(const std::vector<Out>& a, int64_t a_items, const std::vector<Out>& b,
+                                    int64_t b_items, std::vector<Out>*)>;
+  // A batch ran out of memory: from now on at most `limit` items are tried whole.
+  using Halved = std::function<void(int64_t limit)>;
+
+  // The largest batch that fitted after one ran out of memory (shared by every kind of output); 0 = none has.
   int64_t limit() const { return m_limit; }
   void reset() { m_limit = 0; }
 
-  // attempt(input, shape, outputs): one run of a whole batch. join(a, a_items, b, b_items, outputs): the outputs of
-  // two halves, one after the other. halved(limit): a batch ran out of memory and will be run in halves.
   template <typename Out>
   Status run(std::span<const float> input, const std::vector<int64_t>& shape, std::vector<Out>* outputs,
-             const std::function<Status(std::span<const float>, const std::vector<int64_t>&, std::vector<Out>*)>&
-                 attempt,
-             const std::function<Status(const std::vector<Out>&, int64_t, const std::vector<Out>&, int64_t,
-                                        std::vector<Out>*)>& join,
-             const std::function<void(int64_t)>& halved) {
+             const Attempt<Out>& attempt, const Join<Out>& join, const Halved& halved) {
     if (m_limit > 0 && shape[0] > m_limit) return halves(input, shape, outputs, attempt, join, halved);
     Status st = attempt(input, shape, outputs);
     if (st.code() != Errc::kOutOfMemory || shape[0] <= 1) return st;
@@ -38,17 +42,17 @@ class OomHalving {
   }
 
  private:
-  template <typename Out, typename Attempt, typename Join, typename Halved>
+  template <typename Out>
   Status halves(std::span<const float> input, const std::vector<int64_t>& shape, std::vector<Out>* outputs,
-                const Attempt& attempt, const Join& join, const Halved& halved) {
+                const Attempt<Out>& attempt, const Join<Out>& join, const Halved& halved) {
     const int64_t n = shape[0], first = n / 2;
     const size_t per_item = input.size() / static_cast<size_t>(n);
     std::vector<int64_t> first_shape = shape, second_shape = shape;
     first_shape[0] = first;
     second_shape[0] = n - first;
     std::vector<Out> a, b;
-    KILN_TRY(run<Out>(input.first(static_cast<size_t>(first) * per_item), first_shape, &a, attempt, join, halved));
-    KILN_TRY(run<Out>(input.subspan(static_cast<size_t>(first) * per_item), second_shape, &b, attempt, join, halved));
+    KILN_TRY(run(input.first(static_cast<size_t>(first) * per_item), first_shape, &a, attempt, join, halved));
+    KILN_TRY(run(input.subspan(static_cast<size_t>(first) * per_item), second_shape, &b, attempt, join, halved));
     return join(a, first, b, n - first, outputs);
   }
 

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "infer/oom_halving.h"
+#include "infer/ort_env.h"
 
 namespace kiln {
 namespace {
@@ -78,6 +79,18 @@ TEST(OomHalving, OutputsWithoutARowPerItemCannotBeJoined) {
   const Status st = tensors_join(a, 2, b, 1, "m", &out);  // the first half had two items but one row
   EXPECT_EQ(st.code(), Errc::kUnsupportedFormat);
   EXPECT_NE(st.message().find("m: output pooled has no row per item"), std::string::npos) << st.message();
+}
+
+// What makes a provider's failure a halving instead of a fallback: its allocator's messages become OutOfMemory.
+TEST(OomHalving, ProviderAllocatorFailuresAreOutOfMemory) {
+  const auto thrown = [](const char* text) {
+    return ort_call(Errc::kDeviceError, "run", [&] { throw Ort::Exception(text, ORT_FAIL); });
+  };
+  EXPECT_EQ(thrown("Failed to allocate memory for requested buffer of size 1048576").code(), Errc::kOutOfMemory);
+  EXPECT_EQ(thrown("CUDA failure 2: out of memory ; GPU=0").code(), Errc::kOutOfMemory);
+  const Status other = thrown("Non-zero status code returned while running Conv node");
+  EXPECT_EQ(other.code(), Errc::kDeviceError);
+  EXPECT_EQ(other.message(), "run: Non-zero status code returned while running Conv node");
 }
 
 }  // namespace
