@@ -109,12 +109,19 @@ class OrtInferSession final : public InferSession {
       : m_model(std::move(model)), m_label(std::move(label)), m_options(std::move(options)), m_folder(std::move(folder)) {}
 
   Status open() {
+    const TensorRtOptions& trt = m_options.tensorrt;
+    const int profiles = static_cast<int>(!trt.profile_min_shapes.empty()) +
+                         static_cast<int>(!trt.profile_opt_shapes.empty()) +
+                         static_cast<int>(!trt.profile_max_shapes.empty());
+    if (profiles != 0 && profiles != 3) {
+      return invalid_argument(m_label + ": a TensorRT optimization profile needs its min, opt and max shapes "
+                              "together (trt_profile_min_shapes, trt_profile_opt_shapes, trt_profile_max_shapes)");
+    }
     auto plan = infer_plan(m_options, BackendRegistry::instance());
     if (!plan.is_ok()) return plan.status();
     m_plan = std::move(plan).value();
     m_report.placement = m_plan.reason;  // no run yet: nothing else touches the report
-    const auto backend = backend_options_from_env();
-    m_backend = backend.is_ok() ? backend.value() : BackendOptions{};
+    KILN_TRY_ASSIGN(m_backend, backend_options_from_env());  // GPU_DEVICE_ID, GPU_MEMORY_LIMIT_GB
     Status last;
     for (size_t i = 0; i < m_plan.providers.size(); ++i) {
       last = session_create(m_plan.providers[i]);
@@ -249,11 +256,12 @@ class OrtInferSession final : public InferSession {
     m_report.fallbacks.push_back(why);
   }
 
-  // A GPU provider that failed, or ran out of memory where the caller cannot run smaller batches.
+  // A GPU provider that failed, or ran out of memory where the caller cannot run smaller batches, with a provider
+  // left in the plan (mode gpu plans no CPU, so TensorRT falls back to CUDA there and CUDA to nothing).
   bool fallback_possible(const Status& st, bool out_of_memory_too) const {
     const bool failed = st.code() == Errc::kDeviceError || (out_of_memory_too && st.code() == Errc::kOutOfMemory);
     return failed && m_provider != InferProvider::kCpu && m_options.fallback_on_error &&
-           m_options.mode != ExecMode::kGpu;
+           m_next_provider < m_plan.providers.size();
   }
 
   Status session_create_next() {

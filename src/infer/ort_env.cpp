@@ -1,5 +1,7 @@
 #include "infer/ort_env.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 
 #include "kiln/infer.h"
@@ -24,6 +26,14 @@ bool ort_has(const std::vector<std::string>& providers, const char* name) {
   return std::find(providers.begin(), providers.end(), name) != providers.end();
 }
 
+// The TensorRT provider of ONNX Runtime 1.29 loads TensorRT 10's runtime: without it the provider cannot start.
+bool tensorrt_runtime_found() {
+  void* handle = dlopen("libnvinfer.so.10", RTLD_LAZY | RTLD_LOCAL);
+  if (handle == nullptr) return false;
+  dlclose(handle);
+  return true;
+}
+
 }  // namespace
 
 std::vector<ProviderStatus> infer_provider_statuses() {
@@ -43,6 +53,8 @@ std::vector<ProviderStatus> infer_provider_statuses() {
       status.reason = std::string("this ONNX Runtime library is built without it (configure with KILN_ORT_GPU=ON)");
     } else if (!device) {
       status.reason = no_device;
+    } else if (provider == InferProvider::kTensorRt && !tensorrt_runtime_found()) {
+      status.reason = "TensorRT is not installed (libnvinfer.so.10 not found): sessions asking for it use CUDA";
     } else {
       status.available = true;
       status.reason = "compiled in; its library loads when a session asks for it";

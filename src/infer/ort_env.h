@@ -21,11 +21,15 @@ Status ort_call(Errc code, const std::string& what, Fn&& fn) {
     fn();
     return Status::ok();
   } catch (const Ort::Exception& e) {
-    // A provider's allocator that ran out ("Failed to allocate memory", CUDA's "out of memory"): the caller may run
-    // the batch in smaller parts instead of giving the provider up.
+    // A provider's allocator that ran out: the caller may run the batch in smaller parts instead of giving the
+    // provider up. cudaMalloc failing ("Failed to allocate memory", CUDA's "out of memory"), the arena reaching
+    // gpu_mem_limit (BFCArena: "Available memory of N is smaller than requested bytes of M"), cuBLAS and cuDNN
+    // workspaces.
     const std::string text = e.what();
     const bool memory = text.find("out of memory") != std::string::npos ||
-                        text.find("Failed to allocate memory") != std::string::npos;
+                        text.find("Failed to allocate memory") != std::string::npos ||
+                        text.find("is smaller than requested bytes") != std::string::npos ||
+                        text.find("STATUS_ALLOC_FAILED") != std::string::npos;
     return Status(memory ? Errc::kOutOfMemory : code, what + ": " + text);
   } catch (const std::bad_alloc&) {
     return Status(Errc::kOutOfMemory, what + ": out of memory");

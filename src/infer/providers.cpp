@@ -1,5 +1,7 @@
 #include "infer/providers.h"
 
+#include <filesystem>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,7 +28,11 @@ void cuda_append(Ort::SessionOptions& session_options, const BackendOptions& bac
   std::unique_ptr<OrtCUDAProviderOptionsV2, decltype(api.ReleaseCUDAProviderOptions)> owned(
       cuda, api.ReleaseCUDAProviderOptions);
   KeyValues kv = {{"device_id", std::to_string(backend.device_id)}};
-  if (backend.memory_limit_bytes > 0) kv.emplace_back("gpu_mem_limit", std::to_string(backend.memory_limit_bytes));
+  if (backend.memory_limit_bytes > 0) {
+    // Under a cap the arena grows by what is asked, not by doubling, so no headroom is lost to rounding.
+    kv.emplace_back("gpu_mem_limit", std::to_string(backend.memory_limit_bytes));
+    kv.emplace_back("arena_extend_strategy", "kSameAsRequested");
+  }
   std::vector<const char*> keys, values;
   key_values_split(kv, &keys, &values);
   Ort::ThrowOnError(api.UpdateCUDAProviderOptions(cuda, keys.data(), values.data(), keys.size()));
@@ -42,7 +48,11 @@ void tensorrt_append(Ort::SessionOptions& session_options, const TensorRtOptions
   KeyValues kv = {{"device_id", std::to_string(backend.device_id)},
                   {"trt_fp16_enable", trt.fp16 ? "1" : "0"},
                   {"trt_int8_enable", trt.int8 ? "1" : "0"}};
-  if (!trt.int8_calibration_table.empty()) kv.emplace_back("trt_int8_calibration_table_name", trt.int8_calibration_table);
+  if (!trt.int8_calibration_table.empty()) {
+    // TensorRT reads a relative name inside the engine cache folder: the user meant the working directory.
+    kv.emplace_back("trt_int8_calibration_table_name",
+                    std::filesystem::absolute(trt.int8_calibration_table).string());
+  }
   if (!trt.engine_cache_dir.empty()) {
     kv.emplace_back("trt_engine_cache_enable", "1");
     kv.emplace_back("trt_engine_cache_path", trt.engine_cache_dir);
@@ -67,8 +77,9 @@ Status provider_append(Ort::SessionOptions& session_options, InferProvider provi
                        const BackendOptions& backend) {
   const std::string what = std::string(infer_provider_name(provider)) + " execution provider";
   return ort_call(Errc::kDeviceError, what, [&] {
-    if (provider == InferProvider::kCuda) cuda_append(session_options, backend);
     if (provider == InferProvider::kTensorRt) tensorrt_append(session_options, options.tensorrt, backend);
+    // Behind TensorRT too: the nodes it does not take run on CUDA, not on the CPU with copies at each boundary.
+    cuda_append(session_options, backend);
   });
 }
 

@@ -4,6 +4,7 @@ kept; a person found where there is one and nowhere else; temporal smoothing mea
 unsupported inputs handled; latency mode, alpha, composite, image sequences, several inputs at once."""
 import json
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
@@ -193,41 +194,11 @@ def test_image_sequence_and_several_inputs_into_a_folder(tmp_path, videos):
 
 
 # The predecessor's configs/gpu_config.yaml layout (its sections and keys, values as it ships them).
-PREDECESSOR_CONFIG = """
-hardware:
-  gpu: {device_id: 0, model: "NVIDIA RTX 3090", vram_gb: 24}
-cuda:
-  kernels: {enabled: true, block_size: [16, 16], use_fused_kernels: true}
-  streams: {num_preprocess_streams: 4, num_inference_streams: 2, async_execution: true}
-tensorrt:
-  precision: {fp16: true, int8: false, fp32_fallback: true}
-  dynamic_shapes:
-    enabled: true
-    input_shapes: {min: [1, 3, 512, 512], optimal: [4, 3, 512, 512], max: [8, 3, 512, 512]}
-  cache: {enabled: true, directory: "./tensorrt_cache"}
-memory:
-  vram: {max_utilization: 0.85, alert_threshold: 0.90, emergency_threshold: 0.95}
-batching:
-  dynamic: {enabled: true, min_batch_size: 1, max_batch_size: 8, timeout_ms: 50}
-  adaptive: {enabled: true, initial_batch_size: 4, target_vram_utilization: 0.80}
-pipeline:
-  stages:
-    preprocess: {cuda_streams: 4, queue_size: 50, target_size: [512, 512]}
-  backpressure: {enabled: true, max_queue_depth: 100, drop_frames_on_overflow: false}
-targets:
-  latency: {max_end_to_end_ms: 50, max_inference_ms: 20}
-  throughput: {min_fps: 60, target_fps: 90}
-  quality: {min_iou: 0.85}
-strategies:
-  priority: "throughput"
-debug:
-  fallback_to_cpu: false
-"""
+PREDECESSOR_CONFIG = pathlib.Path(__file__).parent / "data" / "gpu_config.yaml"
 
 
 def test_predecessor_config_is_accepted_and_its_targets_checked(tmp_path, videos):
-    config = tmp_path / "gpu_config.yaml"
-    config.write_text(PREDECESSOR_CONFIG)
+    config = PREDECESSOR_CONFIG
     reference = tmp_path / "reference.mkv"
     run_kiln("segment", videos["h264"], "-o", reference, "--threads", 2, "-q", "--codec", "ffv1")
     result = run_kiln("segment", videos["h264"], "-o", tmp_path / "c.mp4", "--config", config, "--threads", 2,

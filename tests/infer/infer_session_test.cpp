@@ -6,6 +6,7 @@
 #endif
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -182,6 +183,27 @@ TEST(InferSession, NonOnnxAndMissingFilesAreClearErrors) {
   auto missing = InferSession::open(dir.file("absent.onnx"), cpu_infer_options());
   EXPECT_EQ(missing.status().code(), Errc::kIoError);
   EXPECT_NE(missing.status().message().find("absent.onnx"), std::string::npos);
+}
+
+TEST(InferSession, SettingsItCannotHonourAreClearErrors) {
+  const PackagedModel model = test::packaged_model_require("selfie");
+  InferOptions options = cpu_infer_options();
+  options.tensorrt.profile_min_shapes = "input:1x3x256x256";  // without opt and max shapes
+  auto partial = InferSession::open(model.file, options);
+  EXPECT_EQ(partial.status().code(), Errc::kInvalidArgument);
+  EXPECT_NE(partial.status().message().find("trt_profile_max_shapes"), std::string::npos) << partial.status().message();
+
+  const char* before = std::getenv("GPU_DEVICE_ID");
+  const std::string kept = before != nullptr ? before : "";
+  ::setenv("GPU_DEVICE_ID", "second", 1);
+  auto device = InferSession::open(model.file, cpu_infer_options());
+  if (before != nullptr) {
+    ::setenv("GPU_DEVICE_ID", kept.c_str(), 1);
+  } else {
+    ::unsetenv("GPU_DEVICE_ID");
+  }
+  EXPECT_EQ(device.status().code(), Errc::kInvalidArgument);
+  EXPECT_NE(device.status().message().find("GPU_DEVICE_ID='second'"), std::string::npos) << device.status().message();
 }
 
 TEST(InferSession, WrongRankOrSizeIsRejectedBeforeRunning) {

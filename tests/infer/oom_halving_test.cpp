@@ -88,6 +88,11 @@ TEST(OomHalving, ProviderAllocatorFailuresAreOutOfMemory) {
   };
   EXPECT_EQ(thrown("Failed to allocate memory for requested buffer of size 1048576").code(), Errc::kOutOfMemory);
   EXPECT_EQ(thrown("CUDA failure 2: out of memory ; GPU=0").code(), Errc::kOutOfMemory);
+  // The arena at GPU_MEMORY_LIMIT_GB (gpu_mem_limit), and cuBLAS's workspace.
+  EXPECT_EQ(thrown("BFCArena::AllocateRawInternal Available memory of 34699008 is smaller than requested bytes of "
+                   "945041920").code(),
+            Errc::kOutOfMemory);
+  EXPECT_EQ(thrown("CUBLAS failure 3: CUBLAS_STATUS_ALLOC_FAILED ; GPU=0").code(), Errc::kOutOfMemory);
   const Status other = thrown("Non-zero status code returned while running Conv node");
   EXPECT_EQ(other.code(), Errc::kDeviceError);
   EXPECT_EQ(other.message(), "run: Non-zero status code returned while running Conv node");

@@ -337,6 +337,7 @@ class SegmentRun {
   // What the stream's summary takes from its reader, writer and counts, once its output is complete.
   void summary_complete(Stream& s) const {
     SegmentStreamSummary& out = s.summary;
+    out.decode = s.source->info().decode;  // NVDEC's outcome is known after the first frame
     out.errors = s.source->errors();
     out.error_count = s.source->error_count();
     if (s.video) {

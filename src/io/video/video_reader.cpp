@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "io/video/ffmpeg_util.h"
+#include "kiln/device.h"
 
 extern "C" {
 #include <libavdevice/avdevice.h>
@@ -27,11 +28,25 @@ struct AvBufferUnref {
 };
 using AvBufferPtr = std::unique_ptr<AVBufferRef, AvBufferUnref>;
 
+// What the decoder's get_format saw: FFmpeg starts NVDEC only while it decodes the first packet, and when that
+// fails it calls get_format again without the CUDA format, so only this says whether frames come from the GPU.
+struct HwFormatChoice {
+  bool insist = false;        // --hw-decode cuda: no software decode after NVDEC failed to start
+  bool cuda_chosen = false;
+  bool cuda_withdrawn = false;  // asked again without CUDA after choosing it: NVDEC could not start
+};
+
 // The decoder's get_format: the CUDA surface format when FFmpeg offers it, else its first software choice.
-AVPixelFormat pick_cuda_format(AVCodecContext*, const AVPixelFormat* formats) {
+AVPixelFormat pick_cuda_format(AVCodecContext* codec, const AVPixelFormat* formats) {
+  auto* choice = static_cast<HwFormatChoice*>(codec->opaque);
   for (const AVPixelFormat* f = formats; *f != AV_PIX_FMT_NONE; ++f) {
-    if (*f == AV_PIX_FMT_CUDA) return *f;
+    if (*f == AV_PIX_FMT_CUDA) {
+      choice->cuda_chosen = true;
+      return *f;
+    }
   }
+  if (choice->cuda_chosen) choice->cuda_withdrawn = true;
+  if (choice->insist) return AV_PIX_FMT_NONE;
   for (const AVPixelFormat* f = formats; *f != AV_PIX_FMT_NONE; ++f) {
     const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(*f);
     if (d != nullptr && (d->flags & AV_PIX_FMT_FLAG_HWACCEL) == 0) return *f;
@@ -93,6 +108,11 @@ class FfmpegVideoReader final : public VideoReader {
     if (options.hw_decode == VideoHwDecode::kCuda && !m_hw_device) {
       return unsupported_format(path + ": hardware decode (cuda) asked for, but " + hw_note);
     }
+    if (m_hw_device) {
+      // Every frame thread adds decode surfaces, and NVDEC fails beyond 32 of them; the GPU needs no CPU threads.
+      m_codec->thread_count = 1;
+      m_codec->thread_type = FF_THREAD_SLICE;
+    }
     if (int rc = avcodec_open2(m_codec.get(), decoder, nullptr); rc < 0) {
       return unsupported_format(path + ": cannot open the " + decoder->name + " decoder: " + av_error_text(rc));
     }
@@ -135,6 +155,7 @@ class FfmpegVideoReader final : public VideoReader {
     for (;;) {
       const int rc = avcodec_receive_frame(m_codec.get(), m_frame.get());
       if (rc == 0) {
+        if (m_next_index == 0) hw_outcome_note();
         Status st = convert(out);
         av_frame_unref(m_frame.get());
         return st;
@@ -145,6 +166,10 @@ class FfmpegVideoReader final : public VideoReader {
         return Status::ok();
       }
       if (rc != AVERROR(EAGAIN)) {
+        if (m_hw_choice.insist && m_hw_choice.cuda_withdrawn) {
+          return Status(Errc::kDeviceError, m_info.path + ": hardware decode (cuda) asked for, but NVDEC could not "
+                                            "start for this " + avcodec_get_name(m_codec->codec_id) + " stream");
+        }
         note_error("decoding: " + av_error_text(rc));
         if (m_flushed) {
           *end = true;
@@ -199,8 +224,10 @@ class FfmpegVideoReader final : public VideoReader {
       if (int rc = av_hwframe_transfer_data(m_sw_frame.get(), src, 0); rc < 0) {
         return Status(Errc::kDeviceError, m_info.path + ": copying a decoded frame from the GPU: " + av_error_text(rc));
       }
-      m_sw_frame->pts = src->pts;
-      m_sw_frame->best_effort_timestamp = src->best_effort_timestamp;
+      // The transfer copies pixels only: colour space, range, timestamps and damage flags come from the frame.
+      if (int rc = av_frame_copy_props(m_sw_frame.get(), src); rc < 0) {
+        return Status(Errc::kOutOfMemory, m_info.path + ": copying a decoded frame's properties: " + av_error_text(rc));
+      }
       src = m_sw_frame.get();
     }
     if (m_info.width <= 0 || m_info.height <= 0) {
@@ -296,14 +323,35 @@ class FfmpegVideoReader final : public VideoReader {
     }
     if (!offers_cuda) return "software decode: this FFmpeg build has no CUDA hwaccel for " +
                               std::string(avcodec_get_name(m_codec->codec_id));
+    // GPU_DEVICE_ID's device, in the primary context the CUDA runtime (kiln's kernels, ONNX Runtime) uses too,
+    // instead of a second context of its own.
+    const auto backend = backend_options_from_env();
+    const std::string index = std::to_string(backend.is_ok() ? backend.value().device_id : 0);
+    AVDictionary* options = nullptr;
+    av_dict_set(&options, "primary_ctx", "1", 0);
     AVBufferRef* device = nullptr;
-    if (int rc = av_hwdevice_ctx_create(&device, AV_HWDEVICE_TYPE_CUDA, nullptr, nullptr, 0); rc < 0) {
-      return "software decode: no CUDA device for NVDEC (" + av_error_text(rc) + ")";
-    }
+    const int rc = av_hwdevice_ctx_create(&device, AV_HWDEVICE_TYPE_CUDA, index.c_str(), options, 0);
+    av_dict_free(&options);
+    if (rc < 0) return "software decode: no CUDA device " + index + " for NVDEC (" + av_error_text(rc) + ")";
     m_hw_device.reset(device);
     m_codec->hw_device_ctx = av_buffer_ref(device);
+    if (m_codec->hw_device_ctx == nullptr) {
+      m_hw_device.reset();
+      return "software decode: out of memory setting up NVDEC";
+    }
+    m_hw_choice.insist = mode == VideoHwDecode::kCuda;
+    m_codec->opaque = &m_hw_choice;
     m_codec->get_format = pick_cuda_format;
     return "";
+  }
+
+  // Once the first frame is out: whether NVDEC really decodes it (FFmpeg starts the hwaccel only then).
+  void hw_outcome_note() {
+    if (!m_hw_device) return;
+    if (m_frame->format == AV_PIX_FMT_CUDA) return;
+    m_info.decode = "software (1 thread); software decode: NVDEC could not start for this stream (" +
+                    std::string(avcodec_get_name(m_codec->codec_id)) + " " +
+                    std::to_string(m_info.width) + "x" + std::to_string(m_info.height) + ")";
   }
 
   void note_error(std::string text) {
@@ -316,6 +364,7 @@ class FfmpegVideoReader final : public VideoReader {
   AvInputPtr m_format;
   AvCodecContextPtr m_codec;
   AvBufferPtr m_hw_device;
+  HwFormatChoice m_hw_choice;  // read by get_format through m_codec->opaque
   AvPacketPtr m_packet;
   AvFramePtr m_frame;
   AvFramePtr m_sw_frame;

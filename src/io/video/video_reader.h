@@ -47,7 +47,9 @@ struct VideoInfo {
   int64_t frames = 0;    // declared or estimated from the duration; 0 when unknown
   double duration_s = 0;
   int32_t audio_streams = 0;
-  std::string decode;  // "software (8 threads)", "cuda (NVDEC)", or the software fallback with the reason
+  // "software (8 threads)", "cuda (NVDEC)", or the software fallback with the reason; with NVDEC final only once
+  // the first frame is read (FFmpeg starts the hwaccel then, and falls back to software when it cannot).
+  std::string decode;
 };
 
 struct VideoFrame {

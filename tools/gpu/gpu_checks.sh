@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The checks kiln owes a lent GPU machine (docs/gpu.md), so that its 30 minutes go to running them, not typing them.
+#
+# Here (no GPU needed):
+#   tools/gpu/gpu_checks.sh prepare BUILD    a -DKILN_ORT_GPU=ON build folder -> BUILD/gpu-check/ (the test video, the
+#                                            predecessor's gpu_config.yaml) and BUILD/gpu-bundle.part-* + BUILD/gpu-run
+#                                            (../shared/tools/gpu-bundle with ONNX Runtime's providers, the models and
+#                                            the photographs the tests and benches read)
+# There, each under 10 minutes, after the parts were carried one per call (command `true`), back to back:
+#   bash BUILD/gpu-run bash tools/gpu/gpu_checks.sh suite BUILD   every test binary with KILN_REQUIRE_GPU=1 (a GPU
+#                                            skip fails), 4 at a time; compute-sanitizer over the CUDA parity tests
+#   bash BUILD/gpu-run bash tools/gpu/gpu_checks.sh bench BUILD   kiln bench infer / ops / segment, infer_peers on the
+#                                            CUDA provider, kiln segment CPU vs GPU with the seed's targets, NVDEC
+# Results: /tmp/gpu-logs/checks/ (gpu-run packs /tmp/gpu-logs into $OUT/gpu-logs.tgz), summary.txt first.
+set -u
+phase=${1:?usage: gpu_checks.sh prepare|suite|bench BUILD}
+B=$(cd "${2:-build}" && pwd)
+S=$(cd "$(dirname "$0")/../.." && pwd)
+C=$B/gpu-check
+PHOTOS="/usr/lib/python3/dist-packages/skimage/data/astronaut.png /usr/lib/python3/dist-packages/skimage/data/camera.png
+/usr/lib/python3/dist-packages/skimage/data/coffee.png /usr/lib/python3/dist-packages/skimage/data/rocket.jpg
+/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg"
+MODELS=${KILN_MODELS:-${KILN_CACHE:-$HOME/.cache/kiln}/models}
+
+if [[ $phase == prepare ]]; then
+  grep -q '^KILN_ORT_GPU:BOOL=ON' "$B/CMakeCache.txt" ||
+    { echo "gpu_checks: $B is not configured with -DKILN_ORT_GPU=ON (docs/gpu.md)" >&2; exit 2; }
+  mkdir -p "$C"
+  /usr/bin/python3 "$S/tools/video/make_person_video.py" -o "$C/person.mp4" > "$C/person.json" || exit 2
+  cp "$S/tests/cli/data/gpu_config.yaml" "$C/gpu_config.yaml"
+  GPU_BUNDLE_EXTRA="$B/onnxruntime/lib $MODELS $C $PHOTOS" "$S/../shared/tools/gpu-bundle" "$B"
+  exit $?
+fi
+
+L=/tmp/gpu-logs/checks
+mkdir -p "$L"
+export KILN_MODELS=$MODELS
+failed=0
+# step NAME SECONDS COMMAND...: runs it with a time limit, its output in $L/NAME.log, one summary line.
+step() {
+  local name=$1 limit=$2 start rc
+  shift 2
+  start=$(date +%s)
+  timeout "$limit" "$@" > "$L/$name.log" 2>&1
+  rc=$?
+  [[ $rc -ne 0 ]] && failed=1
+  printf '%-34s rc=%-3s %4ss  %s\n' "$name" "$rc" "$(($(date +%s) - start))" "$(tail -n 1 "$L/$name.log" | cut -c1-120)" |
+    tee -a "$L/summary.txt"
+}
+
+case $phase in
+  suite)
+    export KILN_REQUIRE_GPU=1
+    find "$B/tests" -maxdepth 1 -type f -perm -u+x -name 'kiln_tests*' | sort |
+      xargs -P 4 -I{} sh -c 'timeout 400 "$1" > "$2/$(basename "$1").log" 2>&1; echo "$(basename "$1") rc=$?"' _ {} "$L" |
+      sort | tee -a "$L/summary.txt"
+    grep -hE '^\[  (FAILED|SKIPPED) ' "$L"/kiln_tests*.log | sort -u | head -60 | tee -a "$L/summary.txt"
+    grep -q 'rc=[1-9]' "$L/summary.txt" && failed=1
+    sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    for t in backend_ops_matte backend_ops_preprocess backend_ops_mask; do
+      step "sanitizer_$t" 240 "$sanitizer" --tool memcheck --error-exitcode 3 "$B/tests/kiln_tests_$t"
+    done
+    ;;
+  bench)
+    K=$B/kiln
+    step devices 60 "$K" devices --json
+    for m in fr-embed fr-detect selfie blazeface-front; do
+      step "bench_infer_$m" 120 "$K" bench infer --model "$m" --batch-sizes 1,8,32 --threads 16 --json
+    done
+    step infer_peers_gpu 400 "$B/bench/infer_peers" --mode gpu --no-peers --models fr-embed,selfie --batch-sizes 1,8,32 \
+      --images 8192 --threads 16 --repeats 3 --json "$L/infer_peers_gpu.json"
+    step bench_ops 300 "$K" bench ops --ops fused_preprocess,resize_bilinear,matte,mask --batch-sizes 1,8,32 --json
+    for mode in gpu cpu; do
+      for pipeline in throughput latency; do
+        step "segment_${mode}_$pipeline" 120 "$K" --trace "$L/segment_${mode}_$pipeline.trace.json" segment \
+          "$C/person.mp4" -o "$L/segment_${mode}_$pipeline.mp4" --mode "$mode" --"$pipeline" --threads 16 \
+          --config "$C/gpu_config.yaml"
+      done
+    done
+    step segment_gpu_nvdec 120 "$K" segment "$C/person.mp4" -o "$L/segment_nvdec.mp4" --mode gpu --hw-decode cuda \
+      --threads 16
+    step bench_segment 300 "$K" bench segment --video "$C/person.mp4" --threads 16 --json
+    rm -f "$L"/*.mp4
+    ;;
+  *) echo "gpu_checks: unknown phase $phase (prepare, suite or bench)" >&2; exit 2 ;;
+esac
+exit $failed
