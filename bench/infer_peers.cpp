@@ -88,20 +88,34 @@ double opencv_loop(const kiln::PackagedModel& model, const std::vector<std::stri
   return static_cast<double>(files.size()) / seconds_since(t0);
 }
 
+// Measurements that failed (their figure is 0): printed, kept in the JSON, and the exit status is 1.
+std::vector<std::string>& failures() {
+  static std::vector<std::string> list;
+  return list;
+}
+
+double failed(const std::string& what, const kiln::Status& st) {
+  failures().push_back(what + ": " + st.message());
+  std::fprintf(stderr, "%s: %s\n", what.c_str(), st.message().c_str());
+  return 0;
+}
+
 double model_only(const kiln::PackagedModel& model, int64_t batch, int threads, int64_t images, kiln::ExecMode mode) {
   kiln::InferOptions options;
   options.mode = mode;
   options.threads = threads;
   auto session = kiln::InferSession::open(model.file, options);
-  if (!session.is_ok()) return 0;
+  if (!session.is_ok()) return failed("model only", session.status());
   std::vector<int64_t> shape;
   const std::vector<float> input = kiln::infer_random_input(session.value()->info(), batch, 3, &shape);
   std::vector<kiln::HostTensor> out;  // bound and reused, as kiln infer runs the model
-  for (int warm = 0; warm < 2; ++warm) (void)session.value()->run_bound(input, shape, &out);
+  for (int warm = 0; warm < 2; ++warm) {
+    if (kiln::Status st = session.value()->run_bound(input, shape, &out); !st.is_ok()) return failed("model only", st);
+  }
   const auto t0 = Clock::now();
   int64_t done = 0;
   while (done < images) {
-    (void)session.value()->run_bound(input, shape, &out);
+    if (kiln::Status st = session.value()->run_bound(input, shape, &out); !st.is_ok()) return failed("model only", st);
     done += batch;
   }
   return static_cast<double>(done) / seconds_since(t0);
@@ -116,10 +130,7 @@ double kiln_end_to_end(const std::string& name, const kiln::ImageInputs& inputs,
   config.exec.threads = threads;
   config.exec.batch_size = batch;
   auto result = kiln::infer_job_run(config, inputs);
-  if (!result.is_ok()) {
-    std::fprintf(stderr, "kiln infer: %s\n", result.status().message().c_str());
-    return 0;
-  }
+  if (!result.is_ok()) return failed("kiln infer", result.status());
   return static_cast<double>(result.value().written) / result.value().seconds;
 }
 
@@ -226,6 +237,7 @@ int main(int argc, char** argv) {
   }
   std::filesystem::remove(output);
   std::filesystem::remove(std::filesystem::path(output).replace_extension(".paths.txt"));
+  if (!failures().empty()) report["failures"] = failures();
   const std::string text = report.dump(2);
   std::printf("%s\n", text.c_str());
   if (!json_path.empty()) {
@@ -234,5 +246,5 @@ int main(int argc, char** argv) {
       std::fclose(f);
     }
   }
-  return 0;
+  return failures().empty() ? 0 : 1;
 }

@@ -401,13 +401,21 @@ class OrtInferSession final : public InferSession {
     if (m_options.warmup_runs <= 0 || m_info.inputs.size() != 1) return Status::ok();
     std::vector<int64_t> shape = m_info.inputs[0].shape;
     if (shape.empty()) return Status::ok();
-    if (shape[0] < 0) shape[0] = m_info.batch_dynamic ? m_options.warmup_batch : 1;
-    if (std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; })) return Status::ok();
-    std::vector<float> zeros(elements_of(shape), 0.0f);
-    std::vector<Tensor> outputs;
-    for (int i = 0; i < m_options.warmup_runs; ++i) {
-      Status st = run(zeros, shape, &outputs);
-      if (!st.is_ok()) return st;
+    const bool batch_free = shape[0] < 0;
+    std::vector<int64_t> batches{1};
+    if (batch_free && m_info.batch_dynamic) {
+      // TensorRT without a user profile builds its engine for the shapes it has seen: batch 1 first, then the
+      // warm-up batch, so the engine covers every batch up to it (a short last batch, a halved one) from the start.
+      const bool tensorrt = m_provider == InferProvider::kTensorRt && m_options.tensorrt.profile_min_shapes.empty();
+      batches = tensorrt && m_options.warmup_batch > 1 ? std::vector<int64_t>{1, m_options.warmup_batch}
+                                                       : std::vector<int64_t>{m_options.warmup_batch};
+    }
+    for (const int64_t batch : batches) {
+      if (batch_free) shape[0] = batch;
+      if (std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; })) return Status::ok();
+      std::vector<float> zeros(elements_of(shape), 0.0f);
+      std::vector<Tensor> outputs;
+      for (int i = 0; i < m_options.warmup_runs; ++i) KILN_TRY(run(zeros, shape, &outputs));
     }
     return Status::ok();
   }

@@ -52,3 +52,17 @@ def test_infer_peers_without_peers_measures_kiln_and_the_model_alone():
     row = json.loads(out.stdout)["results"][0]
     assert "ort_loop_images_per_s" not in row and row["mode"] == "cpu"
     assert row["kiln_infer_decoded_b2_images_per_s"] > 0 and row["model_only_b2_images_per_s"] > 0
+
+
+@pytest.mark.skipif(not os.path.exists(INFER_PEERS), reason="bench/infer_peers not built (needs OpenCV dnn)")
+def test_infer_peers_fails_loudly_when_a_measurement_cannot_run():
+    out = subprocess.run([INFER_PEERS, "--models", "fr-embed", "--batch-sizes", "2", "--images", "4", "--threads", "1",
+                          "--repeats", "1", "--no-peers", "--mode", "gpu"], capture_output=True, text=True, timeout=300)
+    report = json.loads(out.stdout)
+    row = report["results"][0]
+    if out.returncode == 0:  # a GPU with ONNX Runtime's CUDA provider: real figures
+        assert "failures" not in report and row["model_only_b2_images_per_s"] > 0
+    else:  # none: exit status 1, and the JSON says why instead of passing zeros off as figures
+        assert out.returncode == 1
+        assert report["failures"] and all("mode gpu" in f for f in report["failures"]), report["failures"]
+        assert "mode gpu" in out.stderr
