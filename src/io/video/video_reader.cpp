@@ -153,6 +153,10 @@ class FfmpegVideoReader final : public VideoReader {
   Status read(VideoFrame* out, bool* end) override {
     *end = false;
     for (;;) {
+      if (m_hw_choice.insist && m_hw_choice.cuda_withdrawn) {  // set by get_format inside FFmpeg's decode calls
+        return Status(Errc::kDeviceError, m_info.path + ": hardware decode (cuda) asked for, but NVDEC could not "
+                                          "start for this " + avcodec_get_name(m_codec->codec_id) + " stream");
+      }
       const int rc = avcodec_receive_frame(m_codec.get(), m_frame.get());
       if (rc == 0) {
         if (m_next_index == 0) hw_outcome_note();
@@ -166,10 +170,6 @@ class FfmpegVideoReader final : public VideoReader {
         return Status::ok();
       }
       if (rc != AVERROR(EAGAIN)) {
-        if (m_hw_choice.insist && m_hw_choice.cuda_withdrawn) {
-          return Status(Errc::kDeviceError, m_info.path + ": hardware decode (cuda) asked for, but NVDEC could not "
-                                            "start for this " + avcodec_get_name(m_codec->codec_id) + " stream");
-        }
         note_error("decoding: " + av_error_text(rc));
         if (m_flushed) {
           *end = true;
