@@ -38,14 +38,14 @@ def test_selfie_masks_in_input_order_with_the_corrupt_file_skipped(photos, tmp_p
 
 
 def test_every_output_by_name_in_h5_and_the_first_in_npy(photos, tmp_path):
-    run_kiln("infer", "--model", "fr-detect", photos, "-o", tmp_path / "d.h5", "-q")
+    run_kiln("infer", "--model", "fr-detect", photos, "-o", tmp_path / "d.h5", "--mode", "cpu", "-q")
     with h5py.File(tmp_path / "d.h5") as f:
         assert set(f) == {"scores", "boxes", "paths"}
         assert f["scores"].shape == (2, 4420, 2) and f["boxes"].shape == (2, 4420, 4)
         assert f.attrs["model"] == "fr-detect"
         scores = f["scores"][()]
     assert (scores[:, :, 1].max(axis=1) > 0.99).all()  # one face in each photo
-    run_kiln("infer", "--model", "fr-detect", photos, "-o", tmp_path / "d.npy", "-q")
+    run_kiln("infer", "--model", "fr-detect", photos, "-o", tmp_path / "d.npy", "--mode", "cpu", "-q")
     first = np.load(tmp_path / "d.npy")
     np.testing.assert_array_equal(first, scores)
     assert (tmp_path / "d.paths.txt").read_text().count("\n") == 2
@@ -54,7 +54,7 @@ def test_every_output_by_name_in_h5_and_the_first_in_npy(photos, tmp_path):
 def test_batch_size_does_not_change_the_rows(photos, tmp_path):
     for size in (1, 3):
         run_kiln("infer", "--model", "fr-embed", photos, photos, "-o", tmp_path / f"e{size}.npy", "--batch-size",
-                 size, "-q")
+                 size, "--mode", "cpu", "-q")
     one, three = np.load(tmp_path / "e1.npy"), np.load(tmp_path / "e3.npy")
     assert one.shape == (4, 512)
     np.testing.assert_allclose(one, three, atol=2e-4)
@@ -76,7 +76,8 @@ def test_a_bad_model_is_a_clear_error_and_the_output_stays(photos, tmp_path):
 def test_a_plain_onnx_file_takes_its_size_and_layout_from_the_model(photos, tmp_path):
     models = {m["name"]: m for m in __import__("json").loads(run_kiln("models", "--json").stdout)}
     result = run_kiln("infer", "--model", models["fr-embed"]["file"], photos, "-o", tmp_path / "e.npy",
-                      "--preprocess-from", "flags", "--scale", "1", "--mean", "127", "--std", "128", "-q")
+                      "--preprocess-from", "flags", "--scale", "1", "--mean", "127", "--std", "128", "--mode", "cpu",
+                      "-q")
     assert "Input: (3, 112, 112) per image" in result.stdout
-    run_kiln("infer", "--model", "fr-embed", photos, "-o", tmp_path / "p.npy", "-q")
+    run_kiln("infer", "--model", "fr-embed", photos, "-o", tmp_path / "p.npy", "--mode", "cpu", "-q")
     np.testing.assert_allclose(np.load(tmp_path / "e.npy"), np.load(tmp_path / "p.npy"), atol=1e-5)

@@ -88,8 +88,9 @@ def test_person_found_where_there_is_one_and_smoothing_steadies_it(tmp_path, vid
 def test_largest_component_removes_the_smaller_regions(tmp_path, videos):
     from skimage.measure import label
     plain, largest = tmp_path / "plain.npy", tmp_path / "largest.npy"
-    run_kiln("segment", videos["h264"], "-o", plain, "--output", "npy", "--threads", 2, "-q")
-    run_kiln("segment", videos["h264"], "-o", largest, "--output", "npy", "--largest-component", "--threads", 2, "-q")
+    cpu = ["--threads", 2, "--mode", "cpu", "--hw-decode", "none", "-q"]  # two runs compared pixel by pixel
+    run_kiln("segment", videos["h264"], "-o", plain, "--output", "npy", *cpu)
+    run_kiln("segment", videos["h264"], "-o", largest, "--output", "npy", "--largest-component", *cpu)
     a, b = (np.load(p).astype(np.float32) for p in (plain, largest))
 
     def second_region(frame):  # pixels of the second largest region at or above 0.5 (8-connected)
@@ -170,10 +171,12 @@ def test_matte_on_opencl_gives_the_cpu_frames(tmp_path, videos, kind):
     # --mode gpu with OpenCL (PoCL here): the fused preprocess and the matte run on the device, the model on ONNX
     # Runtime's CPU provider; every decoded output frame equals the CPU run's.
     cpu, gpu = tmp_path / f"cpu_{kind}.mp4", tmp_path / f"gpu_{kind}.mp4"
-    run_kiln("segment", videos["h264"], "-o", cpu, "--output", kind, "--threads", 2, "-q")
+    # Software decode on both sides: on a machine with NVDEC, auto would decode the CPU run's frames there.
+    run_kiln("segment", videos["h264"], "-o", cpu, "--output", kind, "--threads", 2, "--mode", "cpu",
+             "--hw-decode", "none", "-q")
     opencl = {"GPU_BACKEND": "opencl", "KILN_OPENCL_DEVICE_TYPE": "all"}
-    result = run_kiln("segment", videos["h264"], "-o", gpu, "--output", kind, "--threads", 2, "--mode", "gpu", "-q",
-                      env=opencl)
+    result = run_kiln("segment", videos["h264"], "-o", gpu, "--output", kind, "--threads", 2, "--mode", "gpu",
+                      "--hw-decode", "none", "-q", env=opencl)
     assert "preprocess: opencl; matte: opencl" in result.stdout
     frames = framemd5(cpu)
     assert len(frames) == videos["layout"]["frames"]

@@ -79,22 +79,22 @@ case $phase in
       step "bench_infer_$m" 120 "$K" bench infer --model "$m" --batch-sizes 1,8,32 --threads 16 --json
     done
     step infer_peers_gpu 420 "$B/bench/infer_peers" --mode gpu --no-peers --models fr-embed,selfie \
-      --batch-sizes 1,8,32 --images 8192 --threads 16 --repeats 3 --json "$L/infer_peers_gpu.json"
+      --batch-sizes 1,8,32 --images 4096 --threads 16 --repeats 3 --json "$L/infer_peers_gpu.json"
     ;;
   segment)
     K=$B/kiln
     step bench_ops 300 "$K" bench ops --ops fused_preprocess,resize_bilinear,matte,mask --batch-sizes 1,8,32 --json
     # The CPU's masks (lossless) are the reference the GPU runs' masks are compared with (IoU in their summaries);
-    # --config brings the predecessor's targets (50 ms end to end, 60 / 90 frames/s); latency runs override its
-    # batching (8 frames, 50 ms) with the latency pipeline's own.
+    # --config brings the predecessor's targets (50 ms end to end, 60 / 90 frames/s); --provider cuda overrides its
+    # TensorRT fp16 (not on the machine), latency runs its batching (8 frames, 50 ms) with the latency pipeline's own.
     step segment_cpu_reference 120 "$K" segment "$C/person.mp4" -o "$L/reference.mkv" --mode cpu --codec ffv1 -q
     for mode in gpu cpu; do
       step "segment_${mode}_throughput" 120 "$K" --trace "$L/segment_${mode}_throughput.trace.json" segment \
         "$C/person.mp4" -o "$L/segment_${mode}_throughput.mp4" --mode "$mode" --throughput --threads 16 \
-        --config "$C/gpu_config.yaml" --reference "$L/reference.mkv"
+        --config "$C/gpu_config.yaml" --provider cuda --reference "$L/reference.mkv"
       step "segment_${mode}_latency" 120 "$K" --trace "$L/segment_${mode}_latency.trace.json" segment \
         "$C/person.mp4" -o "$L/segment_${mode}_latency.mp4" --mode "$mode" --latency --batch-size 1 --max-delay-us 0 \
-        --threads 16 --config "$C/gpu_config.yaml" --reference "$L/reference.mkv"
+        --threads 16 --config "$C/gpu_config.yaml" --provider cuda --reference "$L/reference.mkv"
     done
     ls -l /usr/lib/x86_64-linux-gnu/libnvcuvid.so* > "$L/nvdec_library.log" 2>&1  # NVDEC needs the driver's libnvcuvid
     step segment_gpu_nvdec 120 "$K" segment "$C/person.mp4" -o "$L/segment_nvdec.mp4" --mode gpu --hw-decode cuda \

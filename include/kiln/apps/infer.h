@@ -39,6 +39,7 @@ struct InferJobSummary {
   std::vector<std::string> names;   // the inputs written, in order
   InferReport report;               // provider, placement, fallbacks
   std::vector<int64_t> input_shape;  // per item, as fed
+  std::string preprocess;            // where the fused preprocess ran (the first batch's backend: cpu, cuda, opencl)
 };
 
 // Inputs are image files (decoded by the job) or images already decoded (inputs.images: u8 RGB in host memory, named

@@ -252,6 +252,7 @@ Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageI
   };
   const auto sink = [&](Chunk&& chunk) -> Status {
     if (chunk.decoded > 0) KILN_TRY(outputs_check(chunk, summary.outputs, config.model));
+    if (chunk.decoded > 0 && summary.preprocess.empty()) summary.preprocess = chunk.preprocess.backend;
     if (chunk.decoded > 0 && !writer.is_open()) {
       std::vector<TensorArraySpec> arrays;
       for (const HostTensor& t : chunk.outputs) {

@@ -7,9 +7,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/gpu_required.h"
 #include "common/test_util.h"
 #include "infer/infer_test_util.h"
 #include "kiln/apps/infer.h"
+#include "kiln/infer.h"
 
 namespace kiln {
 namespace {
@@ -47,6 +49,7 @@ TEST(InferJob, DecodedImagesGiveTheRowsOfTheirFiles) {
   const std::vector<std::string> files = {png, png, png};
   auto from_files = infer_job_run(selfie_job(dir.path() / "files.npy"), ImageInputs{files, {}});
   ASSERT_TRUE(from_files.is_ok()) << from_files.status().to_string();
+  EXPECT_EQ(from_files->preprocess, "cpu");
 
   // The second image mirrored, so that a row written out of order shows.
   ImageBuffer mirrored = decoded.value();
@@ -93,6 +96,37 @@ TEST(InferJob, DecodedImagesThatAreNotRgbAreRefused) {
   EXPECT_EQ(result.status().code(), Errc::kInvalidArgument);
   EXPECT_NE(result.status().message().find("#0"), std::string::npos) << result.status().message();
   EXPECT_FALSE(fs::exists(dir.path() / "x.npy"));
+}
+
+// With a CUDA device and ONNX Runtime's CUDA provider: kiln infer --mode gpu (the fused preprocess on CUDA, the model
+// on the CUDA provider) gives the CPU job's masks: mean absolute probability difference <= 0.01 per image (the
+// provider convolves in TF32).
+TEST(InferJob, OnCudaThePreprocessAndTheModelRunThereWithTheCpusRows) {
+  test::packaged_model_require("selfie");
+  bool cuda_provider = false;
+  for (const ProviderStatus& p : infer_provider_statuses()) {
+    if (p.provider == InferProvider::kCuda && p.available) cuda_provider = true;
+  }
+  if (!cuda_provider) KILN_GPU_SKIP("no CUDA device with ONNX Runtime's CUDA provider: the GPU infer job needs one");
+  const test::TempDir dir;
+  const std::vector<std::string> files = test::photo_paths();
+  auto cpu = infer_job_run(selfie_job(dir.path() / "cpu.npy"), ImageInputs{files, {}});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
+  InferJobConfig config = selfie_job(dir.path() / "gpu.npy");
+  config.exec.mode = ExecMode::kGpu;
+  auto gpu = infer_job_run(config, ImageInputs{files, {}});
+  ASSERT_TRUE(gpu.is_ok()) << gpu.status().to_string();
+  EXPECT_EQ(gpu->report.provider, "cuda");
+  EXPECT_EQ(gpu->preprocess, "cuda");
+  EXPECT_EQ(cpu->preprocess, "cpu");
+  const size_t per_row = 256 * 256;
+  const auto a = npy_floats((dir.path() / "cpu.npy").string(), files.size() * per_row);
+  const auto b = npy_floats((dir.path() / "gpu.npy").string(), files.size() * per_row);
+  for (size_t k = 0; k < files.size(); ++k) {
+    double diff = 0;
+    for (size_t i = 0; i < per_row; ++i) diff += std::fabs(a[k * per_row + i] - b[k * per_row + i]);
+    EXPECT_LE(diff / per_row, 0.01) << files[k];
+  }
 }
 
 }  // namespace

@@ -6,10 +6,12 @@
 
 #include <filesystem>
 
+#include "common/gpu_required.h"
 #include "core/fault.h"
 #include "io/video/video_reader.h"
 #include "io/video/video_writer.h"
 #include "kiln/apps/segment.h"
+#include "kiln/infer.h"
 
 namespace kiln {
 namespace {
@@ -192,6 +194,34 @@ TEST_F(SegmentJob, BadSettingsFailBeforeAnythingIsWritten) {
   result = segment_job_run(c, {(m_dir / "missing.mp4").string()});
   ASSERT_FALSE(result.is_ok());
   EXPECT_EQ(result.status().code(), Errc::kIoError);
+}
+
+// With a CUDA device and ONNX Runtime's CUDA provider: the model, the fused preprocess and the matte all on the GPU,
+// and its masks against the CPU run's (lossless): mean IoU >= 0.97 (the provider convolves in TF32 and batches by
+// timing, which moves probabilities near the threshold, at the person's edge only).
+TEST_F(SegmentJob, OnCudaEveryStageRunsThereAndTheMasksAreTheCpus) {
+  bool cuda_provider = false;
+  for (const ProviderStatus& p : infer_provider_statuses()) {
+    if (p.provider == InferProvider::kCuda && p.available) cuda_provider = true;
+  }
+  if (!cuda_provider) KILN_GPU_SKIP("no CUDA device with ONNX Runtime's CUDA provider: the GPU segment job needs one");
+  SegmentJobConfig cpu = config("cpu.mkv");
+  cpu.codec = "ffv1";
+  cpu.hw_decode = "none";
+  auto reference = segment_job_run(cpu, {person});
+  ASSERT_TRUE(reference.is_ok()) << reference.status().to_string();
+  SegmentJobConfig gpu = config("gpu.mkv");
+  gpu.codec = "ffv1";
+  gpu.exec.mode = ExecMode::kGpu;
+  gpu.reference = (m_dir / "cpu.mkv").string();
+  auto result = segment_job_run(gpu, {person});
+  ASSERT_TRUE(result.is_ok()) << result.status().to_string();
+  const SegmentJobSummary& s = result.value();
+  EXPECT_EQ(s.infer.provider, "cuda");
+  EXPECT_EQ(s.preprocess, "cuda");
+  EXPECT_EQ(s.matte, "cuda");
+  EXPECT_EQ(s.streams[0].written, kFrames);
+  EXPECT_GE(s.iou, 0.97);
 }
 
 }  // namespace
