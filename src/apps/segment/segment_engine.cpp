@@ -4,6 +4,7 @@
 
 #include "apps/segment/mask_region.h"
 #include "apps/segment/mask_temporal.h"
+#include "core/host_block.h"
 #include "kiln/image_ops.h"
 
 namespace kiln {
@@ -212,7 +213,7 @@ void SegmentEngine::infer_loop() {
   Profiler::instance().set_thread_name("infer");
   const int32_t mw = m_model->input_width(), mh = m_model->input_height();
   const int64_t item = 3LL * mw * mh;
-  std::vector<float> input;
+  HostBlock input;  // the session's host memory (pinned on the GPU providers: ONNX Runtime copies it by DMA)
   std::vector<std::vector<float>> probs;
   for (;;) {
     auto next = m_batcher->next_batch();
@@ -225,21 +226,34 @@ void SegmentEngine::infer_loop() {
     {
       StageTimer timer(m_infer);
       std::vector<ImageView> in, out;
-      input.resize(static_cast<size_t>(n * item));
-      for (int64_t i = 0; i < n; ++i) {
+      const size_t bytes = static_cast<size_t>(n * item) * sizeof(float);
+      Backend& host = m_model->session().host_backend();  // changes when a provider falls back to the CPU
+      if (input.bytes() < bytes || input.backend() != &host) {
+        input.reset();
+        auto block = HostBlock::acquire(host, bytes);
+        if (block.is_ok()) input = std::move(block).value();
+        st = block.status();
+      }
+      const auto values = static_cast<float*>(input.data());
+      for (int64_t i = 0; st.is_ok() && i < n; ++i) {
         in.push_back(batch.items[static_cast<size_t>(i)].request.frame.rgb.view());
-        out.push_back(image_view_packed(input.data() + i * item, mw, mh, 3, PixelType::kF32, m_model->input_layout()));
+        out.push_back(image_view_packed(values + i * item, mw, mh, 3, PixelType::kF32, m_model->input_layout()));
       }
       const VarShapeBatch in_batch = VarShapeBatch::wrap(in), out_batch = VarShapeBatch::wrap(out);
       ExecReport report;
-      st = m_executor.run(
-          OpCall{OpKind::kPreprocess, &m_model->preprocess(), in_batch.view(), out_batch.view(), nullptr}, &report);
+      if (st.is_ok()) {
+        st = m_executor.run(
+            OpCall{OpKind::kPreprocess, &m_model->preprocess(), in_batch.view(), out_batch.view(), nullptr}, &report);
+      }
       if (st.is_ok()) {
         std::lock_guard<std::mutex> lock(m_state_mutex);
         if (m_preprocess_backend.empty()) m_preprocess_backend = report.backend;
       }
       int32_t prob_width = 0, prob_height = 0;
-      if (st.is_ok()) st = m_model->run(input, n, &probs, &prob_width, &prob_height);
+      if (st.is_ok()) {
+        st = m_model->run(std::span<const float>(values, static_cast<size_t>(n * item)), n, &probs, &prob_width,
+                          &prob_height);
+      }
       if (st.is_ok()) {
         for (int64_t i = 0; i < n; ++i) {
           SegmentFrame& f = batch.items[static_cast<size_t>(i)].request;

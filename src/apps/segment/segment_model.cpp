@@ -87,7 +87,7 @@ float probability_of(float v, bool sigmoid) {
 
 }  // namespace
 
-Status SegmentModel::run(const std::vector<float>& input, int64_t batch, std::vector<std::vector<float>>* probs,
+Status SegmentModel::run(std::span<const float> input, int64_t batch, std::vector<std::vector<float>>* probs,
                          int32_t* width, int32_t* height) {
   const std::vector<int64_t> shape = m_layout == Layout::kCHW ? std::vector<int64_t>{batch, 3, m_height, m_width}
                                                               : std::vector<int64_t>{batch, m_height, m_width, 3};

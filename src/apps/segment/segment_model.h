@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,7 @@ class SegmentModel {
 
   // Runs `batch` preprocessed items; probs[i] receives item i's probability map, *width x *height (the output's
   // size in this run: a symbolic one is known only now). Called from one thread at a time.
-  Status run(const std::vector<float>& input, int64_t batch, std::vector<std::vector<float>>* probs, int32_t* width,
+  Status run(std::span<const float> input, int64_t batch, std::vector<std::vector<float>>* probs, int32_t* width,
              int32_t* height);
   // The map's size as the model declares it (symbolic sizes: the input's). Fixed after open: safe from any thread.
   int32_t prob_width() const { return m_prob_width; }
