@@ -87,14 +87,17 @@ case $phase in
     # The CPU's masks (lossless) are the reference the GPU runs' masks are compared with (IoU in their summaries);
     # --config brings the predecessor's targets (50 ms end to end, 60 / 90 frames/s); --provider cuda overrides its
     # TensorRT fp16 (not on the machine), latency runs its batching (8 frames, 50 ms) with the latency pipeline's own.
-    step segment_cpu_reference 120 "$K" segment "$C/person.mp4" -o "$L/reference.mkv" --mode cpu --codec ffv1 -q
+    step segment_cpu_reference 120 "$K" segment "$C/person.mp4" -o "$L/reference.mkv" --mode cpu --hw-decode none \
+      --codec ffv1 -q
     for mode in gpu cpu; do
+      decode=$([[ $mode == gpu ]] && echo auto || echo none)  # the GPU runs decode on NVDEC where it starts
       step "segment_${mode}_throughput" 120 "$K" --trace "$L/segment_${mode}_throughput.trace.json" segment \
-        "$C/person.mp4" -o "$L/segment_${mode}_throughput.mp4" --mode "$mode" --throughput --threads 16 \
-        --config "$C/gpu_config.yaml" --provider cuda --reference "$L/reference.mkv"
-      step "segment_${mode}_latency" 120 "$K" --trace "$L/segment_${mode}_latency.trace.json" segment \
-        "$C/person.mp4" -o "$L/segment_${mode}_latency.mp4" --mode "$mode" --latency --batch-size 1 --max-delay-us 0 \
+        "$C/person.mp4" -o "$L/segment_${mode}_throughput.mp4" --mode "$mode" --hw-decode "$decode" --throughput \
         --threads 16 --config "$C/gpu_config.yaml" --provider cuda --reference "$L/reference.mkv"
+      step "segment_${mode}_latency" 120 "$K" --trace "$L/segment_${mode}_latency.trace.json" segment \
+        "$C/person.mp4" -o "$L/segment_${mode}_latency.mp4" --mode "$mode" --hw-decode "$decode" --latency \
+        --batch-size 1 --max-delay-us 0 --threads 16 --config "$C/gpu_config.yaml" --provider cuda \
+        --reference "$L/reference.mkv"
     done
     ls -l /usr/lib/x86_64-linux-gnu/libnvcuvid.so* > "$L/nvdec_library.log" 2>&1  # NVDEC needs the driver's libnvcuvid
     step segment_gpu_nvdec 120 "$K" segment "$C/person.mp4" -o "$L/segment_nvdec.mp4" --mode gpu --hw-decode cuda \
