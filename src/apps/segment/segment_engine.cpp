@@ -231,8 +231,11 @@ void SegmentEngine::infer_loop() {
       if (input.bytes() < bytes || input.backend() != &host) {
         input.reset();
         auto block = HostBlock::acquire(host, bytes);
-        if (block.is_ok()) input = std::move(block).value();
-        st = block.status();
+        if (block.is_ok()) {
+          input = std::move(block).value();
+        } else {
+          st = block.status();
+        }
       }
       const auto values = static_cast<float*>(input.data());
       for (int64_t i = 0; st.is_ok() && i < n; ++i) {

@@ -7,11 +7,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/cuda_provider.h"
 #include "common/gpu_required.h"
 #include "common/test_util.h"
 #include "infer/infer_test_util.h"
 #include "kiln/apps/infer.h"
-#include "kiln/infer.h"
 
 namespace kiln {
 namespace {
@@ -103,11 +103,9 @@ TEST(InferJob, DecodedImagesThatAreNotRgbAreRefused) {
 // provider convolves in TF32).
 TEST(InferJob, OnCudaThePreprocessAndTheModelRunThereWithTheCpusRows) {
   test::packaged_model_require("selfie");
-  bool cuda_provider = false;
-  for (const ProviderStatus& p : infer_provider_statuses()) {
-    if (p.provider == InferProvider::kCuda && p.available) cuda_provider = true;
+  if (!test::cuda_provider_available()) {
+    KILN_GPU_SKIP("no CUDA device with ONNX Runtime's CUDA provider: the GPU infer job needs one");
   }
-  if (!cuda_provider) KILN_GPU_SKIP("no CUDA device with ONNX Runtime's CUDA provider: the GPU infer job needs one");
   const test::TempDir dir;
   const std::vector<std::string> files = test::photo_paths();
   auto cpu = infer_job_run(selfie_job(dir.path() / "cpu.npy"), ImageInputs{files, {}});

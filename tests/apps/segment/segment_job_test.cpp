@@ -6,12 +6,12 @@
 
 #include <filesystem>
 
+#include "common/cuda_provider.h"
 #include "common/gpu_required.h"
 #include "core/fault.h"
 #include "io/video/video_reader.h"
 #include "io/video/video_writer.h"
 #include "kiln/apps/segment.h"
-#include "kiln/infer.h"
 
 namespace kiln {
 namespace {
@@ -200,11 +200,9 @@ TEST_F(SegmentJob, BadSettingsFailBeforeAnythingIsWritten) {
 // and its masks against the CPU run's (lossless): mean IoU >= 0.97 (the provider convolves in TF32 and batches by
 // timing, which moves probabilities near the threshold, at the person's edge only).
 TEST_F(SegmentJob, OnCudaEveryStageRunsThereAndTheMasksAreTheCpus) {
-  bool cuda_provider = false;
-  for (const ProviderStatus& p : infer_provider_statuses()) {
-    if (p.provider == InferProvider::kCuda && p.available) cuda_provider = true;
+  if (!test::cuda_provider_available()) {
+    KILN_GPU_SKIP("no CUDA device with ONNX Runtime's CUDA provider: the GPU segment job needs one");
   }
-  if (!cuda_provider) KILN_GPU_SKIP("no CUDA device with ONNX Runtime's CUDA provider: the GPU segment job needs one");
   SegmentJobConfig cpu = config("cpu.mkv");
   cpu.codec = "ffv1";
   cpu.hw_decode = "none";
