@@ -43,8 +43,8 @@ Runner infer_command_add(CLI::App& app) {
     std::printf("Inferred %lld images, %lld unreadable (skipped)\n", static_cast<long long>(s.written),
                 static_cast<long long>(s.unreadable));
     print_time(s.seconds, s.written);
-    std::printf("Provider: %s (%s); preprocess: %s\n", s.report.provider.c_str(), s.report.placement.c_str(),
-                s.preprocess.c_str());
+    std::printf("Provider: %s (%s); preprocess: %s; model input: %s\n", s.report.provider.c_str(),
+                s.report.placement.c_str(), s.preprocess.c_str(), s.model_input.c_str());
     for (const auto& f : s.report.fallbacks) std::printf("Fallback: %s\n", f.c_str());
     std::printf("Input: %s per image\n", shape_text(s.input_shape).c_str());
     for (const auto& t : s.outputs) std::printf("Output %s: %s\n", t.name.c_str(), shape_text(t.shape).c_str());

@@ -65,6 +65,8 @@ class Stream {
   virtual Backend& backend() const = 0;
   // Waits until everything enqueued on this stream has finished.
   virtual Status synchronize() = 0;
+  // The platform's handle (a cudaStream_t), for libraries that run work on it; nullptr where there is none.
+  virtual void* native_handle() const { return nullptr; }
 };
 
 // What a backend gets besides the call.
@@ -94,6 +96,13 @@ class Backend {
   // block.handle is the host pointer. Outputs placed here skip a staging copy.
   virtual Result<PoolBlock> host_acquire(size_t bytes);
   virtual void host_release(PoolBlock block);
+  // Device memory from this backend's pool, addressed by pointer (block.handle): what device-space calls
+  // (MemorySpace::kDevice) and ONNX Runtime's CUDA provider read and write in place. NotImplemented where device
+  // memory has no pointer a library can take (the CPU, OpenCL's cl_mem).
+  virtual Result<PoolBlock> device_acquire(size_t bytes);
+  virtual void device_release(PoolBlock block);
+  // Copies `bytes` at `device` (inside a device_acquire() block) into host memory; returns when they are there.
+  virtual Status device_download(const void* device, void* host, size_t bytes);
   // The device buffer pool's counters (zeros for the CPU).
   virtual PoolStats memory_stats() const;
   // The counters of the pool host_acquire() serves from (pinned, mapped or plain host memory).

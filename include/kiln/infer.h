@@ -95,6 +95,7 @@ struct InferReport {
   std::vector<std::string> fallbacks;   // each provider that was given up, with the reason
   bool batch_dynamic = false;
   int64_t bound_runs = 0;  // run_bound calls whose outputs ONNX Runtime wrote in place (the others were copied)
+  int64_t device_input_runs = 0;  // runs whose input the provider read in place from device memory
   int64_t oom_halvings = 0;  // batches (run or run_bound) that ran out of memory and were run in halves
   int64_t batch_limit = 0;   // the largest batch known to fit after running out of memory (0: none found)
   std::string json() const;
@@ -131,6 +132,17 @@ class InferSession {
   // fitted are split from then on (report().batch_limit); a single item that does not fit falls back like a failure.
   virtual Status run_bound(std::span<const float> input, const std::vector<int64_t>& shape,
                            std::vector<HostTensor>* outputs) = 0;
+
+  // The backend whose device memory the session's provider reads in place: kiln's CUDA backend (same device,
+  // GPU_DEVICE_ID) while the session runs on the CUDA or TensorRT provider; nullptr on the CPU provider. A batch
+  // preprocessed into a DeviceBlock of it reaches the model without a copy through the host. The GPU providers run
+  // on a kiln stream of that backend (ONNX Runtime's user compute stream).
+  virtual Backend* device_backend() const = 0;
+  // As run_bound, with `input` in device memory of `device` (written and waited for: kiln's calls return once their
+  // results are there). A session that has meanwhile fallen back to the CPU provider copies the input to host
+  // memory first.
+  virtual Status run_bound_from_device(std::span<const float> input, Backend& device,
+                                       const std::vector<int64_t>& shape, std::vector<HostTensor>* outputs) = 0;
 };
 
 // The ONNX Runtime library kiln runs with: its version and the execution providers it was built with.

@@ -32,6 +32,16 @@ Result<PoolBlock> Backend::host_acquire(size_t bytes) {
 
 void Backend::host_release(PoolBlock block) { std::free(reinterpret_cast<void*>(block.handle)); }
 
+Result<PoolBlock> Backend::device_acquire(size_t /*bytes*/) {
+  return Status(Errc::kNotImplemented, name() + ": no device memory addressed by pointer");
+}
+
+void Backend::device_release(PoolBlock /*block*/) {}
+
+Status Backend::device_download(const void* /*device*/, void* /*host*/, size_t /*bytes*/) {
+  return Status(Errc::kNotImplemented, name() + ": no device memory addressed by pointer");
+}
+
 PoolStats Backend::memory_stats() const { return {}; }
 
 PoolStats Backend::host_memory_stats() const { return {}; }

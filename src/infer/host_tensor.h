@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/host_block.h"
+#include "core/backend_block.h"
 
 namespace kiln {
 

@@ -16,6 +16,7 @@
 #include "infer/infer_placement.h"
 #include "infer/oom_halving.h"
 #include "infer/ort_env.h"
+#include "infer/ort_values.h"
 #include "infer/providers.h"
 #include "kiln/infer.h"
 
@@ -23,84 +24,19 @@ namespace kiln {
 
 namespace {
 
-TensorType tensor_type_of(ONNXTensorElementDataType type) {
-  switch (type) {
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return TensorType::kFloat32;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: return TensorType::kUInt8;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return TensorType::kInt32;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return TensorType::kInt64;
-    default: return TensorType::kOther;
+// kiln's CUDA backend (on GPU_DEVICE_ID, the device the GPU providers run on), or nullptr.
+Backend* cuda_backend_find() {
+  for (const auto& backend : BackendRegistry::instance().backends()) {
+    if (backend->kind() == BackendKind::kCuda) return backend.get();
   }
-}
-
-TensorInfo tensor_info_of(std::string name, const Ort::TypeInfo& type_info) {
-  TensorInfo info;
-  info.name = std::move(name);
-  if (type_info.GetONNXType() != ONNX_TYPE_TENSOR) {
-    info.type = TensorType::kOther;  // a sequence or a map: kiln neither feeds nor writes these
-    return info;
-  }
-  const auto tensor = type_info.GetTensorTypeAndShapeInfo();
-  info.type = tensor_type_of(tensor.GetElementType());
-  info.shape = tensor.GetShape();
-  for (const char* dim : tensor.GetSymbolicDimensions()) info.dim_names.emplace_back(dim ? dim : "");
-  return info;
-}
-
-ModelInfo model_info_of(Ort::Session& session) {
-  ModelInfo info;
-  Ort::AllocatorWithDefaultOptions allocator;
-  for (size_t i = 0; i < session.GetInputCount(); ++i) {
-    info.inputs.push_back(tensor_info_of(session.GetInputNameAllocated(i, allocator).get(), session.GetInputTypeInfo(i)));
-  }
-  for (size_t i = 0; i < session.GetOutputCount(); ++i) {
-    info.outputs.push_back(tensor_info_of(session.GetOutputNameAllocated(i, allocator).get(), session.GetOutputTypeInfo(i)));
-  }
-  info.batch_dynamic = !info.inputs.empty() && std::all_of(info.inputs.begin(), info.inputs.end(), [](const TensorInfo& t) {
-    return !t.shape.empty() && t.shape[0] < 0;
-  });
-  return info;
-}
-
-int64_t elements_of(const std::vector<int64_t>& shape) {
-  return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
-}
-
-std::string shape_text_of(const std::vector<int64_t>& shape) {
-  std::string text;
-  for (const int64_t d : shape) text += (text.empty() ? "" : " x ") + std::to_string(d);
-  return text;
-}
-
-// Copies an output value into a float tensor (integer outputs are converted).
-Status tensor_from_value(const std::string& name, const Ort::Value& value, Tensor* out) {
-  if (!value.IsTensor()) return unsupported_format("output " + name + " is not a tensor (a sequence or a map)");
-  const auto info = value.GetTensorTypeAndShapeInfo();
-  out->name = name;
-  out->shape = info.GetShape();
-  const size_t n = info.GetElementCount();
-  out->data.resize(n);
-  switch (info.GetElementType()) {
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: std::copy_n(value.GetTensorData<float>(), n, out->data.begin()); break;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: std::copy_n(value.GetTensorData<uint8_t>(), n, out->data.begin()); break;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: std::copy_n(value.GetTensorData<int32_t>(), n, out->data.begin()); break;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: std::copy_n(value.GetTensorData<int64_t>(), n, out->data.begin()); break;
-    default: return unsupported_format("output " + name + ": element type " + std::to_string(info.GetElementType()) +
-                                       " is not float32, uint8, int32 or int64");
-  }
-  return Status::ok();
+  return nullptr;
 }
 
 // The CUDA backend's pinned memory for the GPU providers (ONNX Runtime's copies from it run at full speed), the
 // CPU's pool otherwise.
 Backend& host_backend_for(InferProvider provider) {
-  BackendRegistry& registry = BackendRegistry::instance();
-  if (provider != InferProvider::kCpu) {
-    for (const auto& backend : registry.backends()) {
-      if (backend->kind() == BackendKind::kCuda) return *backend;
-    }
-  }
-  return registry.cpu();
+  Backend* cuda = provider != InferProvider::kCpu ? cuda_backend_find() : nullptr;
+  return cuda != nullptr ? *cuda : BackendRegistry::instance().cpu();
 }
 
 class OrtInferSession final : public InferSession {
@@ -167,20 +103,35 @@ class OrtInferSession final : public InferSession {
 
   Status run_bound(std::span<const float> input, const std::vector<int64_t>& shape,
                    std::vector<HostTensor>* outputs) override {
-    Status st = input_check(input, shape);
-    if (!st.is_ok()) return st;
+    KILN_TRY(input_check(input, shape));
     std::lock_guard<std::mutex> lock(m_run_mutex);
+    return bound_halved(input, shape, outputs, nullptr);
+  }
+
+  Backend* device_backend() const override { return m_device_backend.load(); }
+
+  Status run_bound_from_device(std::span<const float> input, Backend& device, const std::vector<int64_t>& shape,
+                               std::vector<HostTensor>* outputs) override {
+    KILN_TRY(input_check(input, shape));
+    std::lock_guard<std::mutex> lock(m_run_mutex);
+    return bound_halved(input, shape, outputs, &device);
+  }
+
+ private:
+  // run_bound's batches, halved when they run out of memory; `device`: the backend whose memory holds `input`
+  // (nullptr: host memory). Slices of device memory are only passed on, never read here.
+  Status bound_halved(std::span<const float> input, const std::vector<int64_t>& shape,
+                      std::vector<HostTensor>* outputs, Backend* device) {
     return m_halving.run<HostTensor>(
         input, shape, outputs,
-        [this](std::span<const float> in, const std::vector<int64_t>& s, std::vector<HostTensor>* out) {
-          return run_on_a_provider(in, s, out);
+        [this, device](std::span<const float> in, const std::vector<int64_t>& s, std::vector<HostTensor>* out) {
+          return run_on_a_provider(in, s, out, device);
         },
         [this](const std::vector<HostTensor>& a, int64_t na, const std::vector<HostTensor>& b, int64_t nb,
                std::vector<HostTensor>* out) { return BoundOutputs::join(a, na, b, nb, m_label, host_backend(), out); },
         [this](int64_t limit) { halving_report(limit); });
   }
 
- private:
   void halving_report(int64_t limit) {
     std::lock_guard<std::mutex> lock(m_report_mutex);
     ++m_report.oom_halvings;
@@ -191,10 +142,10 @@ class OrtInferSession final : public InferSession {
   // larger batch that runs out of memory is halved instead, by the caller).
   template <typename Out>
   Status run_on_a_provider(std::span<const float> input, const std::vector<int64_t>& shape,
-                           std::vector<Out>* outputs) {
+                           std::vector<Out>* outputs, Backend* device = nullptr) {
     while (true) {
       if constexpr (std::is_same_v<Out, Tensor>) outputs->clear();  // bound outputs keep their blocks
-      Status st = run_locked(input, shape, outputs);
+      Status st = run_locked(input, shape, outputs, device);
       if (st.is_ok() || !fallback_possible(st, shape[0] == 1)) return st;
       report_fallback(std::string(infer_provider_name(m_provider)) + " failed while running: " + st.message());
       Status created = session_create_next();
@@ -202,13 +153,36 @@ class OrtInferSession final : public InferSession {
     }
   }
 
+  // Where an input lies, for ONNX Runtime: kiln's device memory on the providers' CUDA device, or host memory.
+  Ort::MemoryInfo input_memory(Backend* device) const {
+    if (device != nullptr) return Ort::MemoryInfo("Cuda", OrtDeviceAllocator, m_backend.device_id, OrtMemTypeDefault);
+    return Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+  }
+
   Status run_locked(std::span<const float> input, const std::vector<int64_t>& shape,
-                    std::vector<HostTensor>* outputs) {
+                    std::vector<HostTensor>* outputs, Backend* device) {
+    if (device != nullptr && device != m_device_backend.load()) {
+      // The provider that reads this memory in place was given up: the one now running gets a host copy.
+      KILN_TRY_ASSIGN(const HostBlock copy, HostBlock::acquire(host_backend(), input.size_bytes()));
+      KILN_TRY(device->device_download(input.data(), copy.data(), input.size_bytes()));
+      return run_locked(std::span<const float>(static_cast<const float*>(copy.data()), input.size()), shape, outputs,
+                        nullptr);
+    }
+    Status st = run_locked_bound(input, shape, outputs, device);
+    if (st.is_ok() && device != nullptr) {
+      std::lock_guard<std::mutex> lock(m_report_mutex);
+      ++m_report.device_input_runs;
+    }
+    return st;
+  }
+
+  Status run_locked_bound(std::span<const float> input, const std::vector<int64_t>& shape,
+                          std::vector<HostTensor>* outputs, Backend* device) {
     const std::vector<int64_t> item(shape.begin() + 1, shape.end());
     const bool per_item = m_info.inputs[0].shape[0] == 1 && shape[0] > 1;
     if (per_item || !m_bound.learned(item) || !m_bound.bindable()) {
       std::vector<Tensor> copied;
-      KILN_TRY(run_locked(input, shape, &copied));
+      KILN_TRY(run_locked(input, shape, &copied, device));
       if (!per_item && !m_bound.learned(item)) m_bound.learn(item, shape[0], copied, m_info.outputs);
       return BoundOutputs::copy(copied, host_backend(), outputs);
     }
@@ -221,8 +195,8 @@ class OrtInferSession final : public InferSession {
       const Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
       Ort::IoBinding binding(*m_session);
       binding.BindInput(m_input_names[0].c_str(),
-                        Ort::Value::CreateTensor<float>(memory, const_cast<float*>(input.data()), input.size(),
-                                                        shape.data(), shape.size()));
+                        Ort::Value::CreateTensor<float>(input_memory(device), const_cast<float*>(input.data()),
+                                                        input.size(), shape.data(), shape.size()));
       for (HostTensor& out : *outputs) {
         binding.BindOutput(out.name.c_str(), Ort::Value::CreateTensor<float>(memory, out.data(), out.elements(),
                                                                              out.shape.data(), out.shape.size()));
@@ -239,7 +213,7 @@ class OrtInferSession final : public InferSession {
     // An output whose shape differs from the learned one (it depends on more than the input's size) fails the bound
     // run: run unbound, learn again, and let only a failure of that run count.
     std::vector<Tensor> copied;
-    KILN_TRY(run_locked(input, shape, &copied));
+    KILN_TRY(run_locked(input, shape, &copied, device));
     m_bound.learn(item, shape[0], copied, m_info.outputs);
     return BoundOutputs::copy(copied, host_backend(), outputs);
   }
@@ -288,8 +262,14 @@ class OrtInferSession final : public InferSession {
         session_options.AddConfigEntry("session.model_external_initializers_file_folder_path", m_folder.c_str());
       }
     }));
+    Backend* const cuda = provider != InferProvider::kCpu ? cuda_backend_find() : nullptr;
+    if (cuda != nullptr && !m_stream) {
+      auto stream = cuda->stream_create();  // none: ONNX Runtime makes its own, as without kiln's CUDA backend
+      if (stream.is_ok()) m_stream = std::move(stream).value();
+    }
     if (provider != InferProvider::kCpu) {
-      Status st = provider_append(session_options, provider, m_options, m_backend);
+      void* const compute_stream = cuda != nullptr && m_stream ? m_stream->native_handle() : nullptr;
+      Status st = provider_append(session_options, provider, m_options, m_backend, compute_stream);
       if (!st.is_ok()) return st;
     }
     std::unique_ptr<Ort::Session> session;
@@ -305,6 +285,7 @@ class OrtInferSession final : public InferSession {
     m_bound.reset();
     m_halving.reset();  // what fitted one provider's memory says nothing of the next one's
     m_host_backend = &host_backend_for(provider);
+    m_device_backend = cuda;
     std::lock_guard<std::mutex> lock(m_report_mutex);
     m_report.provider = infer_provider_name(provider);
     m_report.batch_limit = 0;
@@ -337,15 +318,16 @@ class OrtInferSession final : public InferSession {
   }
 
   // Whole batches when dim 0 is symbolic; a model whose batch is fixed at 1 runs item by item.
-  Status run_locked(std::span<const float> input, const std::vector<int64_t>& shape, std::vector<Tensor>* outputs) {
+  Status run_locked(std::span<const float> input, const std::vector<int64_t>& shape, std::vector<Tensor>* outputs,
+                    Backend* device) {
     const bool per_item = m_info.inputs[0].shape[0] == 1 && shape[0] > 1;
-    if (!per_item) return run_once(input, shape, outputs);
+    if (!per_item) return run_once(input, shape, outputs, device);
     std::vector<int64_t> item_shape = shape;
     item_shape[0] = 1;
     const int64_t item_elements = elements_of(item_shape);
     for (int64_t i = 0; i < shape[0]; ++i) {
       std::vector<Tensor> item;
-      Status st = run_once(input.subspan(i * item_elements, item_elements), item_shape, &item);
+      Status st = run_once(input.subspan(i * item_elements, item_elements), item_shape, &item, device);
       if (!st.is_ok()) return st;
       if (outputs->empty()) {
         for (const Tensor& t : item) {
@@ -373,7 +355,8 @@ class OrtInferSession final : public InferSession {
     return Status::ok();
   }
 
-  Status run_once(std::span<const float> input, const std::vector<int64_t>& shape, std::vector<Tensor>* outputs) {
+  Status run_once(std::span<const float> input, const std::vector<int64_t>& shape, std::vector<Tensor>* outputs,
+                  Backend* device) {
     KILN_TRY(injected_fault());
     std::vector<const char*> input_names = {m_input_names[0].c_str()};
     std::vector<const char*> output_names;
@@ -384,9 +367,8 @@ class OrtInferSession final : public InferSession {
     const FloatModeScope float_mode(m_options.flush_denormals && m_provider == InferProvider::kCpu);
     Status st = ort_call(code, m_label + ": run on the " + std::string(infer_provider_name(m_provider)) +
                                    " execution provider failed", [&] {
-      const Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
-      Ort::Value tensor = Ort::Value::CreateTensor<float>(memory, const_cast<float*>(input.data()), input.size(),
-                                                          shape.data(), shape.size());
+      Ort::Value tensor = Ort::Value::CreateTensor<float>(input_memory(device), const_cast<float*>(input.data()),
+                                                          input.size(), shape.data(), shape.size());
       std::vector<Ort::Value> values = m_session->Run(Ort::RunOptions{nullptr}, input_names.data(), &tensor, 1,
                                                       output_names.data(), output_names.size());
       outputs->resize(values.size());
@@ -432,9 +414,11 @@ class OrtInferSession final : public InferSession {
   std::string m_folder;           // the model file's folder, for external data; empty for bytes
   std::mutex m_run_mutex;          // one run at a time; guards the session, which a fallback replaces
   mutable std::mutex m_report_mutex;
+  std::unique_ptr<Stream> m_stream;  // the GPU providers' compute stream; outlives every session made on it
   std::unique_ptr<Ort::Session> m_session;
   InferProvider m_provider = InferProvider::kCpu;
   std::atomic<Backend*> m_host_backend{&BackendRegistry::instance().cpu()};
+  std::atomic<Backend*> m_device_backend{nullptr};
   BoundOutputs m_bound;    // guarded by m_run_mutex
   OomHalving m_halving;     // guarded by m_run_mutex
   InferReport m_report;
@@ -457,7 +441,8 @@ int64_t Tensor::elements() const { return elements_of(shape); }
 
 std::string InferReport::json() const {
   return nlohmann::json{{"provider", provider}, {"placement", placement}, {"fallbacks", fallbacks},
-                        {"batch_dynamic", batch_dynamic}, {"bound_runs", bound_runs}, {"oom_halvings", oom_halvings},
+                        {"batch_dynamic", batch_dynamic}, {"bound_runs", bound_runs},
+                        {"device_input_runs", device_input_runs}, {"oom_halvings", oom_halvings},
                         {"batch_limit", batch_limit}}
       .dump();
 }

@@ -21,7 +21,7 @@ void key_values_split(const KeyValues& kv, std::vector<const char*>* keys, std::
   }
 }
 
-void cuda_append(Ort::SessionOptions& session_options, const BackendOptions& backend) {
+void cuda_append(Ort::SessionOptions& session_options, const BackendOptions& backend, void* compute_stream) {
   const OrtApi& api = Ort::GetApi();
   OrtCUDAProviderOptionsV2* cuda = nullptr;
   Ort::ThrowOnError(api.CreateCUDAProviderOptions(&cuda));
@@ -36,10 +36,14 @@ void cuda_append(Ort::SessionOptions& session_options, const BackendOptions& bac
   std::vector<const char*> keys, values;
   key_values_split(kv, &keys, &values);
   Ort::ThrowOnError(api.UpdateCUDAProviderOptions(cuda, keys.data(), values.data(), keys.size()));
+  if (compute_stream != nullptr) {
+    Ort::ThrowOnError(api.UpdateCUDAProviderOptionsWithValue(cuda, "user_compute_stream", compute_stream));
+  }
   session_options.AppendExecutionProvider_CUDA_V2(*cuda);
 }
 
-void tensorrt_append(Ort::SessionOptions& session_options, const TensorRtOptions& trt, const BackendOptions& backend) {
+void tensorrt_append(Ort::SessionOptions& session_options, const TensorRtOptions& trt, const BackendOptions& backend,
+                     void* compute_stream) {
   const OrtApi& api = Ort::GetApi();
   OrtTensorRTProviderOptionsV2* options = nullptr;
   Ort::ThrowOnError(api.CreateTensorRTProviderOptions(&options));
@@ -68,18 +72,23 @@ void tensorrt_append(Ort::SessionOptions& session_options, const TensorRtOptions
   std::vector<const char*> keys, values;
   key_values_split(kv, &keys, &values);
   Ort::ThrowOnError(api.UpdateTensorRTProviderOptions(options, keys.data(), values.data(), keys.size()));
+  if (compute_stream != nullptr) {
+    Ort::ThrowOnError(api.UpdateTensorRTProviderOptionsWithValue(options, "user_compute_stream", compute_stream));
+  }
   session_options.AppendExecutionProvider_TensorRT_V2(*options);
 }
 
 }  // namespace
 
 Status provider_append(Ort::SessionOptions& session_options, InferProvider provider, const InferOptions& options,
-                       const BackendOptions& backend) {
+                       const BackendOptions& backend, void* compute_stream) {
   const std::string what = std::string(infer_provider_name(provider)) + " execution provider";
   return ort_call(Errc::kDeviceError, what, [&] {
-    if (provider == InferProvider::kTensorRt) tensorrt_append(session_options, options.tensorrt, backend);
+    if (provider == InferProvider::kTensorRt) {
+      tensorrt_append(session_options, options.tensorrt, backend, compute_stream);
+    }
     // Behind TensorRT too: the nodes it does not take run on CUDA, not on the CPU with copies at each boundary.
-    cuda_append(session_options, backend);
+    cuda_append(session_options, backend, compute_stream);
   });
 }
 

@@ -8,8 +8,9 @@
 namespace kiln {
 
 // Appends `provider` (cuda or tensorrt) to `session_options`; DeviceError with ORT's reason when it cannot load
-// (not built into this ONNX Runtime, library or CUDA missing). The CPU provider needs no call.
+// (not built into this ONNX Runtime, library or CUDA missing). The CPU provider needs no call. `compute_stream`: a
+// cudaStream_t the provider runs on (ONNX Runtime's user compute stream), or nullptr for one of its own.
 Status provider_append(Ort::SessionOptions& session_options, InferProvider provider, const InferOptions& options,
-                       const BackendOptions& backend);
+                       const BackendOptions& backend, void* compute_stream);
 
 }  // namespace kiln

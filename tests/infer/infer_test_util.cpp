@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "common/image_ops_util.h"
@@ -50,6 +51,24 @@ std::vector<float> model_input_make(const PackagedModel& model, const std::vecto
   const auto n = static_cast<int64_t>(images.size());
   *shape = layout == Layout::kCHW ? std::vector<int64_t>{n, 3, h, w} : std::vector<int64_t>{n, h, w, 3};
   return data;
+}
+
+void expect_rows_close(const Tensor& got, const Tensor& want, int64_t rows) {
+  ASSERT_EQ(got.data.size(), want.data.size());
+  const size_t dim = got.data.size() / static_cast<size_t>(rows);
+  for (int64_t k = 0; k < rows; ++k) {
+    const float* a = got.data.data() + k * dim;
+    const float* b = want.data.data() + k * dim;
+    double dot = 0, a_norm = 0, b_norm = 0, error = 0;
+    for (size_t i = 0; i < dim; ++i) {
+      dot += static_cast<double>(a[i]) * b[i];
+      a_norm += static_cast<double>(a[i]) * a[i];
+      b_norm += static_cast<double>(b[i]) * b[i];
+      error += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
+    }
+    EXPECT_GE(dot / std::sqrt(a_norm * b_norm), 0.999) << "row " << k;
+    EXPECT_LE(std::sqrt(error / b_norm), 0.02) << "row " << k;
+  }
 }
 
 std::unique_ptr<InferSession> session_open(const std::string& path, const InferOptions& options) {

@@ -8,9 +8,11 @@
 #                                            the photographs the tests and benches read)
 # There, each under 10 minutes, after the parts were carried one per call (command `true`), back to back:
 #   bash BUILD/gpu-run bash tools/gpu/gpu_checks.sh suite BUILD   every test binary with KILN_REQUIRE_GPU=1 (a GPU
-#                                            skip fails), 4 at a time; compute-sanitizer over the matte and segment
-#   bash BUILD/gpu-run bash tools/gpu/gpu_checks.sh infer BUILD   kiln bench infer (CUDA vs CPU provider, every packaged
-#                                            model), infer_peers on the CUDA provider (the >= 85 % of model-only target)
+#                                            skip fails), 4 at a time; compute-sanitizer over the matte, segment
+#                                            and device-staged inference tests
+#   bash BUILD/gpu-run bash tools/gpu/gpu_checks.sh infer BUILD   kiln infer on the GPU (where its model input lay),
+#                                            kiln bench infer (CUDA vs CPU provider, every packaged model), infer_peers
+#                                            on the CUDA provider (the >= 85 % of model-only target)
 #   bash BUILD/gpu-run bash tools/gpu/gpu_checks.sh segment BUILD kiln bench ops, kiln segment CPU vs GPU (both
 #                                            pipelines, the seed's targets, IoU against the CPU's masks), NVDEC,
 #                                            kiln bench segment
@@ -71,10 +73,16 @@ case $phase in
     # The kernels new since the last sanitizer-clean GPU run (the matte), and the segment engine's CUDA path.
     step sanitizer_matte 150 "$sanitizer" --tool memcheck --error-exitcode 3 "$B/tests/kiln_tests_backend_ops_matte"
     step sanitizer_segment 200 "$sanitizer" --tool memcheck --error-exitcode 3 "$B/tests/kiln_tests_apps_segment"
+    # The model's input preprocessed into device memory that ONNX Runtime reads in place, on kiln's stream.
+    step sanitizer_staged 200 "$sanitizer" --tool memcheck --error-exitcode 3 "$B/tests/kiln_tests_infer" \
+      --gtest_filter='StagedOnCuda*:InferOnCuda*'
     ;;
   infer)
     K=$B/kiln
     step devices 60 "$K" devices --json
+    # The summary's "model input: device (N runs)" says the preprocess's output reached the model without the host.
+    # shellcheck disable=SC2086
+    step infer_cli_gpu 120 "$K" infer --model fr-embed $PHOTOS -o "$L/embeddings.npy" --mode gpu --threads 16
     for m in fr-embed fr-detect selfie blazeface-front; do
       step "bench_infer_$m" 120 "$K" bench infer --model "$m" --batch-sizes 1,8,32 --threads 16 --json
     done

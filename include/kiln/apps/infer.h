@@ -40,6 +40,9 @@ struct InferJobSummary {
   InferReport report;               // provider, placement, fallbacks
   std::vector<int64_t> input_shape;  // per item, as fed
   std::string preprocess;            // where the fused preprocess ran (the first batch's backend: cpu, cuda, opencl)
+  // Where the model read its input: "host", or "device (N runs)" when the preprocess wrote it into device memory the
+  // provider reads in place, with why that stopped when it did.
+  std::string model_input;
 };
 
 // Inputs are image files (decoded by the job) or images already decoded (inputs.images: u8 RGB in host memory, named

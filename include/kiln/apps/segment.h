@@ -134,6 +134,7 @@ struct SegmentJobSummary {
   int64_t batch_limit = 0;  // frames per run the batcher forms at most at the end (adaptive; out of memory)
   InferReport infer;       // provider, placement, fallbacks
   std::string preprocess;  // where the fused preprocess ran
+  std::string model_input;  // where the model read its input: "host", or "device (N runs)" (InferJobSummary's)
   std::string matte;       // where the frames' mattes (mask or alpha) were made
   double iou = -1;         // mean mask IoU against the reference (-1: none given)
   std::vector<SegmentTargetCheck> targets;

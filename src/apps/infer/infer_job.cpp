@@ -7,7 +7,7 @@
 
 #include "apps/images/image_batches.h"
 #include "core/thread_pool.h"
-#include "infer/host_tensor.h"
+#include "infer/input_stager.h"
 #include "io/tensor_writer.h"
 #include "kiln/apps/infer.h"
 #include "pipeline/pipeline.h"
@@ -82,16 +82,10 @@ struct Chunk {
   std::vector<Status> status;  // per input
   std::vector<int64_t> index;  // per input: its row in the batch, or -1
   int64_t decoded = 0;
-  HostBlock input;             // decoded x item elements, float32, in the session's host pool
+  StagedInput input;           // decoded x item elements, float32, where the model reads them
   std::vector<HostTensor> outputs;  // bound: the model writes them in place
   ExecReport preprocess;
 };
-
-int64_t elements(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
 
 // Every output has one row per image of the chunk, and the same per-item shape in every chunk (`written`: the
 // outputs of the first chunk, empty before it).
@@ -205,34 +199,21 @@ Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageI
   DecodeOptions decode = file_job_decode_options(config, 3);
   decode.min_width = feed.width;  // JPEGs decode at a reduced DCT scale when the model input is much smaller
   decode.min_height = feed.height;
-  const int64_t item_elements = elements(feed.item_shape);
 
   Pipeline<Chunk> pipeline;
   const int32_t decoders = std::max(1, static_cast<int32_t>(pool.size()) / 2);
+  InputStager stager(*session, executor, feed.params, feed.width, feed.height, feed.layout, feed.item_shape);
   KILN_TRY(pipeline.add_stage({"decode_preprocess", decoders, 2}, [&](Chunk& chunk) -> Status {
     DecodedBatch batch = batches.take(chunk.first, chunk.count, decode, nullptr);
     chunk.status = std::move(batch.status);
     chunk.index = std::move(batch.index);
     chunk.decoded = batch.images.count();
     if (chunk.decoded == 0) return Status::ok();
-    const size_t bytes = static_cast<size_t>(chunk.decoded * item_elements) * sizeof(float);
-    KILN_TRY_ASSIGN(chunk.input, HostBlock::acquire(session->host_backend(), bytes));
-    std::vector<ImageView> out;
-    for (int64_t k = 0; k < chunk.decoded; ++k) {
-      out.push_back(image_view_packed(static_cast<float*>(chunk.input.data()) + k * item_elements, feed.width,
-                                      feed.height, 3, PixelType::kF32, feed.layout));
-    }
-    const VarShapeBatch out_batch = VarShapeBatch::wrap(std::move(out));
-    return executor.run(OpCall{OpKind::kPreprocess, &feed.params, batch.images.view(), out_batch.view(), nullptr},
-                        &chunk.preprocess);
+    return stager.stage(batch.images.view(), &chunk.input, &chunk.preprocess);
   }));
   KILN_TRY(pipeline.add_stage({"infer", 1, 2}, [&](Chunk& chunk) -> Status {
     if (chunk.decoded == 0) return Status::ok();
-    std::vector<int64_t> shape{chunk.decoded};
-    shape.insert(shape.end(), feed.item_shape.begin(), feed.item_shape.end());
-    const std::span<const float> input(static_cast<const float*>(chunk.input.data()),
-                                       static_cast<size_t>(chunk.decoded * item_elements));
-    Status st = session->run_bound(input, shape, &chunk.outputs);
+    Status st = stager.run(chunk.input, &chunk.outputs);
     chunk.input.reset();
     return st;
   }));
@@ -300,6 +281,7 @@ Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageI
   KILN_TRY(writer.finish(summary.names, attributes));
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   summary.report = session->report();
+  summary.model_input = stager.where(summary.report);
   return summary;
 }
 

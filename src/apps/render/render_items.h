@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/host_block.h"
+#include "core/backend_block.h"
 #include "apps/render/image_sink.h"
 #include "kiln/device.h"
 

@@ -4,7 +4,6 @@
 
 #include "apps/segment/mask_region.h"
 #include "apps/segment/mask_temporal.h"
-#include "core/host_block.h"
 #include "kiln/image_ops.h"
 
 namespace kiln {
@@ -40,6 +39,9 @@ Status SegmentEngine::open() {
   options.tensorrt = m_config.tensorrt;
   KILN_TRY_ASSIGN(m_model, SegmentModel::open(m_config.segment, options));
   if (!batch_given && m_model->session().report().provider == "cpu") m_max_batch = 1;
+  m_stager = std::make_unique<InputStager>(m_model->session(), m_executor, m_model->preprocess(),
+                                           m_model->input_width(), m_model->input_height(), m_model->input_layout(),
+                                           m_model->input_item_shape());
 
   BatcherConfig batcher;
   batcher.max_batch_size = static_cast<int32_t>(m_max_batch);
@@ -180,6 +182,8 @@ Status SegmentEngine::error() const {
 
 double SegmentEngine::batch_mean() const { return m_batcher ? m_batcher->stats().average_batch_size() : 0; }
 
+std::string SegmentEngine::model_input() const { return m_stager->where(m_model->session().report()); }
+
 std::string SegmentEngine::preprocess_backend() const {
   std::lock_guard<std::mutex> lock(m_state_mutex);
   return m_preprocess_backend.empty() ? "cpu" : m_preprocess_backend;
@@ -211,9 +215,7 @@ void SegmentEngine::deliver(SegmentFrame&& frame) {
 
 void SegmentEngine::infer_loop() {
   Profiler::instance().set_thread_name("infer");
-  const int32_t mw = m_model->input_width(), mh = m_model->input_height();
-  const int64_t item = 3LL * mw * mh;
-  HostBlock input;  // the session's host memory (pinned on the GPU providers: ONNX Runtime copies it by DMA)
+  StagedInput input;  // reused: device memory the provider reads in place, or the session's (pinned) host pool
   std::vector<std::vector<float>> probs;
   for (;;) {
     auto next = m_batcher->next_batch();
@@ -225,38 +227,17 @@ void SegmentEngine::infer_loop() {
     Status st;
     {
       StageTimer timer(m_infer);
-      std::vector<ImageView> in, out;
-      const size_t bytes = static_cast<size_t>(n * item) * sizeof(float);
-      Backend& host = m_model->session().host_backend();  // changes when a provider falls back to the CPU
-      if (input.bytes() < bytes || input.backend() != &host) {
-        input.reset();
-        auto block = HostBlock::acquire(host, bytes);
-        if (block.is_ok()) {
-          input = std::move(block).value();
-        } else {
-          st = block.status();
-        }
-      }
-      const auto values = static_cast<float*>(input.data());
-      for (int64_t i = 0; st.is_ok() && i < n; ++i) {
-        in.push_back(batch.items[static_cast<size_t>(i)].request.frame.rgb.view());
-        out.push_back(image_view_packed(values + i * item, mw, mh, 3, PixelType::kF32, m_model->input_layout()));
-      }
-      const VarShapeBatch in_batch = VarShapeBatch::wrap(in), out_batch = VarShapeBatch::wrap(out);
+      std::vector<ImageView> in;
+      for (int64_t i = 0; i < n; ++i) in.push_back(batch.items[static_cast<size_t>(i)].request.frame.rgb.view());
+      const VarShapeBatch in_batch = VarShapeBatch::wrap(in);
       ExecReport report;
-      if (st.is_ok()) {
-        st = m_executor.run(
-            OpCall{OpKind::kPreprocess, &m_model->preprocess(), in_batch.view(), out_batch.view(), nullptr}, &report);
-      }
+      st = m_stager->stage(in_batch.view(), &input, &report);
       if (st.is_ok()) {
         std::lock_guard<std::mutex> lock(m_state_mutex);
         if (m_preprocess_backend.empty()) m_preprocess_backend = report.backend;
       }
       int32_t prob_width = 0, prob_height = 0;
-      if (st.is_ok()) {
-        st = m_model->run(std::span<const float>(values, static_cast<size_t>(n * item)), n, &probs, &prob_width,
-                          &prob_height);
-      }
+      if (st.is_ok()) st = m_model->run(*m_stager, input, &probs, &prob_width, &prob_height);
       if (st.is_ok()) {
         for (int64_t i = 0; i < n; ++i) {
           SegmentFrame& f = batch.items[static_cast<size_t>(i)].request;

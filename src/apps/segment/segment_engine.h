@@ -101,6 +101,8 @@ class SegmentEngine {
   int32_t batch_limit() const { return m_batcher ? m_batcher->batch_limit() : 0; }
   double batch_mean() const;
   std::string preprocess_backend() const;
+  // Where the model read its input (InputStager::where).
+  std::string model_input() const;
   // One frame's matte through the engine's executor (the CPU, or the GPU where the image ops run: IMAGE_PROCESSING_GPU
   // governs it); returns its person share (FrameMatte::render). matte_backend() names where the first one ran.
   Result<double> matte_render(const FrameMatte& matte, const ImageView& frame, const float* prob, ImageBuffer* out);
@@ -134,6 +136,7 @@ class SegmentEngine {
   OpExecutor m_executor;
   int64_t m_max_batch = 8;
   std::unique_ptr<SegmentModel> m_model;
+  std::unique_ptr<InputStager> m_stager;  // the model's input, preprocessed where the model reads it
   std::unique_ptr<DynamicBatcher<SegmentFrame>> m_batcher;
   bool m_adaptive = false;  // throughput with batches of more than one: the sizer moves the batch size
   AdaptiveBatchSizer m_sizer;

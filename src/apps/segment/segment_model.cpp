@@ -87,11 +87,15 @@ float probability_of(float v, bool sigmoid) {
 
 }  // namespace
 
-Status SegmentModel::run(std::span<const float> input, int64_t batch, std::vector<std::vector<float>>* probs,
+std::vector<int64_t> SegmentModel::input_item_shape() const {
+  return m_layout == Layout::kCHW ? std::vector<int64_t>{3, m_height, m_width}
+                                  : std::vector<int64_t>{m_height, m_width, 3};
+}
+
+Status SegmentModel::run(InputStager& stager, const StagedInput& input, std::vector<std::vector<float>>* probs,
                          int32_t* width, int32_t* height) {
-  const std::vector<int64_t> shape = m_layout == Layout::kCHW ? std::vector<int64_t>{batch, 3, m_height, m_width}
-                                                              : std::vector<int64_t>{batch, m_height, m_width, 3};
-  KILN_TRY(m_session->run_bound(input, shape, &m_outputs));
+  const int64_t batch = input.items;
+  KILN_TRY(stager.run(input, &m_outputs));
   if (m_outputs.empty()) return invalid_argument("the model returned no output");
   const HostTensor& out = m_outputs[0];
   KILN_TRY_ASSIGN(const OutputLayout layout, output_layout(out.shape));  // symbolic sizes are known now

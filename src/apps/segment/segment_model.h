@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "infer/host_tensor.h"
+#include "infer/input_stager.h"
 #include "kiln/apps/segment.h"
 #include "kiln/infer.h"
 #include "kiln/ops/preprocess.h"
@@ -25,9 +26,11 @@ class SegmentModel {
   const PreprocessParams& preprocess() const { return m_preprocess; }
   InferSession& session() { return *m_session; }
 
-  // Runs `batch` preprocessed items; probs[i] receives item i's probability map, *width x *height (the output's
-  // size in this run: a symbolic one is known only now). Called from one thread at a time.
-  Status run(std::span<const float> input, int64_t batch, std::vector<std::vector<float>>* probs, int32_t* width,
+  // The model's input item: 3 x height x width (CHW) or height x width x 3.
+  std::vector<int64_t> input_item_shape() const;
+  // Runs a batch `stager` staged; probs[i] receives item i's probability map, *width x *height (the output's size
+  // in this run: a symbolic one is known only now). Called from one thread at a time.
+  Status run(InputStager& stager, const StagedInput& input, std::vector<std::vector<float>>* probs, int32_t* width,
              int32_t* height);
   // The map's size as the model declares it (symbolic sizes: the input's). Fixed after open: safe from any thread.
   int32_t prob_width() const { return m_prob_width; }

@@ -149,6 +149,7 @@ class SegmentRun {
     summary.batch_limit = m_engine->batch_limit();
     summary.infer = m_engine->model().session().report();
     summary.preprocess = m_engine->preprocess_backend();
+    summary.model_input = m_engine->model_input();
     summary.matte = m_engine->matte_backend();
     double busiest = -1;
     for (StageClock* c : {&m_decode, &m_engine->infer_clock(), &m_post, &m_encode}) {

@@ -109,6 +109,18 @@ class CudaBackend final : public Backend {
     if (ours) m_host_pool.release(ours);
   }
 
+  Result<PoolBlock> device_acquire(size_t bytes) override { return m_device_pool.acquire(bytes); }
+  void device_release(PoolBlock block) override {
+    if (block) m_device_pool.release(block);
+  }
+  // The writes to `device` were waited for by whoever made them (kiln's calls and ONNX Runtime's runs synchronize
+  // their streams before returning), so the copy need not order itself after any stream.
+  Status device_download(const void* device, void* host, size_t bytes) override {
+    KILN_CUDA_CHECK(cudaSetDevice(m_device));
+    KILN_CUDA_CHECK(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost));
+    return Status::ok();
+  }
+
   PoolStats memory_stats() const override { return m_device_pool.stats(); }
   PoolStats host_memory_stats() const override { return m_host_pool.stats(); }
 

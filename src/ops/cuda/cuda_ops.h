@@ -45,6 +45,7 @@ class CudaStream final : public Stream {
 
   Backend& backend() const override { return m_backend; }
   Status synchronize() override;
+  void* native_handle() const override { return stream; }
 
   cudaStream_t stream = nullptr;
   cudaEvent_t events[kEventCount] = {};

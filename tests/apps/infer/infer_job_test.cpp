@@ -117,6 +117,9 @@ TEST(InferJob, OnCudaThePreprocessAndTheModelRunThereWithTheCpusRows) {
   EXPECT_EQ(gpu->report.provider, "cuda");
   EXPECT_EQ(gpu->preprocess, "cuda");
   EXPECT_EQ(cpu->preprocess, "cpu");
+  // The preprocess wrote every batch into device memory the provider read in place.
+  EXPECT_EQ(gpu->model_input.rfind("device (", 0), 0u) << gpu->model_input;
+  EXPECT_EQ(cpu->model_input, "host");
   const size_t per_row = 256 * 256;
   const auto a = npy_floats((dir.path() / "cpu.npy").string(), files.size() * per_row);
   const auto b = npy_floats((dir.path() / "gpu.npy").string(), files.size() * per_row);

@@ -116,6 +116,7 @@ TEST_F(SegmentJob, TwoInputsShareTheBatcherAndKeepEveryFrame) {
   }
   EXPECT_EQ(s.stages.size(), 4u);
   EXPECT_FALSE(s.bottleneck.empty());
+  EXPECT_EQ(s.model_input, "host");  // the CPU provider reads host memory
 
   // High-water marks: the model's outputs come from the CPU's host pool, their blocks kept from batch to batch; each
   // input had frames in flight, never more than its budget.
@@ -218,6 +219,7 @@ TEST_F(SegmentJob, OnCudaEveryStageRunsThereAndTheMasksAreTheCpus) {
   EXPECT_EQ(s.infer.provider, "cuda");
   EXPECT_EQ(s.preprocess, "cuda");
   EXPECT_EQ(s.matte, "cuda");
+  EXPECT_EQ(s.model_input.rfind("device (", 0), 0u) << s.model_input;  // no round trip through the host
   EXPECT_EQ(s.streams[0].written, kFrames);
   EXPECT_GE(s.iou, 0.97);
 }

@@ -1,0 +1,63 @@
+// A model's input batches, preprocessed where the model reads them. While the session's provider reads a backend's
+// device memory in place (CUDA) and the executor places the preprocess on that backend, a batch is preprocessed into
+// a DeviceBlock and handed to the model there: no copy to the host and back. Otherwise, and for the rest of the job
+// after the device path fails once, into the session's host pool (pinned on the GPU providers), with the executor's
+// usual placement and fallback.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/backend_block.h"
+#include "infer/host_tensor.h"
+#include "kiln/exec.h"
+#include "kiln/infer.h"
+#include "kiln/ops/preprocess.h"
+
+namespace kiln {
+
+// One staged batch; its blocks are reused by the next stage() call given it when they are large enough.
+struct StagedInput {
+  HostBlock host;
+  DeviceBlock device;
+  bool on_device = false;
+  int64_t items = 0;
+  void reset() { *this = StagedInput(); }
+};
+
+class InputStager {
+ public:
+  // Items of width x height x 3 float32 in `layout`, which is the model's per-item input `item_shape`.
+  InputStager(InferSession& session, OpExecutor& executor, const PreprocessParams& params, int32_t width,
+              int32_t height, Layout layout, std::vector<int64_t> item_shape);
+
+  // Preprocesses `images` (host memory) into `input`. Thread-safe (the executor and the session's pools are).
+  Status stage(const VarShapeBatchView& images, StagedInput* input, ExecReport* report);
+  // Runs the model on a staged batch (InferSession::run_bound or run_bound_from_device).
+  Status run(const StagedInput& input, std::vector<HostTensor>* outputs);
+  // Where the model read its input, for a job's summary: "device (N runs)", "host", or "host (why the device path
+  // stopped)"; `report`: the session's at the end of the job.
+  std::string where(const InferReport& report) const;
+
+ private:
+  Status stage_on_device(Backend& device, const VarShapeBatchView& images, StagedInput* input, ExecReport* report);
+  Status stage_on_host(const VarShapeBatchView& images, StagedInput* input, ExecReport* report);
+  // The batch's output views over `base`, in `space`.
+  VarShapeBatch outputs_over(void* base, int64_t items, MemorySpace space) const;
+  size_t item_bytes() const;
+
+  InferSession& m_session;
+  OpExecutor& m_executor;
+  PreprocessParams m_params;
+  int32_t m_width, m_height;
+  Layout m_layout;
+  std::vector<int64_t> m_item_shape;
+  std::atomic<bool> m_device_off{false};
+  mutable std::mutex m_mutex;
+  std::string m_device_note;
+};
+
+}  // namespace kiln

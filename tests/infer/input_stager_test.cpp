@@ -1,0 +1,151 @@
+// Staging a model's input where the model reads it: on the host for the CPU provider (here), in device memory the
+// CUDA provider reads in place where a CUDA device exists; and device memory where a backend has none to lend.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "common/cuda_provider.h"
+#include "common/gpu_required.h"
+#include "core/backend_block.h"
+#include "core/fault.h"
+#include "infer/infer_test_util.h"
+#include "infer/input_stager.h"
+
+namespace kiln {
+namespace {
+
+TEST(DeviceMemory, TheCpuBackendLendsNoneAndSaysSo) {
+  const std::unique_ptr<Backend> cpu = cpu_backend_create();
+  const auto block = DeviceBlock::acquire(*cpu, 1024);
+  EXPECT_EQ(block.status().code(), Errc::kNotImplemented);
+  EXPECT_NE(block.status().message().find("no device memory"), std::string::npos) << block.status().to_string();
+  float host[4] = {};
+  EXPECT_EQ(cpu->device_download(host, host, sizeof(host)).code(), Errc::kNotImplemented);
+  auto stream = cpu->stream_create();
+  ASSERT_TRUE(stream.is_ok());
+  EXPECT_EQ(stream.value()->native_handle(), nullptr);
+}
+
+// The photos through a stager and a session, and through the test's own CPU preprocess and the session's run().
+class StagedPhotos : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    model = test::packaged_model_require("fr-embed");
+    images = test::photos_decode();
+    for (const ImageBuffer& image : images) views.push_back(image.view());
+    input = test::model_input_make(model, images, &shape);
+    auto cpu = InferSession::open(model.file, test::cpu_infer_options());
+    ASSERT_TRUE(cpu.is_ok());
+    ASSERT_TRUE(cpu.value()->run(input, shape, &cpu_outputs).is_ok());
+  }
+
+  std::unique_ptr<InputStager> stager_make(InferSession& session, OpExecutor& executor) const {
+    const ModelInput& in = model.input;
+    return std::make_unique<InputStager>(session, executor, model_preprocess_params(in), in.width, in.height,
+                                         model_input_layout(in), std::vector<int64_t>(shape.begin() + 1, shape.end()));
+  }
+
+  // The photos staged by an executor in `mode` for `session` and run twice (the second run is bound in place); the
+  // outputs as Tensors.
+  std::vector<Tensor> staged_run(InferSession& session, ExecMode mode, StagedInput* staged) {
+    ExecOptions exec;
+    exec.mode = mode;
+    OpExecutor executor(exec);
+    const std::unique_ptr<InputStager> stager = stager_make(session, executor);
+    ExecReport report;
+    const Status st = stager->stage(VarShapeBatch::wrap(views).view(), staged, &report);
+    EXPECT_TRUE(st.is_ok()) << st.to_string();
+    std::vector<HostTensor> outputs;
+    for (int run = 0; run < 2 && st.is_ok(); ++run) {
+      const Status ran = stager->run(*staged, &outputs);
+      EXPECT_TRUE(ran.is_ok()) << ran.to_string();
+    }
+    where = stager->where(session.report());
+    std::vector<Tensor> tensors;
+    for (const HostTensor& t : outputs) {
+      tensors.push_back(Tensor{t.name, t.shape, std::vector<float>(t.values().begin(), t.values().end())});
+    }
+    return tensors;
+  }
+
+  PackagedModel model;
+  std::vector<ImageBuffer> images;
+  std::vector<ImageView> views;
+  std::vector<int64_t> shape;
+  std::vector<float> input;
+  std::vector<Tensor> cpu_outputs;
+  std::string where;
+};
+
+TEST_F(StagedPhotos, OnTheCpuProviderTheInputIsStagedOnTheHostAndGivesRunsOutputs) {
+  auto session = InferSession::open(model.file, test::cpu_infer_options());
+  ASSERT_TRUE(session.is_ok());
+  EXPECT_EQ(session.value()->device_backend(), nullptr);
+  StagedInput staged;
+  const std::vector<Tensor> outputs = staged_run(*session.value(), ExecMode::kCpu, &staged);
+  EXPECT_FALSE(staged.on_device);
+  EXPECT_EQ(where, "host");
+  EXPECT_EQ(session.value()->report().device_input_runs, 0);
+  ASSERT_EQ(outputs.size(), cpu_outputs.size());
+  EXPECT_EQ(outputs[0].shape, cpu_outputs[0].shape);
+  EXPECT_EQ(outputs[0].data, cpu_outputs[0].data);  // the same CPU preprocess and provider: the same bits
+}
+
+class StagedOnCuda : public StagedPhotos {
+ protected:
+  void SetUp() override {
+    if (!test::cuda_provider_available()) {
+      KILN_GPU_SKIP("no CUDA provider here (a CUDA device and -DKILN_ORT_GPU=ON): device staging needs both");
+    }
+    StagedPhotos::SetUp();
+  }
+};
+
+TEST_F(StagedOnCuda, ThePreprocessWritesDeviceMemoryTheProviderReadsInPlace) {
+  InferOptions options;
+  options.mode = ExecMode::kGpu;
+  auto session = InferSession::open(model.file, options);
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  Backend* device = session.value()->device_backend();
+  ASSERT_NE(device, nullptr);
+  EXPECT_EQ(device->kind(), BackendKind::kCuda);
+  StagedInput staged;
+  const std::vector<Tensor> outputs = staged_run(*session.value(), ExecMode::kGpu, &staged);
+  EXPECT_TRUE(staged.on_device);
+  const InferReport report = session.value()->report();
+  EXPECT_EQ(report.provider, "cuda");
+  EXPECT_EQ(report.device_input_runs, 2);
+  EXPECT_GE(report.bound_runs, 1);
+  EXPECT_EQ(where, "device (2 runs)");
+  ASSERT_FALSE(outputs.empty());
+  test::expect_rows_close(outputs[0], cpu_outputs[0], shape[0]);
+}
+
+TEST_F(StagedOnCuda, AfterAFallbackToTheCpuProviderADeviceBatchIsCopiedToTheHost) {
+  InferOptions options;
+  options.threads = test::cpu_infer_options().threads;
+  auto session = InferSession::open(model.file, options);
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  ASSERT_EQ(session.value()->report().provider, "cuda");
+  OpExecutor executor;
+  const std::unique_ptr<InputStager> stager = stager_make(*session.value(), executor);
+  StagedInput staged;
+  ExecReport report;
+  ASSERT_TRUE(stager->stage(VarShapeBatch::wrap(views).view(), &staged, &report).is_ok());
+  ASSERT_TRUE(staged.on_device);
+  ASSERT_TRUE(fault_configure("provider:1").is_ok());
+  std::vector<HostTensor> outputs;
+  const Status st = stager->run(staged, &outputs);
+  ASSERT_TRUE(fault_configure("").is_ok());
+  ASSERT_TRUE(st.is_ok()) << st.to_string();
+  EXPECT_EQ(session.value()->report().provider, "cpu");
+  EXPECT_EQ(session.value()->device_backend(), nullptr);
+  ASSERT_FALSE(outputs.empty());
+  const HostTensor& t = outputs[0];
+  // The CUDA preprocess's input on the CPU provider: the preprocess kernels match the CPU's within float rounding.
+  test::expect_rows_close(Tensor{t.name, t.shape, std::vector<float>(t.values().begin(), t.values().end())},
+                          cpu_outputs[0], shape[0]);
+}
+
+}  // namespace
+}  // namespace kiln
