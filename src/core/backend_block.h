@@ -31,19 +31,14 @@ class BackendBlock {
 
   // At least `bytes` (the pool's size class); not initialized.
   static Result<BackendBlock> acquire(Backend& backend, size_t bytes) {
-    Result<PoolBlock> block =
-        kSpace == MemorySpace::kHost ? backend.host_acquire(bytes) : backend.device_acquire(bytes);
-    if (!block.is_ok()) return block.status();
+    KILN_TRY_ASSIGN(const PoolBlock block, pool_acquire(backend, bytes));
     BackendBlock held;
     held.m_backend = &backend;
-    held.m_block = block.value();
+    held.m_block = block;
     return held;
   }
   void reset() {
-    if (m_backend != nullptr && m_block) {
-      if constexpr (kSpace == MemorySpace::kHost) m_backend->host_release(m_block);
-      else m_backend->device_release(m_block);
-    }
+    if (m_backend != nullptr && m_block) pool_release(*m_backend, m_block);
     m_backend = nullptr;
     m_block = PoolBlock{};
   }
@@ -52,6 +47,15 @@ class BackendBlock {
   Backend* backend() const { return m_backend; }
 
  private:
+  static Result<PoolBlock> pool_acquire(Backend& backend, size_t bytes) {
+    if constexpr (kSpace == MemorySpace::kHost) return backend.host_acquire(bytes);
+    else return backend.device_acquire(bytes);
+  }
+  static void pool_release(Backend& backend, PoolBlock block) {
+    if constexpr (kSpace == MemorySpace::kHost) backend.host_release(block);
+    else backend.device_release(block);
+  }
+
   Backend* m_backend = nullptr;
   PoolBlock m_block;
 };

@@ -18,14 +18,8 @@ Status block_fit(Backend& backend, size_t bytes, BackendBlock<kSpace>* block) {
 }  // namespace
 
 InputStager::InputStager(InferSession& session, OpExecutor& executor, const PreprocessParams& params, int32_t width,
-                         int32_t height, Layout layout, std::vector<int64_t> item_shape)
-    : m_session(session),
-      m_executor(executor),
-      m_params(params),
-      m_width(width),
-      m_height(height),
-      m_layout(layout),
-      m_item_shape(std::move(item_shape)) {}
+                         int32_t height, Layout layout)
+    : m_session(session), m_executor(executor), m_params(params), m_width(width), m_height(height), m_layout(layout) {}
 
 size_t InputStager::item_bytes() const { return static_cast<size_t>(m_width) * m_height * 3 * sizeof(float); }
 
@@ -76,8 +70,9 @@ Status InputStager::stage_on_host(const VarShapeBatchView& images, StagedInput* 
 }
 
 Status InputStager::run(const StagedInput& input, std::vector<HostTensor>* outputs) {
-  std::vector<int64_t> shape{input.items};
-  shape.insert(shape.end(), m_item_shape.begin(), m_item_shape.end());
+  const std::vector<int64_t> shape = m_layout == Layout::kCHW
+                                         ? std::vector<int64_t>{input.items, 3, m_height, m_width}
+                                         : std::vector<int64_t>{input.items, m_height, m_width, 3};
   const size_t values = item_bytes() / sizeof(float) * static_cast<size_t>(input.items);
   if (input.on_device) {
     const std::span<const float> on_device(static_cast<const float*>(input.device.data()), values);

@@ -30,9 +30,10 @@ struct StagedInput {
 
 class InputStager {
  public:
-  // Items of width x height x 3 float32 in `layout`, which is the model's per-item input `item_shape`.
+  // Items of width x height x 3 float32 in `layout`: the model's per-item input is 3 x height x width (CHW) or
+  // height x width x 3 (HWC).
   InputStager(InferSession& session, OpExecutor& executor, const PreprocessParams& params, int32_t width,
-              int32_t height, Layout layout, std::vector<int64_t> item_shape);
+              int32_t height, Layout layout);
 
   // Preprocesses `images` (host memory) into `input`. Thread-safe (the executor and the session's pools are).
   Status stage(const VarShapeBatchView& images, StagedInput* input, ExecReport* report);
@@ -54,7 +55,6 @@ class InputStager {
   PreprocessParams m_params;
   int32_t m_width, m_height;
   Layout m_layout;
-  std::vector<int64_t> m_item_shape;
   std::atomic<bool> m_device_off{false};
   mutable std::mutex m_mutex;
   std::string m_device_note;

@@ -42,7 +42,7 @@ class StagedPhotos : public ::testing::Test {
   std::unique_ptr<InputStager> stager_make(InferSession& session, OpExecutor& executor) const {
     const ModelInput& in = model.input;
     return std::make_unique<InputStager>(session, executor, model_preprocess_params(in), in.width, in.height,
-                                         model_input_layout(in), std::vector<int64_t>(shape.begin() + 1, shape.end()));
+                                         model_input_layout(in));
   }
 
   // The photos staged by an executor in `mode` for `session` and run twice (the second run is bound in place); the
@@ -89,6 +89,23 @@ TEST_F(StagedPhotos, OnTheCpuProviderTheInputIsStagedOnTheHostAndGivesRunsOutput
   ASSERT_EQ(outputs.size(), cpu_outputs.size());
   EXPECT_EQ(outputs[0].shape, cpu_outputs[0].shape);
   EXPECT_EQ(outputs[0].data, cpu_outputs[0].data);  // the same CPU preprocess and provider: the same bits
+}
+
+TEST_F(StagedPhotos, ADeviceInputOfTheWrongShapeOrOnABackendWithoutDeviceMemoryIsAClearError) {
+  auto session = InferSession::open(model.file, test::cpu_infer_options());
+  ASSERT_TRUE(session.is_ok());
+  const std::unique_ptr<Backend> cpu = cpu_backend_create();
+  std::vector<HostTensor> outputs;
+  std::vector<int64_t> wrong = shape;
+  wrong.pop_back();
+  const Status rank = session.value()->run_bound_from_device(input, *cpu, wrong, &outputs);
+  EXPECT_EQ(rank.code(), Errc::kInvalidArgument) << rank.to_string();
+  // The CPU provider reads host memory: the batch is copied there first, which a backend lending no device memory
+  // cannot do.
+  const Status copy = session.value()->run_bound_from_device(input, *cpu, shape, &outputs);
+  EXPECT_EQ(copy.code(), Errc::kNotImplemented) << copy.to_string();
+  EXPECT_NE(copy.message().find("no device memory"), std::string::npos) << copy.to_string();
+  EXPECT_EQ(session.value()->report().device_input_runs, 0);
 }
 
 class StagedOnCuda : public StagedPhotos {

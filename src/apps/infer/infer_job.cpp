@@ -202,7 +202,7 @@ Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageI
 
   Pipeline<Chunk> pipeline;
   const int32_t decoders = std::max(1, static_cast<int32_t>(pool.size()) / 2);
-  InputStager stager(*session, executor, feed.params, feed.width, feed.height, feed.layout, feed.item_shape);
+  InputStager stager(*session, executor, feed.params, feed.width, feed.height, feed.layout);
   KILN_TRY(pipeline.add_stage({"decode_preprocess", decoders, 2}, [&](Chunk& chunk) -> Status {
     DecodedBatch batch = batches.take(chunk.first, chunk.count, decode, nullptr);
     chunk.status = std::move(batch.status);

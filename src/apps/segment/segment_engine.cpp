@@ -40,8 +40,7 @@ Status SegmentEngine::open() {
   KILN_TRY_ASSIGN(m_model, SegmentModel::open(m_config.segment, options));
   if (!batch_given && m_model->session().report().provider == "cpu") m_max_batch = 1;
   m_stager = std::make_unique<InputStager>(m_model->session(), m_executor, m_model->preprocess(),
-                                           m_model->input_width(), m_model->input_height(), m_model->input_layout(),
-                                           m_model->input_item_shape());
+                                           m_model->input_width(), m_model->input_height(), m_model->input_layout());
 
   BatcherConfig batcher;
   batcher.max_batch_size = static_cast<int32_t>(m_max_batch);

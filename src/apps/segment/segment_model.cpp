@@ -87,11 +87,6 @@ float probability_of(float v, bool sigmoid) {
 
 }  // namespace
 
-std::vector<int64_t> SegmentModel::input_item_shape() const {
-  return m_layout == Layout::kCHW ? std::vector<int64_t>{3, m_height, m_width}
-                                  : std::vector<int64_t>{m_height, m_width, 3};
-}
-
 Status SegmentModel::run(InputStager& stager, const StagedInput& input, std::vector<std::vector<float>>* probs,
                          int32_t* width, int32_t* height) {
   const int64_t batch = input.items;

@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -26,8 +25,6 @@ class SegmentModel {
   const PreprocessParams& preprocess() const { return m_preprocess; }
   InferSession& session() { return *m_session; }
 
-  // The model's input item: 3 x height x width (CHW) or height x width x 3.
-  std::vector<int64_t> input_item_shape() const;
   // Runs a batch `stager` staged; probs[i] receives item i's probability map, *width x *height (the output's size
   // in this run: a symbolic one is known only now). Called from one thread at a time.
   Status run(InputStager& stager, const StagedInput& input, std::vector<std::vector<float>>* probs, int32_t* width,
