@@ -92,14 +92,17 @@ int bench_segment_run(const BenchSegmentArgs& args) {
                           {"frames", s.streams[0].written},
                           {"dropped", s.streams[0].dropped},
                           {"fps", s.fps},
+                          {"steady_fps", s.steady_fps},
+                          {"first_frame_s", s.first_frame_s},
+                          {"open_s", s.open_s},
                           {"latency_ms_p50", s.latency_p50_ms},
                           {"latency_ms_p99", s.latency_p99_ms},
                           {"batch_mean", s.batch_mean},
                           {"bottleneck", s.bottleneck},
                           {"provider", s.infer.provider}};
     if (!args.json) {
-      std::printf("%-10s batch %2lld: %6.1f frames/s, p50 %6.1f ms, p99 %6.1f ms, dropped %lld, bottleneck %s (%s)\n",
-                  pipeline.c_str(), static_cast<long long>(batch), s.fps, s.latency_p50_ms, s.latency_p99_ms,
+      std::printf("%-10s batch %2lld: %6.1f frames/s (steady %6.1f), p50 %6.1f ms, p99 %6.1f ms, dropped %lld, bottleneck %s (%s)\n",
+                  pipeline.c_str(), static_cast<long long>(batch), s.fps, s.steady_fps, s.latency_p50_ms, s.latency_p99_ms,
                   static_cast<long long>(s.streams[0].dropped), s.bottleneck.c_str(), s.infer.provider.c_str());
     }
     rows.push_back(row);

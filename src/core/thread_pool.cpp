@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 
 namespace kiln {
 
@@ -12,6 +13,8 @@ namespace {
 // long before they sleep: back-to-back calls (a batch of ops, the blocks of one call) then never wait for a wake-up.
 // OpenMP runtimes and OpenCV's pool spin the same way, for longer.
 constexpr std::chrono::microseconds kSpin{100};
+// Workers polling at once, at most.
+constexpr int32_t kMaxSpinning = 2;
 
 void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -33,28 +36,53 @@ bool spin_until(Ready ready) {
   }
 }
 
-// The caller's wait for its blocks: polled first, then asleep. count_down holds the mutex, so a caller that saw zero
-// while polling takes the mutex once before returning and the object outlives the last count_down.
-class Completion {
+}  // namespace
+
+// One parallel_for call's range, shared with the tasks it submitted. The caller waits until every item is done, not
+// until every task has run: a task that a busy or descheduled worker starts late finds the range exhausted and returns
+// without touching the caller's function (on 16 cores shared with ONNX Runtime's threads, waiting for such tasks made
+// kiln segment's per-frame matte take milliseconds). The tasks hold the range by shared_ptr, so it outlives the call.
+class SharedRange {
  public:
-  explicit Completion(int64_t count) : m_remaining(count) {}
-  void count_down() {
-    std::lock_guard<std::mutex> lock(m_mutex);
-    if (m_remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) m_cv.notify_one();
+  SharedRange(int64_t n, int64_t grain, int64_t helpers, const std::function<void(int64_t, int64_t)>& fn)
+      : m_n(n), m_grain(grain), m_helpers(helpers), m_fn(&fn) {}
+
+  // Whether a helper that starts now should first ask for one more (one is asked for at a time, while items are
+  // left: no worker is woken only to find the range done).
+  bool helper_wanted() {
+    return m_next.load(std::memory_order_relaxed) < m_n && m_helpers.fetch_sub(1, std::memory_order_relaxed) > 0;
   }
+
+  // Claims and runs blocks until none is left.
+  void drain() {
+    for (;;) {
+      const int64_t begin = m_next.fetch_add(m_grain, std::memory_order_relaxed);
+      if (begin >= m_n) return;
+      const int64_t end = std::min(m_n, begin + m_grain);
+      (*m_fn)(begin, end);
+      if (m_done.fetch_add(end - begin, std::memory_order_acq_rel) + (end - begin) == m_n) {
+        std::lock_guard<std::mutex> lock(m_mutex);  // the caller checks under the lock: no lost wake-up
+        m_cv.notify_one();
+      }
+    }
+  }
+
+  // Polled first, then asleep.
   void wait() {
-    spin_until([this] { return m_remaining.load(std::memory_order_acquire) == 0; });
+    const auto finished = [this] { return m_done.load(std::memory_order_acquire) == m_n; };
+    if (spin_until(finished)) return;
     std::unique_lock<std::mutex> lock(m_mutex);
-    m_cv.wait(lock, [this] { return m_remaining.load(std::memory_order_acquire) == 0; });
+    m_cv.wait(lock, finished);
   }
 
  private:
-  std::atomic<int64_t> m_remaining;
+  const int64_t m_n, m_grain;
+  std::atomic<int64_t> m_helpers;  // helpers not yet asked for
+  const std::function<void(int64_t, int64_t)>* m_fn;  // called only while the caller waits (items are left)
+  std::atomic<int64_t> m_next{0}, m_done{0};
   std::mutex m_mutex;
   std::condition_variable m_cv;
 };
-
-}  // namespace
 
 int32_t ThreadPool::hardware_threads() {
   return std::max<int32_t>(1, static_cast<int32_t>(std::thread::hardware_concurrency()));
@@ -89,8 +117,15 @@ void ThreadPool::submit(std::function<void()> task) {
 void ThreadPool::worker_loop() {
   const auto ready = [this] { return m_stopping.load(std::memory_order_relaxed) || !m_tasks.empty(); };
   for (;;) {
-    const bool seen = spin_until(
-        [this] { return m_queued.load(std::memory_order_acquire) > 0 || m_stopping.load(std::memory_order_relaxed); });
+    // A few workers poll for the next task; the rest sleep at once. Sixteen workers polling after every small call
+    // took cores from the threads that had work (ONNX Runtime's, the encoder's) on a 16-core host.
+    bool seen = false;
+    if (m_spinning.fetch_add(1, std::memory_order_acq_rel) < kMaxSpinning) {
+      seen = spin_until([this] {
+        return m_queued.load(std::memory_order_acquire) > 0 || m_stopping.load(std::memory_order_relaxed);
+      });
+    }
+    m_spinning.fetch_sub(1, std::memory_order_acq_rel);
     std::function<void()> task;
     {
       std::unique_lock<std::mutex> lock(m_mutex);
@@ -109,6 +144,14 @@ void ThreadPool::worker_loop() {
   }
 }
 
+void ThreadPool::helper_submit(const std::shared_ptr<SharedRange>& range) {
+  if (!range->helper_wanted()) return;
+  submit([this, range] {
+    helper_submit(range);
+    range->drain();
+  });
+}
+
 void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t min_block) {
   if (n <= 0) return;
   min_block = std::max<int64_t>(1, min_block);
@@ -119,23 +162,10 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
   }
   // Dynamic blocks: workers (and the caller) claim small ranges, so uneven images balance out.
   const int64_t grain = std::max<int64_t>(min_block, n / (blocks * 4));
-  std::atomic<int64_t> next{0};
-  auto drain = [&] {
-    for (;;) {
-      const int64_t begin = next.fetch_add(grain);
-      if (begin >= n) return;
-      fn(begin, std::min(n, begin + grain));
-    }
-  };
-  Completion done(blocks - 1);
-  for (int64_t i = 0; i < blocks - 1; ++i) {
-    submit([&] {
-      drain();
-      done.count_down();
-    });
-  }
-  drain();
-  done.wait();
+  auto range = std::make_shared<SharedRange>(n, grain, blocks - 1, fn);
+  helper_submit(range);
+  range->drain();
+  range->wait();
 }
 
 }  // namespace kiln

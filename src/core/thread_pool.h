@@ -6,11 +6,14 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 namespace kiln {
+
+class SharedRange;
 
 class ThreadPool {
  public:
@@ -36,11 +39,14 @@ class ThreadPool {
 
  private:
   void worker_loop();
+  // A task that first asks for the next helper, then claims blocks of `range` (parallel_for).
+  void helper_submit(const std::shared_ptr<SharedRange>& range);
 
   std::vector<std::thread> m_workers;
   std::deque<std::function<void()>> m_tasks;
   std::atomic<int64_t> m_queued{0};  // m_tasks.size(), read without the lock by spinning workers
   std::atomic<bool> m_stopping{false};
+  std::atomic<int32_t> m_spinning{0};  // workers polling for a task now
   int32_t m_sleeping = 0;  // workers waiting on m_cv; guarded by m_mutex
   std::mutex m_mutex;
   std::condition_variable m_cv;

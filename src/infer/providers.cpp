@@ -83,6 +83,10 @@ void tensorrt_append(Ort::SessionOptions& session_options, const TensorRtOptions
 Status provider_append(Ort::SessionOptions& session_options, InferProvider provider, const InferOptions& options,
                        const BackendOptions& backend, void* compute_stream) {
   const std::string what = std::string(infer_provider_name(provider)) + " execution provider";
+  // Creating a provider's options loads its library, which logs through ONNX Runtime's default logger: that logger
+  // exists only once the environment does ("Attempt to use DefaultLogger but none has been registered" in a process
+  // whose first session is on a GPU provider).
+  ort_env();
   return ort_call(Errc::kDeviceError, what, [&] {
     if (provider == InferProvider::kTensorRt) {
       tensorrt_append(session_options, options.tensorrt, backend, compute_stream);

@@ -1,17 +1,25 @@
-"""tools/gpu/gpu_checks.sh, the owed GPU checks: what it refuses on a machine without the GPU build."""
+"""tools/gpu/gpu_checks.sh, the owed GPU checks in one command: what it refuses, that its deadline cuts steps and
+still writes the summary, and the comparisons and summary it makes (compare_outputs.py, checks_summary.py). The
+whole `all --cpu` run takes minutes: docs/gpu.md records it; here a short deadline proves the mechanics."""
+import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(os.environ.get("KILN_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 SCRIPT = ROOT / "tools" / "gpu" / "gpu_checks.sh"
+COMPARE = ROOT / "tools" / "gpu" / "compare_outputs.py"
+SUMMARY = ROOT / "tools" / "gpu" / "checks_summary.py"
 BUILD = Path(os.environ.get("KILN_CLI", ROOT / "build" / "kiln")).resolve().parent
 
 
-def run(*args):
-    return subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True, timeout=60)
+def run(*args, env=None, timeout=60):
+    return subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
 
 
 def test_prepare_needs_a_build_with_the_gpu_providers():
@@ -27,4 +35,97 @@ def test_prepare_needs_a_build_with_the_gpu_providers():
 def test_an_unknown_phase_is_refused_with_the_phases():
     result = run("benchmarks", str(BUILD))
     assert result.returncode == 2
-    assert "prepare, suite, infer or segment" in result.stderr
+    assert "prepare or all" in result.stderr
+
+
+def test_all_without_the_prepared_videos_is_refused(tmp_path):
+    result = run("all", str(BUILD), "--cpu", env={"GPU_CHECKS_DATA": str(tmp_path)})
+    assert result.returncode == 2 and "run prepare first" in result.stderr
+
+
+def test_the_deadline_cuts_the_steps_and_the_summary_is_still_written(tmp_path):
+    data, logs = tmp_path / "data", tmp_path / "logs"
+    data.mkdir()
+    subprocess.run([sys.executable, str(ROOT / "tools" / "video" / "make_person_video.py"), "-o",
+                    str(data / "person.mp4"), "--size", "320x240", "--seconds", "0.2", "--no-audio"],
+                   check=True, capture_output=True)
+    out = tmp_path / "out"
+    out.mkdir()
+    result = run("all", str(BUILD), "--cpu", timeout=120,
+                 env={"GPU_CHECKS_DATA": str(data), "GPU_CHECKS_LOGS": str(logs), "GPU_CHECKS_SECONDS": "45",
+                      "OUT": str(out)})
+    assert result.returncode == 1, result.stdout + result.stderr  # steps were left: not a pass
+    summary = (logs / "summary.txt").read_text()
+    assert summary.startswith("kiln GPU checks:")
+    steps = [line.split("\t") for line in (logs / "steps.tsv").read_text().splitlines()]
+    assert steps[0][0] == "suite" and steps[-1][1] == "not run"
+    assert "not run (deadline): " in summary and "cores_segment_16_default" in summary
+    assert "Targets" in summary and "[not measured]" in summary
+    assert (out / "gpu-logs.tgz").stat().st_size > 0
+    assert not (logs / "out").exists()  # the compared outputs are removed
+
+
+def npy(path, array):
+    np.save(path, np.asarray(array, dtype=np.float32))
+    return str(path)
+
+
+def compare(*args):
+    result = subprocess.run([sys.executable, str(COMPARE), *map(str, args)], capture_output=True, text=True)
+    return result.returncode, result.stdout.strip()
+
+
+def test_compare_rows_by_cosine_and_values_by_difference(tmp_path):
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=(3, 512))
+    near = a + rng.normal(scale=1e-3, size=a.shape)
+    far = a.copy()
+    far[1] = rng.normal(size=512)
+    rc, text = compare("rows", npy(tmp_path / "a.npy", a), npy(tmp_path / "n.npy", near), "--width", 512)
+    assert rc == 0 and text.startswith("ok: 3 rows")
+    rc, text = compare("rows", npy(tmp_path / "a.npy", a), npy(tmp_path / "f.npy", far), "--width", 512)
+    assert rc == 1 and text.startswith("MISMATCH")
+    rc, text = compare("values", tmp_path / "a.npy", tmp_path / "n.npy", "--max-mean-abs", 0.01)
+    assert rc == 0
+    rc, text = compare("values", tmp_path / "a.npy", npy(tmp_path / "s.npy", a[:2]))
+    assert rc == 1 and "shapes" in text
+
+
+def test_compare_faces_and_quality_lines(tmp_path):
+    face = {"image": "a.png", "bbox": [10, 10, 50, 60], "landmarks": [[20, 30], [40, 30]], "accepted": True}
+    moved = dict(face, bbox=[10, 10, 55, 60])
+    for name, rows in (("a", [face]), ("b", [face]), ("c", [moved])):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert compare("faces", tmp_path / "a.jsonl", tmp_path / "b.jsonl")[0] == 0
+    rc, text = compare("faces", tmp_path / "a.jsonl", tmp_path / "c.jsonl", "--max-px", 2)
+    assert rc == 1 and "5.00 px" in text
+    q = {"path": "x.png", "blur": 100.0, "brightness": 50.0, "contrast": 20.0, "sharpness": 30.0, "score": 0.5,
+         "pass": True}
+    (tmp_path / "q1.jsonl").write_text(json.dumps(q) + "\n")
+    (tmp_path / "q2.jsonl").write_text(json.dumps(dict(q, blur=100.5)) + "\n")
+    rc, text = compare("quality", tmp_path / "q1.jsonl", tmp_path / "q2.jsonl", "--rel", 0.001)
+    assert rc == 1 and "blur of x.png" in text
+
+
+def test_the_summary_reads_the_figures_and_judges_the_targets(tmp_path):
+    segment = ("Time: 6.00 s, {fps} frames/s, 4.00 frames per inference run\nWarm-up: model and inputs opened in 0.50 s,"
+               " first frame written after 0.40 s; steady {fps} frames/s\nLatency (arrived -> encoded): p50 5.0 ms, "
+               "p95 9.0 ms, p99 {p99} ms\nStages: decode 50% (1.00 s on 1 thread)\nBottleneck: infer\n"
+               "Inference: {p} (mode gpu); preprocess: {p}; matte: {p}; model input: host\n"
+               "IoU against the reference: 0.990\n")
+    logs = {"segment_720p_gpu_throughput": segment.format(fps=400.0, p99=20.0, p="cuda"),
+            "segment_720p_cpu_throughput": segment.format(fps=100.0, p99=20.0, p="cpu"),
+            "segment_720p_gpu_latency": segment.format(fps=30.0, p99=61.0, p="cuda"),
+            "cores_segment_2": segment.format(fps=60.0, p99=9.0, p="cpu"),
+            "cores_segment_16": segment.format(fps=50.0, p99=9.0, p="cpu")}
+    for name, text in logs.items():
+        (tmp_path / f"{name}.log").write_text(text)
+    (tmp_path / "steps.tsv").write_text("".join(f"{n}\t0\t6\n" for n in logs) + "bench_ops\tnot run\t0\n")
+    result = subprocess.run([sys.executable, str(SUMMARY), str(tmp_path), "480"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "[met] segment 720p GPU >= 3x CPU (steady): 4.00x" in out
+    assert "[met] segment 720p GPU >= 300 frames/s (steady): 400.0" in out
+    assert "[NOT met] segment latency p99 <= 50 ms: 61.0 ms" in out
+    assert "[NOT met] kiln segment --mode cpu not slower at 16 threads than at 2" in out
+    assert "not run (deadline): bench_ops" in out

@@ -1,27 +1,33 @@
 #!/usr/bin/env bash
-# The checks kiln owes a lent GPU machine (docs/gpu.md), so that its 30 minutes go to running them, not typing them.
+# Every check kiln owes a lent GPU machine (docs/gpu.md), in one command that ends by itself, so that the 15 minutes
+# of device time go to running them, not typing them.
 #
 # Here (no GPU needed):
-#   tools/gpu/gpu_checks.sh prepare BUILD    a -DKILN_ORT_GPU=ON build folder -> BUILD/gpu-check/ (the test video, the
-#                                            predecessor's gpu_config.yaml) and BUILD/gpu-bundle.part-* + BUILD/gpu-run
-#                                            (../shared/tools/gpu-bundle with ONNX Runtime's providers, the models and
-#                                            the photographs the tests and benches read)
-# There, each under 10 minutes, after the parts were carried one per call (command `true`), back to back:
-#   bash BUILD/gpu-run bash tools/gpu/gpu_checks.sh suite BUILD   every test binary with KILN_REQUIRE_GPU=1 (a GPU
-#                                            skip fails), 4 at a time; compute-sanitizer over the matte, segment
-#                                            and device-staged inference tests
-#   bash BUILD/gpu-run bash tools/gpu/gpu_checks.sh infer BUILD   kiln infer on the GPU (where its model input lay),
-#                                            kiln bench infer (CUDA vs CPU provider, every packaged model), infer_peers
-#                                            on the CUDA provider (the >= 85 % of model-only target)
-#   bash BUILD/gpu-run bash tools/gpu/gpu_checks.sh segment BUILD kiln bench ops, kiln segment CPU vs GPU (both
-#                                            pipelines, the seed's targets, IoU against the CPU's masks), NVDEC,
-#                                            kiln bench segment
-# Results: /tmp/gpu-logs/checks/ (gpu-run packs /tmp/gpu-logs into $OUT/gpu-logs.tgz), summary.txt first.
+#   tools/gpu/gpu_checks.sh prepare BUILD   a -DKILN_ORT_GPU=ON build folder -> BUILD/gpu-check/ (test videos made from
+#                                           real photographs, the predecessor's gpu_config.yaml, an image list) and
+#                                           BUILD/gpu-bundle.part-* + BUILD/gpu-run (../shared/tools/gpu-bundle, with
+#                                           ONNX Runtime's providers, the models and their npm packages, the fuzz
+#                                           corpus and the photographs: every file a test reads)
+#   tools/gpu/gpu_checks.sh all BUILD --cpu the same steps with every GPU run made on the CPU (no compute-sanitizer, no
+#                                           KILN_REQUIRE_GPU, a few test binaries, the short video): proves the script
+# There, after the parts were carried one per call (command `true`), back to back:
+#   bash BUILD/gpu-run bash tools/gpu/gpu_checks.sh all BUILD
+#       1. proof: every test binary with KILN_REQUIRE_GPU=1; every GPU command in a fresh process (kiln infer, faces,
+#          segment throughput / latency / NVDEC, quality, preprocess, each --mode gpu) against the CPU's output;
+#          compute-sanitizer over the device-input, matte and segment tests
+#       2. figures: kiln segment GPU vs CPU on 1,800-frame 720p and 1080p videos, kiln bench infer (every packaged
+#          model), infer_peers --mode gpu, kiln bench faces, kiln bench segment, kiln bench ops, render end to end
+#       3. many cores: the CPU jobs at 2 and 16 threads, kiln segment at 2, 4, 8 and 16 with stage times and a trace
+#   GPU_CHECKS_SECONDS (default 480) is the deadline for the whole phase: each step's limit is cut to what is left,
+#   a step that would start too late is listed as not run, and the logs are packed whatever happens.
+# Results: /tmp/gpu-logs/checks/ (summary.txt first: each step, its figures, the targets met or not), packed into
+# $OUT/gpu-logs.tgz by gpu-run.
 set -u
-phase=${1:?usage: gpu_checks.sh prepare|suite|infer|segment BUILD}
+phase=${1:?usage: gpu_checks.sh prepare|all BUILD [--cpu]}
 B=$(cd "${2:-build}" && pwd)
 S=$(cd "$(dirname "$0")/../.." && pwd)
-C=$B/gpu-check
+C=${GPU_CHECKS_DATA:-$B/gpu-check}  # the videos, config and image list prepare makes
+CPU_ONLY=$([[ ${3:-} == --cpu ]] && echo 1 || echo 0)
 PHOTOS="/usr/lib/python3/dist-packages/skimage/data/astronaut.png /usr/lib/python3/dist-packages/skimage/data/camera.png
 /usr/lib/python3/dist-packages/skimage/data/coffee.png /usr/lib/python3/dist-packages/skimage/data/rocket.jpg
 /usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg"
@@ -33,86 +39,204 @@ if [[ $phase == prepare ]]; then
   grep -q '^KILN_ORT_GPU:BOOL=ON' "$B/CMakeCache.txt" ||
     { echo "gpu_checks: $B is not configured with -DKILN_ORT_GPU=ON (docs/gpu.md)" >&2; exit 2; }
   mkdir -p "$C"
-  /usr/bin/python3 "$S/tools/video/make_person_video.py" -o "$C/person.mp4" > "$C/person.json" || exit 2
+  make_video() {  # NAME SIZE SECONDS_PER_PHOTO: three real photographs, zoomed and panned, H.264 with audio
+    [[ -s $C/$1.mp4 ]] && return 0
+    /usr/bin/python3 "$S/tools/video/make_person_video.py" -o "$C/$1.mp4" --size "$2" --seconds "$3" > "$C/$1.json"
+  }
+  # 180 frames for the checks against the CPU, 1,800 (a minute at 30 frames/s) for the figures.
+  make_video person 1280x720 2 && make_video person_720p 1280x720 20 && make_video person_1080p 1920x1080 20 || exit 2
   cp "$S/tests/cli/data/gpu_config.yaml" "$C/gpu_config.yaml"
+  # 500 images for the many-core runs of kiln infer and faces: the photographs, repeated.
+  # shellcheck disable=SC2086
+  for _ in $(seq 100); do printf '%s\n' $PHOTOS; done > "$C/photos500.txt"
   # There gpu-run loads ONNX Runtime's core from BUILD/gpulib (LD_LIBRARY_PATH wins over the executables' RUNPATH),
   # and the core loads its providers from its own folder: they go beside it (gpu-bundle ships BUILD's *.so files).
   mkdir -p "$B/gpulib"
   cp -L "$CACHE"/onnxruntime-gpu-providers/lib/*.so "$B/gpulib/" || exit 2
+  # What the tests read besides tests/: the models and the npm packages they came from (InferVsOpenCv, the
+  # fixed-batch embedder), the fuzz corpus (JobParts, SeriesHdf5Limits), the matplotlib peer script. Not the npm
+  # tarballs or ONNX Runtime's own folders (the bundle ships the libraries the executables load).
+  extra="$C $PHOTOS $S/fuzz/corpus $S/bench/render_matplotlib.py"
+  for d in "$CACHE"/*/; do
+    case $(basename "$d") in npm | onnxruntime*) ;; *) extra="$extra ${d%/}" ;; esac
+  done
+  [[ $MODELS == "$CACHE/models" ]] || extra="$extra $MODELS"
   # Parts of 58 MiB: the last call carries one with gpu-run and the working tree (about 5 MiB) under 64 MiB.
   export GPU_BUNDLE_PART_MIB=${GPU_BUNDLE_PART_MIB:-58}
-  GPU_BUNDLE_EXTRA="$MODELS $C $PHOTOS" "$S/../shared/tools/gpu-bundle" "$B"
-  exit $?
+  GPU_BUNDLE_EXTRA="$extra" "$S/../shared/tools/gpu-bundle" "$B" || exit 2
+  parts=$(ls "$B"/gpu-bundle.part-* 2> /dev/null | wc -l)
+  echo "gpu_checks: $parts parts (at most 6 leave the checks their time)"
+  exit 0
 fi
+[[ $phase == all ]] || { echo "gpu_checks: unknown phase $phase (prepare or all)" >&2; exit 2; }
+[[ -s $C/person.mp4 ]] || { echo "gpu_checks: $C has no test videos: run prepare first" >&2; exit 2; }
 
-L=/tmp/gpu-logs/checks
-mkdir -p "$L"
+L=${GPU_CHECKS_LOGS:-/tmp/gpu-logs/checks}
+O=$L/out  # outputs compared between runs, removed at the end
+rm -rf "$L" && mkdir -p "$L" "$O" "$L/suite"
 export KILN_MODELS=$MODELS
-failed=0
-# step NAME SECONDS COMMAND...: runs it with a time limit, its output in $L/NAME.log, one summary line.
+K=$B/kiln
+T=16  # the lent machine's cores
+GPU=gpu
+[[ $CPU_ONLY == 1 ]] && GPU=cpu
+started=$(date +%s)
+DEADLINE=$((started + ${GPU_CHECKS_SECONDS:-480} - 20))  # 20 s kept for the summary and the packing
+
+# The summary and the archive, whatever ends the phase (gpu-run's own deadline sends TERM first).
+finish() {
+  trap - EXIT TERM INT
+  rm -rf "$O"
+  python3 "$S/tools/gpu/checks_summary.py" "$L" "$((DEADLINE + 20 - started))" > "$L/summary.txt" 2>&1 ||
+    { echo "(checks_summary.py failed: the step list follows)"; cat "$L/steps.tsv"; } >> "$L/summary.txt"
+  cat "$L/summary.txt"
+  [[ -n ${OUT:-} ]] && tar czf "$OUT/gpu-logs.tgz" -C "$(dirname "$L")" "$(basename "$L")"
+}
+trap finish EXIT
+# A stop from outside (gpu-run's deadline) ends the running step at once, then the summary is written: each step runs
+# in the background and is waited for, since bash runs a trap only after a foreground command returns.
+child=0
+on_stop() {
+  ((child > 0)) && kill -TERM "$child" 2> /dev/null
+  exit 143
+}
+trap on_stop TERM INT
+
+# step NAME LIMIT COMMAND...: runs COMMAND with LIMIT seconds or what is left before the deadline, its output in
+# NAME.log; a row in steps.tsv (name, exit code, seconds). 124 = cut by its limit; "not run" when no time was left.
 step() {
-  local name=$1 limit=$2 start rc
+  local name=$1 limit=$2 left begin rc
   shift 2
-  start=$(date +%s)
-  timeout "$limit" "$@" > "$L/$name.log" 2>&1
+  left=$((DEADLINE - $(date +%s)))
+  if ((left < 5)); then
+    printf '%s\tnot run\t0\n' "$name" >> "$L/steps.tsv"
+    return 1
+  fi
+  ((limit > left)) && limit=$left
+  begin=$(date +%s)
+  timeout -k 5 "$limit" "$@" > "$L/$name.log" 2>&1 &
+  child=$!
+  wait "$child"
   rc=$?
-  [[ $rc -ne 0 ]] && failed=1
-  printf '%-34s rc=%-3s %4ss  %s\n' "$name" "$rc" "$(($(date +%s) - start))" \
-    "$(tail -n 1 "$L/$name.log" | cut -c1-120)" | tee -a "$L/summary.txt"
+  child=0
+  printf '%s\t%s\t%s\n' "$name" "$rc" "$(($(date +%s) - begin))" >> "$L/steps.tsv"
+  printf '%-36s rc=%-4s %4ss\n' "$name" "$rc" "$(($(date +%s) - begin))"
+  return $rc
+}
+# compare NAME KIND GPU_OUTPUT CPU_OUTPUT ARGS...: the GPU run's output against the CPU's (compare_outputs.py).
+compare() {
+  local name=$1 kind=$2
+  shift 2
+  step "compare_$name" 60 python3 "$S/tools/gpu/compare_outputs.py" "$kind" "$@"
 }
 
-case $phase in
-  suite)
+# 1. Proof. The whole C++ suite; on the GPU every skip for want of a GPU fails (KILN_REQUIRE_GPU=1).
+suite() {
+  local binaries=""
+  if [[ $CPU_ONLY == 1 ]]; then
+    binaries="$B/tests/kiln_tests_cli $B/tests/kiln_tests_core"
+  else
     export KILN_REQUIRE_GPU=1
-    run_one='timeout 400 "$1" > "$2/$(basename "$1").log" 2>&1; echo "$(basename "$1") rc=$?"'
-    find "$B/tests" -maxdepth 1 -type f -perm -u+x -name 'kiln_tests*' | sort |
-      xargs -P 4 -I{} sh -c "$run_one" _ {} "$L" | sort | tee -a "$L/summary.txt"
-    grep -hE '^\[  (FAILED|SKIPPED) ' "$L"/kiln_tests*.log | sort -u | head -60 | tee -a "$L/summary.txt"
-    grep -q 'rc=[1-9]' "$L/summary.txt" && failed=1
-    sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-    # The kernels new since the last sanitizer-clean GPU run (the matte), and the segment engine's CUDA path.
-    step sanitizer_matte 150 "$sanitizer" --tool memcheck --error-exitcode 3 "$B/tests/kiln_tests_backend_ops_matte"
-    step sanitizer_segment 200 "$sanitizer" --tool memcheck --error-exitcode 3 "$B/tests/kiln_tests_apps_segment"
-    # The model's input preprocessed into device memory that ONNX Runtime reads in place, on kiln's stream.
-    step sanitizer_staged 200 "$sanitizer" --tool memcheck --error-exitcode 3 "$B/tests/kiln_tests_infer" \
-      --gtest_filter='StagedOnCuda*:InferOnCuda*'
-    ;;
-  infer)
-    K=$B/kiln
-    step devices 60 "$K" devices --json
-    # The summary's "model input: device (N runs)" says the preprocess's output reached the model without the host.
-    # shellcheck disable=SC2086
-    step infer_cli_gpu 120 "$K" infer --model fr-embed $PHOTOS -o "$L/embeddings.npy" --mode gpu --threads 16
-    for m in fr-embed fr-detect selfie blazeface-front; do
-      step "bench_infer_$m" 120 "$K" bench infer --model "$m" --batch-sizes 1,8,32 --threads 16 --json
-    done
-    step infer_peers_gpu 420 "$B/bench/infer_peers" --mode gpu --no-peers --models fr-embed,selfie \
-      --batch-sizes 1,8,32 --images 4096 --threads 16 --repeats 3 --json "$L/infer_peers_gpu.json"
-    ;;
-  segment)
-    K=$B/kiln
-    step bench_ops 300 "$K" bench ops --ops fused_preprocess,resize_bilinear,matte,mask --batch-sizes 1,8,32 --json
-    # The CPU's masks (lossless) are the reference the GPU runs' masks are compared with (IoU in their summaries);
-    # --config brings the predecessor's targets (50 ms end to end, 60 / 90 frames/s); --provider cuda overrides its
-    # TensorRT fp16 (not on the machine), latency runs its batching (8 frames, 50 ms) with the latency pipeline's own.
-    step segment_cpu_reference 120 "$K" segment "$C/person.mp4" -o "$L/reference.mkv" --mode cpu --hw-decode none \
-      --codec ffv1 -q
-    for mode in gpu cpu; do
-      decode=$([[ $mode == gpu ]] && echo auto || echo none)  # the GPU runs decode on NVDEC where it starts
-      step "segment_${mode}_throughput" 120 "$K" --trace "$L/segment_${mode}_throughput.trace.json" segment \
-        "$C/person.mp4" -o "$L/segment_${mode}_throughput.mp4" --mode "$mode" --hw-decode "$decode" --throughput \
-        --threads 16 --config "$C/gpu_config.yaml" --provider cuda --reference "$L/reference.mkv"
-      step "segment_${mode}_latency" 120 "$K" --trace "$L/segment_${mode}_latency.trace.json" segment \
-        "$C/person.mp4" -o "$L/segment_${mode}_latency.mp4" --mode "$mode" --hw-decode "$decode" --latency \
-        --batch-size 1 --max-delay-us 0 --threads 16 --config "$C/gpu_config.yaml" --provider cuda \
-        --reference "$L/reference.mkv"
-    done
-    ls -l /usr/lib/x86_64-linux-gnu/libnvcuvid.so* > "$L/nvdec_library.log" 2>&1  # NVDEC needs the driver's libnvcuvid
-    step segment_gpu_nvdec 120 "$K" segment "$C/person.mp4" -o "$L/segment_nvdec.mp4" --mode gpu --hw-decode cuda \
-      --threads 16 --reference "$L/reference.mkv"
-    step bench_segment 300 "$K" bench segment --video "$C/person.mp4" --threads 16 --json
-    rm -f "$L"/*.mp4 "$L"/*.mkv
-    ;;
-  *) echo "gpu_checks: unknown phase $phase (prepare, suite, infer or segment)" >&2; exit 2 ;;
-esac
-exit $failed
+    binaries=$(find "$B/tests" -maxdepth 1 -type f -perm -u+x -name 'kiln_tests*' | sort)
+  fi
+  # shellcheck disable=SC2016
+  printf '%s\n' $binaries | xargs -P 6 -I{} sh -c \
+    'timeout -k 5 "$2" "$1" > "$3/$(basename "$1").log" 2>&1; echo "$(basename "$1") rc=$?"' _ {} "$1" "$L/suite"
+}
+export -f suite
+export B L CPU_ONLY
+step suite 150 bash -c 'suite 140'
+unset KILN_REQUIRE_GPU
+
+# Every GPU command as a user starts it: a new process whose first model session is on the GPU.
+# shellcheck disable=SC2086
+{
+  step infer_gpu 60 "$K" infer --model fr-embed $PHOTOS -o "$O/infer_gpu.npy" --mode $GPU --threads $T
+  step infer_cpu 60 "$K" infer --model fr-embed $PHOTOS -o "$O/infer_cpu.npy" --mode cpu --threads $T
+  compare infer rows "$O/infer_gpu.npy" "$O/infer_cpu.npy" --width 512
+  step infer_selfie_gpu 60 "$K" infer --model selfie $PHOTOS -o "$O/selfie_gpu.npy" --mode $GPU --threads $T
+  step infer_selfie_cpu 60 "$K" infer --model selfie $PHOTOS -o "$O/selfie_cpu.npy" --mode cpu --threads $T
+  compare infer_selfie values "$O/selfie_gpu.npy" "$O/selfie_cpu.npy" --max-mean-abs 0.01
+  step faces_gpu 60 "$K" faces $PHOTOS -o "$O/faces_gpu.h5" --jsonl "$O/faces_gpu.jsonl" --mode $GPU --threads $T -q
+  step faces_cpu 60 "$K" faces $PHOTOS -o "$O/faces_cpu.h5" --jsonl "$O/faces_cpu.jsonl" --mode cpu --threads $T -q
+  compare faces faces "$O/faces_gpu.jsonl" "$O/faces_cpu.jsonl" --max-px 2
+  step quality_gpu 60 "$K" quality $PHOTOS --json "$O/quality_gpu.jsonl" --mode $GPU --threads $T -q
+  step quality_cpu 60 "$K" quality $PHOTOS --json "$O/quality_cpu.jsonl" --mode cpu --threads $T -q
+  compare quality quality "$O/quality_gpu.jsonl" "$O/quality_cpu.jsonl" --rel 0.001
+  step preprocess_gpu 60 "$K" preprocess $PHOTOS -o "$O/pre_gpu.npy" --width 512 --height 512 --letterbox \
+    --mode $GPU --threads $T -q
+  step preprocess_cpu 60 "$K" preprocess $PHOTOS -o "$O/pre_cpu.npy" --width 512 --height 512 --letterbox \
+    --mode cpu --threads $T -q
+  compare preprocess values "$O/pre_gpu.npy" "$O/pre_cpu.npy" --max-mean-abs 1e-4 --max-abs 0.02
+}
+# The CPU's masks (lossless) are the reference of every GPU segment run (IoU in its summary, >= 0.97 expected).
+step segment_reference 90 "$K" segment "$C/person.mp4" -o "$O/reference.mkv" --mode cpu --hw-decode none \
+  --codec ffv1 --threads $T -q
+for pipeline in throughput latency; do
+  step "segment_gpu_$pipeline" 90 "$K" segment "$C/person.mp4" -o "$O/segment_$pipeline.mp4" --mode $GPU \
+    --"$pipeline" --threads $T --reference "$O/reference.mkv" -q
+done
+decode=$([[ $CPU_ONLY == 1 ]] && echo none || echo cuda)  # --hw-decode cuda: NVDEC or an error, never software
+ls -l /usr/lib/x86_64-linux-gnu/libnvcuvid.so* > "$L/nvdec_library.log" 2>&1  # NVDEC needs the driver's libnvcuvid
+step segment_gpu_nvdec 90 "$K" segment "$C/person.mp4" -o "$O/segment_nvdec.mp4" --mode $GPU --hw-decode $decode \
+  --threads $T --reference "$O/reference.mkv" -q
+
+# compute-sanitizer (memcheck) over the kernels and device paths: the model input written into device memory, the
+# matte kernel, the segment engine on CUDA.
+if [[ $CPU_ONLY == 0 ]]; then
+  sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  memcheck=("$sanitizer" --tool memcheck --error-exitcode 3)
+  step sanitizer_staged 60 "${memcheck[@]}" "$B/tests/kiln_tests_infer" --gtest_filter='StagedOnCuda*'
+  step sanitizer_matte 40 "${memcheck[@]}" "$B/tests/kiln_tests_backend_ops_matte" --gtest_filter='MatteParity*'
+  step sanitizer_segment 60 "${memcheck[@]}" "$B/tests/kiln_tests_apps_segment" --gtest_filter='*OnCuda*'
+fi
+
+# 2. Figures. kiln segment on a minute of video, GPU against CPU, warm-up reported apart from the steady rate.
+long=$([[ $CPU_ONLY == 1 ]] && echo person || echo person_720p)
+for size in 720p 1080p; do
+  video=$C/person_$size.mp4
+  [[ $CPU_ONLY == 1 ]] && video=$C/person.mp4
+  step "segment_${size}_gpu_throughput" 60 "$K" segment "$video" -o "$O/s.mp4" --mode $GPU --throughput \
+    --threads $T -q
+  step "segment_${size}_cpu_throughput" 60 "$K" segment "$video" -o "$O/s.mp4" --mode cpu --hw-decode none \
+    --throughput --threads $T -q
+done
+# The seed's VR target: p99 <= 50 ms from arrival to encode, frames paced as a camera delivers them.
+step segment_720p_gpu_latency 70 "$K" segment "$C/$long.mp4" -o "$O/s.mp4" --mode $GPU --latency --threads $T \
+  --config "$C/gpu_config.yaml" --provider cuda -q
+for m in fr-embed fr-detect selfie blazeface-front blazeface-back; do
+  step "bench_infer_$m" 30 "$K" bench infer --model "$m" --batch-sizes 1,32 --seconds 1 --threads $T --json
+done
+images=$([[ $CPU_ONLY == 1 ]] && echo 128 || echo 1024)
+step infer_peers 90 "$B/bench/infer_peers" --mode $GPU --no-peers --models fr-embed,selfie --batch-sizes 8,32 \
+  --images $images --threads $T --repeats 1 --json "$L/infer_peers.json"
+step faces_500_gpu 60 "$K" faces "@$C/photos500.txt" -o "$O/faces500.h5" --mode $GPU --threads $T -q
+step bench_faces 60 "$K" bench faces --iterations 3 --threads $T --json "$L/bench_faces.json"
+step bench_segment 60 "$K" bench segment --batch-sizes 1 8 --threads $T --json
+step bench_ops 60 "$K" bench ops --ops fused_preprocess,resize_bilinear,gray,matte --sizes large --batch-sizes 32 \
+  --iterations 5 --threads $T --json
+for mode in $GPU cpu; do
+  step "render_e2e_$mode" 60 "$K" render --demo --demo-points 85986 -o "$O/render_$mode.h5" --mode $mode --threads $T -q
+  rm -rf "$O/render_$mode.h5" "$O/render_$mode.h5.parts"
+done
+
+# 3. Many cores: the CPU jobs at 2 and 16 threads on this host; kiln segment at 2, 4, 8 and 16 threads with the
+# seed's config (batch 8, 50 ms delay), stage times in each log, a trace at 16.
+for threads in 2 $T; do
+  step "cores_render_$threads" 60 "$K" render --demo --demo-points 20000 -o "$O/cores.h5" --mode cpu \
+    --threads "$threads" -q
+  rm -rf "$O/cores.h5" "$O/cores.h5.parts"
+  step "cores_infer_$threads" 60 "$K" infer --model fr-embed "@$C/photos500.txt" -o "$O/cores.npy" --mode cpu \
+    --threads "$threads"
+  step "cores_faces_$threads" 60 "$K" faces "@$C/photos500.txt" -o "$O/cores.h5" --mode cpu --threads "$threads" -q
+  rm -f "$O/cores.h5"
+done
+for threads in 2 4 8 $T; do
+  trace=()
+  [[ $threads == "$T" ]] && trace=(--trace "$L/cores_segment_$threads.trace.json")
+  step "cores_segment_$threads" 60 "$K" "${trace[@]}" segment "$C/person.mp4" -o "$O/s.mp4" --mode cpu \
+    --hw-decode none --throughput --threads "$threads" --config "$C/gpu_config.yaml" -q
+done
+step cores_segment_${T}_default 60 "$K" segment "$C/person.mp4" -o "$O/s.mp4" --mode cpu --hw-decode none \
+  --throughput --threads $T -q
+# Exit 1 when a step failed or was not run (the summary says which).
+! cut -f2 "$L/steps.tsv" | grep -qv '^0$'

@@ -129,6 +129,9 @@ struct SegmentJobSummary {
   std::string bottleneck;  // the busiest stage
   double seconds = 0;
   double fps = 0;          // frames written per second, all streams
+  double open_s = 0;       // opening the model (and its warm-up runs) and the inputs, before `seconds` starts
+  double first_frame_s = 0;  // from the start to the first frame written: the first batch, cuDNN's searches
+  double steady_fps = 0;   // frames written after the first one, per second after it
   double latency_p50_ms = 0, latency_p95_ms = 0, latency_p99_ms = 0;  // decoded (arrived) -> encoded
   double batch_mean = 0;   // frames per inference run
   int64_t batch_limit = 0;  // frames per run the batcher forms at most at the end (adaptive; out of memory)

@@ -142,6 +142,12 @@ class SegmentRun {
       summary.streams.push_back(out);
     }
     summary.fps = summary.seconds > 0 ? static_cast<double>(written) / summary.seconds : 0;
+    const int64_t first = m_first_written_ns.load();
+    if (first > 0) {
+      summary.first_frame_s = static_cast<double>(first - started) / 1e9;
+      const double after = summary.seconds - summary.first_frame_s;
+      summary.steady_fps = after > 0 ? static_cast<double>(written - 1) / after : 0;
+    }
     summary.latency_p50_ms = percentile_ms(latencies, 0.50);
     summary.latency_p95_ms = percentile_ms(latencies, 0.95);
     summary.latency_p99_ms = percentile_ms(latencies, 0.99);
@@ -363,6 +369,8 @@ class SegmentRun {
   }
 
   void progress() {
+    int64_t none = 0;
+    m_first_written_ns.compare_exchange_strong(none, now_ns());
     const int64_t written = ++m_written;
     if (!m_on_progress) return;
     std::lock_guard<std::mutex> lock(m_progress_mutex);
@@ -386,6 +394,7 @@ class SegmentRun {
   double m_iou_sum = 0;
   int64_t m_iou_frames = 0;
   std::atomic<int64_t> m_written{0};
+  std::atomic<int64_t> m_first_written_ns{0};
   int64_t m_expected = 0;
   std::mutex m_progress_mutex;
 };
@@ -396,9 +405,13 @@ Result<SegmentJobSummary> segment_streams_run(const SegmentJobConfig& config, co
                                               const std::vector<std::string>& outputs,
                                               const SegmentProgressFn& on_progress, const LogFn& log,
                                               const SegmentFinishedFn& on_finished) {
+  const int64_t opening = now_ns();
   SegmentRun run(config, on_progress, log, on_finished);
   KILN_TRY(run.open(inputs, outputs));
-  return run.run();
+  const double open_s = static_cast<double>(now_ns() - opening) / 1e9;
+  KILN_TRY_ASSIGN(SegmentJobSummary summary, run.run());
+  summary.open_s = open_s;
+  return summary;
 }
 
 }  // namespace kiln

@@ -8,6 +8,7 @@
 
 #include "common/cuda_provider.h"
 #include "common/gpu_required.h"
+#include "common/photo_video.h"
 #include "core/fault.h"
 #include "io/video/video_reader.h"
 #include "io/video/video_writer.h"
@@ -19,47 +20,11 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kW = 320, kH = 240, kFrames = 16;
-const char* kAstronaut = "/usr/lib/python3/dist-packages/skimage/data/astronaut.png";  // python3-skimage
-const char* kRocket = "/usr/lib/python3/dist-packages/skimage/data/rocket.jpg";
 #if defined(__SANITIZE_THREAD__)
 constexpr bool kSanitized = true;  // inference runs many times slower: frames are not dropped for lateness here
 #else
 constexpr bool kSanitized = false;
 #endif
-
-// The photo scaled (nearest) to the frame's height, moving 3 px right per frame over a grey canvas.
-void video_from_photo(const std::string& photo, const std::string& path) {
-  DecodeOptions decode;
-  decode.channels = 3;
-  auto img = image_decode_file(photo, decode);
-  ASSERT_TRUE(img.is_ok()) << img.status().to_string();
-  const ImageBuffer& p = img.value();
-  const int h = kH, w = std::min(kW, p.width * kH / p.height);
-  VideoWriterOptions o;
-  o.width = kW;
-  o.height = kH;
-  o.time_base = {1, 30};
-  auto writer = VideoWriter::open(path, o);
-  ASSERT_TRUE(writer.is_ok()) << writer.status().to_string();
-  ImageBuffer frame;
-  frame.width = kW;
-  frame.height = kH;
-  frame.channels = 3;
-  for (int i = 0; i < kFrames; ++i) {
-    frame.pixels.assign(static_cast<size_t>(kW) * kH * 3, 48);
-    const int ox = (kW - w) / 2 + i * 3 - kFrames * 3 / 2;
-    for (int y = 0; y < h; ++y) {
-      for (int x = 0; x < w; ++x) {
-        const int fx = ox + x;
-        if (fx < 0 || fx >= kW) continue;
-        const uint8_t* s = &p.pixels[(static_cast<size_t>(y * p.height / h) * p.width + x * p.width / w) * 3];
-        std::copy(s, s + 3, &frame.pixels[(static_cast<size_t>(y) * kW + fx) * 3]);
-      }
-    }
-    ASSERT_TRUE(writer.value()->write(frame.view(), i).is_ok());
-  }
-  ASSERT_TRUE(writer.value()->finish().is_ok());
-}
 
 class SegmentJob : public ::testing::Test {
  protected:
@@ -70,8 +35,8 @@ class SegmentJob : public ::testing::Test {
     fs::create_directories(m_dir);
     person = (m_dir / "person.mp4").string();
     empty = (m_dir / "rocket.mp4").string();
-    video_from_photo(kAstronaut, person);
-    video_from_photo(kRocket, empty);
+    test::photo_video_write(test::kAstronautPhoto, person, kW, kH, kFrames);
+    test::photo_video_write(test::kRocketPhoto, empty, kW, kH, kFrames);
   }
   void TearDown() override { fs::remove_all(m_dir); }
 

@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""The one-screen summary of tools/gpu/gpu_checks.sh: what ran, its figures, the targets met or not. Standard library
+only (the lent GPU machine has Python 3, nothing more is promised).
+
+  checks_summary.py LOG_DIR BUDGET_SECONDS > LOG_DIR/summary.txt
+"""
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+
+L = sys.argv[1]
+BUDGET = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+
+
+def text(name):
+    try:
+        with open(os.path.join(L, name), errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def steps():
+    out = {}
+    for line in text("steps.tsv").splitlines():
+        name, rc, seconds = (line.split("\t") + ["", ""])[:3]
+        out[name] = (rc, int(seconds or 0))
+    return out
+
+
+STEPS = steps()
+
+
+def ran(name):
+    return STEPS.get(name, ("absent", 0))[0] == "0"
+
+
+def number(pattern, name, group=1):
+    m = re.search(pattern, text(name + ".log"))
+    return float(m.group(group)) if m else None
+
+
+def json_of(name):
+    """The JSON object a step printed (the last top-level one in its log) or wrote to NAME.json."""
+    raw = text(name + ".json") or text(name + ".log")
+    start = raw.find("{") if raw.lstrip().startswith("{") else raw.find("\n{")
+    try:
+        return json.loads(raw[start:]) if start >= 0 else None
+    except ValueError:
+        return None
+
+
+def segment(name):
+    """fps, steady fps, first frame s, p99 ms, IoU, provider, decode, bottleneck, stages of a kiln segment log."""
+    log = text(name + ".log")
+    g = lambda p: (lambda m: float(m.group(1)) if m else None)(re.search(p, log))  # noqa: E731
+    s = lambda p: (lambda m: m.group(1).strip() if m else "?")(re.search(p, log))  # noqa: E731
+    return {"fps": g(r"Time: [0-9.]+ s, ([0-9.]+) frames/s"), "steady": g(r"steady ([0-9.]+) frames/s"),
+            "first": g(r"first frame written after ([0-9.]+) s"), "p99": g(r"p99 ([0-9.]+) ms"),
+            "iou": g(r"IoU against the reference: ([0-9.]+)"), "provider": s(r"Inference: (\w+)"),
+            "decode": s(r"decode: ([^;]*);"), "bottleneck": s(r"Bottleneck: (.*)"), "stages": s(r"Stages:(.*)")}
+
+
+def fmt(v, spec=".1f"):
+    return "-" if v is None else format(v, spec)
+
+
+lines, targets = [], []
+
+
+def target(name, met, detail):
+    """met: True, False or None (not measured)."""
+    targets.append(f"  [{'met' if met else 'NOT met' if met is not None else 'not measured'}] {name}: {detail}")
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+# Header
+mode = "cpu (the script's own proof: every GPU run made on the CPU)" if "cpu" in text("infer_gpu.log").split(
+    "Provider: ", 1)[-1][:4] else "gpu"
+device = " ".join(text("../nvidia-smi.txt").split("\n")[8:10]).split("|")[1].strip() if text("../nvidia-smi.txt") \
+    and len(text("../nvidia-smi.txt").split("\n")) > 9 else "no nvidia-smi output"
+used = sum(s for _, s in STEPS.values())
+lines.append(f"kiln GPU checks: {os.cpu_count()} cores; {device}; mode {mode}; steps took {used} s of {BUDGET} s")
+not_run = [n for n, (rc, _) in STEPS.items() if rc == "not run"]
+failed = [f"{n} (rc {rc})" for n, (rc, _) in STEPS.items() if rc not in ("0", "not run")]
+lines.append(f"Steps: {len(STEPS)}, failed {len(failed)}: {', '.join(failed) or 'none'}; not run (deadline): "
+             f"{', '.join(not_run) or 'none'}")
+
+# 1. Proof
+lines.append("Proof")
+suite = text("suite.log")
+rcs = re.findall(r"^(\S+) rc=(\d+)", suite, re.M)
+bad = [f"{b} rc={rc}" for b, rc in rcs if rc != "0"]
+fails = sorted({m for f in glob.glob(os.path.join(L, "suite", "*.log"))
+                for m in re.findall(r"^\[  FAILED  \] (\S+)", text(os.path.join("suite", os.path.basename(f))), re.M)})
+lines.append(f"  suite: {len(rcs)} binaries, {len(rcs) - len(bad)} passed; {'; '.join(bad) or 'all exit 0'}")
+for f in fails[:8]:
+    lines.append(f"    FAILED {f}")
+target("whole C++ suite passes (KILN_REQUIRE_GPU=1 on the GPU)", bool(rcs) and not bad and ran("suite"),
+       f"{len(rcs) - len(bad)}/{len(rcs)} binaries")
+fresh = []
+for cmd in ("infer", "infer_selfie", "faces", "quality", "preprocess"):
+    cmp_line = (text(f"compare_{cmd}.log").strip().splitlines() or ["(no comparison)"])[-1]
+    ok = ran(f"{cmd}_gpu") and ran(f"compare_{cmd}")
+    fresh.append(ok)
+    where = re.search(r"(Provider: [^\n]*|Backend: [^\n]*|Detection: \S+)", text(f"{cmd}_gpu.log"))
+    lines.append(f"  {cmd} --mode gpu: rc {STEPS.get(cmd + '_gpu', ('absent',))[0]}, "
+                 f"{where.group(1)[:70] if where else '-'}; {cmp_line[:90]}")
+for name in ("segment_gpu_throughput", "segment_gpu_latency", "segment_gpu_nvdec"):
+    s = segment(name)
+    ok = ran(name) and s["iou"] is not None and s["iou"] >= 0.97
+    fresh.append(ok)
+    lines.append(f"  {name}: rc {STEPS.get(name, ('absent',))[0]}, {s['provider']}, decode {s['decode'][:40]}, "
+                 f"IoU {fmt(s['iou'], '.3f')} vs the CPU's masks, {fmt(s['fps'])} frames/s")
+target("every GPU command in a fresh process matches the CPU", all(fresh), f"{sum(fresh)}/{len(fresh)}")
+san = [n for n in STEPS if n.startswith("sanitizer_")]
+if san:
+    errors = {n: number(r"ERROR SUMMARY: (\d+) error", n) for n in san}
+    lines.append("  compute-sanitizer: " + ", ".join(f"{n[10:]} {fmt(e, '.0f')} errors (rc {STEPS[n][0]})"
+                                                    for n, e in errors.items()))
+    target("compute-sanitizer memcheck clean", all(ran(n) and errors[n] == 0 for n in san),
+           ", ".join(f"{n[10:]} {fmt(e, '.0f')}" for n, e in errors.items()))
+
+# 2. Figures
+lines.append("Figures (GPU run / CPU run, same host)")
+for size in ("720p", "1080p"):
+    g, c = segment(f"segment_{size}_gpu_throughput"), segment(f"segment_{size}_cpu_throughput")
+    r = ratio(g["steady"], c["steady"])
+    lines.append(f"  segment {size} throughput: GPU {fmt(g['fps'])} frames/s (steady {fmt(g['steady'])}, first frame "
+                 f"{fmt(g['first'], '.2f')} s), CPU {fmt(c['fps'])} (steady {fmt(c['steady'])}): {fmt(r, '.2f')}x")
+    target(f"segment {size} GPU >= 3x CPU (steady)", None if r is None else r >= 3, f"{fmt(r, '.2f')}x")
+    if size == "720p":
+        target("segment 720p GPU >= 300 frames/s (steady)", None if g["steady"] is None else g["steady"] >= 300,
+               fmt(g["steady"]))
+lat = segment("segment_720p_gpu_latency")
+lines.append(f"  segment latency: p99 {fmt(lat['p99'])} ms, {fmt(lat['fps'])} frames/s, decode {lat['decode'][:40]}")
+target("segment latency p99 <= 50 ms", None if lat["p99"] is None else lat["p99"] <= 50, f"{fmt(lat['p99'])} ms")
+for log in sorted(n for n in STEPS if n.startswith("bench_infer_")):
+    data = json_of(log)
+    rows = data.get("results", data.get("rows", [])) if isinstance(data, dict) else []
+    parts = [f"{r.get('provider', '?')} b{r.get('batch_size', '?')} {fmt(r.get('images_per_s'), '.0f')}" for r in rows]
+    lines.append(f"  {log[6:]}: " + (", ".join(parts) or f"rc {STEPS[log][0]}, no rows") + " images/s")
+peers = json_of("infer_peers") or {}
+for key, value in sorted(peers.items()):
+    if key.startswith("kiln_decoded_vs_model_only") or key.startswith("kiln_files_vs_model_only"):
+        lines.append(f"  infer_peers {key}: {fmt(value, '.2f')}")
+b32 = [v for k, v in peers.items() if "decoded_vs_model_only_b32" in k]
+target("kiln infer >= 0.85 of model-only (b32)", min(b32) >= 0.85 if b32 else None,
+       ", ".join(fmt(v, ".2f") for v in b32) or "-")
+images_s = r"Time: [0-9.]+ s, ([0-9.]+) images/s"
+fg, fc = number(images_s, "faces_500_gpu"), number(images_s, "cores_faces_16")
+lines.append(f"  faces on 500 photographs: GPU {fmt(fg, '.0f')} images/s, CPU at 16 threads {fmt(fc, '.0f')}: "
+             f"{fmt(ratio(fg, fc), '.2f')}x")
+target("kiln faces GPU >= 5x its CPU run", None if ratio(fg, fc) is None else ratio(fg, fc) >= 5,
+       f"{fmt(ratio(fg, fc), '.2f')}x")
+rt = ratio(STEPS.get("render_e2e_cpu", (0, 0))[1], STEPS.get("render_e2e_gpu", (0, 0))[1])
+lines.append(f"  render end to end: GPU {STEPS.get('render_e2e_gpu', ('', '-'))[1]} s, CPU "
+             f"{STEPS.get('render_e2e_cpu', ('', '-'))[1]} s (GPU {fmt(rt, '.2f')}x the CPU's speed)")
+target("render end to end GPU at least as fast as CPU", None if not (ran("render_e2e_gpu") and ran("render_e2e_cpu"))
+       else rt >= 1, f"{fmt(rt, '.2f')}x")
+ops = json_of("bench_ops") or {}
+op_rows = ops.get("results", []) if isinstance(ops, dict) else []
+by = {}
+for r in op_rows:
+    by.setdefault(r.get("op"), {})[r.get("backend")] = r.get("images_per_s") or r.get("items_per_s")
+for op, backends in sorted(by.items(), key=lambda kv: str(kv[0])):
+    cpu = backends.get("cpu")
+    lines.append(f"  ops {op}: " + ", ".join(f"{b} {fmt(v, '.0f')}/s ({fmt(ratio(v, cpu), '.2f')}x)"
+                                           for b, v in sorted(backends.items())))
+faces_bench = json_of("bench_faces")
+if faces_bench:
+    lines.append(f"  bench faces: {json.dumps(faces_bench)[:150]}")
+
+# 3. Many cores
+lines.append("Many cores (CPU jobs; figures at 2 and 16 threads)")
+for job, pattern in (("render", r"([0-9.]+) images/s"), ("infer", r"Time: [0-9.]+ s, ([0-9.]+) images/s"),
+                     ("faces", r"Time: [0-9.]+ s, ([0-9.]+) images/s")):
+    a, b = number(pattern, f"cores_{job}_2"), number(pattern, f"cores_{job}_16")
+    lines.append(f"  {job}: {fmt(a, '.0f')} -> {fmt(b, '.0f')} images/s ({fmt(ratio(b, a), '.2f')}x)")
+seg = {t: segment(f"cores_segment_{t}") for t in ("2", "4", "8", "16", "16_default")}
+for t, s in seg.items():
+    lines.append(f"  segment --threads {t.replace('_default', ' (default config)')}: {fmt(s['fps'])} frames/s, "
+                 f"bottleneck {s['bottleneck']};{s['stages'][:110]}")
+two, sixteen = seg["2"]["fps"], seg["16"]["fps"]
+target("kiln segment --mode cpu not slower at 16 threads than at 2 (seed's config)",
+       None if two is None or sixteen is None else sixteen >= two, f"{fmt(two)} -> {fmt(sixteen)} frames/s")
+target("device-resident ops >= 3x the CPU (issue 37)", None, "not built yet: the ops above run on host batches")
+
+print("\n".join(lines))
+print("Targets")
+print("\n".join(targets))
+print("Steps (name, exit code, seconds; logs beside this file)")
+for name, (rc, seconds) in STEPS.items():
+    print(f"  {name:36s} {rc:8s} {seconds:4d}")
