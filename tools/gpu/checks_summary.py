@@ -44,13 +44,14 @@ def number(pattern, name, group=1):
 
 
 def json_of(name):
-    """The JSON object a step printed (the last top-level one in its log) or wrote to NAME.json."""
+    """The JSON a step wrote to NAME.json, or printed (from the first line that opens an object or array)."""
     raw = text(name + ".json") or text(name + ".log")
-    start = raw.find("{") if raw.lstrip().startswith("{") else raw.find("\n{")
-    try:
-        return json.loads(raw[start:]) if start >= 0 else None
-    except ValueError:
-        return None
+    for start in [0] + [m.start() + 1 for m in re.finditer(r"\n[\[{]", raw)]:
+        try:
+            return json.loads(raw[start:])
+        except ValueError:
+            continue
+    return None
 
 
 def segment(name):
@@ -142,16 +143,25 @@ lat = segment("segment_720p_gpu_latency")
 lines.append(f"  segment latency: p99 {fmt(lat['p99'])} ms, {fmt(lat['fps'])} frames/s, decode {lat['decode'][:40]}")
 target("segment latency p99 <= 50 ms", None if lat["p99"] is None else lat["p99"] <= 50, f"{fmt(lat['p99'])} ms")
 for log in sorted(n for n in STEPS if n.startswith("bench_infer_")):
-    data = json_of(log)
-    rows = data.get("results", data.get("rows", [])) if isinstance(data, dict) else []
-    parts = [f"{r.get('provider', '?')} b{r.get('batch_size', '?')} {fmt(r.get('images_per_s'), '.0f')}" for r in rows]
-    lines.append(f"  {log[6:]}: " + (", ".join(parts) or f"rc {STEPS[log][0]}, no rows") + " images/s")
-peers = json_of("infer_peers") or {}
-for key, value in sorted(peers.items()):
-    if key.startswith("kiln_decoded_vs_model_only") or key.startswith("kiln_files_vs_model_only"):
-        lines.append(f"  infer_peers {key}: {fmt(value, '.2f')}")
-b32 = [v for k, v in peers.items() if "decoded_vs_model_only_b32" in k]
-target("kiln infer >= 0.85 of model-only (b32)", min(b32) >= 0.85 if b32 else None,
+    rows = json_of(log)
+    rows = rows if isinstance(rows, list) else []
+    parts = [f"{r['provider']} b{r['batch_size']} {fmt(r.get('images_per_s'), '.0f')}" if "provider" in r
+             else f"{r.get('mode', '?')}: {str(r.get('error', '?'))[:60]}" for r in rows]
+    lines.append(f"  {log[6:]} (images/s): " + ("; ".join(parts) or f"rc {STEPS[log][0]}, no rows"))
+peers = json_of("infer_peers")
+peer_rows = peers.get("results", []) if isinstance(peers, dict) else []
+b32 = []
+for r in peer_rows:
+    lines.append(f"  infer_peers {r.get('model')}: kiln b32 {fmt(r.get('kiln_infer_b32_images_per_s'), '.0f')} "
+                 f"images/s from files, model only {fmt(r.get('model_only_b32_images_per_s'), '.0f')}; of model only: "
+                 f"files {fmt(r.get('kiln_vs_model_only_b8'), '.2f')} / {fmt(r.get('kiln_vs_model_only_b32'), '.2f')}, "
+                 f"decoded {fmt(r.get('kiln_decoded_vs_model_only_b8'), '.2f')} / "
+                 f"{fmt(r.get('kiln_decoded_vs_model_only_b32'), '.2f')} (b8 / b32)")
+    if r.get("kiln_decoded_vs_model_only_b32") is not None:
+        b32.append(r["kiln_decoded_vs_model_only_b32"])
+if isinstance(peers, dict) and peers.get("failures"):
+    lines.append(f"  infer_peers failures: {json.dumps(peers['failures'])[:150]}")
+target("kiln infer >= 0.85 of model-only (decoded, b32)", min(b32) >= 0.85 if b32 else None,
        ", ".join(fmt(v, ".2f") for v in b32) or "-")
 images_s = r"Time: [0-9.]+ s, ([0-9.]+) images/s"
 fg, fc = number(images_s, "faces_500_gpu"), number(images_s, "cores_faces_16")
@@ -159,23 +169,29 @@ lines.append(f"  faces on 500 photographs: GPU {fmt(fg, '.0f')} images/s, CPU at
              f"{fmt(ratio(fg, fc), '.2f')}x")
 target("kiln faces GPU >= 5x its CPU run", None if ratio(fg, fc) is None else ratio(fg, fc) >= 5,
        f"{fmt(ratio(fg, fc), '.2f')}x")
-rt = ratio(STEPS.get("render_e2e_cpu", (0, 0))[1], STEPS.get("render_e2e_gpu", (0, 0))[1])
-lines.append(f"  render end to end: GPU {STEPS.get('render_e2e_gpu', ('', '-'))[1]} s, CPU "
-             f"{STEPS.get('render_e2e_cpu', ('', '-'))[1]} s (GPU {fmt(rt, '.2f')}x the CPU's speed)")
-target("render end to end GPU at least as fast as CPU", None if not (ran("render_e2e_gpu") and ran("render_e2e_cpu"))
-       else rt >= 1, f"{fmt(rt, '.2f')}x")
+rg, rc = number(r"Time: [0-9.]+ s, ([0-9.]+) images/s", "render_e2e_gpu"), \
+    number(r"Time: [0-9.]+ s, ([0-9.]+) images/s", "render_e2e_cpu")
+rt = ratio(rg, rc)
+lines.append(f"  render end to end (85,986 points): GPU {fmt(rg, '.0f')}, CPU {fmt(rc, '.0f')} images/s "
+             f"({fmt(rt, '.2f')}x)")
+target("render end to end GPU at least as fast as CPU", None if rt is None else rt >= 1, f"{fmt(rt, '.2f')}x")
 ops = json_of("bench_ops") or {}
 op_rows = ops.get("results", []) if isinstance(ops, dict) else []
 by = {}
 for r in op_rows:
-    by.setdefault(r.get("op"), {})[r.get("backend")] = r.get("images_per_s") or r.get("items_per_s")
+    by.setdefault(r.get("op"), {})[r.get("backend")] = r.get("img_per_s")
 for op, backends in sorted(by.items(), key=lambda kv: str(kv[0])):
     cpu = backends.get("cpu")
     lines.append(f"  ops {op}: " + ", ".join(f"{b} {fmt(v, '.0f')}/s ({fmt(ratio(v, cpu), '.2f')}x)"
                                            for b, v in sorted(backends.items())))
 faces_bench = json_of("bench_faces")
-if faces_bench:
-    lines.append(f"  bench faces: {json.dumps(faces_bench)[:150]}")
+results = faces_bench.get("benchmark_results", {}) if isinstance(faces_bench, dict) else {}
+for op, sizes in sorted(results.items()):
+    large = sizes.get("large", {})
+    gpu, cpu = large.get("gpu_true", {}), large.get("gpu_false", {})
+    g, c = gpu.get("mean_throughput"), cpu.get("mean_throughput")
+    lines.append(f"  bench faces {op} 1080p: GPU {fmt(g, '.0f') if g else gpu.get('error', '-')[:50]}, "
+                 f"CPU {fmt(c, '.0f')} images/s ({fmt(ratio(g, c), '.2f')}x)")
 
 # 3. Many cores
 lines.append("Many cores (CPU jobs; figures at 2 and 16 threads)")
@@ -185,16 +201,24 @@ for job, pattern in (("render", r"([0-9.]+) images/s"), ("infer", r"Time: [0-9.]
     lines.append(f"  {job}: {fmt(a, '.0f')} -> {fmt(b, '.0f')} images/s ({fmt(ratio(b, a), '.2f')}x)")
 seg = {t: segment(f"cores_segment_{t}") for t in ("2", "4", "8", "16", "16_default")}
 for t, s in seg.items():
-    lines.append(f"  segment --threads {t.replace('_default', ' (default config)')}: {fmt(s['fps'])} frames/s, "
-                 f"bottleneck {s['bottleneck']};{s['stages'][:110]}")
-two, sixteen = seg["2"]["fps"], seg["16"]["fps"]
-target("kiln segment --mode cpu not slower at 16 threads than at 2 (seed's config)",
-       None if two is None or sixteen is None else sixteen >= two, f"{fmt(two)} -> {fmt(sixteen)} frames/s")
+    busy = dict((m.group(1), m.group(2)) for m in re.finditer(r"(\w+) \d+% \(([0-9.]+) s", s["stages"]))
+    lines.append(f"  segment --threads {t.replace('_default', ' (default settings)')}: {fmt(s['fps'])} frames/s "
+                 f"(steady {fmt(s['steady'])}), bottleneck {s['bottleneck']}; busy s: " +
+                 " ".join(f"{k} {v}" for k, v in busy.items()))
+two, sixteen = seg["2"]["steady"], seg["16"]["steady"]
+target("kiln segment --mode cpu at 16 threads >= 0.95x its rate at 2 (seed's config, steady)",
+       None if two is None or sixteen is None else sixteen >= 0.95 * two, f"{fmt(two)} -> {fmt(sixteen)} frames/s")
 target("device-resident ops >= 3x the CPU (issue 37)", None, "not built yet: the ops above run on host batches")
 
 print("\n".join(lines))
 print("Targets")
 print("\n".join(targets))
-print("Steps (name, exit code, seconds; logs beside this file)")
+print("Steps (name exit-code seconds; each one's log beside this file, steps.tsv)")
+row = " "
 for name, (rc, seconds) in STEPS.items():
-    print(f"  {name:36s} {rc:8s} {seconds:4d}")
+    cell = f" {name} {rc} {seconds}s;"
+    if len(row) + len(cell) > 118:
+        print(row)
+        row = " "
+    row += cell
+print(row)
