@@ -32,6 +32,7 @@ class Handle {
 
 inline Handle file_handle(hid_t id) { return {id, H5Fclose}; }
 inline Handle dataset_handle(hid_t id) { return {id, H5Dclose}; }
+inline Handle group_handle(hid_t id) { return {id, H5Gclose}; }
 inline Handle space_handle(hid_t id) { return {id, H5Sclose}; }
 inline Handle plist_handle(hid_t id) { return {id, H5Pclose}; }
 inline Handle type_handle(hid_t id) { return {id, H5Tclose}; }

@@ -275,7 +275,10 @@ Status TensorWriter::h5_open() {
         H5Tset_ebias(m_h5_type, 15) < 0)
       return hdf5::error("cannot create the float16 type");
   }
-  m_file = H5Fcreate(m_tmp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  // No object stores the times it was made (HDF5 tracks them by default): the same run writes the same bytes.
+  hdf5::Handle fcpl = hdf5::plist_handle(H5Pcreate(H5P_FILE_CREATE));
+  if (!fcpl.valid() || H5Pset_obj_track_times(fcpl.get(), 0) < 0) return hdf5::error("cannot set up file creation");
+  m_file = H5Fcreate(m_tmp_path.c_str(), H5F_ACC_TRUNC, fcpl.get(), H5P_DEFAULT);
   if (m_file < 0) return hdf5::error(m_tmp_path + ": cannot create");
   for (Array& array : m_arrays) {
     std::vector<hsize_t> dims{0}, max_dims{H5S_UNLIMITED}, chunk{1};
@@ -287,16 +290,29 @@ Status TensorWriter::h5_open() {
     hdf5::Handle space =
         hdf5::space_handle(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), max_dims.data()));
     hdf5::Handle dcpl = hdf5::plist_handle(H5Pcreate(H5P_DATASET_CREATE));
-    if (!space.valid() || !dcpl.valid() || H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()) < 0)
+    if (!space.valid() || !dcpl.valid() || H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()) < 0 ||
+        H5Pset_obj_track_times(dcpl.get(), 0) < 0)
       return hdf5::error(m_tmp_path + ": cannot set up the " + array.spec.name + " dataset");
     const hid_t type = m_dtype == PixelType::kF16 ? m_h5_type : H5T_IEEE_F32LE;
-    // Model outputs are often named like paths ("/model/Sigmoid_output_0"): the groups on the way are created.
-    hdf5::Handle lcpl = hdf5::plist_handle(H5Pcreate(H5P_LINK_CREATE));
-    if (!lcpl.valid() || H5Pset_create_intermediate_group(lcpl.get(), 1) < 0)
-      return hdf5::error(m_tmp_path + ": cannot set up link creation");
+    // Model outputs are often named like paths ("/model/Sigmoid_output_0"): the groups on the way are created here,
+    // without times (HDF5's own intermediate groups would track them).
+    KILN_TRY(groups_create(array.spec.name));
     array.dataset =
-        H5Dcreate2(m_file, array.spec.name.c_str(), type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT);
+        H5Dcreate2(m_file, array.spec.name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT);
     if (array.dataset < 0) return hdf5::error(m_tmp_path + ": cannot create the " + array.spec.name + " dataset");
+  }
+  return Status::ok();
+}
+
+Status TensorWriter::groups_create(const std::string& dataset_name) {
+  hdf5::Handle gcpl = hdf5::plist_handle(H5Pcreate(H5P_GROUP_CREATE));
+  if (!gcpl.valid() || H5Pset_obj_track_times(gcpl.get(), 0) < 0) return hdf5::error("cannot set up groups");
+  for (size_t slash = dataset_name.find('/', 1); slash != std::string::npos;
+       slash = dataset_name.find('/', slash + 1)) {
+    const std::string group = dataset_name.substr(0, slash);
+    if (H5Lexists(m_file, group.c_str(), H5P_DEFAULT) > 0) continue;
+    hdf5::Handle g = hdf5::group_handle(H5Gcreate2(m_file, group.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT));
+    if (!g.valid()) return hdf5::error(m_tmp_path + ": cannot create the group " + group);
   }
   return Status::ok();
 }
@@ -335,8 +351,10 @@ Status TensorWriter::h5_finish(const std::vector<std::string>& names, const Tens
     for (const std::string& n : names) ptrs.push_back(n.c_str());
     const hsize_t n = static_cast<hsize_t>(names.size());
     hdf5::Handle space = hdf5::space_handle(H5Screate_simple(1, &n, nullptr));
+    hdf5::Handle dcpl = hdf5::plist_handle(H5Pcreate(H5P_DATASET_CREATE));
+    if (!dcpl.valid() || H5Pset_obj_track_times(dcpl.get(), 0) < 0) return hdf5::error("cannot set up paths");
     hdf5::Handle ds = hdf5::dataset_handle(
-        H5Dcreate2(m_file, "paths", str_type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+        H5Dcreate2(m_file, "paths", str_type.get(), space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
     if (!ds.valid()) return hdf5::error(m_tmp_path + ": cannot create paths");
     if (n > 0 && H5Dwrite(ds.get(), str_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()) < 0)
       return hdf5::error(m_tmp_path + ": cannot write paths");

@@ -74,6 +74,8 @@ class TensorWriter {
   Status npy_append(Array& array, const void* items, int64_t count);
   Status npz_finish(const std::vector<std::string>& names);
   Status h5_open();
+  // The groups above a dataset named like a path ("/model/out"), without stored times.
+  Status groups_create(const std::string& dataset_name);
   Status h5_append(Array& array, const void* items, int64_t count);
   Status h5_finish(const std::vector<std::string>& names, const TensorAttributes& attributes);
 

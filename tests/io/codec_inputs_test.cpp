@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
+#include <chrono>
 #include <cstring>
 #include <tuple>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <vector>
 
 #include "common/test_util.h"
@@ -110,6 +112,21 @@ TEST(CodecTensorWriter, NpyF32AndF16WithFinalCount) {
     EXPECT_EQ(test::read_file(names.string()), "a\nb\nc\n");
   }
   EXPECT_EQ(count_entries(dir.path()), 4);  // no temporary files left
+}
+
+// No object of the file stores when it was made: the same writes a second later give the same bytes (outputs named
+// like paths, whose groups kiln creates, included).
+TEST(CodecTensorWriter, Hdf5WrittenInDifferentSecondsIsTheSameBytes) {
+  test::TempDir dir;
+  const std::vector<float> data(8, 0.25f);
+  for (const char* name : {"a.h5", "b.h5"}) {
+    TensorWriter w;
+    ASSERT_TRUE(w.open_arrays(dir.file(name), {{"/model/out", {2, 2}}, {"scores", {2, 2}}}, PixelType::kF32).is_ok());
+    ASSERT_TRUE(w.append(std::vector<const void*>{data.data(), data.data()}, 2).is_ok());
+    ASSERT_TRUE(w.finish({"x.png", "y.png"}).is_ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  }
+  EXPECT_TRUE(test::read_file(dir.file("a.h5")) == test::read_file(dir.file("b.h5")));
 }
 
 TEST(CodecTensorWriter, Hdf5DatasetPathsAndAttributes) {

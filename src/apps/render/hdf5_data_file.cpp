@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "io/hdf5_times.h"
 #include "io/hdf5_zstd_register.h"
 
 namespace kiln::hdf5 {
@@ -218,7 +219,8 @@ Status DataFile::close(bool complete) {
     KILN_TRY(checksum_set(m_file.get(), m_checksum.text(m_has_labels)));
     KILN_TRY(complete_set(m_file.get()));
   }
-  return m_file.close();
+  KILN_TRY(m_file.close());
+  return superblock_extension_times_clear(m_path);  // the file space strategy's extension: same job, same bytes
 }
 
 void DataFile::abandon() {
