@@ -8,7 +8,7 @@
 
 #include "cli/bench_commands.h"
 #if KILN_HAS_SEGMENT
-#include "io/video/video_writer.h"
+#include "io/video/photo_frames.h"
 #include "kiln/apps/segment.h"
 #include "kiln/codec.h"
 #endif
@@ -27,32 +27,6 @@ struct BenchSegmentArgs {
   bool json = false;
 };
 
-// `photo` fitted to the frame's height over a grey canvas, moving 4 px per frame.
-Status frames_write(VideoWriter& writer, const std::string& photo, int32_t width, int32_t height, int frames,
-                    int64_t* pts) {
-  DecodeOptions decode;
-  decode.channels = 3;
-  KILN_TRY_ASSIGN(const ImageBuffer p, image_decode_file(photo, decode));
-  const int32_t w = std::min(width, p.width * height / p.height);
-  ImageBuffer frame;
-  frame.width = width;
-  frame.height = height;
-  frame.channels = 3;
-  for (int i = 0; i < frames; ++i) {
-    frame.pixels.assign(static_cast<size_t>(width) * height * 3, 48);
-    const int32_t ox = (width - w) / 2 + 4 * i - 2 * frames;
-    for (int32_t y = 0; y < height; ++y) {
-      const uint8_t* src = &p.pixels[static_cast<size_t>(y * p.height / height) * p.width * 3];
-      for (int32_t x = std::max(0, -ox); x < w && ox + x < width; ++x) {
-        std::copy(src + (x * p.width / w) * 3, src + (x * p.width / w) * 3 + 3,
-                  &frame.pixels[(static_cast<size_t>(y) * width + ox + x) * 3]);
-      }
-    }
-    KILN_TRY(writer.write(frame.view(), (*pts)++));
-  }
-  return Status::ok();
-}
-
 Result<std::string> video_make(const fs::path& dir) {
   const std::string path = (dir / "bench_person.mp4").string();
   VideoWriterOptions o;
@@ -61,8 +35,10 @@ Result<std::string> video_make(const fs::path& dir) {
   o.time_base = {1, 30};
   KILN_TRY_ASSIGN(auto writer, VideoWriter::open(path, o));
   int64_t pts = 0;
-  KILN_TRY(frames_write(*writer, "/usr/lib/python3/dist-packages/skimage/data/astronaut.png", 1280, 720, 90, &pts));
-  KILN_TRY(frames_write(*writer, "/usr/lib/python3/dist-packages/skimage/data/rocket.jpg", 1280, 720, 30, &pts));
+  KILN_TRY(photo_frames_write(*writer, "/usr/lib/python3/dist-packages/skimage/data/astronaut.png", 1280, 720, 90, 4,
+                              &pts));
+  KILN_TRY(photo_frames_write(*writer, "/usr/lib/python3/dist-packages/skimage/data/rocket.jpg", 1280, 720, 30, 4,
+                              &pts));
   KILN_TRY(writer->finish());
   return path;
 }
@@ -101,9 +77,11 @@ int bench_segment_run(const BenchSegmentArgs& args) {
                           {"bottleneck", s.bottleneck},
                           {"provider", s.infer.provider}};
     if (!args.json) {
-      std::printf("%-10s batch %2lld: %6.1f frames/s (steady %6.1f), p50 %6.1f ms, p99 %6.1f ms, dropped %lld, bottleneck %s (%s)\n",
-                  pipeline.c_str(), static_cast<long long>(batch), s.fps, s.steady_fps, s.latency_p50_ms, s.latency_p99_ms,
-                  static_cast<long long>(s.streams[0].dropped), s.bottleneck.c_str(), s.infer.provider.c_str());
+      std::printf("%-10s batch %2lld: %6.1f frames/s (steady %6.1f), p50 %6.1f ms, p99 %6.1f ms, dropped %lld, "
+                  "bottleneck %s (%s)\n",
+                  pipeline.c_str(), static_cast<long long>(batch), s.fps, s.steady_fps, s.latency_p50_ms,
+                  s.latency_p99_ms, static_cast<long long>(s.streams[0].dropped), s.bottleneck.c_str(),
+                  s.infer.provider.c_str());
     }
     rows.push_back(row);
     return Status::ok();

@@ -108,8 +108,9 @@ def test_compare_faces_and_quality_lines(tmp_path):
 
 
 def test_the_summary_reads_the_figures_and_judges_the_targets(tmp_path):
-    segment = ("Time: 6.00 s, {fps} frames/s, 4.00 frames per inference run\nWarm-up: model and inputs opened in 0.50 s,"
-               " first frame written after 0.40 s; steady {fps} frames/s\nLatency (arrived -> encoded): p50 5.0 ms, "
+    segment = ("Time: 6.00 s, {fps} frames/s, 4.00 frames per inference run\nWarm-up: model and inputs opened in "
+               "0.50 s, first frame written after 0.40 s; steady {fps} frames/s\n"
+               "Latency (arrived -> encoded): p50 5.0 ms, "
                "p95 9.0 ms, p99 {p99} ms\nStages: decode 50% (1.00 s on 1 thread)\nBottleneck: infer\n"
                "Inference: {p} (mode gpu); preprocess: {p}; matte: {p}; model input: host\n"
                "IoU against the reference: 0.990\n")
@@ -127,6 +128,6 @@ def test_the_summary_reads_the_figures_and_judges_the_targets(tmp_path):
     assert "[met] segment 720p GPU >= 3x CPU (steady): 4.00x" in out
     assert "[met] segment 720p GPU >= 300 frames/s (steady): 400.0" in out
     assert "[NOT met] segment latency p99 <= 50 ms: 61.0 ms" in out
-    assert "[NOT met] kiln segment --mode cpu at 16 threads >= 0.95x its rate at 2 (seed's config, steady): 60.0 -> 50.0" \
-        in out
+    assert ("[NOT met] kiln segment --mode cpu at 16 threads >= 0.95x its rate at 2 (seed's config, steady): "
+            "60.0 -> 50.0") in out
     assert "not run (deadline): bench_ops" in out

@@ -56,7 +56,9 @@ if [[ $phase == prepare ]]; then
   # What the tests read besides tests/: the models and the npm packages they came from (InferVsOpenCv, the
   # fixed-batch embedder), the fuzz corpus (JobParts, SeriesHdf5Limits), the matplotlib peer script. Not the npm
   # tarballs or ONNX Runtime's own folders (the bundle ships the libraries the executables load).
-  extra="$C $PHOTOS $S/fuzz/corpus $S/bench/render_matplotlib.py"
+  # This script and its helpers too: gpu-run runs the command from the build's source path, which there holds only
+  # what the bundle brings.
+  extra="$C $PHOTOS $S/fuzz/corpus $S/bench/render_matplotlib.py $S/tools/gpu"
   for d in "$CACHE"/*/; do
     case $(basename "$d") in npm | onnxruntime*) ;; *) extra="$extra ${d%/}" ;; esac
   done
