@@ -91,20 +91,17 @@ class PySegmentPipeline {
     f.frame.rgb.height = static_cast<int32_t>(array.shape(0));
     f.frame.rgb.channels = 3;
     f.frame.rgb.pixels.assign(array.data(), array.data() + array.size());
-    const int64_t index = m_submitted.load();
-    f.frame.index = index;
-    f.frame.pts = index;
-    {
-      std::lock_guard<std::mutex> lock(m_mutex);
-      m_ids[index] = frame_id.is_none() ? index : frame_id.cast<int64_t>();
-    }
+    // The caller's id travels with the frame; the engine numbers it when it takes its budget slot, so
+    // several threads may submit at once.
+    if (!frame_id.is_none()) f.caller_id = frame_id.cast<int64_t>();
     Status st;
+    int64_t index = -1;
     {
       pyb::gil_scoped_release release;
-      st = m_engine->submit(std::move(f));
+      st = m_engine->submit_numbered(std::move(f), &index);
     }
+    if (index >= 0) ++m_submitted;
     status_check(st);
-    ++m_submitted;
   }
 
   // (frame_id, mask, metadata) or None when nothing came within `timeout` seconds (None: wait) or after the last.
@@ -257,8 +254,7 @@ class PySegmentPipeline {
       r.latency_ms = static_cast<double>(profile_now_ns() - f.arrived_ns) / 1e6;
       m_engine->release(m_stream);
       std::lock_guard<std::mutex> lock(m_mutex);
-      r.frame_id = m_ids[f.frame.index];
-      m_ids.erase(f.frame.index);
+      r.frame_id = f.caller_id.value_or(f.frame.index);
       ++m_done;
       if (r.dropped) ++m_dropped;
       else m_latencies.push_back(r.latency_ms);
@@ -278,7 +274,6 @@ class PySegmentPipeline {
   std::mutex m_mutex;
   std::condition_variable m_cv;
   std::deque<SegmentResult> m_results;
-  std::map<int64_t, int64_t> m_ids;  // frame index -> the caller's frame_id
   std::vector<double> m_latencies;
   std::atomic<int64_t> m_submitted{0};
   int64_t m_done = 0, m_dropped = 0;

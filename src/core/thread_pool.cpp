@@ -47,8 +47,8 @@ class SharedRange {
   SharedRange(int64_t n, int64_t grain, int64_t helpers, const std::function<void(int64_t, int64_t)>& fn)
       : m_n(n), m_grain(grain), m_helpers(helpers), m_fn(&fn) {}
 
-  // Whether a helper that starts now should first ask for one more (one is asked for at a time, while items are
-  // left: no worker is woken only to find the range done).
+  // Whether one more helper should be asked for: each one that starts asks for two more while items are left, so
+  // the helpers double in log2(workers) steps and no worker is woken only to find the range done.
   bool helper_wanted() {
     return m_next.load(std::memory_order_relaxed) < m_n && m_helpers.fetch_sub(1, std::memory_order_relaxed) > 0;
   }
@@ -148,6 +148,7 @@ void ThreadPool::helper_submit(const std::shared_ptr<SharedRange>& range) {
   if (!range->helper_wanted()) return;
   submit([this, range] {
     helper_submit(range);
+    helper_submit(range);
     range->drain();
   });
 }
@@ -163,6 +164,7 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
   // Dynamic blocks: workers (and the caller) claim small ranges, so uneven images balance out.
   const int64_t grain = std::max<int64_t>(min_block, n / (blocks * 4));
   auto range = std::make_shared<SharedRange>(n, grain, blocks - 1, fn);
+  helper_submit(range);
   helper_submit(range);
   range->drain();
   range->wait();

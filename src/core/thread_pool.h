@@ -39,7 +39,7 @@ class ThreadPool {
 
  private:
   void worker_loop();
-  // A task that first asks for the next helper, then claims blocks of `range` (parallel_for).
+  // A task that first asks for two more helpers, then claims blocks of `range` (parallel_for).
   void helper_submit(const std::shared_ptr<SharedRange>& range);
 
   std::vector<std::thread> m_workers;

@@ -84,19 +84,35 @@ int32_t SegmentEngine::stream_add(int64_t in_flight_limit, int64_t timeout_us) {
 
 Status SegmentEngine::submit(SegmentFrame frame) {
   Link& l = link(frame.stream);
+  return submit_to(l, std::move(frame), false, nullptr);
+}
+
+Status SegmentEngine::submit_numbered(SegmentFrame frame, int64_t* index) {
+  Link& l = link(frame.stream);
+  return submit_to(l, std::move(frame), true, index);
+}
+
+Status SegmentEngine::submit_to(Link& l, SegmentFrame frame, bool number, int64_t* index) {
+  if (index != nullptr) *index = -1;
   {
     std::unique_lock<std::mutex> lock(l.mutex);
     l.cv.wait(lock, [&] { return l.in_flight < l.in_flight_limit || m_stopped.load(); });
     if (m_stopped.load()) return Status(Errc::kCancelled, "segment engine stopped");
     ++l.in_flight;
     l.in_flight_peak = std::max(l.in_flight_peak, l.in_flight);
+    if (number) frame.frame.index = l.numbered++;
   }
+  if (index != nullptr) *index = frame.frame.index;
   frame.arrived_ns = profile_now_ns();
   const int32_t priority = l.timeout_us > 0 ? 1 : 2;
   Status st = m_batcher->enqueue(std::move(frame), priority, l.timeout_us);
   if (!st.is_ok()) {
-    std::lock_guard<std::mutex> lock(l.mutex);
-    --l.in_flight;
+    {
+      std::lock_guard<std::mutex> lock(l.mutex);
+      --l.in_flight;
+    }
+    // A numbered frame that never arrives would hold its stream's consumer forever: the engine stops instead.
+    if (number) stop(st);
   }
   return st;
 }

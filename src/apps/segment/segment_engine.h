@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,6 +36,7 @@ struct SegmentFrame {
   std::vector<float> prob;  // the model's person probability, prob_width x prob_height (not yet smoothed)
   int32_t prob_width = 0, prob_height = 0;
   bool dropped = false;     // waited past its stream's deadline: not inferred
+  std::optional<int64_t> caller_id;  // the producer's own id for the frame (kiln.SegmentPipeline's frame_id)
 };
 
 struct SegmentEngineConfig {
@@ -78,8 +80,14 @@ class SegmentEngine {
   // A new stream: at most `in_flight_limit` of its frames submitted and not yet released; timeout_us > 0 drops a
   // frame that waited longer (latency streams).
   int32_t stream_add(int64_t in_flight_limit, int64_t timeout_us);
-  // Blocks while the stream's budget is spent. Cancelled once the engine stopped.
+  // Blocks while the stream's budget is spent. Cancelled once the engine stopped. frame.frame.index: 0, 1, 2 ...
   Status submit(SegmentFrame frame);
+  // The same for producers on several threads (kiln.SegmentPipeline): the engine numbers the frame with the stream's
+  // next index when it takes the frame's budget slot, so the frames in flight are always the lowest indexes (an index
+  // read before a wait could be taken twice, or a later one fill the budget while an earlier one waits: the stream
+  // would stall). *index: the number given, or -1 when the frame was not taken (stopped first). A numbered frame the
+  // batcher refuses (it closes only when the engine stops) stops the engine: its stream could not go on.
+  Status submit_numbered(SegmentFrame frame, int64_t* index);
   // No more frames for the stream: `total` were submitted.
   void stream_end(int32_t stream, int64_t total);
   // The stream's next frame in order (waits for it); false after its last frame or once stopped.
@@ -121,6 +129,7 @@ class SegmentEngine {
     int64_t in_flight = 0;
     int64_t in_flight_peak = 0;
     int64_t in_flight_limit = 8;
+    int64_t numbered = 0;  // submit_numbered: the next index
     int64_t timeout_us = 0;
   };
 
@@ -129,6 +138,7 @@ class SegmentEngine {
   void infer_loop();
   void batch_size_adapt(int64_t batch, int64_t compute_ns);
   void deliver(SegmentFrame&& frame);
+  Status submit_to(Link& l, SegmentFrame frame, bool number, int64_t* index);
   Link& link(int32_t stream);
 
   SegmentEngineConfig m_config;
