@@ -41,6 +41,11 @@ bool is_path(pyb::handle obj) {
 
 FaceInput face_input_from(pyb::handle obj, const std::string& what) {
   FaceInput input;
+  if (pyb::isinstance<pyb::memoryview>(obj) && !obj.attr("c_contiguous").cast<bool>()) {
+    // A strided view (a slice with a step): its bytes in order, not the memory under it read as if it were linear.
+    const pyb::object packed = obj.attr("tobytes")();
+    return face_input_from(packed, what);
+  }
   if (pyb::isinstance<pyb::bytes>(obj) || pyb::isinstance<pyb::bytearray>(obj) ||
       pyb::isinstance<pyb::memoryview>(obj)) {
     const pyb::buffer_info info = pyb::reinterpret_borrow<pyb::buffer>(obj).request();

@@ -54,6 +54,19 @@ def test_bytes_path_and_array_give_the_same_faces():
     assert float(by_path["embedding"] @ by_array["embedding"]) < 0.4  # two people
 
 
+def test_a_strided_memoryview_is_read_in_its_own_order():
+    # Every other byte of the buffer is the JPEG: the view's bytes, not the memory under it (which used to be read
+    # as if linear, and failed to decode).
+    jpeg = read(HOPPER)
+    interleaved = bytearray(2 * len(jpeg))
+    interleaved[::2] = jpeg
+    view = memoryview(interleaved)[::2]
+    assert not view.c_contiguous
+    by_view = faces.detect_and_embed(view, **SETTINGS)
+    assert len(by_view) == 1
+    np.testing.assert_array_equal(by_view[0]["embedding"], faces.detect_and_embed(jpeg, **SETTINGS)[0]["embedding"])
+
+
 def test_batch_equals_single_images_and_reports_unreadable_ones():
     images = [ASTRONAUT, read(HOPPER), COFFEE, b"not an image", rgb(ASTRONAUT)[::2, ::2].copy()]
     batch = faces.detect_and_embed_batch(images, batch_size=2, return_exceptions=True, **SETTINGS)
