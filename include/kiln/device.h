@@ -125,10 +125,17 @@ class BackendRegistry {
   Backend& cpu() const { return *m_backends.back(); }
 
   void add(std::unique_ptr<Backend> backend, BackendStatus status);  // keeps CPU last
+  // GPU_DEVICE_ID and GPU_MEMORY_LIMIT_GB as the backends were made with, read once when the registry started: every
+  // later user (ONNX Runtime's sessions, NVDEC) takes them from here, so a variable changed afterwards (Python's
+  // os.environ) cannot put a stream on one device and its input on another. The variables' error if they were bad.
+  Result<BackendOptions> options() const;
+  void options_set(Result<BackendOptions> options);
 
  private:
   std::vector<std::unique_ptr<Backend>> m_backends;
   std::vector<BackendStatus> m_statuses;
+  BackendOptions m_options;
+  Status m_options_status;
 };
 
 std::unique_ptr<Backend> cpu_backend_create();

@@ -69,6 +69,16 @@ Result<BackendOptions> backend_options_from_env() {
   return options;
 }
 
+Result<BackendOptions> BackendRegistry::options() const {
+  if (!m_options_status.is_ok()) return m_options_status;
+  return m_options;
+}
+
+void BackendRegistry::options_set(Result<BackendOptions> options) {
+  m_options_status = options.status();
+  m_options = options.is_ok() ? options.value() : BackendOptions{};
+}
+
 void BackendRegistry::add(std::unique_ptr<Backend> backend, BackendStatus status) {
   m_statuses.push_back(std::move(status));
   if (!backend) return;

@@ -18,8 +18,8 @@ namespace {
 BackendRegistry& BackendRegistry::instance() {
   static BackendRegistry* registry = [] {
     auto* r = new BackendRegistry();
-    const auto options = backend_options_from_env();
-    const BackendOptions opts = options.is_ok() ? options.value() : BackendOptions{};
+    r->options_set(backend_options_from_env());
+    const BackendOptions opts = r->options().is_ok() ? r->options().value() : BackendOptions{};
 #if KILN_HAS_CUDA
     add_gpu(r, BackendKind::kCuda, cuda_backend_create(opts));
 #else

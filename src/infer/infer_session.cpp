@@ -58,7 +58,8 @@ class OrtInferSession final : public InferSession {
     if (!plan.is_ok()) return plan.status();
     m_plan = std::move(plan).value();
     m_report.placement = m_plan.reason;  // no run yet: nothing else touches the report
-    KILN_TRY_ASSIGN(m_backend, backend_options_from_env());  // GPU_DEVICE_ID, GPU_MEMORY_LIMIT_GB
+    // GPU_DEVICE_ID, GPU_MEMORY_LIMIT_GB: the CUDA backend's, read once (its stream and device are the session's).
+    KILN_TRY_ASSIGN(m_backend, BackendRegistry::instance().options());
     Status last;
     for (size_t i = 0; i < m_plan.providers.size(); ++i) {
       last = session_create(m_plan.providers[i]);

@@ -74,6 +74,9 @@ class SegmentRun {
     reader.hw_decode = m_config.hw_decode == "cuda"   ? VideoHwDecode::kCuda
                        : m_config.hw_decode == "none" ? VideoHwDecode::kNone
                                                       : VideoHwDecode::kAuto;
+    if (const auto backend = BackendRegistry::instance().options(); backend.is_ok()) {
+      reader.cuda_device = backend.value().device_id;  // the CUDA backend's, where the frames go next
+    }
     if (m_config.exec.mode == ExecMode::kCpu && reader.hw_decode == VideoHwDecode::kAuto) {
       reader.hw_decode = VideoHwDecode::kNone;
     }

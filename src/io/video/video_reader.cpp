@@ -59,6 +59,7 @@ class FfmpegVideoReader final : public VideoReader {
   Status open(const std::string& path, const VideoReaderOptions& options) {
     av_log_quiet();
     m_info.path = path;
+    m_options = options;
     const AVInputFormat* input_format = nullptr;
     if (video_is_capture_device(path)) {
       avdevice_register_all();
@@ -138,7 +139,6 @@ class FfmpegVideoReader final : public VideoReader {
       m_info.decode = "software (" + std::to_string(m_codec->thread_count) + " threads)";
       if (!hw_note.empty()) m_info.decode += "; " + hw_note;
     }
-    m_options = options;
     m_packet.reset(av_packet_alloc());
     m_frame.reset(av_frame_alloc());
     m_sw_frame.reset(av_frame_alloc());
@@ -323,10 +323,9 @@ class FfmpegVideoReader final : public VideoReader {
     }
     if (!offers_cuda) return "software decode: this FFmpeg build has no CUDA hwaccel for " +
                               std::string(avcodec_get_name(m_codec->codec_id));
-    // GPU_DEVICE_ID's device, in the primary context the CUDA runtime (kiln's kernels, ONNX Runtime) uses too,
-    // instead of a second context of its own.
-    const auto backend = backend_options_from_env();
-    const std::string index = std::to_string(backend.is_ok() ? backend.value().device_id : 0);
+    // The caller's device (the CUDA backend's), in the primary context the CUDA runtime (kiln's kernels, ONNX
+    // Runtime) uses too, instead of a second context of its own.
+    const std::string index = std::to_string(m_options.cuda_device);
     AVDictionary* options = nullptr;
     av_dict_set(&options, "primary_ctx", "1", 0);
     AVBufferRef* device = nullptr;

@@ -29,6 +29,7 @@ struct VideoReaderOptions {
   // Frame threading delays each frame by about one frame per thread; low latency uses slice threads only.
   bool low_latency = false;
   VideoHwDecode hw_decode = VideoHwDecode::kNone;
+  int32_t cuda_device = 0;  // NVDEC's device: the CUDA backend's (BackendRegistry::options()), as the caller says
   // > 0: frames come out scaled to this size in the colour conversion (one pass over the decoded picture, instead
   // of a full-size RGB frame to be resized later); keep_aspect fits them inside it instead.
   int32_t scale_width = 0;
