@@ -84,11 +84,14 @@ GPU=gpu
 started=$(date +%s)
 DEADLINE=$((started + ${GPU_CHECKS_SECONDS:-480} - 20))  # 20 s kept for the summary and the packing
 
+# The machine's own Python, without the bundle's libraries (gpu-run puts them first on LD_LIBRARY_PATH: a Debian
+# libexpat or libz older than the one that python3 was built against would stop it).
+py() { env -u LD_LIBRARY_PATH python3 "$@"; }
 # The summary and the archive, whatever ends the phase (gpu-run's own deadline sends TERM first).
 finish() {
   trap - EXIT TERM INT
   rm -rf "$O"
-  python3 "$S/tools/gpu/checks_summary.py" "$L" "$((DEADLINE + 20 - started))" > "$L/summary.txt" 2>&1 ||
+  py "$S/tools/gpu/checks_summary.py" "$L" "$((DEADLINE + 20 - started))" > "$L/summary.txt" 2>&1 ||
     { echo "(checks_summary.py failed: the step list follows)"; cat "$L/steps.tsv"; } >> "$L/summary.txt"
   cat "$L/summary.txt"
   [[ -n ${OUT:-} ]] && tar czf "$OUT/gpu-logs.tgz" -C "$(dirname "$L")" "$(basename "$L")"
@@ -128,7 +131,7 @@ step() {
 compare() {
   local name=$1 kind=$2
   shift 2
-  step "compare_$name" 60 python3 "$S/tools/gpu/compare_outputs.py" "$kind" "$@"
+  step "compare_$name" 60 env -u LD_LIBRARY_PATH python3 "$S/tools/gpu/compare_outputs.py" "$kind" "$@"
 }
 
 # 1. Proof. The whole C++ suite; on the GPU every skip for want of a GPU fails (KILN_REQUIRE_GPU=1).
