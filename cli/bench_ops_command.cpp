@@ -1,6 +1,7 @@
 // kiln bench ops: the image ops per op, image size, backend and batch size: mean time of Backend::run on host
-// batches (uploads and downloads included on GPU backends), images/s, success rate and each GPU backend's
-// improvement over the CPU. The predecessor's benchmark_gpu.py, with every backend really run: the call is
+// batches (uploads and downloads included on GPU backends) or, with --resident device, on batches already in a GPU
+// backend's memory (the kernels alone; the CPU's batches are in its memory either way), images/s, success rate,
+// each GPU backend's improvement over the CPU and, for device batches, the largest difference from the CPU's output. The predecessor's benchmark_gpu.py, with every backend really run: the call is
 // validated once, then each backend that supports() it runs it directly, so a GPU is never silently replaced by
 // the CPU fallback.
 #include <algorithm>
@@ -14,6 +15,7 @@
 
 #include "bench/bench_stats.h"
 #include "cli/bench_commands.h"
+#include "cli/bench_ops_resident.h"
 #include "cli/bench_ops_workload.h"
 #include "core/thread_pool.h"
 #include "kiln/device.h"
@@ -29,6 +31,7 @@ struct OpsFlags {
   std::vector<int64_t> batch_sizes{1, 8, 32};
   int32_t iterations = 10;
   std::string mode = "auto";
+  std::string resident = "host";  // host | device: where GPU backends' batches are before a call
   int32_t threads = 0;
   bool json = false;
 };
@@ -80,8 +83,8 @@ nlohmann::json bench_op_backend(Backend& backend, const OpCall& call, int32_t it
 void row_print(const nlohmann::json& row, const std::string& op, const BenchSize& size, int64_t batch) {
   const std::string backend = row["backend"].get<std::string>();
   if (row.contains("supported") && !row["supported"].get<bool>()) {
-    std::printf("%-16s %-6s %5lld %-8s unsupported\n", op.c_str(), size.name, static_cast<long long>(batch),
-                backend.c_str());
+    std::printf("%-16s %-6s %5lld %-8s unsupported%s%s\n", op.c_str(), size.name, static_cast<long long>(batch),
+                backend.c_str(), row.contains("error") ? ": " : "", row.value("error", std::string()).c_str());
   } else if (!row.contains("mean_ms")) {
     std::printf("%-16s %-6s %5lld %-8s error: %s\n", op.c_str(), size.name, static_cast<long long>(batch),
                 backend.c_str(), row.value("error", std::string("failed")).c_str());
@@ -90,10 +93,14 @@ void row_print(const nlohmann::json& row, const std::string& op, const BenchSize
     if (row.contains("improvement_pct")) {
       std::snprintf(vs_cpu, sizeof vs_cpu, "%+.1f%%", row["improvement_pct"].get<double>());
     }
-    std::printf("%-16s %-6s %5lld %-8s %10.3f %9.3f %11.1f %7.0f%% %9s\n", op.c_str(), size.name,
+    char diff[48] = "";
+    if (row.contains("max_abs_diff_vs_cpu")) {
+      std::snprintf(diff, sizeof diff, "  max |diff| vs cpu %g", row["max_abs_diff_vs_cpu"].get<double>());
+    }
+    std::printf("%-16s %-6s %5lld %-8s %10.3f %9.3f %11.1f %7.0f%% %9s%s\n", op.c_str(), size.name,
                 static_cast<long long>(batch), backend.c_str(), row["mean_ms"].get<double>(),
                 row["std_ms"].get<double>(), row["img_per_s"].get<double>(), row["success_rate"].get<double>() * 100.0,
-                vs_cpu);
+                vs_cpu, diff);
   }
   std::fflush(stdout);
 }
@@ -113,17 +120,38 @@ void bench_op(const std::string& op, const BenchSize& size, int64_t batch, const
     valid = op_validate(call);
   }
   std::vector<nlohmann::json> rows;
+  std::vector<std::pair<size_t, ResidentCall>> resident;  // device-batch calls by row, checked after the CPU's
   for (Backend* backend : backends) {
     nlohmann::json row = base;
+    const bool on_device = f.resident == "device" && backend->is_gpu();
+    row["resident"] = on_device ? "device" : "host";
     if (!valid.is_ok()) {
       row["backend"] = backend->name();
       row["error"] = valid.to_string();
       row["iterations"] = 0;
       row["success_rate"] = 0.0;
+    } else if (on_device) {
+      auto made = ResidentCall::make(*backend, *workload.value());
+      if (made.is_ok()) {
+        row.update(bench_op_backend(*backend, made.value().call(), f.iterations, nullptr));
+        resident.emplace_back(rows.size(), std::move(made).value());
+      } else {
+        row["backend"] = backend->name();
+        row["supported"] = made.status().code() != Errc::kNotImplemented;
+        row["error"] = "device batches: " + made.status().to_string();
+      }
     } else {
       row.update(bench_op_backend(*backend, call, f.iterations, backend->is_gpu() ? nullptr : &pool));
     }
     rows.push_back(row);
+  }
+  // The CPU runs last (the registry's order), so the host batch holds its output now.
+  const bool cpu_ran = !rows.empty() && rows.back()["backend"] == "cpu" && rows.back().contains("mean_ms");
+  for (auto& [index, call_on_device] : resident) {
+    if (!cpu_ran || !rows[index].contains("mean_ms")) continue;
+    auto diff = call_on_device.max_abs_diff(*workload.value());
+    if (diff.is_ok()) rows[index]["max_abs_diff_vs_cpu"] = diff.value();
+    else rows[index]["error"] = "comparing with the CPU: " + diff.status().to_string();
   }
   // Improvement % = (cpu time - gpu time) / cpu time, the predecessor's definition; speedup = cpu / gpu.
   const auto cpu_row = std::find_if(rows.begin(), rows.end(), [](const nlohmann::json& r) {
@@ -148,6 +176,9 @@ int bench_ops(const OpsFlags& f) {
   auto mode = exec_mode_parse(f.mode);
   if (!mode.is_ok()) return exit_with(mode.status());
   if (f.iterations < 1) return exit_with(invalid_argument("bench ops: --iterations must be >= 1"));
+  if (f.resident != "host" && f.resident != "device") {
+    return exit_with(invalid_argument("bench ops: --resident must be host or device"));
+  }
   const std::vector<std::string>& names = workload_op_names();
   const std::vector<std::string> ops = f.ops.empty() ? names : f.ops;
   for (const auto& op : ops) {
@@ -178,6 +209,7 @@ int bench_ops(const OpsFlags& f) {
   nlohmann::json out;
   out["kiln_version"] = KILN_VERSION_STRING;
   out["mode"] = f.mode;
+  out["resident"] = f.resident;
   out["cpu_threads"] = pool.size();
   out["iterations"] = f.iterations;
   out["sizes"] = nlohmann::json::object();
@@ -209,6 +241,10 @@ Runner bench_ops_command_add(CLI::App& bench) {
   ops->add_option("--batch-sizes", f->batch_sizes, "Batch sizes (default 1,8,32)")->delimiter(',');
   ops->add_option("--iterations", f->iterations, "Timed runs per op, size, backend and batch (default 10)");
   ops->add_option("--mode", f->mode, "auto: every available backend; gpu: GPU backends only; cpu: the CPU only");
+  ops->add_option("--resident", f->resident,
+                  "host: GPU backends take host batches (copies timed); device: batches already in device memory, "
+                  "as PyTorch and CV-CUDA hold them (CUDA; the kernels alone)")
+      ->check(CLI::IsMember({"host", "device"}));
   ops->add_option("--threads", f->threads, "CPU backend threads (default: all)");
   ops->add_flag("--json", f->json, "Print JSON");
   return [f] { return bench_ops(*f); };

@@ -103,6 +103,8 @@ class Backend {
   virtual void device_release(PoolBlock block);
   // Copies `bytes` at `device` (inside a device_acquire() block) into host memory; returns when they are there.
   virtual Status device_download(const void* device, void* host, size_t bytes);
+  // Copies `bytes` of host memory to `device` (inside a device_acquire() block); returns when they are there.
+  virtual Status device_upload(const void* host, void* device, size_t bytes);
   // The device buffer pool's counters (zeros for the CPU).
   virtual PoolStats memory_stats() const;
   // The counters of the pool host_acquire() serves from (pinned, mapped or plain host memory).

@@ -42,6 +42,10 @@ Status Backend::device_download(const void* /*device*/, void* /*host*/, size_t /
   return Status(Errc::kNotImplemented, name() + ": no device memory addressed by pointer");
 }
 
+Status Backend::device_upload(const void* /*host*/, void* /*device*/, size_t /*bytes*/) {
+  return Status(Errc::kNotImplemented, name() + ": no device memory addressed by pointer");
+}
+
 PoolStats Backend::memory_stats() const { return {}; }
 
 PoolStats Backend::host_memory_stats() const { return {}; }

@@ -96,3 +96,31 @@ def test_ops_peers_json_schema():
     for ratio in out["ratios"]:
         assert set(ratio) == {"op", "size", "kiln_over_opencv", "kiln_over_opencv_cpu"}
         assert ratio["kiln_over_opencv"] > 0 and ratio["kiln_over_opencv_cpu"] > 0
+
+
+def test_bench_ops_on_device_batches():
+    # --resident device: GPU backends get batches already in their memory. CUDA runs every op on them and its output
+    # is fetched afterwards and compared with the CPU's (exact: the kernels are the CPU's arithmetic); a backend whose
+    # device memory has no pointer (OpenCL, on PoCL here) says so; the CPU works on its own memory as always.
+    env = {"KILN_OPENCL_DEVICE_TYPE": "all"}
+    out = bench_ops("--resident", "device", "--sizes", "small", "--batch-sizes", "2", "--iterations", "1", env=env)
+    assert out["resident"] == "device"
+    rows = out["results"]
+    assert {r["op"] for r in rows} == set(ALL_OPS)
+    for row in rows:
+        check_row(row)
+        if row["backend"] == "cpu":
+            assert row["resident"] == "host" and "mean_ms" in row
+        elif row["backend"] == "opencl":
+            assert row["resident"] == "device" and row["supported"] is False
+            assert "device batches: " in row["error"] and "no device memory addressed by pointer" in row["error"]
+        else:
+            assert row["backend"] == "cuda" and row["resident"] == "device"
+            assert row["max_abs_diff_vs_cpu"] == 0, row
+    if not any(r["backend"] == "cuda" for r in rows):
+        pytest.skip("no CUDA device: device batches are checked against the CPU on a GPU only")
+
+
+def test_bench_ops_resident_is_checked():
+    result = run_kiln("bench", "ops", "--resident", "gpu", check=False)
+    assert result.returncode != 0 and "--resident" in result.stderr

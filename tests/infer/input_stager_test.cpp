@@ -21,6 +21,7 @@ TEST(DeviceMemory, TheCpuBackendLendsNoneAndSaysSo) {
   EXPECT_NE(block.status().message().find("no device memory"), std::string::npos) << block.status().to_string();
   float host[4] = {};
   EXPECT_EQ(cpu->device_download(host, host, sizeof(host)).code(), Errc::kNotImplemented);
+  EXPECT_EQ(cpu->device_upload(host, host, sizeof(host)).code(), Errc::kNotImplemented);
   auto stream = cpu->stream_create();
   ASSERT_TRUE(stream.is_ok());
   EXPECT_EQ(stream.value()->native_handle(), nullptr);

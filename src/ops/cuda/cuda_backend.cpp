@@ -120,6 +120,11 @@ class CudaBackend final : public Backend {
     KILN_CUDA_CHECK(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost));
     return Status::ok();
   }
+  Status device_upload(const void* host, void* device, size_t bytes) override {
+    KILN_CUDA_CHECK(cudaSetDevice(m_device));
+    KILN_CUDA_CHECK(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice));
+    return Status::ok();
+  }
 
   PoolStats memory_stats() const override { return m_device_pool.stats(); }
   PoolStats host_memory_stats() const override { return m_host_pool.stats(); }
