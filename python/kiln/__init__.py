@@ -8,6 +8,7 @@ import json as _json
 
 from . import _kiln
 from ._kiln import (
+    DeviceArray,
     KilnDeviceError,
     KilnError,
     KilnIOError,
@@ -15,6 +16,7 @@ from ._kiln import (
     KilnNotImplementedError,
     KilnValueError,
     devices_json,
+    to_device,
 )
 from ._kiln import version as __version__
 from ._params import declared as _declared
@@ -59,6 +61,7 @@ from .storage import KilnFile, create_images_from_data, open  # noqa: A004 (kiln
 
 __all__ = [
     "ChartDataset",
+    "DeviceArray",
     "KilnDeviceError",
     "KilnError",
     "KilnFile",
@@ -84,6 +87,7 @@ __all__ = [
     "render_job",
     "render_windows",
     "segment",
+    "to_device",
     "window_plan",
 ]
 

@@ -8,6 +8,7 @@ namespace kiln::py {
 void render_bindings_add(pybind11::module_& m);     // render, render_windows, window_plan, render_job
 void devices_bindings_add(pybind11::module_& m);    // devices
 void image_ops_bindings_add(pybind11::module_& m);  // quality, preprocess
+void dlpack_bindings_add(pybind11::module_& m);     // DeviceArray, to_device
 void infer_bindings_add(pybind11::module_& m);      // Model (when built with ONNX Runtime)
 void faces_bindings_add(pybind11::module_& m);      // FaceService, ... (when built with ONNX Runtime and faiss)
 void faces_job_bindings_add(pybind11::module_& m);  // faces_job (likewise)

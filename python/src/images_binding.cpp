@@ -1,5 +1,6 @@
 // The images application from Python: _kiln.quality and _kiln.preprocess run the `kiln quality` / `kiln
-// preprocess` jobs on numpy images (in place) or on image files (paths, folders, @lists).
+// preprocess` jobs on numpy images or tensors of other libraries (DLPack; in place) or on image files (paths,
+// folders, @lists). preprocess of CUDA tensors runs on the device and returns a kiln.DeviceArray.
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "dlpack_arrays.h"
 #include "errors.h"
 #include "image_input.h"
 #include "kiln/apps/images.h"
@@ -26,8 +28,8 @@ bool is_path(pyb::handle obj) {
   return pyb::isinstance<pyb::str>(obj) || PyObject_HasAttrString(obj.ptr(), "__fspath__");
 }
 
-// Paths (a path, or a list of them) or numpy images; `arrays` keeps the images alive.
-ImageInputs inputs_from(pyb::handle obj, ImageListInput* arrays) {
+// Paths (a path, or a list of them), numpy images or a DLPack tensor; `arrays` or `tensor` keeps the images alive.
+ImageInputs inputs_from(pyb::handle obj, ImageListInput* arrays, DlpackImages* tensor) {
   ImageInputs inputs;
   if (is_path(obj)) {
     inputs.paths.push_back(pyb::str(obj).cast<std::string>());
@@ -41,9 +43,50 @@ ImageInputs inputs_from(pyb::handle obj, ImageListInput* arrays) {
     }
     return inputs;
   }
+  if (dlpack_offered(obj)) {
+    *tensor = dlpack_images(obj);
+    inputs.images = tensor->batch();
+    return inputs;
+  }
   *arrays = images_from_object(obj);
   inputs.images = arrays->batch();
   return inputs;
+}
+
+// CUDA images (a tensor through DLPack) -> a kiln.DeviceArray: the fused preprocess on the device, on the stream the
+// tensor's producer made it ready on, nothing through the host.
+pyb::object preprocess_on_device(const DlpackImages& images, const PreprocessJobConfig& config) {
+  if (config.exec.mode == ExecMode::kCpu) {
+    raise_value_error("preprocess: mode='cpu' with CUDA images: copy them to the host first");
+  }
+  if (!config.output.empty()) raise_value_error("preprocess: output= is for host images; CUDA images give an array");
+  const auto n = static_cast<int64_t>(images.views.size());
+  const int32_t channels = n > 0 ? images.views[0].channels : 3;
+  const std::vector<int64_t> shape = config.layout == Layout::kCHW
+                                         ? std::vector<int64_t>{n, channels, config.height, config.width}
+                                         : std::vector<int64_t>{n, config.height, config.width, channels};
+  pyb::object out = device_array_make(shape, config.dtype);
+  const auto data = device_array_data(out);
+  const size_t item_bytes = static_cast<size_t>(channels) * static_cast<size_t>(std::max(config.width, 0)) *
+                            static_cast<size_t>(std::max(config.height, 0)) * pixel_type_size(config.dtype);
+  std::vector<ImageView> items;
+  for (int64_t i = 0; i < n; ++i) {
+    items.push_back(image_view_packed(static_cast<uint8_t*>(data->block.data()) + static_cast<size_t>(i) * item_bytes,
+                                      config.width, config.height, channels, config.dtype, config.layout));
+  }
+  const OpCall call{OpKind::kPreprocess, &config.params, images.batch(),
+                    VarShapeBatchView{items.data(), n, MemorySpace::kDevice}, nullptr};
+  status_check(op_validate(call));
+  if (!images.backend->supports(call)) {
+    raise_value_error("preprocess: the CUDA backend does not run these settings on device images");
+  }
+  Status st;
+  {
+    pyb::gil_scoped_release release;
+    st = images.backend->run(call, RunContext{nullptr, images.stream.get(), nullptr});
+  }
+  status_check(st);
+  return out;
 }
 
 template <typename Run>
@@ -56,7 +99,11 @@ pyb::dict quality(pyb::handle images, const pyb::kwargs& kwargs) {
   QualityJobConfig config;
   settings_apply(quality_job_params(), &config, &config.exec, OpKind::kQuality, kwargs, "quality");
   ImageListInput arrays;
-  const ImageInputs inputs = inputs_from(images, &arrays);
+  DlpackImages tensor;
+  const ImageInputs inputs = inputs_from(images, &arrays, &tensor);
+  if (inputs.images.space == MemorySpace::kDevice) {
+    raise_value_error("quality: CUDA images are not read in place yet (kiln.preprocess is): pass host images");
+  }
   std::vector<QualityRecord> records;
   JobEvents<QualityRecord> events;
   events.record = [&](const QualityRecord& r) { records.push_back(r); };
@@ -96,7 +143,9 @@ pyb::object preprocess(pyb::handle images, const pyb::kwargs& kwargs) {
   PreprocessJobConfig config;
   settings_apply(preprocess_job_params(), &config, &config.exec, OpKind::kPreprocess, kwargs, "preprocess");
   ImageListInput arrays;
-  const ImageInputs inputs = inputs_from(images, &arrays);
+  DlpackImages tensor;
+  const ImageInputs inputs = inputs_from(images, &arrays, &tensor);
+  if (inputs.images.space == MemorySpace::kDevice) return preprocess_on_device(tensor, config);
   const bool in_memory = inputs.paths.empty();
   const pyb::dtype dtype = config.dtype == PixelType::kF16 ? pyb::dtype("float16") : pyb::dtype::of<float>();
   const int32_t channels = in_memory && inputs.images.count > 0 ? inputs.images[0].channels : 3;
@@ -159,7 +208,8 @@ void image_ops_bindings_add(pyb::module_& m) {
   m.def("preprocess", &preprocess, "images"_a,
         "Fused resize + normalize into an (N, C, H, W) or (N, H, W, C) float32/float16 tensor: of uint8 HWC\n"
         "images (returns the array) or of image files (returns a summary; with output= the tensor goes to a\n"
-        ".npy/.h5 file, else to summary['array']).");
+        ".npy/.h5 file, else to summary['array']). CUDA images (a torch CUDA tensor, a kiln.DeviceArray: anything\n"
+        "with __dlpack__) are read in place and give a kiln.DeviceArray, on the device throughout.");
 }
 
 }  // namespace kiln::py

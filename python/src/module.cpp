@@ -15,6 +15,7 @@ PYBIND11_MODULE(_kiln, m) {
   kiln::py::devices_bindings_add(m);
   kiln::py::merge_bindings_add(m);
   kiln::py::image_ops_bindings_add(m);
+  kiln::py::dlpack_bindings_add(m);
 #if KILN_HAS_ORT
   kiln::py::infer_bindings_add(m);
 #endif

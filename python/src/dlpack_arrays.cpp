@@ -1,0 +1,252 @@
+#include "dlpack_arrays.h"
+
+#include <dlpack/dlpack.h>
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "bindings.h"
+#include "errors.h"
+
+namespace kiln::py {
+
+namespace {
+
+namespace pyb = pybind11;
+
+constexpr const char* kCapsule = "dltensor";
+constexpr const char* kUsedCapsule = "used_dltensor";
+
+struct DeviceArray {
+  std::shared_ptr<DeviceArrayData> data;
+};
+
+[[noreturn]] void raise_device_error(const std::string& message) {
+  status_check(Status(Errc::kDeviceError, message));
+  throw std::logic_error("unreachable");
+}
+
+DLDataType dl_type(PixelType type) {
+  if (type == PixelType::kU8) return {kDLUInt, 8, 1};
+  return {kDLFloat, static_cast<uint8_t>(type == PixelType::kF16 ? 16 : 32), 1};
+}
+
+pyb::dtype numpy_type(PixelType type) {
+  return type == PixelType::kU8 ? pyb::dtype::of<uint8_t>()
+         : type == PixelType::kF16 ? pyb::dtype("float16") : pyb::dtype::of<float>();
+}
+
+size_t bytes_of(const DeviceArrayData& d) {
+  size_t n = pixel_type_size(d.type);
+  for (int64_t s : d.shape) n *= static_cast<size_t>(s);
+  return n;
+}
+
+// The export's manager: keeps the memory alive as long as the consumer holds the tensor.
+struct Export {
+  std::shared_ptr<DeviceArrayData> data;
+  std::vector<int64_t> shape;
+  DLManagedTensor tensor{};
+};
+
+void capsule_destroy(PyObject* capsule) {
+  // A capsule the consumer took was renamed "used_dltensor": its deleter is the consumer's to call.
+  if (!PyCapsule_IsValid(capsule, kCapsule)) return;
+  auto* tensor = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kCapsule));
+  if (tensor != nullptr && tensor->deleter != nullptr) tensor->deleter(tensor);
+}
+
+// kiln's calls synchronize before they return, so the memory is ready on any stream the consumer names.
+pyb::capsule dlpack_export(const DeviceArray& array, const pyb::args&, const pyb::kwargs&) {
+  auto* e = new Export{array.data, array.data->shape, {}};
+  DLTensor& t = e->tensor.dl_tensor;
+  t.data = array.data->block.data();
+  t.device = {kDLCUDA, array.data->device};
+  t.ndim = static_cast<int32_t>(e->shape.size());
+  t.dtype = dl_type(array.data->type);
+  t.shape = e->shape.data();
+  t.strides = nullptr;  // C-contiguous
+  t.byte_offset = 0;
+  e->tensor.manager_ctx = e;
+  e->tensor.deleter = [](DLManagedTensor* self) { delete static_cast<Export*>(self->manager_ctx); };
+  PyObject* capsule = PyCapsule_New(&e->tensor, kCapsule, capsule_destroy);
+  if (capsule == nullptr) {
+    delete e;
+    throw pyb::error_already_set();
+  }
+  return pyb::reinterpret_steal<pyb::capsule>(capsule);
+}
+
+pyb::array device_array_numpy(const DeviceArray& array) {
+  const DeviceArrayData& d = *array.data;
+  pyb::array out(numpy_type(d.type), std::vector<pyb::ssize_t>(d.shape.begin(), d.shape.end()));
+  Status st;
+  {
+    pyb::gil_scoped_release release;
+    st = d.block.backend()->device_download(d.block.data(), out.mutable_data(), bytes_of(d));
+  }
+  status_check(st);
+  return out;
+}
+
+pyb::object to_device(pyb::handle obj) {
+  pyb::array any = pyb::array::ensure(obj);
+  if (!any) raise_value_error("to_device: expected a numpy array (or anything numpy.asarray takes)");
+  PixelType type;
+  if (any.dtype().is(pyb::dtype::of<uint8_t>())) type = PixelType::kU8;
+  else if (any.dtype().is(pyb::dtype::of<float>())) type = PixelType::kF32;
+  else if (any.dtype().is(pyb::dtype("float16"))) type = PixelType::kF16;
+  else raise_value_error("to_device: expected uint8, float16 or float32, got " + std::string(pyb::str(any.dtype())));
+  const pyb::array packed = pyb::array::ensure(any, pyb::array::c_style);
+  std::vector<int64_t> shape(packed.shape(), packed.shape() + packed.ndim());
+  pyb::object made = device_array_make(shape, type);
+  const std::shared_ptr<DeviceArrayData> d = device_array_data(made);
+  Status st;
+  {
+    pyb::gil_scoped_release release;
+    st = d->block.backend()->device_upload(packed.data(), d->block.data(), bytes_of(*d));
+  }
+  status_check(st);
+  return made;
+}
+
+// The images of a DLPack tensor's `t`, or KilnValueError.
+std::vector<ImageView> tensor_images(const DLTensor& t) {
+  if (t.dtype.code != kDLUInt || t.dtype.bits != 8 || t.dtype.lanes != 1) {
+    raise_value_error("images: a DLPack tensor of uint8 is expected (code " + std::to_string(t.dtype.code) +
+                      ", " + std::to_string(t.dtype.bits) + " bits)");
+  }
+  if (t.ndim < 2 || t.ndim > 4) {
+    raise_value_error("images: expected (H, W), (H, W, C) or (N, H, W, C), got " + std::to_string(t.ndim) +
+                      " dimensions");
+  }
+  // Dimensions as (N, H, W, C) with their strides in elements (= bytes for uint8).
+  int64_t shape[4] = {1, 1, 1, 1}, strides[4] = {0, 0, 0, 1};
+  const int first = t.ndim == 2 ? 1 : 4 - t.ndim;
+  const int dims = t.ndim == 2 ? 2 : t.ndim;
+  for (int k = 0; k < dims; ++k) shape[first + k] = t.shape[k];
+  int64_t compact = 1;
+  for (int k = 3; k >= 0; --k) {
+    const int from = k - first;
+    const bool given = t.strides != nullptr && from >= 0 && from < dims;
+    strides[k] = given && shape[k] > 1 ? t.strides[from] : compact;
+    compact *= shape[k];
+  }
+  const int64_t channels = shape[3];
+  if (channels < 1 || channels > 4) raise_value_error("images: expected 1 to 4 channels, got " + std::to_string(channels));
+  if (strides[3] != 1 || strides[2] != channels || strides[1] < shape[2] * channels || strides[0] < 0 ||
+      strides[1] < 0) {
+    raise_value_error("images: a DLPack tensor's pixels must be packed (strides of W and C " +
+                      std::to_string(strides[2]) + ", " + std::to_string(strides[3]) + "): make it contiguous");
+  }
+  auto* base = static_cast<uint8_t*>(t.data) + t.byte_offset;
+  std::vector<ImageView> views;
+  for (int64_t i = 0; i < shape[0]; ++i) {
+    ImageView v = image_view_packed(base + i * strides[0], static_cast<int32_t>(shape[2]),
+                                    static_cast<int32_t>(shape[1]), static_cast<int32_t>(channels), PixelType::kU8);
+    v.row_stride = strides[1];
+    views.push_back(v);
+  }
+  return views;
+}
+
+}  // namespace
+
+bool dlpack_offered(pyb::handle obj) {
+  return !pyb::isinstance<pyb::array>(obj) && PyObject_HasAttrString(obj.ptr(), "__dlpack__") &&
+         PyObject_HasAttrString(obj.ptr(), "__dlpack_device__");
+}
+
+Backend& cuda_backend() {
+  const BackendRegistry& registry = BackendRegistry::instance();
+  for (const auto& backend : registry.backends()) {
+    if (backend->kind() == BackendKind::kCuda) return *backend;
+  }
+  std::string why = "not compiled";
+  for (const BackendStatus& s : registry.statuses()) {
+    if (s.kind == BackendKind::kCuda) why = s.reason;
+  }
+  raise_device_error("device arrays need the CUDA backend: " + why);
+}
+
+DlpackImages dlpack_images(pyb::handle obj) {
+  const auto where = obj.attr("__dlpack_device__")().cast<std::pair<int, int>>();
+  DlpackImages images;
+  pyb::object capsule;
+  if (where.first == kDLCUDA) {
+    images.backend = &cuda_backend();
+    const auto options = BackendRegistry::instance().options();
+    status_check(options.status());
+    if (where.second != options.value().device_id) {
+      raise_device_error("images: the tensor is on cuda:" + std::to_string(where.second) +
+                         ", kiln's CUDA backend on cuda:" + std::to_string(options.value().device_id) +
+                         " (GPU_DEVICE_ID)");
+    }
+    auto stream = images.backend->stream_create();
+    status_check(stream.status());
+    images.stream = std::move(stream).value();
+    // The producer orders its pending writes before this stream, which kiln's calls then run on.
+    capsule = obj.attr("__dlpack__")(pyb::arg("stream") = reinterpret_cast<uintptr_t>(images.stream->native_handle()));
+    images.space = MemorySpace::kDevice;
+  } else if (where.first == kDLCPU || where.first == kDLCUDAHost) {
+    capsule = obj.attr("__dlpack__")();
+  } else {
+    raise_value_error("images: DLPack device type " + std::to_string(where.first) + " is neither the host nor CUDA");
+  }
+  auto* tensor = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), kCapsule));
+  if (tensor == nullptr) {
+    PyErr_Clear();
+    raise_value_error("images: __dlpack__ gave no 'dltensor' capsule");
+  }
+  PyCapsule_SetName(capsule.ptr(), kUsedCapsule);
+  images.tensor = std::shared_ptr<DLManagedTensor>(tensor, [](DLManagedTensor* t) {
+    if (t->deleter != nullptr) t->deleter(t);
+  });
+  images.views = tensor_images(tensor->dl_tensor);
+  return images;
+}
+
+pyb::object device_array_make(std::vector<int64_t> shape, PixelType type) {
+  Backend& backend = cuda_backend();
+  const auto options = BackendRegistry::instance().options();
+  status_check(options.status());
+  auto data = std::make_shared<DeviceArrayData>();
+  data->shape = std::move(shape);
+  data->type = type;
+  data->device = options.value().device_id;
+  auto block = DeviceBlock::acquire(backend, std::max<size_t>(bytes_of(*data), 1));
+  status_check(block.status());
+  data->block = std::move(block).value();
+  return pyb::cast(DeviceArray{std::move(data)});
+}
+
+std::shared_ptr<DeviceArrayData> device_array_data(pyb::handle array) { return array.cast<const DeviceArray&>().data; }
+
+void dlpack_bindings_add(pyb::module_& m) {
+  using namespace pybind11::literals;
+  pyb::class_<DeviceArray>(m, "DeviceArray",
+                           "An array in the CUDA backend's memory (kiln.to_device, or what kiln returns for device\n"
+                           "inputs). torch.from_dlpack(a) / cupy.from_dlpack(a) take it without a copy; numpy() copies\n"
+                           "it to the host.")
+      .def_property_readonly("shape", [](const DeviceArray& a) { return pyb::tuple(pyb::cast(a.data->shape)); })
+      .def_property_readonly("dtype", [](const DeviceArray& a) { return numpy_type(a.data->type); })
+      .def_property_readonly("device", [](const DeviceArray& a) { return "cuda:" + std::to_string(a.data->device); })
+      .def("__len__", [](const DeviceArray& a) { return a.data->shape.empty() ? 0 : a.data->shape[0]; })
+      .def("__dlpack__", &dlpack_export)
+      .def("__dlpack_device__", [](const DeviceArray& a) { return pyb::make_tuple(int(kDLCUDA), a.data->device); })
+      .def("numpy", &device_array_numpy, "A host copy (numpy.ndarray)")
+      .def("__repr__", [](const DeviceArray& a) {
+        std::string dims;
+        for (int64_t s : a.data->shape) dims += (dims.empty() ? "" : ", ") + std::to_string(s);
+        return "kiln.DeviceArray(shape=(" + dims + "), dtype=" + pixel_type_name(a.data->type) + ", device=cuda:" +
+               std::to_string(a.data->device) + ")";
+      });
+  m.def("to_device", &to_device, "array"_a,
+        "A copy of a uint8 / float16 / float32 array in the CUDA backend's memory (kiln.DeviceArray); KilnDeviceError\n"
+        "where there is no CUDA device.");
+}
+
+}  // namespace kiln::py

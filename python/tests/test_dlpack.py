@@ -1,0 +1,86 @@
+"""DLPack: images of other array libraries read in place (a PyTorch tensor, strided or not), kiln.DeviceArray
+in and out of the CUDA backend, and kiln.preprocess on CUDA images returning a device array that equals the
+CPU's result. The CUDA tests skip visibly here and fail on the GPU machine (KILN_REQUIRE_GPU=1)."""
+import numpy as np
+import pytest
+
+import kiln
+
+torch = pytest.importorskip("torch")
+
+SETTINGS = dict(height=64, width=96, letterbox=True)
+
+
+def cuda_here():
+    return any(b["name"] == "cuda" and b["available"] for b in kiln.devices())
+
+
+def photos(n=3, seed=5):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, 256, size=(n, 120, 200, 3), dtype=np.uint8)
+
+
+def test_host_tensor_through_dlpack_equals_the_numpy_array():
+    images = photos()
+    expected = kiln.preprocess(images, mode="cpu", **SETTINGS)
+    got = kiln.preprocess(torch.from_numpy(images), mode="cpu", **SETTINGS)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_strided_host_tensor_is_read_at_its_strides():
+    images = photos()
+    crop = torch.from_numpy(images)[:, 10:100, 30:170]  # rows 200 pixels apart, 140 wide
+    assert not crop.is_contiguous()
+    expected = kiln.preprocess(np.ascontiguousarray(images[:, 10:100, 30:170]), mode="cpu", **SETTINGS)
+    np.testing.assert_array_equal(kiln.preprocess(crop, mode="cpu", **SETTINGS), expected)
+    single = torch.from_numpy(images[1])  # (H, W, C)
+    np.testing.assert_array_equal(kiln.preprocess(single, mode="cpu", **SETTINGS),
+                                  kiln.preprocess(images[1], mode="cpu", **SETTINGS))
+
+
+def test_unreadable_tensors_are_refused_clearly():
+    with pytest.raises(kiln.KilnValueError, match="uint8"):
+        kiln.preprocess(torch.zeros((2, 8, 8, 3), dtype=torch.float32), **SETTINGS)
+    with pytest.raises(kiln.KilnValueError, match="packed"):
+        kiln.preprocess(torch.zeros((2, 3, 8, 8), dtype=torch.uint8).permute(0, 2, 3, 1), **SETTINGS)
+    with pytest.raises(kiln.KilnValueError, match="channels"):
+        kiln.preprocess(torch.zeros((2, 8, 8, 5), dtype=torch.uint8), **SETTINGS)
+
+
+def test_without_cuda_device_arrays_say_why():
+    if cuda_here():
+        pytest.skip("this machine has the CUDA backend: the device tests below run instead")
+    with pytest.raises(kiln.KilnDeviceError, match="device arrays need the CUDA backend"):
+        kiln.to_device(photos())
+
+
+@pytest.mark.skipif(not cuda_here(), reason="no CUDA device: device arrays are checked on the GPU only")
+def test_device_array_round_trip_and_export():
+    images = photos()
+    d = kiln.to_device(images)
+    assert isinstance(d, kiln.DeviceArray) and d.shape == images.shape and d.dtype == np.uint8
+    assert d.device.startswith("cuda:") and d.__dlpack_device__()[0] == 2 and len(d) == 3
+    np.testing.assert_array_equal(d.numpy(), images)
+    if torch.cuda.is_available():  # a CUDA build of PyTorch takes it without a copy
+        t = torch.from_dlpack(d)
+        assert t.is_cuda and t.data_ptr() == torch.from_dlpack(d).data_ptr()
+        np.testing.assert_array_equal(t.cpu().numpy(), images)
+
+
+@pytest.mark.skipif(not cuda_here(), reason="no CUDA device: device preprocess is checked on the GPU only")
+@pytest.mark.parametrize("layout,dtype", [("chw", "float32"), ("hwc", "float16")])
+def test_preprocess_on_cuda_images_stays_on_the_device_and_equals_the_cpu(layout, dtype):
+    images = photos(4)
+    expected = kiln.preprocess(images, mode="cpu", layout=layout, dtype=dtype, **SETTINGS)
+    out = kiln.preprocess(kiln.to_device(images), layout=layout, dtype=dtype, **SETTINGS)
+    assert isinstance(out, kiln.DeviceArray) and out.shape == expected.shape and out.dtype == expected.dtype
+    np.testing.assert_array_equal(out.numpy(), expected)
+    # A crop of a device array read at its strides, through another library's tensor where one is here.
+    if torch.cuda.is_available():
+        crop = torch.from_numpy(images).cuda()[:, 10:100, 30:170]
+        want = kiln.preprocess(np.ascontiguousarray(images[:, 10:100, 30:170]), mode="cpu", layout=layout,
+                               dtype=dtype, **SETTINGS)
+        got = torch.from_dlpack(kiln.preprocess(crop, layout=layout, dtype=dtype, **SETTINGS))
+        np.testing.assert_array_equal(got.cpu().numpy(), want)
+    with pytest.raises(kiln.KilnValueError, match="mode='cpu'"):
+        kiln.preprocess(kiln.to_device(images), mode="cpu", **SETTINGS)
