@@ -20,15 +20,16 @@ namespace {
 // "frames 120/300, 57.3 fps, ETA 3 s" on stderr at most twice a second.
 class ProgressLine {
  public:
-  void update(int64_t written, int64_t expected) {
+  void update(int64_t written, int64_t expected, bool estimated) {
     const auto now = std::chrono::steady_clock::now();
-    if (written < expected && now - m_last < std::chrono::milliseconds(500)) return;
+    if ((estimated || written < expected) && now - m_last < std::chrono::milliseconds(500)) return;
     m_last = now;
     const double seconds = std::chrono::duration<double>(now - m_start).count();
     const double fps = seconds > 0 ? static_cast<double>(written) / seconds : 0;
     if (expected > 0 && fps > 0) {
-      std::fprintf(stderr, "frames %lld/%lld, %.1f fps, ETA %.0f s\n", static_cast<long long>(written),
-                   static_cast<long long>(expected), fps, static_cast<double>(expected - written) / fps);
+      std::fprintf(stderr, "frames %lld/%s%lld, %.1f fps, ETA %s%.0f s\n", static_cast<long long>(written),
+                   estimated ? "~" : "", static_cast<long long>(expected), fps, estimated ? "~" : "",
+                   static_cast<double>(expected - written) / fps);
     } else {
       std::fprintf(stderr, "frames %lld, %.1f fps\n", static_cast<long long>(written), fps);
     }
@@ -123,8 +124,8 @@ Runner segment_command_add(CLI::App& app) {
     if (*throughput) config.pipeline = "throughput";
     const bool verbose = !*quiet;
     auto line = std::make_shared<ProgressLine>();
-    const SegmentProgressFn on_progress = [verbose, line](int64_t written, int64_t expected) {
-      if (verbose) line->update(written, expected);
+    const SegmentProgressFn on_progress = [verbose, line](int64_t written, int64_t expected, bool estimated) {
+      if (verbose) line->update(written, expected, estimated);
     };
     const LogFn log = [verbose](const std::string& text) {
       if (verbose || text.rfind("kiln: warning:", 0) == 0) std::fprintf(stderr, "%s\n", text.c_str());

@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -223,20 +224,21 @@ class PySegmentPipeline {
   void consume() {
     Profiler::instance().set_thread_name("segment results");
     SegmentSmoother smoother(m_engine->model().prob_width(), m_engine->model().prob_height());
-    std::map<std::pair<int32_t, int32_t>, FrameMatte> mattes;  // by frame size
+    std::map<std::array<int32_t, 4>, FrameMatte> mattes;  // by frame size and probability map size
     SegmentFrame f;
     while (m_engine->take(m_stream, &f)) {
       SegmentResult r;
       {
         StageTimer timer(m_post);
         const std::vector<float>& prob = smoother.update(f, m_settings.job.segment);
-        const auto key = std::make_pair(f.frame.rgb.width, f.frame.rgb.height);
+        const std::array<int32_t, 4> key{f.frame.rgb.width, f.frame.rgb.height, smoother.width(), smoother.height()};
         auto it = mattes.find(key);
-        if (it == mattes.end() || it->second.channels() != 1) {
-          auto matte = FrameMatte::make(key.first, key.second, smoother.width(), smoother.height(),
-                                        {0, 0, static_cast<float>(smoother.width()),
-                                         static_cast<float>(smoother.height())},
-                                        SegmentOutput::kMask, m_settings.job.segment, "", 1);
+        if (it == mattes.end()) {
+          const SegmentModel& model = m_engine->model();
+          const MatteRegion region = matte_region(key[0], key[1], model.input_width(), model.input_height(), key[2],
+                                                  key[3], m_settings.job.segment.letterbox);
+          auto matte = FrameMatte::make(key[0], key[1], key[2], key[3], region, SegmentOutput::kMask,
+                                        m_settings.job.segment, "", 1);
           if (!matte.is_ok()) {
             m_engine->stop(matte.status());
             break;

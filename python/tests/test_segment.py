@@ -118,6 +118,21 @@ def test_segment_of_a_batch_equals_the_throughput_pipeline():
     assert not np.array_equal(raw, masks)  # temporal smoothing changed something
 
 
+def test_letterboxed_masks_cover_the_frame_where_the_person_is():
+    # A wide frame letterboxed into the square model input fills only a band of it: the mask is read from that band
+    # (as kiln segment does), not from the whole map squeezed into the frame. Two frames side by side give, in each
+    # half, much the mask of the frame alone.
+    single = frames_from(ASTRONAUT, 4)
+    wide = kiln.segment([np.concatenate([f, f], axis=1) for f in single], device="cpu", threads=2, letterbox=True)
+    alone = kiln.segment(single, device="cpu", threads=2, letterbox=True)
+    assert wide.shape == (4, 240, 640)
+    for w, a in zip(wide > 0, alone > 0):
+        rows = np.flatnonzero(w.any(axis=1))
+        assert rows[0] < 60 and rows[-1] > 200, (rows[0], rows[-1])  # the person spans the frame's height
+        for half in (w[:, :320], w[:, 320:]):
+            assert (half & a).sum() / (half | a).sum() > 0.7
+
+
 def test_bad_use_is_a_clear_error():
     pipeline = kiln.SegmentPipeline(device="cpu", threads=1)
     with pytest.raises(ValueError, match="start"):

@@ -66,6 +66,25 @@ def test_frames_timestamps_and_audio_are_kept(tmp_path, videos, codec):
     assert "1 audio stream copied" in result.stdout
 
 
+def test_hardware_encode_falls_back_with_the_reason_or_insists(tmp_path, videos):
+    # auto: NVENC where the GPU has one, else libx264 with the reason on the summary's encode line; cuda: NVENC or
+    # one clear error and no output.
+    out = tmp_path / "auto.mp4"
+    result = run_kiln("segment", videos["h264"], "-o", out, "--threads", 2, "--hw-decode", "none", "--hw-encode",
+                      "auto", "-q")
+    assert "(h264_nvenc, yuv420p) in mp4" in result.stdout or "(libx264, yuv420p) in mp4; software encode: " in \
+        result.stdout, result.stdout
+    assert len(frame_times(out)) == videos["layout"]["frames"]
+    insisted = tmp_path / "cuda.mp4"
+    result = run_kiln("segment", videos["h264"], "-o", insisted, "--threads", 2, "--hw-decode", "none",
+                      "--hw-encode", "cuda", "-q", check=False)
+    if result.returncode != 0:
+        assert "hardware encode (cuda) asked for, but " in result.stderr, result.stderr
+        assert not insisted.exists()
+    else:
+        assert "(h264_nvenc, yuv420p) in mp4" in result.stdout
+
+
 def test_person_found_where_there_is_one_and_smoothing_steadies_it(tmp_path, videos):
     smooth, raw = tmp_path / "smooth.npy", tmp_path / "raw.npy"
     run_kiln("segment", videos["h264"], "-o", smooth, "--output", "npy", "--threads", 2, "-q")
@@ -115,6 +134,24 @@ def test_truncated_video_keeps_its_decodable_frames_and_a_playable_output(tmp_pa
     written = int(result.stdout.split(" written")[0].rsplit(" ", 1)[1])
     assert 0 < written < videos["layout"]["frames"]
     assert len(frame_times(out)) == written  # complete, playable: ffprobe decodes every frame
+
+
+def test_joined_transport_streams_are_written_whole_with_increasing_timestamps(tmp_path, videos):
+    # Two MPEG-TS files joined byte for byte: the second's timestamps start over. Every frame is written, the rest of
+    # the stream shifted to follow on (said in the summary), and the audio copied with it, in step.
+    part, joined, out = tmp_path / "part.ts", tmp_path / "joined.ts", tmp_path / "joined.mp4"
+    subprocess.run(["ffmpeg", "-v", "error", "-i", str(videos["h264"]), "-c", "copy", "-f", "mpegts", str(part)],
+                   check=True)
+    joined.write_bytes(part.read_bytes() * 2)
+    frames = 2 * videos["layout"]["frames"]
+    result = run_kiln("segment", joined, "-o", out, "--threads", 2, "--mode", "cpu", "--hw-decode", "none", "-q")
+    assert f"{frames} frames, {frames} written, 0 dropped" in result.stdout, result.stdout
+    assert "the timestamps go back" in result.stdout and "shifted to follow on" in result.stdout
+    times = frame_times(out)
+    assert len(times) == frames and all(b > a for a, b in zip(times, times[1:]))
+    assert times[-1] - times[0] == pytest.approx((frames - 1) / videos["layout"]["fps"], abs=0.1)
+    audio = probe(out, "stream=duration", stream="a")["streams"]
+    assert audio and float(audio[0]["duration"]) == pytest.approx(frames / videos["layout"]["fps"], abs=0.2)
 
 
 def test_unsupported_inputs_give_one_clear_error(tmp_path):
@@ -176,7 +213,7 @@ def test_matte_on_opencl_gives_the_cpu_frames(tmp_path, videos, kind):
              "--hw-decode", "none", "-q")
     opencl = {"GPU_BACKEND": "opencl", "KILN_OPENCL_DEVICE_TYPE": "all"}
     result = run_kiln("segment", videos["h264"], "-o", gpu, "--output", kind, "--threads", 2, "--mode", "gpu",
-                      "--hw-decode", "none", "-q", env=opencl)
+                      "--hw-decode", "none", "--hw-encode", "none", "-q", env=opencl)
     assert "preprocess: opencl; matte: opencl" in result.stdout
     frames = framemd5(cpu)
     assert len(frames) == videos["layout"]["frames"]

@@ -67,6 +67,7 @@ struct SegmentJobConfig {
   double fps = 30;                // image-sequence inputs: their frame rate
   bool copy_audio = true;         // video outputs: copy the input's audio streams
   std::string hw_decode = "auto";  // auto (NVDEC when possible, said when not) | cuda | none
+  std::string hw_encode = "auto";  // video outputs: auto (NVENC when possible, said when not) | cuda | none
   std::string provider = "cuda";  // the GPU execution provider to try first: cuda | tensorrt
   TensorRtOptions tensorrt;       // with provider tensorrt (from a config file)
   std::string reference;          // a reference mask video (person > 127): the mean IoU of the masks against it
@@ -149,8 +150,9 @@ struct SegmentJobSummary {
 // kiln does its own way. InvalidArgument naming the key for a value of the wrong type; IoError for an unreadable file.
 Status segment_config_apply_yaml(const std::string& path, SegmentJobConfig* config, std::vector<std::string>* notes);
 
-// Progress: frames written so far, and the frames expected (0 when unknown).
-using SegmentProgressFn = std::function<void(int64_t written, int64_t expected)>;
+// Progress: frames written so far, and the frames expected (0 when unknown); `estimated` when an input declares no
+// frame count and its duration x rate stands for it (then never below `written`: joined or damaged files run longer).
+using SegmentProgressFn = std::function<void(int64_t written, int64_t expected, bool estimated)>;
 
 // InvalidArgument/UnsupportedFormat for unusable settings or inputs before anything is written. A damaged input is
 // processed as far as it decodes; its errors are in the summary and its output is complete and playable.

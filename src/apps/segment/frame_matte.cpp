@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "kiln/ops/resize.h"
 #include "ops/matte.h"
 
 namespace kiln {
@@ -88,6 +89,16 @@ int64_t nonzero_bytes(const uint8_t* p, int32_t n) {
 }
 
 }  // namespace
+
+MatteRegion matte_region(int32_t frame_width, int32_t frame_height, int32_t input_width, int32_t input_height,
+                         int32_t prob_width, int32_t prob_height, bool letterbox) {
+  const float sx = static_cast<float>(prob_width) / static_cast<float>(input_width);
+  const float sy = static_cast<float>(prob_height) / static_cast<float>(input_height);
+  if (!letterbox) return {0, 0, static_cast<float>(prob_width), static_cast<float>(prob_height)};
+  const LetterboxPlacement p = letterbox_placement(frame_width, frame_height, input_width, input_height);
+  return {static_cast<float>(p.x) * sx, static_cast<float>(p.y) * sy, static_cast<float>(p.width) * sx,
+          static_cast<float>(p.height) * sy};
+}
 
 Result<FrameMatte> FrameMatte::make(int32_t frame_width, int32_t frame_height, int32_t prob_width,
                                     int32_t prob_height, const MatteRegion& region, SegmentOutput output,

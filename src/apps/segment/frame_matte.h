@@ -19,6 +19,12 @@
 
 namespace kiln {
 
+// The part of a prob_width x prob_height map that a frame_width x frame_height frame covers: all of it when the
+// frame was stretched to the model's input_width x input_height, the letterbox rectangle (scaled to the map)
+// otherwise. The one place both `kiln segment` and kiln.SegmentPipeline take it from.
+MatteRegion matte_region(int32_t frame_width, int32_t frame_height, int32_t input_width, int32_t input_height,
+                         int32_t prob_width, int32_t prob_height, bool letterbox);
+
 class FrameMatte {
  public:
   FrameMatte() = default;

@@ -82,6 +82,11 @@ const ParamTable<SegmentJobConfig>& segment_job_params() {
                          .help = "auto (NVDEC when a GPU and FFmpeg allow it, else software, said why), cuda, none",
                          .choices = {"auto", "cuda", "none"}},
                         [](C& c) -> std::string& { return c.hw_decode; });
+    t.add_string_choice({.name = "hw_encode",
+                         .help = "Video outputs without --codec: auto (H.264 on NVENC when a GPU and FFmpeg allow it, "
+                                 "else the container's software encoder, said why), cuda, none",
+                         .choices = {"auto", "cuda", "none"}},
+                        [](C& c) -> std::string& { return c.hw_encode; });
     t.add({.name = "reference",
            .help = "A reference mask video (person > 127): the run reports the masks' mean IoU against it"},
           [](C& c) -> std::string& { return c.reference; });

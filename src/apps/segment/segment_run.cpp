@@ -29,7 +29,6 @@ struct Stream {
   VideoInfo info;
   SegmentStreamSummary summary;
   std::string output;
-  MatteRegion region;  // in model-input pixels
   FrameMatte matte;
   int32_t matte_prob_width = 0, matte_prob_height = 0;
   std::unique_ptr<VideoWriter> video;
@@ -121,7 +120,10 @@ class SegmentRun {
 
   Result<SegmentJobSummary> run() {
     const int64_t started = now_ns();
-    for (const auto& s : m_streams) m_expected += s->info.frames;
+    for (const auto& s : m_streams) {
+      m_expected += s->info.frames;
+      m_expected_estimated = m_expected_estimated || s->info.frames_estimated;
+    }
     m_decode.threads = m_post.threads = m_encode.threads = static_cast<int32_t>(m_streams.size());
     std::vector<std::thread> readers, writers;
     for (size_t k = 0; k < m_streams.size(); ++k) {
@@ -215,13 +217,6 @@ class SegmentRun {
     const int32_t w = s.info.width, h = s.info.height;
     const SegmentModel& model = m_engine->model();
     const int32_t mw = model.input_width(), mh = model.input_height();
-    if (m_config.segment.letterbox) {
-      const LetterboxPlacement p = letterbox_placement(w, h, mw, mh);
-      s.region = {static_cast<float>(p.x), static_cast<float>(p.y), static_cast<float>(p.width),
-                  static_cast<float>(p.height)};
-    } else {
-      s.region = {0, 0, static_cast<float>(mw), static_cast<float>(mh)};
-    }
     KILN_TRY(matte_fit(s, mw, mh));
     if (is_array_output(m_kind)) return s.arrays.open(s.output, {h, w}, PixelType::kF16);
     VideoWriterOptions o;
@@ -235,6 +230,13 @@ class SegmentRun {
     o.codec = m_config.codec;
     o.crf = m_config.crf;
     o.low_latency = m_latency;
+    o.hw_encode = m_config.hw_encode == "cuda"   ? VideoHwEncode::kCuda
+                  : m_config.hw_encode == "none" ? VideoHwEncode::kNone
+                                                 : VideoHwEncode::kAuto;
+    if (m_config.exec.mode == ExecMode::kCpu && o.hw_encode == VideoHwEncode::kAuto) o.hw_encode = VideoHwEncode::kNone;
+    if (const auto backend = BackendRegistry::instance().options(); backend.is_ok()) {
+      o.cuda_device = backend.value().device_id;
+    }
     if (m_config.copy_audio && s.source->is_video_file() && s.info.audio_streams > 0) o.audio_from = s.info.path;
     KILN_TRY_ASSIGN(s.video, VideoWriter::open(s.output, o));
     return Status::ok();
@@ -243,9 +245,8 @@ class SegmentRun {
   // The matte for probability maps of pw x ph (the model's output size, known for sure after the first batch).
   Status matte_fit(Stream& s, int32_t pw, int32_t ph) {
     const SegmentModel& model = m_engine->model();
-    const float sx = static_cast<float>(pw) / static_cast<float>(model.input_width());
-    const float sy = static_cast<float>(ph) / static_cast<float>(model.input_height());
-    const MatteRegion r{s.region.x * sx, s.region.y * sy, s.region.width * sx, s.region.height * sy};
+    const MatteRegion r = matte_region(s.info.width, s.info.height, model.input_width(), model.input_height(), pw, ph,
+                                       m_config.segment.letterbox);
     KILN_TRY_ASSIGN(s.matte, FrameMatte::make(s.info.width, s.info.height, pw, ph, r, m_kind, m_config.segment,
                                               m_config.background, m_config.blur_radius));
     s.matte_prob_width = pw;
@@ -377,7 +378,7 @@ class SegmentRun {
     const int64_t written = ++m_written;
     if (!m_on_progress) return;
     std::lock_guard<std::mutex> lock(m_progress_mutex);
-    m_on_progress(written, m_expected);
+    m_on_progress(written, m_expected_estimated ? std::max(m_expected, written) : m_expected, m_expected_estimated);
   }
 
   static uint64_t flow_id(int32_t stream, int64_t index) {
@@ -399,6 +400,7 @@ class SegmentRun {
   std::atomic<int64_t> m_written{0};
   std::atomic<int64_t> m_first_written_ns{0};
   int64_t m_expected = 0;
+  bool m_expected_estimated = false;
   std::mutex m_progress_mutex;
 };
 

@@ -1,8 +1,11 @@
-// Small helpers shared by the FFmpeg reader and writer: error text, and owning handles for FFmpeg's objects.
+// Small helpers shared by the FFmpeg reader and writer: error text, FFmpeg's own messages of a call, owning handles
+// for FFmpeg's objects, and the CUDA device NVDEC and NVENC run on.
 #pragma once
 
 #include <memory>
 #include <string>
+
+#include "kiln/status.h"
 
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -34,9 +37,34 @@ using AvPacketPtr = std::unique_ptr<AVPacket, AvPacketFree>;
 using AvFramePtr = std::unique_ptr<AVFrame, AvFrameFree>;
 using AvCodecContextPtr = std::unique_ptr<AVCodecContext, AvCodecContextFree>;
 using SwsContextPtr = std::unique_ptr<SwsContext, SwsContextFree>;
+struct AvBufferUnref {
+  void operator()(AVBufferRef* b) const { av_buffer_unref(&b); }
+};
 using AvInputPtr = std::unique_ptr<AVFormatContext, AvInputClose>;
+using AvBufferPtr = std::unique_ptr<AVBufferRef, AvBufferUnref>;
 
 // FFmpeg logs to stderr by default; kiln reports errors itself, so only fatal messages are printed.
 void av_log_quiet();
+
+// While alive, FFmpeg's error messages logged on this thread are kept: the reason behind a bare "Generic error in
+// an external library" from a hardware codec ("OpenEncodeSessionEx failed: unsupported device").
+class AvLogCapture {
+ public:
+  AvLogCapture();
+  ~AvLogCapture();
+  AvLogCapture(const AvLogCapture&) = delete;
+  AvLogCapture& operator=(const AvLogCapture&) = delete;
+  // The kept messages, "; "-separated; `fallback` when there were none.
+  std::string text(const std::string& fallback) const;
+  void add(std::string line);
+
+ private:
+  std::string m_text;
+  AvLogCapture* m_outer = nullptr;
+};
+
+// CUDA device `index` for FFmpeg's hardware codecs, in the primary context the CUDA runtime (kiln's kernels, ONNX
+// Runtime) uses too, instead of a context of its own; the reason when there is none.
+Result<AvBufferPtr> cuda_hw_device_open(int32_t index);
 
 }  // namespace kiln

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string_view>
 
+#include "core/fault.h"
 #include "io/video/ffmpeg_util.h"
 #include "kiln/device.h"
 
@@ -22,11 +23,6 @@ namespace {
 
 constexpr size_t kMaxKeptErrors = 20;
 constexpr int kMaxReadFailures = 64;
-
-struct AvBufferUnref {
-  void operator()(AVBufferRef* b) const { av_buffer_unref(&b); }
-};
-using AvBufferPtr = std::unique_ptr<AVBufferRef, AvBufferUnref>;
 
 // What the decoder's get_format saw: FFmpeg starts NVDEC only while it decodes the first packet, and when that
 // fails it calls get_format again without the CUDA format, so only this says whether frames come from the GPU.
@@ -132,6 +128,7 @@ class FfmpegVideoReader final : public VideoReader {
     }
     m_info.frames = stream->nb_frames > 0 ? stream->nb_frames
                                           : static_cast<int64_t>(m_info.duration_s * m_info.frame_rate.value() + 0.5);
+    m_info.frames_estimated = stream->nb_frames <= 0 && m_info.frames > 0;
     m_start_pts = stream->start_time != AV_NOPTS_VALUE ? stream->start_time : 0;
     if (m_hw_device) {
       m_info.decode = "cuda (NVDEC)";
@@ -187,8 +184,9 @@ class FfmpegVideoReader final : public VideoReader {
 
  private:
   // Sends the next packet of the video stream, or the end-of-stream flush after the last one (or after a read
-  // error: what was read so far is still decoded).
+  // error: what was read so far is still decoded). A packet the decoder cannot take yet is sent again first.
   void feed() {
+    if (m_packet_held && packet_send()) return;
     for (;;) {
       const int rc = av_read_frame(m_format.get(), m_packet.get());
       if (rc < 0) {
@@ -207,14 +205,26 @@ class FfmpegVideoReader final : public VideoReader {
         continue;
       }
       ++m_packets;
-      const int sent = avcodec_send_packet(m_codec.get(), m_packet.get());
-      av_packet_unref(m_packet.get());
-      if (sent < 0 && sent != AVERROR(EAGAIN)) {
-        note_error("packet " + std::to_string(m_packets - 1) + ": " + av_error_text(sent));
-        continue;
-      }
-      return;
+      if (packet_send()) return;
     }
+  }
+
+  // Sends m_packet. A decoder that is full (EAGAIN: its frames must be taken first) keeps it held for the next
+  // feed(); otherwise it is let go, a refused one noted as damage. False when the caller should read another.
+  bool packet_send() {
+    const int sent = fault_should_fail(FaultSite::kDecoderFull) ? AVERROR(EAGAIN)
+                                                                 : avcodec_send_packet(m_codec.get(), m_packet.get());
+    if (sent == AVERROR(EAGAIN)) {
+      m_packet_held = true;
+      return true;
+    }
+    m_packet_held = false;
+    av_packet_unref(m_packet.get());
+    if (sent < 0) {
+      note_error("packet " + std::to_string(m_packets - 1) + ": " + av_error_text(sent));
+      return false;
+    }
+    return true;
   }
 
   Status convert(VideoFrame* out) {
@@ -264,6 +274,14 @@ class FfmpegVideoReader final : public VideoReader {
     int64_t pts = src->best_effort_timestamp;
     if (pts == AV_NOPTS_VALUE) pts = src->pts;
     if (pts == AV_NOPTS_VALUE) pts = m_last_pts == AV_NOPTS_VALUE ? m_start_pts : m_last_pts + frame_ticks();
+    pts += m_pts_shift;
+    if (m_last_pts != AV_NOPTS_VALUE && pts <= m_last_pts) {
+      const int64_t follow_on = m_last_pts + frame_ticks();
+      note_error("frame " + std::to_string(m_next_index) + ": the timestamps go back (" + seconds_text(pts) +
+                 " s after " + seconds_text(m_last_pts) + " s): the rest of the stream is shifted to follow on");
+      m_pts_shift += follow_on - pts;
+      pts = follow_on;
+    }
     if (src->decode_error_flags != 0 || (src->flags & AV_FRAME_FLAG_CORRUPT) != 0) {
       note_error("frame " + std::to_string(m_next_index) + ": decoded from damaged data (errors concealed)");
     } else if (m_last_pts != AV_NOPTS_VALUE && pts - m_last_pts > frame_ticks() * 3 / 2 + 1 &&
@@ -323,17 +341,11 @@ class FfmpegVideoReader final : public VideoReader {
     }
     if (!offers_cuda) return "software decode: this FFmpeg build has no CUDA hwaccel for " +
                               std::string(avcodec_get_name(m_codec->codec_id));
-    // The caller's device (the CUDA backend's), in the primary context the CUDA runtime (kiln's kernels, ONNX
-    // Runtime) uses too, instead of a second context of its own.
-    const std::string index = std::to_string(m_options.cuda_device);
-    AVDictionary* options = nullptr;
-    av_dict_set(&options, "primary_ctx", "1", 0);
-    AVBufferRef* device = nullptr;
-    const int rc = av_hwdevice_ctx_create(&device, AV_HWDEVICE_TYPE_CUDA, index.c_str(), options, 0);
-    av_dict_free(&options);
-    if (rc < 0) return "software decode: no CUDA device " + index + " for NVDEC (" + av_error_text(rc) + ")";
-    m_hw_device.reset(device);
-    m_codec->hw_device_ctx = av_buffer_ref(device);
+    // The caller's device (the CUDA backend's).
+    auto device = cuda_hw_device_open(m_options.cuda_device);
+    if (!device.is_ok()) return "software decode: NVDEC: " + device.status().message();
+    m_hw_device = std::move(device).value();
+    m_codec->hw_device_ctx = av_buffer_ref(m_hw_device.get());
     if (m_codec->hw_device_ctx == nullptr) {
       m_hw_device.reset();
       return "software decode: out of memory setting up NVDEC";
@@ -371,10 +383,12 @@ class FfmpegVideoReader final : public VideoReader {
   int m_stream = -1;
   int64_t m_start_pts = 0;
   int64_t m_last_pts = AV_NOPTS_VALUE;
+  int64_t m_pts_shift = 0;  // added to the input's timestamps since they last went back
   int64_t m_next_index = 0;
   int64_t m_packets = 0;
   int m_read_failures = 0;
   bool m_flushed = false;
+  bool m_packet_held = false;  // m_packet waits to be sent again: the decoder was full
   bool m_end_checked = false;
   std::vector<std::string> m_errors;
   int64_t m_error_count = 0;

@@ -1,7 +1,9 @@
 // Video input through FFmpeg's libraries: files of any container and codec the FFmpeg build decodes, and capture
 // devices (/dev/video*, through libavdevice). Frames come out as u8 RGB in presentation order with their
 // timestamps. Damaged data does not end a read: a packet the decoder rejects is counted and reading goes on, so
-// a corrupt or truncated file yields every frame that can be decoded, and errors() says what was lost.
+// a corrupt or truncated file yields every frame that can be decoded, and errors() says what was lost. Timestamps
+// always increase: where the input's go back or stand still (transport streams joined end to end, a camera that
+// restarted), the rest of the stream is shifted to follow on one frame later, and errors() says where.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +48,7 @@ struct VideoInfo {
   Rational time_base;    // of the video stream's timestamps
   Rational frame_rate;   // average; 0/1 when unknown
   int64_t frames = 0;    // declared or estimated from the duration; 0 when unknown
+  bool frames_estimated = false;  // frames is duration x rate (the container declares no count)
   double duration_s = 0;
   int32_t audio_streams = 0;
   // "software (8 threads)", "cuda (NVDEC)", or the software fallback with the reason; with NVDEC final only once
@@ -56,7 +59,7 @@ struct VideoInfo {
 struct VideoFrame {
   // width x height x 3 of the first frame (a later size change is scaled to it), or the reader's scale size
   ImageBuffer rgb;
-  int64_t pts = 0;       // in VideoInfo::time_base
+  int64_t pts = 0;       // in VideoInfo::time_base, increasing from frame to frame
   double time_s = 0;     // pts in seconds from the stream's start time
   int64_t index = 0;     // 0, 1, 2 ... in the order read
 };

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 
@@ -19,6 +20,7 @@ namespace kiln {
 namespace {
 
 constexpr int kScalerFlags = SWS_BILINEAR | SWS_ACCURATE_RND;
+constexpr const char* kNvenc = "h264_nvenc";
 
 struct EncoderChoice {
   std::string name;
@@ -85,13 +87,34 @@ class FfmpegVideoWriter final : public VideoWriter {
       return invalid_argument(path + ": unknown video container (name the file .mp4, .mkv, .mov or .webm)");
     }
     KILN_TRY_ASSIGN(EncoderChoice choice, encoder_choose(container, options));
-    const AVCodec* encoder = avcodec_find_encoder_by_name(choice.name.c_str());
-    if (encoder == nullptr) return unsupported_format(path + ": this FFmpeg build has no encoder " + choice.name);
-    if (avformat_query_codec(container, encoder->id, FF_COMPLIANCE_NORMAL) == 0) {
-      return invalid_argument(path + ": a " + container->name + " file cannot hold " + avcodec_get_name(encoder->id));
+    std::string fallback;  // why NVENC is not used, when it was tried
+    const AVCodec* encoder = nullptr;
+    if (options.codec.empty() && options.hw_encode != VideoHwEncode::kNone) {
+      auto nvenc = nvenc_open(container);
+      if (nvenc.is_ok()) {
+        encoder = nvenc.value().first;
+        choice = nvenc.value().second;
+      } else if (options.hw_encode == VideoHwEncode::kCuda) {
+        return unsupported_format(path + ": hardware encode (cuda) asked for, but " + nvenc.status().message());
+      } else {
+        fallback = "; software encode: " + nvenc.status().message();
+      }
     }
-    if (choice.format == AV_PIX_FMT_NONE) {
-      choice.format = encoder->pix_fmts != nullptr ? encoder->pix_fmts[0] : AV_PIX_FMT_YUV420P;
+    if (encoder == nullptr) {
+      encoder = avcodec_find_encoder_by_name(choice.name.c_str());
+      if (encoder == nullptr) return unsupported_format(path + ": this FFmpeg build has no encoder " + choice.name);
+      if (avformat_query_codec(container, encoder->id, FF_COMPLIANCE_NORMAL) == 0) {
+        return invalid_argument(path + ": a " + container->name + " file cannot hold " +
+                                avcodec_get_name(encoder->id));
+      }
+      if (choice.format == AV_PIX_FMT_NONE) {
+        choice.format = encoder->pix_fmts != nullptr ? encoder->pix_fmts[0] : AV_PIX_FMT_YUV420P;
+      }
+      const AvLogCapture capture;
+      if (int rc = codec_open(encoder, choice, container, nullptr); rc < 0) {
+        return unsupported_format(path + ": cannot open the " + choice.name + " encoder: " +
+                                  capture.text(av_error_text(rc)));
+      }
     }
 
     KILN_TRY_ASSIGN(m_temp, temp_file_create(path));
@@ -100,34 +123,6 @@ class FfmpegVideoWriter final : public VideoWriter {
       return io_error(path + ": " + av_error_text(rc));
     }
     m_output = raw;
-
-    m_codec.reset(avcodec_alloc_context3(encoder));
-    if (!m_codec) return Status(Errc::kOutOfMemory, path + ": cannot allocate an encoder");
-    m_codec->width = options.width;
-    m_codec->height = options.height;
-    m_codec->pix_fmt = choice.format;
-    m_codec->time_base = AVRational{static_cast<int>(options.time_base.num), static_cast<int>(options.time_base.den)};
-    if (options.frame_rate.num > 0) {
-      m_codec->framerate = AVRational{static_cast<int>(options.frame_rate.num),
-                                      static_cast<int>(options.frame_rate.den)};
-    }
-    m_codec->thread_count = options.threads;
-    if ((container->flags & AVFMT_GLOBALHEADER) != 0) m_codec->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-    const std::string crf = std::to_string(options.crf);
-    if (choice.name == "libx264") {
-      av_opt_set(m_codec->priv_data, "preset", options.preset.c_str(), 0);
-      av_opt_set(m_codec->priv_data, "crf", crf.c_str(), 0);
-      if (options.low_latency) av_opt_set(m_codec->priv_data, "tune", "zerolatency", 0);
-    } else if (choice.name == "libvpx-vp9") {
-      av_opt_set(m_codec->priv_data, "crf", crf.c_str(), 0);
-      av_opt_set(m_codec->priv_data, "row-mt", "1", 0);
-      av_opt_set(m_codec->priv_data, "deadline", options.low_latency ? "realtime" : "good", 0);
-      av_opt_set(m_codec->priv_data, "cpu-used", options.low_latency ? "8" : "5", 0);
-      m_codec->bit_rate = 0;
-    }
-    if (int rc = avcodec_open2(m_codec.get(), encoder, nullptr); rc < 0) {
-      return unsupported_format(path + ": cannot open the " + choice.name + " encoder: " + av_error_text(rc));
-    }
     m_video = avformat_new_stream(m_output, nullptr);
     if (m_video == nullptr) return Status(Errc::kOutOfMemory, path + ": cannot add a stream");
     m_video->time_base = m_codec->time_base;
@@ -161,7 +156,7 @@ class FfmpegVideoWriter final : public VideoWriter {
     }
     const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(choice.format);
     m_description = std::string(avcodec_get_name(encoder->id)) + " (" + choice.name + ", " + (d ? d->name : "?") +
-                    ") in " + container->name;
+                    ") in " + container->name + fallback;
     return Status::ok();
   }
 
@@ -219,6 +214,76 @@ class FfmpegVideoWriter final : public VideoWriter {
   const std::vector<std::string>& notes() const override { return m_notes; }
 
  private:
+  // Allocates and opens m_codec for `encoder`; FFmpeg's error code when it cannot (m_codec is then empty).
+  int codec_open(const AVCodec* encoder, const EncoderChoice& choice, const AVOutputFormat* container,
+                 AVBufferRef* hw_device) {
+    const VideoWriterOptions& options = m_options;
+    m_codec.reset(avcodec_alloc_context3(encoder));
+    if (!m_codec) return AVERROR(ENOMEM);
+    m_codec->width = options.width;
+    m_codec->height = options.height;
+    m_codec->pix_fmt = choice.format;
+    m_codec->time_base = AVRational{static_cast<int>(options.time_base.num), static_cast<int>(options.time_base.den)};
+    if (options.frame_rate.num > 0) {
+      m_codec->framerate = AVRational{static_cast<int>(options.frame_rate.num),
+                                      static_cast<int>(options.frame_rate.den)};
+    }
+    m_codec->thread_count = options.threads;
+    if ((container->flags & AVFMT_GLOBALHEADER) != 0) m_codec->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+    const std::string crf = std::to_string(options.crf);
+    if (choice.name == "libx264") {
+      av_opt_set(m_codec->priv_data, "preset", options.preset.c_str(), 0);
+      av_opt_set(m_codec->priv_data, "crf", crf.c_str(), 0);
+      if (options.low_latency) av_opt_set(m_codec->priv_data, "tune", "zerolatency", 0);
+    } else if (choice.name == "libvpx-vp9") {
+      av_opt_set(m_codec->priv_data, "crf", crf.c_str(), 0);
+      av_opt_set(m_codec->priv_data, "row-mt", "1", 0);
+      av_opt_set(m_codec->priv_data, "deadline", options.low_latency ? "realtime" : "good", 0);
+      av_opt_set(m_codec->priv_data, "cpu-used", options.low_latency ? "8" : "5", 0);
+      m_codec->bit_rate = 0;
+    } else if (choice.name == kNvenc) {
+      // Constant quality (vbr with cq and no bit-rate cap, NVIDIA's recommended equivalent of x264's crf).
+      av_opt_set(m_codec->priv_data, "preset", options.low_latency ? "p1" : "p4", 0);
+      av_opt_set(m_codec->priv_data, "tune", options.low_latency ? "ull" : "hq", 0);
+      av_opt_set(m_codec->priv_data, "rc", "vbr", 0);
+      av_opt_set(m_codec->priv_data, "cq", crf.c_str(), 0);
+      if (options.low_latency) {
+        av_opt_set(m_codec->priv_data, "zerolatency", "1", 0);
+        av_opt_set(m_codec->priv_data, "delay", "0", 0);
+        m_codec->max_b_frames = 0;
+      }
+      m_codec->bit_rate = 0;
+    }
+    if (hw_device != nullptr) {
+      m_codec->hw_device_ctx = av_buffer_ref(hw_device);
+      if (m_codec->hw_device_ctx == nullptr) return AVERROR(ENOMEM);
+    }
+    const int rc = avcodec_open2(m_codec.get(), encoder, nullptr);
+    if (rc < 0) m_codec.reset();
+    return rc;
+  }
+
+  // NVENC for this file, opened on the CUDA backend's device; the reason when it cannot be.
+  Result<std::pair<const AVCodec*, EncoderChoice>> nvenc_open(const AVOutputFormat* container) {
+    const std::string muxer = container->name;
+    if (m_options.pixels == VideoPixels::kRgba) return Status(Errc::kUnsupportedFormat, "NVENC has no alpha channel");
+    if (muxer == "webm") return Status(Errc::kUnsupportedFormat, "NVENC writes no VP9 for a webm file");
+    const AVCodec* encoder = avcodec_find_encoder_by_name(kNvenc);
+    if (encoder == nullptr) return Status(Errc::kUnsupportedFormat, "this FFmpeg build has no h264_nvenc");
+    if (avformat_query_codec(container, encoder->id, FF_COMPLIANCE_NORMAL) == 0) {
+      return Status(Errc::kUnsupportedFormat, "a " + muxer + " file cannot hold H.264");
+    }
+    auto device = cuda_hw_device_open(m_options.cuda_device);
+    if (!device.is_ok()) return Status(Errc::kDeviceError, "NVENC: " + device.status().message());
+    const bool odd = (m_options.width % 2) != 0 || (m_options.height % 2) != 0;
+    const EncoderChoice choice{kNvenc, odd ? AV_PIX_FMT_YUV444P : AV_PIX_FMT_YUV420P};
+    const AvLogCapture capture;
+    if (int rc = codec_open(encoder, choice, container, device.value().get()); rc < 0) {
+      return Status(Errc::kDeviceError, "NVENC could not start (" + capture.text(av_error_text(rc)) + ")");
+    }
+    return std::make_pair(encoder, choice);
+  }
+
   Status encode(AVFrame* frame) {
     if (int rc = avcodec_send_frame(m_codec.get(), frame); rc < 0) {
       return io_error(m_path + ": encoding: " + av_error_text(rc));
@@ -250,6 +315,7 @@ class FfmpegVideoWriter final : public VideoWriter {
       return Status::ok();
     }
     m_audio_map.assign(raw->nb_streams, nullptr);
+    m_audio_times.assign(raw->nb_streams, AudioTimes{});
     for (unsigned i = 0; i < raw->nb_streams; ++i) {
       const AVCodecParameters* par = raw->streams[i]->codecpar;
       if (par->codec_type != AVMEDIA_TYPE_AUDIO) continue;
@@ -287,6 +353,7 @@ class FfmpegVideoWriter final : public VideoWriter {
           av_packet_unref(m_audio_packet.get());
           continue;
         }
+        audio_timestamps_follow_on(*m_audio_packet);
         m_audio_pending = true;
       }
       const AVStream* in = m_audio_input->streams[m_audio_packet->stream_index];
@@ -303,6 +370,31 @@ class FfmpegVideoWriter final : public VideoWriter {
         return io_error(m_path + ": writing audio: " + av_error_text(w));
       }
     }
+  }
+
+  // Where the input's audio timestamps go back or stand still (files joined end to end), the rest of that stream is
+  // shifted to follow on, as the reader does for the video: the muxer takes only increasing timestamps, and both
+  // streams stay together.
+  void audio_timestamps_follow_on(AVPacket& packet) {
+    const auto s = static_cast<size_t>(packet.stream_index);
+    AudioTimes& t = m_audio_times[s];
+    if (packet.dts == AV_NOPTS_VALUE) packet.dts = packet.pts;
+    if (packet.dts == AV_NOPTS_VALUE) return;
+    packet.dts += t.shift;
+    if (packet.pts != AV_NOPTS_VALUE) packet.pts += t.shift;
+    if (t.last != AV_NOPTS_VALUE && packet.dts <= t.last) {
+      const int64_t follow_on = t.last + std::max<int64_t>(t.last_duration, 1);
+      const int64_t shift = follow_on - packet.dts;
+      t.shift += shift;
+      packet.dts += shift;
+      if (packet.pts != AV_NOPTS_VALUE) packet.pts += shift;
+      if (!t.noted) {
+        m_notes.push_back("audio stream " + std::to_string(s) + ": the timestamps go back; shifted to follow on");
+        t.noted = true;
+      }
+    }
+    t.last = packet.dts;
+    t.last_duration = packet.duration;
   }
 
   void close_output() {
@@ -326,6 +418,13 @@ class FfmpegVideoWriter final : public VideoWriter {
   AvPacketPtr m_audio_packet;
   bool m_audio_pending = false;
   std::vector<AVStream*> m_audio_map;  // input stream index -> output stream (nullptr: not copied)
+  struct AudioTimes {
+    int64_t shift = 0;  // added to the input's timestamps (its time base)
+    int64_t last = AV_NOPTS_VALUE;
+    int64_t last_duration = 0;
+    bool noted = false;
+  };
+  std::vector<AudioTimes> m_audio_times;  // by input stream index
   std::vector<std::string> m_notes;
   std::string m_description;
   int64_t m_frames = 0;

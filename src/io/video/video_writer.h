@@ -17,6 +17,11 @@ namespace kiln {
 
 enum class VideoPixels : uint8_t { kRgb = 0, kRgba, kGray };
 
+// Hardware encode, when no codec is named: auto tries NVENC (h264_nvenc, for mp4, mkv and mov without alpha) and
+// falls back to the container's software encoder, saying why in description(); cuda insists (an error when NVENC
+// cannot start); none is software only. Frames still come from host memory.
+enum class VideoHwEncode : uint8_t { kAuto = 0, kCuda, kNone };
+
 struct VideoWriterOptions {
   int32_t width = 0;
   int32_t height = 0;
@@ -31,12 +36,15 @@ struct VideoWriterOptions {
   bool low_latency = false;         // x264 tune zerolatency, VP9 realtime: no frame delay in the encoder
   int32_t threads = 0;              // encoder threads; 0 = FFmpeg's choice
   std::string audio_from;           // copy the audio streams of this file (those the container can hold)
+  VideoHwEncode hw_encode = VideoHwEncode::kNone;
+  int32_t cuda_device = 0;  // NVENC's device: the CUDA backend's (BackendRegistry::options()), as the caller says
 };
 
 class VideoWriter {
  public:
   // InvalidArgument for an unknown container, an odd option or alpha in a container that cannot hold it;
-  // UnsupportedFormat when this FFmpeg build lacks the encoder; IoError when the file cannot be created.
+  // UnsupportedFormat when this FFmpeg build lacks the encoder, or hw_encode cuda when NVENC cannot start; IoError
+  // when the file cannot be created.
   static Result<std::unique_ptr<VideoWriter>> open(const std::string& path, const VideoWriterOptions& options);
   virtual ~VideoWriter() = default;  // without finish(): the temporary file is removed, nothing appears
 
@@ -44,7 +52,8 @@ class VideoWriter {
   virtual Status write(const ImageView& image, int64_t pts) = 0;
   // Drains the encoder, copies the rest of the audio, writes the trailer and moves the file into place.
   virtual Status finish() = 0;
-  // "h264 (libx264, yuv420p) in mp4, 1 audio stream copied"
+  // "h264 (libx264, yuv420p) in mp4, 1 audio stream copied"; after a fallback from NVENC, "...; software encode:
+  // NVENC could not start (<FFmpeg's reason>)"
   virtual std::string description() const = 0;
   virtual const std::vector<std::string>& notes() const = 0;  // e.g. an audio stream the container cannot hold
 };

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "common/gpu_required.h"
+#include "core/fault.h"
 #include "io/video/video_reader.h"
 #include "io/video/video_writer.h"
 
@@ -49,15 +50,24 @@ fs::path temp_dir() {
   return dir;
 }
 
-void write_video(const std::string& path, int frames = kFrames, VideoPixels pixels = VideoPixels::kRgb) {
+VideoWriterOptions writer_options(VideoPixels pixels = VideoPixels::kRgb) {
   VideoWriterOptions o;
   o.width = kWidth;
   o.height = kHeight;
   o.pixels = pixels;
   o.time_base = {1, 15360};
   o.frame_rate = {30, 1};
+  return o;
+}
+
+// `description`: the writer's, when asked for.
+void write_video(const std::string& path, int frames = kFrames, VideoPixels pixels = VideoPixels::kRgb,
+                 VideoHwEncode hw_encode = VideoHwEncode::kNone, std::string* description = nullptr) {
+  VideoWriterOptions o = writer_options(pixels);
+  o.hw_encode = hw_encode;
   auto writer = VideoWriter::open(path, o);
   ASSERT_TRUE(writer.is_ok()) << writer.status().to_string();
+  if (description != nullptr) *description = writer.value()->description();
   for (int i = 0; i < frames; ++i) {
     const ImageBuffer img = test_frame(i, pixels == VideoPixels::kRgba ? 4 : 3);
     ASSERT_TRUE(writer.value()->write(img.view(), i * kTicksPerFrame).is_ok());
@@ -101,6 +111,7 @@ TEST(VideoIo, H264RoundTripKeepsFramesTimestampsAndPixels) {
   EXPECT_EQ(info.height, kHeight);
   EXPECT_NEAR(info.frame_rate.value(), 30.0, 1e-6);
   EXPECT_EQ(info.frames, kFrames);
+  EXPECT_FALSE(info.frames_estimated);  // MP4 declares its frame count
   const auto frames = read_all(*reader.value());
   ASSERT_EQ(frames.size(), static_cast<size_t>(kFrames));
   for (int i = 0; i < kFrames; ++i) {
@@ -120,6 +131,9 @@ TEST(VideoIo, Vp9WithAlphaInWebm) {
   auto reader = VideoReader::open(path.string());
   ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
   EXPECT_EQ(reader.value()->info().codec, "vp9");
+  // WebM declares no frame count: the duration x rate stands for it, and says so.
+  EXPECT_TRUE(reader.value()->info().frames_estimated);
+  EXPECT_EQ(reader.value()->info().frames, 10);
   EXPECT_EQ(read_all(*reader.value()).size(), 10u);
   fs::remove_all(path.parent_path());
 }
@@ -225,6 +239,82 @@ TEST(VideoIo, HardwareDecodeFallsBackWithAReason) {
   if (decode.rfind("cuda", 0) != 0) {
     EXPECT_NE(decode.find("software decode:"), std::string::npos) << decode;  // the reason is named
   }
+  fs::remove_all(path.parent_path());
+}
+
+// A decoder that cannot take a packet yet (EAGAIN: its frames first) gets the same packet again after they are
+// taken: every frame comes out, none lost (the reader used to drop that packet).
+TEST(VideoIo, PacketRefusedAsFullIsSentAgain) {
+  const fs::path path = temp_dir() / "full.mp4";
+  write_video(path.string());
+  for (int at : {1, 4, 17}) {
+    ASSERT_TRUE(fault_configure("decoder_full:" + std::to_string(at)).is_ok());
+    auto reader = VideoReader::open(path.string());
+    ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
+    const auto frames = read_all(*reader.value());
+    ASSERT_EQ(frames.size(), static_cast<size_t>(kFrames)) << "packet " << at;
+    for (int i = 0; i < kFrames; ++i) {
+      EXPECT_NEAR(frames[i].time_s, i / 30.0, 1e-6) << "packet " << at << " frame " << i;
+      EXPECT_LT(mean_abs_diff(frames[i].rgb, test_frame(i)), 4.0) << "packet " << at << " frame " << i;
+    }
+    EXPECT_EQ(reader.value()->error_count(), 0) << "packet " << at;
+  }
+  ASSERT_TRUE(fault_configure("").is_ok());
+  fs::remove_all(path.parent_path());
+}
+
+// NVENC where the GPU has one (NVIDIA's support matrix lists none on the H100 and H200), else the container's software
+// encoder with the reason in the description; either way a playable file with every frame and the same pictures.
+TEST(VideoIo, HardwareEncodeFallsBackWithAReason) {
+  const fs::path path = temp_dir() / "hw_encode.mp4";
+  std::string description;
+  ASSERT_NO_FATAL_FAILURE(write_video(path.string(), kFrames, VideoPixels::kRgb, VideoHwEncode::kAuto, &description));
+  if (description.find("h264_nvenc") == std::string::npos) {
+    EXPECT_NE(description.find("(libx264, yuv420p) in mp4; software encode: "), std::string::npos) << description;
+    if (test::gpu_required()) {  // NVENC may be absent from the GPU, but the device itself must open
+      EXPECT_EQ(description.find("no CUDA device"), std::string::npos) << "KILN_REQUIRE_GPU=1: " << description;
+    }
+  }
+  auto reader = VideoReader::open(path.string());
+  ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
+  const auto frames = read_all(*reader.value());
+  ASSERT_EQ(frames.size(), static_cast<size_t>(kFrames)) << description;
+  for (int i = 0; i < kFrames; ++i) {
+    EXPECT_NEAR(frames[i].time_s, i / 30.0, 1e-6) << i;
+    EXPECT_LT(mean_abs_diff(frames[i].rgb, test_frame(i)), 5.0) << i << " " << description;
+  }
+  fs::remove_all(path.parent_path());
+}
+
+// --hw-encode cuda: NVENC or a clear error naming why, and no file left behind.
+TEST(VideoIo, HardwareEncodeCudaInsists) {
+  const fs::path path = temp_dir() / "nvenc.mp4";
+  VideoWriterOptions o = writer_options();
+  o.hw_encode = VideoHwEncode::kCuda;
+  o.low_latency = true;
+  auto writer = VideoWriter::open(path.string(), o);
+  if (!writer.is_ok()) {
+    EXPECT_EQ(writer.status().code(), Errc::kUnsupportedFormat);
+    EXPECT_NE(writer.status().message().find("hardware encode (cuda) asked for, but "), std::string::npos)
+        << writer.status().to_string();
+    EXPECT_FALSE(fs::exists(path));
+    fs::remove_all(path.parent_path());
+    if (writer.status().message().find("no CUDA device") != std::string::npos) {
+      KILN_GPU_SKIP("no CUDA device for NVENC: " << writer.status().message());
+    }
+    GTEST_SKIP() << "this GPU has no NVENC: " << writer.status().message();
+  }
+  EXPECT_NE(writer.value()->description().find("h264 (h264_nvenc, yuv420p) in mp4"), std::string::npos)
+      << writer.value()->description();
+  for (int i = 0; i < kFrames; ++i) {
+    ASSERT_TRUE(writer.value()->write(test_frame(i).view(), i * kTicksPerFrame).is_ok());
+  }
+  ASSERT_TRUE(writer.value()->finish().is_ok());
+  auto reader = VideoReader::open(path.string());
+  ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
+  const auto frames = read_all(*reader.value());
+  ASSERT_EQ(frames.size(), static_cast<size_t>(kFrames));
+  for (int i = 0; i < kFrames; ++i) EXPECT_LT(mean_abs_diff(frames[i].rgb, test_frame(i)), 5.0) << i;
   fs::remove_all(path.parent_path());
 }
 
