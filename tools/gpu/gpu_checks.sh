@@ -16,7 +16,8 @@
 #          segment throughput / latency / NVDEC, quality, preprocess, each --mode gpu) against the CPU's output;
 #          compute-sanitizer over the device-input, matte and segment tests
 #       2. figures: kiln segment GPU vs CPU on 1,800-frame 720p and 1080p videos, kiln bench infer (every packaged
-#          model), infer_peers --mode gpu, kiln bench faces, kiln bench segment, kiln bench ops, render end to end
+#          model), infer_peers --mode gpu, kiln bench faces, kiln bench segment, kiln bench ops on host and on device
+#          batches, render end to end; the encoder kiln segment's auto picked (NVENC or the reason it could not)
 #       3. many cores: the CPU jobs at 2 and 16 threads, kiln segment at 2, 4, 8 and 16 with stage times and a trace
 #   GPU_CHECKS_SECONDS (default 480) is the deadline for the whole phase: each step's limit is cut to what is left,
 #   a step that would start too late is listed as not run, and the logs are packed whatever happens.
@@ -58,7 +59,8 @@ if [[ $phase == prepare ]]; then
   # tarballs or ONNX Runtime's own folders (the bundle ships the libraries the executables load).
   # This script and its helpers too: gpu-run runs the command from the build's source path, which there holds only
   # what the bundle brings.
-  extra="$C $PHOTOS $S/fuzz/corpus $S/bench/render_matplotlib.py $S/tools/gpu"
+  extra="$C $PHOTOS $S/fuzz/corpus $S/bench/render_matplotlib.py $S/tools/gpu $B/python $S/python/tests"
+  extra="$extra $S/tests/common/pytest_require_gpu.py"
   for d in "$CACHE"/*/; do
     case $(basename "$d") in npm | onnxruntime*) ;; *) extra="$extra ${d%/}" ;; esac
   done
@@ -151,6 +153,10 @@ export -f suite
 export B L CPU_ONLY
 step suite 150 bash -c 'suite 140'
 unset KILN_REQUIRE_GPU
+# The Python module's device arrays (DLPack in and out, kiln.preprocess on CUDA images), where the machine's Python
+# can load the module (Debian's Python 3 ABI, numpy, pytest, and PyTorch for the strided CUDA tensors).
+step python_device 60 env KILN_REQUIRE_GPU=$((1 - CPU_ONLY)) PYTHONPATH="$B/python" python3 -m pytest -q \
+  -p no:cacheprovider "$S/python/tests/test_dlpack.py"
 
 # Every GPU command as a user starts it: a new process whose first model session is on the GPU.
 # shellcheck disable=SC2086
@@ -221,6 +227,9 @@ step bench_faces 60 "$K" bench faces --iterations 3 --threads $T --json "$L/benc
 step bench_segment 60 "$K" bench segment --batch-sizes 1 8 --threads $T --json
 step bench_ops 60 "$K" bench ops --ops fused_preprocess,resize_bilinear,cvt_gray,quality,matte --sizes large --batch-sizes 32 \
   --iterations 5 --threads $T --json
+# Every op on batches already in device memory (as PyTorch and CV-CUDA hold them), each output compared with the CPU's.
+step bench_ops_device 90 "$K" bench ops --resident device --sizes large --batch-sizes 32 --iterations 10 --threads $T \
+  --json
 for side in gpu cpu; do
   mode=$([[ $side == gpu ]] && echo $GPU || echo cpu)
   step "render_e2e_$side" 60 "$K" render --demo --demo-points 85986 -o "$O/render.h5" --mode "$mode" --threads $T -q
