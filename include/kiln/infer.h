@@ -48,13 +48,21 @@ struct ModelInfo {
   bool batch_dynamic = false;
 };
 
-// A dense float32 tensor, row-major.
+// A dense tensor, row-major: data holds its values as float32; an integer output (uint8, int32, int64) also keeps
+// them exactly, in its own type, in `exact` (little-endian, elements() of them).
 struct Tensor {
   std::string name;
   std::vector<int64_t> shape;
   std::vector<float> data;
+  TensorType type = TensorType::kFloat32;
+  std::vector<uint8_t> exact{};
   int64_t elements() const;
 };
+
+// Bytes of one element of an integer type (0 for float32 and other).
+inline size_t tensor_type_exact_size(TensorType type) {
+  return type == TensorType::kUInt8 ? 1 : type == TensorType::kInt32 ? 4 : type == TensorType::kInt64 ? 8 : 0;
+}
 
 // TensorRT execution-provider settings (used when provider tensorrt is asked for).
 struct TensorRtOptions {

@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <memory>
 #include <mutex>
 
@@ -52,6 +53,15 @@ class PyModel {
     pyb::dict out;
     for (Tensor& t : outputs) {
       if (static_cast<int64_t>(t.data.size()) != t.elements()) raise_value_error("Model: output " + t.name + " is inconsistent");
+      if (!t.exact.empty()) {  // integers as the model gave them
+        const pyb::dtype dtype = t.type == TensorType::kUInt8   ? pyb::dtype::of<uint8_t>()
+                                 : t.type == TensorType::kInt32 ? pyb::dtype::of<int32_t>()
+                                                                : pyb::dtype::of<int64_t>();
+        pyb::array array(dtype, t.shape);
+        std::memcpy(array.mutable_data(), t.exact.data(), t.exact.size());
+        out[pyb::str(t.name)] = array;
+        continue;
+      }
       pyb::array_t<float> array(t.shape);
       std::copy(t.data.begin(), t.data.end(), array.mutable_data());
       out[pyb::str(t.name)] = array;

@@ -99,3 +99,14 @@ def test_model_precision_settings_are_checked_before_anything_is_written(tmp_pat
     with pytest.raises(kiln.KilnValueError, match="calibration frames"):
         kiln.model_quantize("selfie", [], output=str(out))
     assert not out.exists()
+
+
+def test_integer_outputs_come_back_in_their_type(tmp_path):
+    from integer_model import integer_model  # tests/common, on the path through conftest.py
+    path = tmp_path / "integers.onnx"
+    integer_model(path)
+    batch = np.random.default_rng(2).uniform(0, 255, size=(2, 3, 16, 16)).astype(np.float32)
+    out = kiln.Model(str(path), device="cpu")(batch)
+    assert out["codes"].dtype == np.int64 and out["channel"].dtype == np.int32 and out["mean"].dtype == np.float32
+    np.testing.assert_array_equal(out["codes"], (out["mean"] * np.float32(1e7)).astype(np.int64) + 1)
+    np.testing.assert_array_equal(out["channel"], out["mean"].argmax(axis=1))

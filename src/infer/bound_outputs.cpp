@@ -39,6 +39,8 @@ Status BoundOutputs::prepare(int64_t batch, const std::vector<std::string>& name
     out.name = names[k];
     out.shape = {batch};
     out.shape.insert(out.shape.end(), m_output_items[k].begin(), m_output_items[k].end());
+    out.type = TensorType::kFloat32;  // bound outputs are float32 (bindable())
+    out.exact.clear();
     KILN_TRY(block_fit(out, backend));
   }
   return Status::ok();
@@ -52,6 +54,8 @@ Status BoundOutputs::copy(const std::vector<Tensor>& copied, Backend& backend, s
     out.shape = copied[k].shape;
     KILN_TRY(block_fit(out, backend));
     std::copy(copied[k].data.begin(), copied[k].data.end(), out.data());
+    out.type = copied[k].type;
+    out.exact = copied[k].exact;
   }
   return Status::ok();
 }
@@ -74,6 +78,9 @@ Status BoundOutputs::join(const std::vector<HostTensor>& first, int64_t first_it
     KILN_TRY(block_fit(out, backend));
     std::copy_n(a.data(), a.elements(), out.data());
     std::copy_n(b.data(), b.elements(), out.data() + a.elements());
+    out.type = a.type;
+    out.exact = a.exact;
+    out.exact.insert(out.exact.end(), b.exact.begin(), b.exact.end());
   }
   return Status::ok();
 }

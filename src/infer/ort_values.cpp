@@ -1,6 +1,7 @@
 #include "infer/ort_values.h"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 namespace kiln {
@@ -65,11 +66,18 @@ Status tensor_from_value(const std::string& name, const Ort::Value& value, Tenso
   out->shape = info.GetShape();
   const size_t n = info.GetElementCount();
   out->data.resize(n);
+  const auto keep_exact = [&](const auto* values) {
+    std::copy_n(values, n, out->data.begin());
+    out->exact.resize(n * sizeof(*values));
+    std::memcpy(out->exact.data(), values, out->exact.size());
+  };
+  out->type = tensor_type_of(info.GetElementType());
+  out->exact.clear();
   switch (info.GetElementType()) {
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: std::copy_n(value.GetTensorData<float>(), n, out->data.begin()); break;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: std::copy_n(value.GetTensorData<uint8_t>(), n, out->data.begin()); break;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: std::copy_n(value.GetTensorData<int32_t>(), n, out->data.begin()); break;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: std::copy_n(value.GetTensorData<int64_t>(), n, out->data.begin()); break;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: keep_exact(value.GetTensorData<uint8_t>()); break;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: keep_exact(value.GetTensorData<int32_t>()); break;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: keep_exact(value.GetTensorData<int64_t>()); break;
     default: return unsupported_format("output " + name + ": element type " + std::to_string(info.GetElementType()) +
                                        " is not float32, uint8, int32 or int64");
   }

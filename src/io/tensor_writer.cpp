@@ -26,6 +26,36 @@ namespace fs = std::filesystem;
 // N (v1.0 allows 65535).
 constexpr size_t kNpyHeaderBytes = 256;
 
+size_t values_size(ArrayValues values, PixelType dtype) {
+  switch (values) {
+    case ArrayValues::kU8: return 1;
+    case ArrayValues::kI32: return 4;
+    case ArrayValues::kI64: return 8;
+    case ArrayValues::kFloat: break;
+  }
+  return pixel_type_size(dtype);
+}
+
+std::string values_npy_descr(ArrayValues values, PixelType dtype) {
+  switch (values) {
+    case ArrayValues::kU8: return "|u1";
+    case ArrayValues::kI32: return "<i4";
+    case ArrayValues::kI64: return "<i8";
+    case ArrayValues::kFloat: break;
+  }
+  return npy_descr(dtype);
+}
+
+hid_t values_h5_file_type(ArrayValues values) {
+  return values == ArrayValues::kU8 ? H5T_STD_U8LE : values == ArrayValues::kI32 ? H5T_STD_I32LE : H5T_STD_I64LE;
+}
+
+hid_t values_h5_memory_type(ArrayValues values) {
+  return values == ArrayValues::kU8    ? H5T_NATIVE_UINT8
+         : values == ArrayValues::kI32 ? H5T_NATIVE_INT32
+                                       : H5T_NATIVE_INT64;
+}
+
 std::string npy_names_path(const std::string& path) {
   fs::path p(path);
   p.replace_extension(".paths.txt");
@@ -99,7 +129,7 @@ Status TensorWriter::open_arrays(const std::string& path, const std::vector<Tens
     }
     Array array;
     array.spec = spec;
-    array.item_bytes = elems * pixel_type_size(dtype);
+    array.item_bytes = elems * values_size(spec.values, dtype);
     m_arrays.push_back(std::move(array));
   }
   m_path = path;
@@ -190,7 +220,7 @@ Status TensorWriter::finish(const std::vector<std::string>& names, const TensorA
 Status TensorWriter::npy_header_write(Array& array, bool final_header) {
   std::vector<int64_t> shape{final_header ? m_count : 0};
   shape.insert(shape.end(), array.spec.item_shape.begin(), array.spec.item_shape.end());
-  const std::string header = npy_header(m_dtype, shape, kNpyHeaderBytes);
+  const std::string header = npy_header(values_npy_descr(array.spec.values, m_dtype), shape, kNpyHeaderBytes);
   if (header.empty()) return invalid_argument("tensor writer: npy header too long");
   return fd_pwrite_all(array.fd, header.data(), header.size(), 0, m_tmp_path);
 }
@@ -293,7 +323,9 @@ Status TensorWriter::h5_open() {
     if (!space.valid() || !dcpl.valid() || H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()) < 0 ||
         H5Pset_obj_track_times(dcpl.get(), 0) < 0)
       return hdf5::error(m_tmp_path + ": cannot set up the " + array.spec.name + " dataset");
-    const hid_t type = m_dtype == PixelType::kF16 ? m_h5_type : H5T_IEEE_F32LE;
+    const hid_t type = array.spec.values != ArrayValues::kFloat ? values_h5_file_type(array.spec.values)
+                       : m_dtype == PixelType::kF16                ? m_h5_type
+                                                                   : H5T_IEEE_F32LE;
     // Model outputs are often named like paths ("/model/Sigmoid_output_0"): the groups on the way are created here,
     // without times (HDF5's own intermediate groups would track them).
     KILN_TRY(groups_create(array.spec.name));
@@ -333,7 +365,9 @@ Status TensorWriter::h5_append(Array& array, const void* items, int64_t count) {
   if (!file_space.valid() || !mem_space.valid() ||
       H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, block.data(), nullptr) < 0)
     return hdf5::error(m_tmp_path + ": cannot select rows");
-  const hid_t mem_type = m_dtype == PixelType::kF16 ? m_h5_type : H5T_NATIVE_FLOAT;
+  const hid_t mem_type = array.spec.values != ArrayValues::kFloat ? values_h5_memory_type(array.spec.values)
+                         : m_dtype == PixelType::kF16                ? m_h5_type
+                                                                     : H5T_NATIVE_FLOAT;
   if (H5Dwrite(array.dataset, mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, items) < 0)
     return hdf5::error(m_tmp_path + ": cannot write " + array.spec.name);
   return Status::ok();

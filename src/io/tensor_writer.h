@@ -1,10 +1,11 @@
 // Writing (N, ...) f32/f16 arrays whose N is known only at the end (inputs may be skipped) to .npy, .npz or .h5,
 // crash-safely: everything goes to temporary files in the destination folder, which are fsynced and renamed to
 // the final name by finish(); until then (and after a failure or abandon()) the destination is untouched.
-//  - .npy: one array; NPY v1.0, little-endian '<f4' / '<f2', C order; the header is rewritten with the final N.
+//  - .npy: one array; NPY v1.0, little-endian '<f4' / '<f2' (or an integer array's '|u1', '<i4', '<i8'), C order;
+//    the header is rewritten with the final N.
 //    The item names go to "<stem>.paths.txt" (one per line), also via temp + rename, before the array is renamed.
 //  - .npz: every array as "<name>.npy" plus "paths.npy" (the item names), stored uncompressed (numpy.load reads it).
-//  - .h5 / .hdf5: one dataset per array (chunked one item per chunk, f32 or IEEE half), a "paths"
+//  - .h5 / .hdf5: one dataset per array (chunked one item per chunk, f32 or IEEE half, or the integers'), a "paths"
 //    variable-length string dataset, and the given attributes on the root group.
 #pragma once
 
@@ -27,10 +28,14 @@ struct TensorAttributes {
   std::vector<std::pair<std::string, std::vector<double>>> numbers;
 };
 
+// What an array holds: floats of the file's dtype (open_arrays' f32 / f16), or integers as a model gave them.
+enum class ArrayValues : uint8_t { kFloat = 0, kU8, kI32, kI64 };
+
 // One array of a file: its name (the .h5 dataset, the .npz member) and the shape of one item.
 struct TensorArraySpec {
   std::string name;
   std::vector<int64_t> item_shape;
+  ArrayValues values = ArrayValues::kFloat;
 };
 
 class TensorWriter {

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from conftest import run_kiln
+from integer_model import integer_model
 
 PHOTOS = ["/usr/lib/python3/dist-packages/skimage/data/astronaut.png",
           "/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg"]
@@ -83,3 +84,23 @@ def test_a_plain_onnx_file_takes_its_size_and_layout_from_the_model(photos, tmp_
     assert "Input: (3, 112, 112) per image" in result.stdout
     run_kiln("infer", "--model", "fr-embed", photos, "-o", tmp_path / "p.npy", "--mode", "cpu", "-q")
     np.testing.assert_allclose(np.load(tmp_path / "e.npy"), np.load(tmp_path / "p.npy"), atol=1e-5)
+
+
+def test_integer_outputs_keep_their_type_and_every_digit(photos, tmp_path):
+    model = tmp_path / "integers.onnx"
+    integer_model(model)
+    flags = ["--preprocess-from", "flags", "--scale", "1", "--mean", "0", "--std", "1", "--mode", "cpu", "-q"]
+    run_kiln("infer", "--model", model, photos, "-o", tmp_path / "i.npz", *flags)
+    arrays = np.load(tmp_path / "i.npz")
+    codes, channel, mean = arrays["codes"], arrays["channel"], arrays["mean"]
+    assert codes.dtype == np.int64 and channel.dtype == np.int32 and mean.dtype == np.float32
+    np.testing.assert_array_equal(codes, (mean * np.float32(1e7)).astype(np.int64) + 1)
+    assert (codes.astype(np.float32).astype(np.int64) != codes).any()  # float32 would have lost digits
+    np.testing.assert_array_equal(channel, mean.argmax(axis=1))
+    run_kiln("infer", "--model", model, photos, "-o", tmp_path / "i.h5", *flags)
+    with h5py.File(tmp_path / "i.h5") as f:
+        assert f["codes"].dtype == np.int64 and f["channel"].dtype == np.int32
+        np.testing.assert_array_equal(f["codes"][()], codes)
+        np.testing.assert_array_equal(f["channel"][()], channel)
+    run_kiln("infer", "--model", model, photos, "-o", tmp_path / "i.npy", *flags)  # the first output
+    np.testing.assert_array_equal(np.load(tmp_path / "i.npy"), codes)

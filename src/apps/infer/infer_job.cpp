@@ -87,6 +87,14 @@ struct Chunk {
   ExecReport preprocess;
 };
 
+// The file's values for an output: its integers as the model gave them, floats otherwise.
+ArrayValues array_values(TensorType type) {
+  return type == TensorType::kUInt8 ? ArrayValues::kU8
+         : type == TensorType::kInt32 ? ArrayValues::kI32
+         : type == TensorType::kInt64 ? ArrayValues::kI64
+                                      : ArrayValues::kFloat;
+}
+
 // Every output has one row per image of the chunk, and the same per-item shape in every chunk (`written`: the
 // outputs of the first chunk, empty before it).
 Status outputs_check(const Chunk& chunk, const std::vector<TensorInfo>& written, const std::string& model) {
@@ -100,6 +108,9 @@ Status outputs_check(const Chunk& chunk, const std::vector<TensorInfo>& written,
     if (k < written.size() && !std::equal(t.shape.begin() + 1, t.shape.end(), written[k].shape.begin() + 1,
                                           written[k].shape.end())) {
       return unsupported_format("model " + model + ": output " + t.name + " changes shape between batches");
+    }
+    if (k < written.size() && written[k].type != (t.exact.empty() ? TensorType::kFloat32 : t.type)) {
+      return unsupported_format("model " + model + ": output " + t.name + " changes type between batches");
     }
   }
   return Status::ok();
@@ -237,8 +248,8 @@ Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageI
     if (chunk.decoded > 0 && !writer.is_open()) {
       std::vector<TensorArraySpec> arrays;
       for (const HostTensor& t : chunk.outputs) {
-        arrays.push_back({t.name, std::vector<int64_t>(t.shape.begin() + 1, t.shape.end())});
-        summary.outputs.push_back(TensorInfo{t.name, TensorType::kFloat32, t.shape, {}});
+        arrays.push_back({t.name, std::vector<int64_t>(t.shape.begin() + 1, t.shape.end()), t.exact.empty() ? ArrayValues::kFloat : array_values(t.type)});
+        summary.outputs.push_back(TensorInfo{t.name, t.exact.empty() ? TensorType::kFloat32 : t.type, t.shape, {}});
         if (first_only) break;
       }
       KILN_TRY(writer.open_arrays(config.output, arrays, PixelType::kF32));
@@ -257,7 +268,9 @@ Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageI
         std::vector<const void*> rows;
         for (size_t a = 0; a < (first_only ? 1 : chunk.outputs.size()); ++a) {
           const HostTensor& t = chunk.outputs[a];
-          rows.push_back(t.data() + k * (t.elements() / t.shape[0]));
+          const int64_t row = t.elements() / t.shape[0];
+          if (t.exact.empty()) rows.push_back(t.data() + k * row);
+          else rows.push_back(t.exact.data() + static_cast<size_t>(k * row) * tensor_type_exact_size(t.type));
         }
         KILN_TRY(writer.append(rows, 1));
         summary.names.push_back(record.name);
