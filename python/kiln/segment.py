@@ -3,10 +3,12 @@
     p = kiln.SegmentPipeline(mode="latency")      # or "throughput"; model=None is the packaged selfie model
     p.start()
     p.submit_frame(frame, frame_id)                # uint8 numpy (H, W, 3) RGB; blocks while the pipeline is full
+                                                   # (throughput: results not taken count; latency keeps the newest 16)
     result = p.get_result()                        # SegmentResult: frame_id, mask (H, W) uint8 0/255, metadata
     result.metadata["total_latency"]               # ms from submit_frame to the mask
     p.get_stats()                                  # fps, bottleneck_stage, per-stage busy shares, latency p50/p95/p99
-    p.stop()                                       # waits for every submitted frame's result
+    p.stop()                                       # frames not yet inferred are cancelled (metadata["cancelled"])
+    p.stop(cancel=False)                           # or: every submitted frame is inferred first
 
     masks = kiln.segment(frames)                   # a batch: (N, H, W) uint8 masks, in order
 
@@ -71,14 +73,16 @@ class SegmentPipeline:
     def get_stats(self):
         return self._pipeline.get_stats()
 
-    def stop(self):
-        self._pipeline.stop()
+    def stop(self, cancel=True):
+        """No more frames. cancel: the frames not yet inferred are not (their results come back dropped and
+        cancelled); cancel=False infers every submitted frame first. Results stay to be taken either way."""
+        self._pipeline.stop(cancel)
 
     def __enter__(self):
         return self.start()
 
-    def __exit__(self, *exc):
-        self.stop()
+    def __exit__(self, kind, value, traceback):
+        self.stop(cancel=kind is not None)  # a normal exit infers what was submitted; an exception cancels it
         return False
 
 
@@ -93,7 +97,7 @@ def segment(frames, model=None, device=None, **settings):
             while (got := pipeline.get_result(timeout=0)) is not None:
                 results.append(got.mask)
     finally:
-        pipeline.stop()
+        pipeline.stop(cancel=False)
     while (got := pipeline.get_result()) is not None:
         results.append(got.mask)
     if results and all(m.shape == results[0].shape for m in results):

@@ -37,6 +37,7 @@ struct SegmentResult {
   double latency_ms = 0;  // submitted -> mask ready
   double foreground = 0;
   bool dropped = false;
+  bool cancelled = false;  // stop() came before it was inferred
 };
 
 class PySegmentPipeline {
@@ -63,7 +64,10 @@ class PySegmentPipeline {
     status_check(engine.status());
     m_engine = std::move(engine).value();
     const int64_t timeout_us = config.latency ? static_cast<int64_t>((job.stale_ms > 0 ? job.stale_ms : 66.7) * 1000) : 0;
-    m_stream = m_engine->stream_add(config.latency ? 32 : 3 * m_engine->max_batch() + 4, timeout_us);
+    const int64_t in_flight = config.latency ? 32 : 3 * m_engine->max_batch() + 4;
+    m_stream = m_engine->stream_add(in_flight, timeout_us);
+    m_latency = config.latency;
+    m_results_limit = config.latency ? kLatencyResultsKept : 2 * in_flight;
   }
 
   ~PySegmentPipeline() {
@@ -123,6 +127,7 @@ class PySegmentPipeline {
         result = std::move(m_results.front());
         m_results.pop_front();
         got = true;
+        m_cv.notify_all();  // room for the consumer
       }
     }
     if (!got) {
@@ -134,13 +139,21 @@ class PySegmentPipeline {
     pyb::dict metadata;
     metadata["total_latency"] = result.latency_ms;
     metadata["dropped"] = result.dropped;
+    metadata["cancelled"] = result.cancelled;
     metadata["foreground"] = result.foreground;
     return pyb::make_tuple(result.frame_id, mask, metadata);
   }
 
-  // No more frames: waits until every submitted frame has its result (they stay to be taken).
-  void stop() {
+  // No more frames: waits until every submitted frame has its result (they stay to be taken). cancel: the frames not
+  // yet inferred are not (their results come back dropped and cancelled); otherwise every frame is inferred first.
+  void stop(bool cancel) {
     pyb::gil_scoped_release release;
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      m_stopping = true;  // the results left may exceed the limit now: nobody may be taking them
+      m_cv.notify_all();
+    }
+    if (cancel && m_started) m_engine->stream_cancel(m_stream);
     shutdown();
     status_check_released(m_engine->error());
   }
@@ -151,6 +164,8 @@ class PySegmentPipeline {
     const double seconds = static_cast<double>((m_stop_ns > 0 ? m_stop_ns : profile_now_ns()) - m_start_ns) / 1e9;
     stats["frames"] = m_done;
     stats["dropped"] = m_dropped;
+    stats["cancelled"] = m_cancelled;
+    stats["discarded"] = m_discarded;  // latency: results let go because they were not taken in time
     stats["seconds"] = seconds;
     stats["fps"] = seconds > 0 ? static_cast<double>(m_done) / seconds : 0.0;
     std::vector<double> sorted = m_latencies;
@@ -253,13 +268,22 @@ class PySegmentPipeline {
         r.foreground = share.value();
       }
       r.dropped = f.dropped;
+      r.cancelled = f.cancelled;
       r.latency_ms = static_cast<double>(profile_now_ns() - f.arrived_ns) / 1e6;
       m_engine->release(m_stream);
-      std::lock_guard<std::mutex> lock(m_mutex);
+      std::unique_lock<std::mutex> lock(m_mutex);
       r.frame_id = f.caller_id.value_or(f.frame.index);
       ++m_done;
-      if (r.dropped) ++m_dropped;
+      if (r.cancelled) ++m_cancelled;
+      else if (r.dropped) ++m_dropped;
       else m_latencies.push_back(r.latency_ms);
+      // Results not taken hold the producer back: throughput waits for room (its engine slots stay taken, so
+      // submit_frame blocks), latency keeps the newest and lets the oldest go, as a live display would.
+      if (m_latency) {
+        for (; m_results.size() >= m_results_limit; ++m_discarded) m_results.pop_front();
+      } else {
+        m_cv.wait(lock, [&] { return m_results.size() < m_results_limit || m_stopping; });
+      }
       m_results.push_back(std::move(r));
       m_cv.notify_all();
     }
@@ -278,7 +302,10 @@ class PySegmentPipeline {
   std::deque<SegmentResult> m_results;
   std::vector<double> m_latencies;
   std::atomic<int64_t> m_submitted{0};
-  int64_t m_done = 0, m_dropped = 0;
+  int64_t m_done = 0, m_dropped = 0, m_cancelled = 0, m_discarded = 0;
+  static constexpr size_t kLatencyResultsKept = 16;
+  size_t m_results_limit = kLatencyResultsKept;
+  bool m_latency = false, m_stopping = false;
   int64_t m_start_ns = 0, m_stop_ns = 0;
   bool m_started = false, m_ended = false, m_consumer_done = false;
   std::vector<std::string> m_config_notes;
@@ -297,7 +324,7 @@ void segment_bindings_add(pyb::module_& m) {
       .def("submit_frame", &PySegmentPipeline::submit_frame, pyb::arg("frame"), pyb::arg("frame_id") = pyb::none())
       .def("get_result", &PySegmentPipeline::get_result, pyb::arg("timeout") = pyb::none())
       .def("get_stats", &PySegmentPipeline::get_stats)
-      .def("stop", &PySegmentPipeline::stop);
+      .def("stop", &PySegmentPipeline::stop, pyb::arg("cancel") = true);
 }
 
 }  // namespace kiln::py

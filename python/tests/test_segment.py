@@ -88,19 +88,67 @@ def test_four_threads_submitting_at_once_get_every_frame_back():
     assert pipeline.get_stats()["frames"] == 40
 
 
-def test_latency_mode_drops_stale_frames_and_counts_them():
-    # Submitted far faster than they can be inferred one at a time, frames wait past the 5 ms deadline: they are
-    # dropped (their mask is the last one inferred), flagged and counted, and every frame still has a result.
-    frames = frames_from(ASTRONAUT, 40)
-    with kiln.SegmentPipeline(mode="latency", device="cpu", threads=1, stale_ms=5) as pipeline:
-        for frame in frames:
-            pipeline.submit_frame(frame)
+def take_all(pipeline):
     results = []
     while (got := pipeline.get_result()) is not None:
         results.append(got)
-    dropped = sum(r.metadata["dropped"] for r in results)
-    assert len(results) == 40 and 0 < dropped < 40
+    return results
+
+
+@pytest.mark.parametrize("stale_ms,dropped", [(60_000, 0), (0.001, 12)])
+def test_latency_mode_drops_stale_frames_and_counts_them(stale_ms, dropped):
+    # A frame that waited longer than stale_ms for the model is dropped (its mask is the last one inferred), flagged
+    # and counted; every frame still has a result. Both ends are certain whatever the machine's speed: nothing waits
+    # a minute, and no frame reaches the model within a microsecond of its submission.
+    frames = frames_from(ASTRONAUT, 12)
+    with kiln.SegmentPipeline(mode="latency", device="cpu", threads=1, stale_ms=stale_ms) as pipeline:
+        for frame in frames:
+            pipeline.submit_frame(frame)
+    results = take_all(pipeline)
+    assert len(results) == 12 and sum(r.metadata["dropped"] for r in results) == dropped
     assert pipeline.get_stats()["dropped"] == dropped
+    if dropped == 12:
+        assert all((r.mask == 0).all() for r in results)  # nothing was inferred: the background mask
+
+
+def test_results_not_taken_hold_the_producer_back():
+    # Throughput: untaken results keep their place, so a producer that never reads blocks instead of filling memory;
+    # it goes on as soon as results are taken, and every frame comes back.
+    frames = frames_from(ASTRONAUT, 4) * 10
+    pipeline = kiln.SegmentPipeline(mode="throughput", device="cpu", threads=2).start()
+    submitted = []
+    producer = threading.Thread(target=lambda: [submitted.append(pipeline.submit_frame(f)) for f in frames])
+    producer.start()
+    time.sleep(3)
+    held = len(submitted)
+    assert producer.is_alive() and held < len(frames), held
+    results = [pipeline.get_result(timeout=60) for _ in frames]
+    producer.join()
+    pipeline.stop()
+    assert all(r is not None for r in results) and [r.frame_id for r in results] == list(range(len(frames)))
+    # Latency: a live source is never held back; the newest results are kept, the older ones let go and counted.
+    with kiln.SegmentPipeline(mode="latency", device="cpu", threads=2, stale_ms=60_000) as live:
+        for frame in frames:
+            live.submit_frame(frame)
+    kept = take_all(live)
+    stats = live.get_stats()
+    assert 0 < len(kept) <= 16 and stats["discarded"] == len(frames) - len(kept)
+    assert [r.frame_id for r in kept] == list(range(len(frames) - len(kept), len(frames)))
+
+
+def test_stop_cancels_the_frames_not_yet_inferred():
+    frames = frames_from(ASTRONAUT, 6)
+    pipeline = kiln.SegmentPipeline(mode="throughput", device="cpu", threads=1, batch_size=1).start()
+    for frame in frames:
+        pipeline.submit_frame(frame)
+    pipeline.stop()
+    results = take_all(pipeline)
+    cancelled = [r.metadata["cancelled"] for r in results]
+    assert len(results) == 6 and [r.frame_id for r in results] == list(range(6))
+    # The first frame was taken by the model at once; the later ones waited for it and were cancelled.
+    assert not cancelled[0] and sum(cancelled) >= 3, cancelled
+    assert all(r.metadata["dropped"] for r, c in zip(results, cancelled) if c)
+    assert pipeline.get_stats()["cancelled"] == sum(cancelled)
 
 
 def test_segment_of_a_batch_equals_the_throughput_pipeline():

@@ -52,6 +52,7 @@ Status SegmentEngine::open() {
   KILN_TRY_ASSIGN(m_batcher, DynamicBatcher<SegmentFrame>::create(
                                  batcher, nullptr, [this](SegmentFrame& frame, const BatchResponse& response) {
                                    frame.dropped = !response.status.is_ok();
+                                   frame.cancelled = frame.dropped && link(frame.stream).cancelled.load();
                                    deliver(std::move(frame));
                                  }));
   // Throughput: the batch size climbs to the one that gives the most frames per second (windows of 4 runs).
@@ -147,6 +148,8 @@ void SegmentEngine::stream_end(int32_t stream, int64_t total) {
   l.cv.notify_all();
 }
 
+void SegmentEngine::stream_cancel(int32_t stream) { link(stream).cancelled = true; }
+
 bool SegmentEngine::take(int32_t stream, SegmentFrame* out) {
   Link& l = link(stream);
   std::unique_lock<std::mutex> lock(l.mutex);
@@ -239,6 +242,11 @@ void SegmentEngine::infer_loop() {
     if (batch.empty()) continue;
     const auto n = static_cast<int64_t>(batch.size());
     const int64_t begin = profile_now_ns();
+    if (std::all_of(batch.items.begin(), batch.items.end(),
+                    [&](const auto& item) { return link(item.request.stream).cancelled.load(); })) {
+      m_batcher->complete(batch, 0, Status(Errc::kCancelled, "cancelled before it was inferred"));
+      continue;
+    }
     Status st;
     {
       StageTimer timer(m_infer);

@@ -35,7 +35,8 @@ struct SegmentFrame {
   int64_t arrived_ns = 0;  // when it was submitted (latency counts from here)
   std::vector<float> prob;  // the model's person probability, prob_width x prob_height (not yet smoothed)
   int32_t prob_width = 0, prob_height = 0;
-  bool dropped = false;     // waited past its stream's deadline: not inferred
+  bool dropped = false;     // waited past its stream's deadline, or cancelled: not inferred
+  bool cancelled = false;   // its stream was cancelled before it was inferred
   std::optional<int64_t> caller_id;  // the producer's own id for the frame (kiln.SegmentPipeline's frame_id)
 };
 
@@ -90,6 +91,9 @@ class SegmentEngine {
   Status submit_numbered(SegmentFrame frame, int64_t* index);
   // No more frames for the stream: `total` were submitted.
   void stream_end(int32_t stream, int64_t total);
+  // The stream's frames not yet inferred are not inferred: they come out dropped and cancelled (a batch whose
+  // frames all belong to cancelled streams is not run).
+  void stream_cancel(int32_t stream);
   // The stream's next frame in order (waits for it); false after its last frame or once stopped.
   bool take(int32_t stream, SegmentFrame* out);
   // A taken frame is finished: its budget slot is free again.
@@ -131,6 +135,7 @@ class SegmentEngine {
     int64_t in_flight_limit = 8;
     int64_t numbered = 0;  // submit_numbered: the next index
     int64_t timeout_us = 0;
+    std::atomic<bool> cancelled{false};
   };
 
   explicit SegmentEngine(const SegmentEngineConfig& config);
