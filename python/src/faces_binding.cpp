@@ -223,8 +223,14 @@ class FaceService {
   }
 
   pyb::dict report() const {
-    std::lock_guard<std::mutex> lock(m_analyzer_mutex);
-    const FaceStageReport r = m_analyzer->report();
+    FaceStageReport r;
+    {
+      // An analysis holds the lock for a whole batch: wait for it without the GIL, so that the other Python threads
+      // (an asyncio loop) run meanwhile.
+      pyb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(m_analyzer_mutex);
+      r = m_analyzer->report();
+    }
     pyb::dict out;
     out["detection"] = r.detection;
     out["embedding"] = r.embedding;

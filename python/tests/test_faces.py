@@ -107,6 +107,27 @@ def test_async_forms_do_not_block_the_event_loop():
     assert [len(r) for r in batch] == [1] * 6
 
 
+def test_report_during_an_analysis_leaves_other_threads_running():
+    # The report waits for a running analysis (it holds the analyzer), but without the GIL: Python threads go on.
+    import threading
+    import time
+    service = faces.FaceService(threads=1)
+    batch = threading.Thread(target=service.detect_and_embed_batch, args=([ASTRONAUT, HOPPER] * 8, 16))
+    batch.start()
+    time.sleep(0.3)  # the batch holds the analyzer now
+    waiting = threading.Thread(target=lambda: service.report)
+    ticks, start = 0, time.monotonic()
+    waiting.start()
+    while waiting.is_alive() and time.monotonic() - start < 30:
+        time.sleep(0.001)
+        ticks += 1
+    waiting.join()
+    batch.join()
+    elapsed = time.monotonic() - start
+    assert elapsed > 0.1 and ticks > 0.2 * elapsed / 0.001, (ticks, elapsed)  # this thread kept running
+    service.close()
+
+
 def test_enhance_image_for_face_detection_works_on_decoded_pixels():
     small = io.BytesIO()
     from PIL import Image
