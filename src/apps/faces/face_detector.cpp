@@ -15,6 +15,19 @@ constexpr int32_t kAutoTileMinSide = 2048;
 // The refining pass only places landmarks on a face already found, so a weaker detection there still counts.
 constexpr float kRefineMinScore = 0.3f;
 
+// A detection reaching within this share of a tile's side of an edge the image does not share was cut by it.
+constexpr float kTileEdgeShare = 0.01f;
+
+// True when `d` (image pixels) reaches an edge of `tile` that lies inside the width x height image.
+bool touches_inner_edge(const FaceDetection& d, const RectI& tile, int32_t width, int32_t height) {
+  const float m = std::max(1.0f, kTileEdgeShare * static_cast<float>(std::max(tile.width, tile.height)));
+  const auto left = static_cast<float>(tile.x), top = static_cast<float>(tile.y);
+  const auto right = static_cast<float>(tile.x + tile.width), bottom = static_cast<float>(tile.y + tile.height);
+  return (tile.x > 0 && d.box[0] <= left + m) || (tile.y > 0 && d.box[1] <= top + m) ||
+         (tile.x + tile.width < width && d.box[0] + d.box[2] >= right - m) ||
+         (tile.y + tile.height < height && d.box[1] + d.box[3] >= bottom - m);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<FaceDetector>> FaceDetector::open(const FaceSettings& settings, const InferOptions& options) {
@@ -213,6 +226,15 @@ Status FaceDetector::run_regions(const VarShapeBatchView& images, const std::vec
           d.landmarks[j][0] = to_x(d.landmarks[j][0]);
           d.landmarks[j][1] = to_y(d.landmarks[j][1]);
         }
+      }
+      // A tile cuts the faces across its inner edges. Tiles overlap by half, and the coarser levels and the whole
+      // image take the larger faces, so another region holds each of those whole: the cut one would only pull the
+      // whole face's box towards the cut when weighted NMS averages them.
+      const ImageView& image = images.images[regions[first + k].first];
+      if (rect.width < image.width || rect.height < image.height) {
+        std::erase_if(dets, [&](const FaceDetection& d) {
+          return touches_inner_edge(d, rect, image.width, image.height);
+        });
       }
       (*per_region)[first + k] = std::move(dets);
     }

@@ -214,6 +214,62 @@ TEST_F(FaceAnalyzerTest, FortyPixelFaceInAFourThousandPixelPhotoIsFound) {
   EXPECT_EQ(found_whole, 0);
 }
 
+// A tile edge through a face: the tile on one side sees part of it, a tile overlapping it the whole (tiles overlap
+// by half). A detection reaching a tile's inner edge is left to the region that holds the face whole: one face, the
+// box found with no edge near it, and no pieces of the background boxed as faces where tile edges cut them (UltraFace
+// found four such here).
+TEST_F(FaceAnalyzerTest, TileEdgesDoNotCutFacesIntoPieces) {
+  FaceSettings settings;
+  settings.detector = "ultraface";
+  settings.thresholds.min_face_size = 30;
+  settings.small_faces = "on";
+  InferOptions options;
+  options.mode = ExecMode::kCpu;
+  options.threads = 2;
+  auto detector = FaceDetector::open(settings, options);
+  ASSERT_TRUE(detector.is_ok()) << detector.status().message();
+  int32_t tile = 1 << 30;
+  for (const RectI& r : detector.value()->regions(4000, 3000, 1)) tile = std::min(tile, r.width);
+  const int32_t step = tile / 2;  // the finest tiles start every step pixels and end on the same grid
+  cv::Mat background;
+  cv::resize(as_mat(decode(kCoffee)), background, cv::Size(4000, 3000), 0, 0, cv::INTER_LINEAR);
+  cv::Mat head;
+  const int32_t head_width = step * 3 / 4, head_height = head_width * 6 / 5;
+  cv::resize(as_mat(*astronaut)(cv::Rect(150, 40, 150, 180)), head, cv::Size(head_width, head_height), 0, 0,
+             cv::INTER_AREA);
+  // Head A between two tile edges; head B with an edge a third of the way into it, across and down.
+  const int32_t ax = 5 * step + (step - head_width) / 2, ay = 10 * step + (step - head_height) / 2;
+  const int32_t bx = 15 * step - head_width / 3, by = 10 * step - head_height / 3;
+  ASSERT_LT(std::max(ay, by) + head_height, 3000) << "tile " << tile;
+  head.copyTo(background(cv::Rect(ax, ay, head_width, head_height)));
+  head.copyTo(background(cv::Rect(bx, by, head_width, head_height)));
+  const ImageBuffer big = from_mat(background);
+  const auto faces = analyze({&big}, settings);
+  ASSERT_EQ(faces.size(), 1u);
+  const auto on_head = [&](int32_t x, int32_t y) {  // the faces with a quarter of their box or more on the head at x, y
+    std::vector<const Face*> found;
+    for (const Face& f : faces[0]) {
+      const float* box = f.detection.box;
+      const float w = std::min(box[0] + box[2], static_cast<float>(x + head_width)) - std::max(box[0], float(x));
+      const float h = std::min(box[1] + box[3], static_cast<float>(y + head_height)) - std::max(box[1], float(y));
+      if (w > 0 && h > 0 && w * h >= 0.25f * box[2] * box[3]) found.push_back(&f);
+    }
+    return found;
+  };
+  const auto a = on_head(ax, ay), b = on_head(bx, by);
+  ASSERT_EQ(a.size(), 1u) << "tile " << tile;
+  ASSERT_EQ(b.size(), 1u) << "tile " << tile << ": the head under the tile edge came out as " << b.size() << " faces";
+  // Elsewhere the coffee's patterns, cut by tile edges, were boxed as four more faces; the one left is no tile's cut.
+  EXPECT_LE(faces[0].size(), 3u) << faces[0].size() - 2 << " faces on the background";
+  FaceDetection moved = b[0]->detection;  // B moved onto A: the same face, the same pixels in it
+  moved.box[0] += static_cast<float>(ax - bx);
+  moved.box[1] += static_cast<float>(ay - by);
+  EXPECT_GT(face_iou(a[0]->detection, moved), 0.85f)
+      << "A " << a[0]->detection.box[0] << "," << a[0]->detection.box[1] << " " << a[0]->detection.box[2] << "x"
+      << a[0]->detection.box[3] << "; B moved " << moved.box[0] << "," << moved.box[1] << " " << moved.box[2] << "x"
+      << moved.box[3];
+}
+
 TEST_F(FaceAnalyzerTest, BatchEqualsOneImageAtATime) {
   const ImageBuffer coffee = decode(kCoffee);
   const auto together = analyze({astronaut, &coffee, hopper});
