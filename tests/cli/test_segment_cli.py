@@ -154,6 +154,20 @@ def test_joined_transport_streams_are_written_whole_with_increasing_timestamps(t
     assert audio and float(audio[0]["duration"]) == pytest.approx(frames / videos["layout"]["fps"], abs=0.2)
 
 
+def test_composite_keeps_the_inputs_colour_space_range_and_tags(tmp_path, videos):
+    # An HD input tagged BT.709: the composite (the input's own pixels where the person is) is encoded with BT.709's
+    # matrix and tagged so, as players assume for HD; before, swscale's BT.601 went out untagged.
+    hd, out = tmp_path / "hd.mp4", tmp_path / "composite.mp4"
+    subprocess.run(["ffmpeg", "-v", "error", "-i", str(videos["h264"]), "-vf", "scale=out_color_matrix=bt709",
+                    "-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709", "-c:v", "libx264",
+                    "-c:a", "copy", str(hd)], check=True)
+    run_kiln("segment", hd, "-o", out, "--output", "composite", "--threads", 2, "--mode", "cpu", "--hw-decode",
+             "none", "-q")
+    entries = "stream=color_space,color_primaries,color_transfer"
+    assert probe(out, entries)["streams"][0] == probe(hd, entries)["streams"][0] == {
+        "color_space": "bt709", "color_primaries": "bt709", "color_transfer": "bt709"}
+
+
 def test_unsupported_inputs_give_one_clear_error(tmp_path):
     text = tmp_path / "notes.mp4"
     text.write_text("not a video\n")

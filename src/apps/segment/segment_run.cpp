@@ -227,6 +227,7 @@ class SegmentRun {
                                                  : VideoPixels::kRgb;
     o.time_base = s.info.time_base;
     o.frame_rate = s.info.frame_rate;
+    o.colour = s.info.colour;  // composite, blur and alpha show the input's pixels: its colours, tagged
     o.codec = m_config.codec;
     o.crf = m_config.crf;
     o.low_latency = m_latency;

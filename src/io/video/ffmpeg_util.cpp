@@ -46,6 +46,17 @@ void AvLogCapture::add(std::string line) {
 
 std::string AvLogCapture::text(const std::string& fallback) const { return m_text.empty() ? fallback : m_text; }
 
+int sws_colorspace(int32_t space) {
+  switch (space) {
+    case AVCOL_SPC_BT709: return SWS_CS_ITU709;
+    case AVCOL_SPC_FCC: return SWS_CS_FCC;
+    case AVCOL_SPC_SMPTE240M: return SWS_CS_SMPTE240M;
+    case AVCOL_SPC_BT2020_NCL:
+    case AVCOL_SPC_BT2020_CL: return SWS_CS_BT2020;
+    default: return SWS_CS_DEFAULT;
+  }
+}
+
 Result<AvBufferPtr> cuda_hw_device_open(int32_t index) {
   const std::string name = std::to_string(index);
   AVDictionary* options = nullptr;

@@ -63,6 +63,9 @@ class AvLogCapture {
   AvLogCapture* m_outer = nullptr;
 };
 
+// swscale's matrix (SWS_CS_*) for an FFmpeg colour space (AVColorSpace; BT.601 for the unspecified and the unknown).
+int sws_colorspace(int32_t space);
+
 // CUDA device `index` for FFmpeg's hardware codecs, in the primary context the CUDA runtime (kiln's kernels, ONNX
 // Runtime) uses too, instead of a context of its own; the reason when there is none.
 Result<AvBufferPtr> cuda_hw_device_open(int32_t index);

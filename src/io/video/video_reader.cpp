@@ -116,6 +116,8 @@ class FfmpegVideoReader final : public VideoReader {
 
     m_info.container = m_format->iformat->name;
     m_info.codec = avcodec_get_name(stream->codecpar->codec_id);
+    m_info.colour = {stream->codecpar->color_space, stream->codecpar->color_range, stream->codecpar->color_primaries,
+                     stream->codecpar->color_trc};
     m_info.width = stream->codecpar->width;
     m_info.height = stream->codecpar->height;
     m_info.time_base = {stream->time_base.num, stream->time_base.den};
@@ -252,7 +254,7 @@ class FfmpegVideoReader final : public VideoReader {
       const char* name = av_get_pix_fmt_name(static_cast<AVPixelFormat>(src->format));
       return unsupported_format(m_info.path + ": cannot convert pixel format " + (name ? name : "?") + " to RGB");
     }
-    const int colorspace = src->colorspace == AVCOL_SPC_BT709 ? SWS_CS_ITU709 : SWS_CS_DEFAULT;
+    const int colorspace = sws_colorspace(src->colorspace);
     const int full_range = src->color_range == AVCOL_RANGE_JPEG ? 1 : 0;
     int* inv_table = nullptr;
     int* table = nullptr;

@@ -39,6 +39,16 @@ struct VideoReaderOptions {
   bool scale_keep_aspect = false;
 };
 
+// A stream's colour description, as FFmpeg's enums give it (AVColorSpace, AVColorRange, AVColorPrimaries,
+// AVColorTransferCharacteristic; 2 / 0 = unspecified): what the reader decoded with and what a writer tags its output
+// with and encodes by.
+struct VideoColour {
+  int32_t space = 2;
+  int32_t range = 0;
+  int32_t primaries = 2;
+  int32_t transfer = 2;
+};
+
 struct VideoInfo {
   std::string path;
   std::string container;  // FFmpeg's demuxer name
@@ -51,6 +61,7 @@ struct VideoInfo {
   bool frames_estimated = false;  // frames is duration x rate (the container declares no count)
   double duration_s = 0;
   int32_t audio_streams = 0;
+  VideoColour colour;  // the video stream's
   // "software (8 threads)", "cuda (NVDEC)", or the software fallback with the reason; with NVDEC final only once
   // the first frame is read (FFmpeg starts the hwaccel then, and falls back to software when it cannot).
   std::string decode;

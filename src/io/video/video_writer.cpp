@@ -54,6 +54,19 @@ Result<EncoderChoice> encoder_choose(const AVOutputFormat* container, const Vide
   return c;
 }
 
+// RGB -> YUV with `colour`'s matrix and range (the RGB side as swscale set it up).
+void scaler_colour_set(SwsContext* scaler, const VideoColour& colour) {
+  int* inv_table = nullptr;
+  int* table = nullptr;
+  int src_range = 0, dst_range = 0, brightness = 0, contrast = 0, saturation = 0;
+  if (sws_getColorspaceDetails(scaler, &inv_table, &src_range, &table, &dst_range, &brightness, &contrast,
+                               &saturation) < 0) {
+    return;
+  }
+  sws_setColorspaceDetails(scaler, inv_table, src_range, sws_getCoefficients(sws_colorspace(colour.space)),
+                           colour.range == AVCOL_RANGE_JPEG ? 1 : 0, brightness, contrast, saturation);
+}
+
 AVPixelFormat input_format(VideoPixels pixels) {
   switch (pixels) {
     case VideoPixels::kRgba: return AV_PIX_FMT_RGBA;
@@ -141,6 +154,7 @@ class FfmpegVideoWriter final : public VideoWriter {
     m_scaler.reset(sws_getContext(options.width, options.height, input_format(options.pixels), options.width,
                                   options.height, choice.format, kScalerFlags, nullptr, nullptr, nullptr));
     if (!m_scaler) return unsupported_format(path + ": cannot convert frames for the " + choice.name + " encoder");
+    if (colour_tagged(choice.format)) scaler_colour_set(m_scaler.get(), options.colour);
     if (options.pixels == VideoPixels::kGray) {
       auto gray = GrayPlanes::make(choice.format, kScalerFlags);
       if (gray.is_ok()) m_gray = std::move(gray).value();
@@ -254,6 +268,12 @@ class FfmpegVideoWriter final : public VideoWriter {
       }
       m_codec->bit_rate = 0;
     }
+    if (colour_tagged(choice.format)) {
+      m_codec->colorspace = static_cast<AVColorSpace>(options.colour.space);
+      m_codec->color_range = static_cast<AVColorRange>(options.colour.range);
+      m_codec->color_primaries = static_cast<AVColorPrimaries>(options.colour.primaries);
+      m_codec->color_trc = static_cast<AVColorTransferCharacteristic>(options.colour.transfer);
+    }
     if (hw_device != nullptr) {
       m_codec->hw_device_ctx = av_buffer_ref(hw_device);
       if (m_codec->hw_device_ctx == nullptr) return AVERROR(ENOMEM);
@@ -261,6 +281,12 @@ class FfmpegVideoWriter final : public VideoWriter {
     const int rc = avcodec_open2(m_codec.get(), encoder, nullptr);
     if (rc < 0) m_codec.reset();
     return rc;
+  }
+
+  // RGB(A) frames into a YUV encoder take the input's colour description; gray masks and RGB encoders none.
+  bool colour_tagged(AVPixelFormat format) const {
+    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(format);
+    return m_options.pixels != VideoPixels::kGray && d != nullptr && (d->flags & AV_PIX_FMT_FLAG_RGB) == 0;
   }
 
   // NVENC for this file, opened on the CUDA backend's device; the reason when it cannot be.

@@ -36,6 +36,9 @@ struct VideoWriterOptions {
   bool low_latency = false;         // x264 tune zerolatency, VP9 realtime: no frame delay in the encoder
   int32_t threads = 0;              // encoder threads; 0 = FFmpeg's choice
   std::string audio_from;           // copy the audio streams of this file (those the container can hold)
+  // RGB and RGBA frames: the output is encoded with this colour space's matrix and range and tagged with all four
+  // (the input's, so players show the colours the input had); unspecified: BT.601 limited range, untagged.
+  VideoColour colour;
   VideoHwEncode hw_encode = VideoHwEncode::kNone;
   int32_t cuda_device = 0;  // NVENC's device: the CUDA backend's (BackendRegistry::options()), as the caller says
 };

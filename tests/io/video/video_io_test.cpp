@@ -9,6 +9,7 @@
 
 #include "common/gpu_required.h"
 #include "core/fault.h"
+#include "io/video/ffmpeg_util.h"
 #include "io/video/video_reader.h"
 #include "io/video/video_writer.h"
 
@@ -238,6 +239,40 @@ TEST(VideoIo, HardwareDecodeFallsBackWithAReason) {
   }
   if (decode.rfind("cuda", 0) != 0) {
     EXPECT_NE(decode.find("software decode:"), std::string::npos) << decode;  // the reason is named
+  }
+  fs::remove_all(path.parent_path());
+}
+
+// The colour description travels: frames are encoded with the given colour space's matrix and range and the file is
+// tagged with it, so reading it back (by its tags) gives the frame's colours; a wrong matrix would move the saturated
+// square by several levels.
+TEST(VideoIo, ColourSpaceAndRangeAreEncodedAndTagged) {
+  const fs::path path = temp_dir() / "colour.mp4";
+  const VideoColour hd{AVCOL_SPC_BT709, AVCOL_RANGE_MPEG, AVCOL_PRI_BT709, AVCOL_TRC_BT709};
+  const VideoColour full{AVCOL_SPC_BT709, AVCOL_RANGE_JPEG, AVCOL_PRI_BT709, AVCOL_TRC_BT709};
+  for (const VideoColour& colour : {hd, full}) {
+    VideoWriterOptions o = writer_options();
+    o.colour = colour;
+    auto writer = VideoWriter::open(path.string(), o);
+    ASSERT_TRUE(writer.is_ok()) << writer.status().to_string();
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(writer.value()->write(test_frame(i).view(), i * kTicksPerFrame).is_ok());
+    ASSERT_TRUE(writer.value()->finish().is_ok());
+    auto reader = VideoReader::open(path.string());
+    ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
+    const VideoColour& got = reader.value()->info().colour;
+    EXPECT_EQ(got.space, AVCOL_SPC_BT709);
+    EXPECT_EQ(got.range, colour.range);
+    EXPECT_EQ(got.primaries, AVCOL_PRI_BT709);
+    EXPECT_EQ(got.transfer, AVCOL_TRC_BT709);
+    const auto frames = read_all(*reader.value());
+    ASSERT_EQ(frames.size(), 5u);
+    for (int i = 0; i < 5; ++i) {
+      EXPECT_LT(mean_abs_diff(frames[i].rgb, test_frame(i)), 4.0) << i;
+      const uint8_t* p = &frames[i].rgb.pixels[(static_cast<size_t>(120) * kWidth + 50 + 6 * i) * 3];  // the square
+      EXPECT_NEAR(p[0], 230, 6) << i;
+      EXPECT_NEAR(p[1], 60, 6) << i;
+      EXPECT_NEAR(p[2], 40, 6) << i;
+    }
   }
   fs::remove_all(path.parent_path());
 }
