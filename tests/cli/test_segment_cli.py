@@ -168,6 +168,34 @@ def test_composite_keeps_the_inputs_colour_space_range_and_tags(tmp_path, videos
         "color_space": "bt709", "color_primaries": "bt709", "color_transfer": "bt709"}
 
 
+def test_a_phone_video_recorded_sideways_is_segmented_upright(tmp_path, videos):
+    # As phones write them: the picture stored turned a quarter counter-clockwise, and the track header's matrix
+    # (the MP4 display matrix) saying to turn it back clockwise. The frames are turned before the model sees them,
+    # so the masks are the upright video's, in its size.
+    import struct
+    coded = tmp_path / "coded.mp4"
+    subprocess.run(["ffmpeg", "-v", "error", "-i", str(videos["h264"]), "-vf", "transpose=2", "-c:v", "libx264",
+                    "-c:a", "copy", str(coded)], check=True)
+    data = bytearray(coded.read_bytes())
+    at = -1
+    while (at := data.find(b"tkhd", at + 1)) >= 0:
+        matrix = at + 4 + (52 if data[at + 4] == 1 else 40)  # after the version's times, track id, layer, volume
+        if struct.unpack(">I", data[matrix + 36:matrix + 40])[0]:  # the video track: it has a width
+            data[matrix:matrix + 36] = struct.pack(">9i", 0, 65536, 0, -65536, 0, 0, 0, 0, 1 << 30)
+    phone = tmp_path / "phone.mp4"
+    phone.write_bytes(bytes(data))
+    assert "rotation=-90" in subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream_side_data=rotation",
+                                             "-of", "compact", str(phone)], capture_output=True, text=True).stdout
+    upright, turned = tmp_path / "upright.npy", tmp_path / "turned.npy"
+    cpu = ["--output", "npy", "--threads", 2, "--mode", "cpu", "--hw-decode", "none", "-q"]
+    run_kiln("segment", videos["h264"], "-o", upright, *cpu)
+    result = run_kiln("segment", phone, "-o", turned, *cpu)
+    assert "turned 90 degrees clockwise (display matrix)" in result.stdout
+    a, b = (np.load(p).astype(np.float32) for p in (upright, turned))
+    assert a.shape == b.shape == (videos["layout"]["frames"], 360, 640)
+    assert np.abs(a - b).mean() < 0.02  # the same masks, up to re-encoding the sideways copy
+
+
 def test_unsupported_inputs_give_one_clear_error(tmp_path):
     text = tmp_path / "notes.mp4"
     text.write_text("not a video\n")

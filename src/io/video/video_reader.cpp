@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/fault.h"
+#include "io/video/display_rotation.h"
 #include "io/video/ffmpeg_util.h"
 #include "kiln/device.h"
 
@@ -118,8 +119,11 @@ class FfmpegVideoReader final : public VideoReader {
     m_info.codec = avcodec_get_name(stream->codecpar->codec_id);
     m_info.colour = {stream->codecpar->color_space, stream->codecpar->color_range, stream->codecpar->color_primaries,
                      stream->codecpar->color_trc};
-    m_info.width = stream->codecpar->width;
-    m_info.height = stream->codecpar->height;
+    // Frames come out turned as the display matrix asks (phones record sideways): the size is the picture's.
+    m_turn = display_rotation_clockwise(stream);
+    const bool quarter = m_turn == 90 || m_turn == 270;
+    m_info.width = quarter ? stream->codecpar->height : stream->codecpar->width;
+    m_info.height = quarter ? stream->codecpar->width : stream->codecpar->height;
     m_info.time_base = {stream->time_base.num, stream->time_base.den};
     AVRational rate = stream->avg_frame_rate.num > 0 ? stream->avg_frame_rate : stream->r_frame_rate;
     m_info.frame_rate = {rate.num, rate.den > 0 ? rate.den : 1};
@@ -138,6 +142,7 @@ class FfmpegVideoReader final : public VideoReader {
       m_info.decode = "software (" + std::to_string(m_codec->thread_count) + " threads)";
       if (!hw_note.empty()) m_info.decode += "; " + hw_note;
     }
+    if (m_turn != 0) m_info.decode += "; turned " + std::to_string(m_turn) + " degrees clockwise (display matrix)";
     m_packet.reset(av_packet_alloc());
     m_frame.reset(av_frame_alloc());
     m_sw_frame.reset(av_frame_alloc());
@@ -242,11 +247,14 @@ class FfmpegVideoReader final : public VideoReader {
       }
       src = m_sw_frame.get();
     }
+    const bool quarter = m_turn == 90 || m_turn == 270;
     if (m_info.width <= 0 || m_info.height <= 0) {
-      m_info.width = src->width;
-      m_info.height = src->height;
+      m_info.width = quarter ? src->height : src->width;
+      m_info.height = quarter ? src->width : src->height;
     }
-    const auto [out_width, out_height] = output_size();
+    const auto [shown_width, shown_height] = output_size();
+    // Scaled in the coded orientation, then turned.
+    const int32_t out_width = quarter ? shown_height : shown_width, out_height = quarter ? shown_width : shown_height;
     m_scaler.reset(sws_getCachedContext(m_scaler.release(), src->width, src->height,
                                         static_cast<AVPixelFormat>(src->format), out_width, out_height,
                                         AV_PIX_FMT_RGB24, SWS_BILINEAR | SWS_ACCURATE_RND, nullptr, nullptr, nullptr));
@@ -264,7 +272,7 @@ class FfmpegVideoReader final : public VideoReader {
       sws_setColorspaceDetails(m_scaler.get(), sws_getCoefficients(colorspace), full_range, table, 1, brightness,
                                contrast, saturation);
     }
-    ImageBuffer& rgb = out->rgb;
+    ImageBuffer& rgb = m_turn != 0 ? m_coded : out->rgb;
     rgb.width = out_width;
     rgb.height = out_height;
     rgb.channels = 3;
@@ -272,6 +280,7 @@ class FfmpegVideoReader final : public VideoReader {
     uint8_t* dst[4] = {rgb.pixels.data(), nullptr, nullptr, nullptr};
     int dst_stride[4] = {rgb.width * 3, 0, 0, 0};
     sws_scale(m_scaler.get(), src->data, src->linesize, 0, src->height, dst, dst_stride);
+    if (m_turn != 0) rgb_turn(m_coded, m_turn, &out->rgb);
 
     int64_t pts = src->best_effort_timestamp;
     if (pts == AV_NOPTS_VALUE) pts = src->pts;
@@ -385,6 +394,8 @@ class FfmpegVideoReader final : public VideoReader {
   int m_stream = -1;
   int64_t m_start_pts = 0;
   int64_t m_last_pts = AV_NOPTS_VALUE;
+  int32_t m_turn = 0;     // clockwise degrees the display matrix asks for
+  ImageBuffer m_coded;    // with a turn: the frame as coded, before it
   int64_t m_pts_shift = 0;  // added to the input's timestamps since they last went back
   int64_t m_next_index = 0;
   int64_t m_packets = 0;

@@ -3,7 +3,9 @@
 // timestamps. Damaged data does not end a read: a packet the decoder rejects is counted and reading goes on, so
 // a corrupt or truncated file yields every frame that can be decoded, and errors() says what was lost. Timestamps
 // always increase: where the input's go back or stand still (transport streams joined end to end, a camera that
-// restarted), the rest of the stream is shifted to follow on one frame later, and errors() says where.
+// restarted), the rest of the stream is shifted to follow on one frame later, and errors() says where. A stream whose
+// display matrix turns it by quarter turns (phones record sideways) comes out turned, upright as it is meant to be
+// seen; width and height are the picture's.
 #pragma once
 
 #include <cstdint>
