@@ -70,8 +70,10 @@ class PySegmentPipeline {
     m_results_limit = config.latency ? kLatencyResultsKept : 2 * in_flight;
   }
 
+  // Nobody can take the results any more: what is not inferred yet is not.
   ~PySegmentPipeline() {
     pyb::gil_scoped_release release;
+    if (m_started) m_engine->stream_cancel(m_stream);
     shutdown();
   }
 
@@ -148,11 +150,6 @@ class PySegmentPipeline {
   // yet inferred are not (their results come back dropped and cancelled); otherwise every frame is inferred first.
   void stop(bool cancel) {
     pyb::gil_scoped_release release;
-    {
-      std::lock_guard<std::mutex> lock(m_mutex);
-      m_stopping = true;  // the results left may exceed the limit now: nobody may be taking them
-      m_cv.notify_all();
-    }
     if (cancel && m_started) m_engine->stream_cancel(m_stream);
     shutdown();
     status_check_released(m_engine->error());
@@ -224,6 +221,8 @@ class PySegmentPipeline {
   void shutdown() {
     {
       std::lock_guard<std::mutex> lock(m_mutex);
+      m_stopping = true;  // the results left may exceed the limit now: nobody may be taking them
+      m_cv.notify_all();
       if (m_ended) return;
       m_ended = true;
     }

@@ -34,7 +34,8 @@ def frames_from(path, count, width=320, height=240):
 
 def test_pipeline_gives_masks_in_order_with_ids_and_stats():
     frames = frames_from(ASTRONAUT, 12) + frames_from(ROCKET, 6)
-    pipeline = kiln.SegmentPipeline(mode="latency", device="cpu", threads=2).start()
+    # Nothing is stale within 10 s: a loaded machine (CI's tests run two at a time) must not make this test drop.
+    pipeline = kiln.SegmentPipeline(mode="latency", device="cpu", threads=2, stale_ms=10_000).start()
     results = []
     for i, frame in enumerate(frames):
         time.sleep(1 / 30)  # a live 30 fps source
@@ -217,3 +218,20 @@ def test_pipeline_reads_the_predecessors_config_file(tmp_path):
     bad.write_text("batching:\n  dynamic:\n    max_batch_size: many\n")
     with pytest.raises(kiln.KilnValueError, match="max_batch_size"):
         kiln.SegmentPipeline(config=bad, device="cpu")
+
+
+def test_a_pipeline_dropped_with_its_results_untaken_goes_away():
+    # Throughput with a full result queue and nobody reading: the consumer waits for room, and dropping the
+    # pipeline without stop() must still end it (its frames not yet inferred are cancelled).
+    frames = frames_from(ASTRONAUT, 4) * 5
+    pipeline = kiln.SegmentPipeline(mode="throughput", device="cpu", threads=2).start()
+    producer = threading.Thread(target=lambda: [pipeline.submit_frame(f) for f in frames[:12]])
+    producer.start()
+    producer.join(timeout=60)
+    assert not producer.is_alive()
+    time.sleep(0.5)  # the results fill up
+    started = time.monotonic()
+    del pipeline
+    import gc
+    gc.collect()
+    assert time.monotonic() - started < 30
