@@ -42,7 +42,7 @@ def test_pipeline_gives_masks_in_order_with_ids_and_stats():
         pipeline.submit_frame(frame, frame_id=1000 + i)
         while (got := pipeline.get_result(timeout=0)) is not None:
             results.append(got)
-    pipeline.stop()
+    pipeline.stop(cancel=False)  # every frame inferred (stop() alone cancels the ones still waiting)
     while (got := pipeline.get_result()) is not None:
         results.append(got)
     assert [r.frame_id for r in results] == [1000 + i for i in range(len(frames))]
