@@ -53,6 +53,12 @@ ImageInputs inputs_from(pyb::handle obj, ImageListInput* arrays, DlpackImages* t
   return inputs;
 }
 
+// Bytes of one preprocessed image of `channels` channels.
+size_t preprocess_item_bytes(const PreprocessJobConfig& config, int32_t channels) {
+  return static_cast<size_t>(channels) * static_cast<size_t>(std::max(config.width, 0)) *
+         static_cast<size_t>(std::max(config.height, 0)) * pixel_type_size(config.dtype);
+}
+
 // CUDA images (a tensor through DLPack) -> a kiln.DeviceArray: the fused preprocess on the device, on the stream the
 // tensor's producer made it ready on, nothing through the host.
 pyb::object preprocess_on_device(const DlpackImages& images, const PreprocessJobConfig& config) {
@@ -67,8 +73,7 @@ pyb::object preprocess_on_device(const DlpackImages& images, const PreprocessJob
                                          : std::vector<int64_t>{n, config.height, config.width, channels};
   pyb::object out = device_array_make(shape, config.dtype);
   const auto data = device_array_data(out);
-  const size_t item_bytes = static_cast<size_t>(channels) * static_cast<size_t>(std::max(config.width, 0)) *
-                            static_cast<size_t>(std::max(config.height, 0)) * pixel_type_size(config.dtype);
+  const size_t item_bytes = preprocess_item_bytes(config, channels);
   std::vector<ImageView> items;
   for (int64_t i = 0; i < n; ++i) {
     items.push_back(image_view_packed(static_cast<uint8_t*>(data->block.data()) + static_cast<size_t>(i) * item_bytes,
@@ -152,8 +157,7 @@ pyb::object preprocess(pyb::handle images, const pyb::kwargs& kwargs) {
   const std::vector<pyb::ssize_t> item = config.layout == Layout::kCHW
                                              ? std::vector<pyb::ssize_t>{channels, config.height, config.width}
                                              : std::vector<pyb::ssize_t>{config.height, config.width, channels};
-  const size_t item_bytes = static_cast<size_t>(channels) * static_cast<size_t>(std::max(config.width, 0)) *
-                            static_cast<size_t>(std::max(config.height, 0)) * pixel_type_size(config.dtype);
+  const size_t item_bytes = preprocess_item_bytes(config, channels);
   // Numpy images are written straight into the result; decoded files (count unknown ahead) each into their own
   // buffer, so the places already handed out stay valid while more are added.
   pyb::array out;
