@@ -128,6 +128,10 @@ float face_cosine(const float* a, const float* b);
 
 // ---- the job (kiln faces) --------------------------------------------------------------------------------------
 
+// Dedup searches the kept faces exactly until there are this many (about 1 ms per face each), then through an HNSW
+// graph (see src/apps/faces/face_dedup.h).
+inline constexpr int64_t kFaceDedupExactFaces = 20000;
+
 struct FacesJobConfig {
   FaceSettings face;
   std::string output;  // .h5 (or .npz): one row per kept face (see faces_job_run)
@@ -136,6 +140,7 @@ struct FacesJobConfig {
   double margin = 0.2;  // of the box's width and height, added on each side of a crop
   bool resume = false;  // continue a killed run from its parts ("<output>.parts")
   double dedup = 0;    // > 0: drop a face whose cosine to a kept face is at least this (0.7 = the predecessor's)
+  int64_t dedup_exact_faces = kFaceDedupExactFaces;  // kept faces searched exactly before the HNSW graph takes over
   int64_t max_pixels = kImageMaxPixels;
   double decode_timeout = kImageDecodeTimeoutSeconds;  // seconds one image may take to decode (0: no limit)
   ExecSettings exec;   // batch_size: images per batch (faces of a batch are embedded together)

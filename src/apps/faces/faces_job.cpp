@@ -87,6 +87,7 @@ std::string settings_json(const FacesJobConfig& config) {
     std::visit([&](const auto& v) { settings[entry.spec.name] = v; }, value);
   }
   settings["dedup"] = config.dedup;
+  settings["dedup_exact_faces"] = config.dedup_exact_faces;
   return settings.dump();
 }
 
@@ -185,6 +186,11 @@ const ParamTable<FacesJobConfig>& faces_job_params() {
                    "predecessor's cache); 0 = keep every face",
            .min = 0, .max = 1},
           [](C& c) -> double& { return c.dedup; });
+    t.add({.name = "dedup_exact_faces",
+           .help = "Dedup: search the kept faces exactly until there are this many, then through an HNSW graph "
+                   "(about logarithmic per face instead of linear; its recall is in docs/benchmarks.md)",
+           .min = 1},
+          [](C& c) -> int64_t& { return c.dedup_exact_faces; });
     t.add({.name = "crops",
            .help = "Write each kept face's crop (with the margin), 150 x 150 thumbnail (JPEG q95) and aligned 112 x "
                    "112 face (PNG) into this folder, named by the face's row"},
@@ -232,7 +238,9 @@ Result<FacesJobSummary> faces_job_run(const FacesJobConfig& requested, const Ima
   FacesParts parts(base, faces_row_floats());
   // A piece keeps every face: kiln merge drops the duplicates across all pieces, in input order, as one run would.
   std::unique_ptr<FaceDedup> dedup;
-  if (config.dedup > 0 && !shard.is_piece()) dedup = std::make_unique<FaceDedup>(static_cast<float>(config.dedup));
+  if (config.dedup > 0 && !shard.is_piece()) {
+    dedup = std::make_unique<FaceDedup>(static_cast<float>(config.dedup), config.dedup_exact_faces);
+  }
 
   // A resumed run keeps the parts of the killed one and continues after them.
   FacesJobSummary summary;

@@ -84,7 +84,7 @@ Result<MergeSummary> faces_merge(const std::vector<std::string>& paths, const Me
   face.embedder = reference->file.text_of("embedder");
 
   std::unique_ptr<FaceDedup> dedup;
-  if (threshold > 0) dedup = std::make_unique<FaceDedup>(static_cast<float>(threshold));
+  if (threshold > 0) dedup = std::make_unique<FaceDedup>(static_cast<float>(threshold), config.dedup_exact_faces);
   const int64_t width = faces_row_floats();
   std::vector<float> kept;
   std::vector<std::string> kept_paths;

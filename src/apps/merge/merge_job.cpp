@@ -92,6 +92,10 @@ const ParamTable<MergeConfig>& merge_params() {
            .min = -1,
            .max = 1},
           [](C& c) -> double& { return c.dedup; });
+    t.add({.name = "dedup_exact_faces",
+           .help = "Faces pieces: search the kept faces exactly until there are this many, then through an HNSW graph",
+           .min = 1},
+          [](C& c) -> int64_t& { return c.dedup_exact_faces; });
     return t;
   }();
   return table;
