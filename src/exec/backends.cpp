@@ -1,6 +1,8 @@
 // The process-wide backend registry: compiled GPU backends that find a device (CUDA, then OpenCL), then the CPU.
 #include "kiln/device.h"
 
+#include "core/gpu_budget.h"
+
 namespace kiln {
 
 namespace {
@@ -21,7 +23,9 @@ BackendRegistry& BackendRegistry::instance() {
     r->options_set(backend_options_from_env());
     const BackendOptions opts = r->options().is_ok() ? r->options().value() : BackendOptions{};
 #if KILN_HAS_CUDA
-    add_gpu(r, BackendKind::kCuda, cuda_backend_create(opts));
+    BackendOptions cuda = opts;  // its pool's share of the process's budget; the models get the rest
+    cuda.memory_limit_bytes = gpu_budget_split(opts.memory_limit_bytes).pool_bytes;
+    add_gpu(r, BackendKind::kCuda, cuda_backend_create(cuda));
 #else
     r->add(nullptr, BackendStatus{BackendKind::kCuda, false, "not compiled (configure with KILN_CUDA=ON and a CUDA toolkit)"});
 #endif

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <mutex>
 #include <numeric>
+#include <shared_mutex>
 #include <type_traits>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include "core/fault.h"
 #include "core/file_read.h"
 #include "core/float_mode.h"
+#include "core/gpu_budget.h"
 #include "core/thread_pool.h"
 #include "infer/bound_outputs.h"
 #include "infer/infer_placement.h"
@@ -90,7 +92,6 @@ class OrtInferSession final : public InferSession {
   Status run(std::span<const float> input, const std::vector<int64_t>& shape, std::vector<Tensor>* outputs) override {
     Status st = input_check(input, shape);
     if (!st.is_ok()) return st;
-    std::lock_guard<std::mutex> lock(m_run_mutex);
     return m_halving.run<Tensor>(
         input, shape, outputs,
         [this](std::span<const float> in, const std::vector<int64_t>& s, std::vector<Tensor>* out) {
@@ -106,7 +107,6 @@ class OrtInferSession final : public InferSession {
   Status run_bound(std::span<const float> input, const std::vector<int64_t>& shape,
                    std::vector<HostTensor>* outputs) override {
     KILN_TRY(input_check(input, shape));
-    std::lock_guard<std::mutex> lock(m_run_mutex);
     return bound_halved(input, shape, outputs, nullptr);
   }
 
@@ -115,7 +115,6 @@ class OrtInferSession final : public InferSession {
   Status run_bound_from_device(std::span<const float> input, Backend& device, const std::vector<int64_t>& shape,
                                std::vector<HostTensor>* outputs) override {
     KILN_TRY(input_check(input, shape));
-    std::lock_guard<std::mutex> lock(m_run_mutex);
     return bound_halved(input, shape, outputs, &device);
   }
 
@@ -141,14 +140,24 @@ class OrtInferSession final : public InferSession {
   }
 
   // One run on the current provider, falling back to the next when it fails (or a single item does not fit: a
-  // larger batch that runs out of memory is halved instead, by the caller).
+  // larger batch that runs out of memory is halved instead, by the caller). Runs share the session (ONNX Runtime's
+  // Run is thread-safe); only replacing it waits for the runs in flight, and the first failed run to get there
+  // replaces it: the others run again on its successor.
   template <typename Out>
   Status run_on_a_provider(std::span<const float> input, const std::vector<int64_t>& shape,
                            std::vector<Out>* outputs, Backend* device = nullptr) {
     while (true) {
-      if constexpr (std::is_same_v<Out, Tensor>) outputs->clear();  // bound outputs keep their blocks
-      Status st = run_locked(input, shape, outputs, device);
-      if (st.is_ok() || !fallback_possible(st, shape[0] == 1)) return st;
+      uint64_t generation = 0;
+      Status st;
+      {
+        std::shared_lock<std::shared_mutex> running(m_session_mutex);
+        generation = m_session_generation;
+        if constexpr (std::is_same_v<Out, Tensor>) outputs->clear();  // bound outputs keep their blocks
+        st = run_locked(input, shape, outputs, device);
+        if (st.is_ok() || !fallback_possible(st, shape[0] == 1)) return st;
+      }
+      std::unique_lock<std::shared_mutex> replacing(m_session_mutex);
+      if (generation != m_session_generation) continue;
       report_fallback(std::string(infer_provider_name(m_provider)) + " failed while running: " + st.message());
       Status created = session_create_next();
       if (!created.is_ok()) return created;
@@ -182,13 +191,18 @@ class OrtInferSession final : public InferSession {
                           std::vector<HostTensor>* outputs, Backend* device) {
     const std::vector<int64_t> item(shape.begin() + 1, shape.end());
     const bool per_item = m_info.inputs[0].shape[0] == 1 && shape[0] > 1;
-    if (per_item || !m_bound.learned(item) || !m_bound.bindable()) {
+    bool bind = false;
+    {
+      std::lock_guard<std::mutex> lock(m_bound_mutex);
+      bind = !per_item && m_bound.learned(item) && m_bound.bindable();
+      if (bind) KILN_TRY(m_bound.prepare(shape[0], m_output_names, host_backend(), outputs));
+    }
+    if (!bind) {
       std::vector<Tensor> copied;
       KILN_TRY(run_locked(input, shape, &copied, device));
-      if (!per_item && !m_bound.learned(item)) m_bound.learn(item, shape[0], copied, m_info.outputs);
+      if (!per_item) bound_learn(item, shape[0], copied, /*again=*/false);
       return BoundOutputs::copy(copied, host_backend(), outputs);
     }
-    KILN_TRY(m_bound.prepare(shape[0], m_output_names, host_backend(), outputs));
     KILN_TRY(injected_fault());
     const Errc code = m_provider == InferProvider::kCpu ? Errc::kInvalidArgument : Errc::kDeviceError;
     const FloatModeScope float_mode(m_options.flush_denormals && m_provider == InferProvider::kCpu);
@@ -216,8 +230,14 @@ class OrtInferSession final : public InferSession {
     // run: run unbound, learn again, and let only a failure of that run count.
     std::vector<Tensor> copied;
     KILN_TRY(run_locked(input, shape, &copied, device));
-    m_bound.learn(item, shape[0], copied, m_info.outputs);
+    bound_learn(item, shape[0], copied, /*again=*/true);
     return BoundOutputs::copy(copied, host_backend(), outputs);
+  }
+
+  // Learns the outputs' shapes from an unbound run: when none are known for this input size, or `again`.
+  void bound_learn(const std::vector<int64_t>& item, int64_t batch, const std::vector<Tensor>& copied, bool again) {
+    std::lock_guard<std::mutex> lock(m_bound_mutex);
+    if (again || !m_bound.learned(item)) m_bound.learn(item, batch, copied, m_info.outputs);
   }
 
   Status injected_fault() const {
@@ -272,9 +292,13 @@ class OrtInferSession final : public InferSession {
       auto stream = cuda->stream_create();  // none: ONNX Runtime makes its own, as without kiln's CUDA backend
       if (stream.is_ok()) m_stream = std::move(stream).value();
     }
+    std::string memory_note;
     if (provider != InferProvider::kCpu) {
       void* const compute_stream = cuda != nullptr && m_stream ? m_stream->native_handle() : nullptr;
-      Status st = provider_append(session_options, provider, m_options, m_backend, compute_stream);
+      BackendOptions models = m_backend;
+      models.memory_limit_bytes = gpu_budget_split(m_backend.memory_limit_bytes).models_bytes;
+      if (models.memory_limit_bytes > 0) memory_note = models_memory_share(models, session_options);
+      Status st = provider_append(session_options, provider, m_options, models, compute_stream);
       if (!st.is_ok()) return st;
     }
     std::unique_ptr<Ort::Session> session;
@@ -287,14 +311,31 @@ class OrtInferSession final : public InferSession {
     if (!st.is_ok()) return st;
     m_session = std::move(session);
     m_provider = provider;
+    ++m_session_generation;
     m_bound.reset();
     m_halving.reset();  // what fitted one provider's memory says nothing of the next one's
     m_host_backend = &host_backend_for(provider);
     m_device_backend = cuda;
     std::lock_guard<std::mutex> lock(m_report_mutex);
     m_report.provider = infer_provider_name(provider);
+    m_report.placement = m_plan.reason + memory_note;
     m_report.batch_limit = 0;
     return Status::ok();
+  }
+
+  // Under GPU_MEMORY_LIMIT_GB the session allocates from the process's one CUDA arena for models (capped at their
+  // share); if ONNX Runtime refuses it, from its own arena capped at that share, and the report says so.
+  std::string models_memory_share(const BackendOptions& models, Ort::SessionOptions& session_options) {
+    const std::string gib = std::to_string(static_cast<double>(models.memory_limit_bytes) / double(1 << 30));
+    const std::string cap = gib.substr(0, gib.find('.') + 3) + " GiB";
+    const Status shared = ort_cuda_arena_share(models.device_id, models.memory_limit_bytes);
+    if (shared.is_ok() && ort_call(Errc::kDeviceError, "session options", [&] {
+          session_options.AddConfigEntry("session.use_env_allocators", "1");
+        }).is_ok()) {
+      return "; the models share one " + cap + " CUDA arena";
+    }
+    report_fallback("GPU memory: " + shared.message() + "; this session is capped alone at " + cap);
+    return "; this session's CUDA arena capped alone at " + cap;
   }
 
   Status input_check(std::span<const float> input, const std::vector<int64_t>& shape) const {
@@ -417,15 +458,19 @@ class OrtInferSession final : public InferSession {
   std::vector<std::string> m_input_names;
   std::vector<std::string> m_output_names;
   std::string m_folder;           // the model file's folder, for external data; empty for bytes
-  std::mutex m_run_mutex;          // one run at a time; guards the session, which a fallback replaces
+  // Runs hold it shared; replacing the session (a fallback) holds it alone. Guards m_session, m_provider,
+  // m_next_provider, m_session_generation and m_stream.
+  std::shared_mutex m_session_mutex;
+  uint64_t m_session_generation = 0;  // sessions made so far
+  std::mutex m_bound_mutex;          // guards m_bound
   mutable std::mutex m_report_mutex;
   std::unique_ptr<Stream> m_stream;  // the GPU providers' compute stream; outlives every session made on it
   std::unique_ptr<Ort::Session> m_session;
   InferProvider m_provider = InferProvider::kCpu;
   std::atomic<Backend*> m_host_backend{&BackendRegistry::instance().cpu()};
   std::atomic<Backend*> m_device_backend{nullptr};
-  BoundOutputs m_bound;    // guarded by m_run_mutex
-  OomHalving m_halving;     // guarded by m_run_mutex
+  BoundOutputs m_bound;
+  OomHalving m_halving;
   InferReport m_report;
 };
 

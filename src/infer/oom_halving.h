@@ -1,9 +1,10 @@
 // Batches on a device that may run out of memory: a batch that does is run in halves (each half again if it does
 // too), and from then on a batch larger than what fitted is split at once instead of tried whole. Used by both of
-// InferSession's runs (copied and bound outputs); the caller holds its run lock around run().
+// InferSession's runs (copied and bound outputs). Runs may call run() at once: the limit only ever comes down.
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -27,17 +28,21 @@ class OomHalving {
   using Halved = std::function<void(int64_t limit)>;
 
   // The largest batch that fitted after one ran out of memory (shared by every kind of output); 0 = none has.
-  int64_t limit() const { return m_limit; }
-  void reset() { m_limit = 0; }
+  int64_t limit() const { return m_limit.load(); }
+  void reset() { m_limit.store(0); }
 
   template <typename Out>
   Status run(std::span<const float> input, const std::vector<int64_t>& shape, std::vector<Out>* outputs,
              const Attempt<Out>& attempt, const Join<Out>& join, const Halved& halved) {
-    if (m_limit > 0 && shape[0] > m_limit) return halves(input, shape, outputs, attempt, join, halved);
+    const int64_t limit = m_limit.load();
+    if (limit > 0 && shape[0] > limit) return halves(input, shape, outputs, attempt, join, halved);
     Status st = attempt(input, shape, outputs);
     if (st.code() != Errc::kOutOfMemory || shape[0] <= 1) return st;
-    m_limit = shape[0] - shape[0] / 2;  // the larger half
-    halved(m_limit);
+    const int64_t larger_half = shape[0] - shape[0] / 2;
+    int64_t was = m_limit.load();
+    while ((was == 0 || larger_half < was) && !m_limit.compare_exchange_weak(was, larger_half)) {
+    }
+    if (was == 0 || larger_half < was) halved(larger_half);
     return halves(input, shape, outputs, attempt, join, halved);
   }
 
@@ -56,7 +61,7 @@ class OomHalving {
     return join(a, first, b, n - first, outputs);
   }
 
-  int64_t m_limit = 0;
+  std::atomic<int64_t> m_limit{0};
 };
 
 // True when outputs of two halves of a, b items (shapes sa, sb) have one row per item: they can be joined.

@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 #include "kiln/infer.h"
 
@@ -11,6 +13,26 @@ namespace kiln {
 Ort::Env& ort_env() {
   static Ort::Env* env = new Ort::Env(ORT_LOGGING_LEVEL_ERROR, "kiln");
   return *env;
+}
+
+Status ort_cuda_arena_share(int32_t device_id, uint64_t max_bytes) {
+  static std::mutex mutex;
+  static std::map<int32_t, Status> registered;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = registered.find(device_id); it != registered.end()) return it->second;
+  Ort::Env& env = ort_env();
+  const Status st = ort_call(Errc::kDeviceError, "a CUDA arena shared by the sessions", [&] {
+    const Ort::MemoryInfo memory("Cuda", OrtArenaAllocator, device_id, OrtMemTypeDefault);
+    // Grown by what is asked, not by doubling, so that no headroom under the cap is lost to rounding.
+    const Ort::ArenaCfg arena(static_cast<size_t>(max_bytes), /*kSameAsRequested*/ 1, -1, -1);
+    const std::string device = std::to_string(device_id);
+    const char* keys[] = {"device_id"};
+    const char* values[] = {device.c_str()};
+    Ort::ThrowOnError(Ort::GetApi().CreateAndRegisterAllocatorV2(env, "CUDAExecutionProvider", memory, arena, keys,
+                                                                 values, 1));
+  });
+  registered.emplace(device_id, st);
+  return st;
 }
 
 OnnxRuntimeInfo onnxruntime_info() {

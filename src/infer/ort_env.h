@@ -14,6 +14,11 @@ namespace kiln {
 // Created on first use; ONNX Runtime logs warnings and errors only.
 Ort::Env& ort_env();
 
+// Registers, once per device, an ONNX Runtime CUDA arena on `device_id` capped at `max_bytes`, which every session
+// made with "session.use_env_allocators" = "1" then allocates from: one budget for all of the process's sessions.
+// Later calls for the device return the first call's result (its cap stays).
+Status ort_cuda_arena_share(int32_t device_id, uint64_t max_bytes);
+
 // Runs `fn`, turning an Ort::Exception into a Status of `code` prefixed with `what`.
 template <typename Fn>
 Status ort_call(Errc code, const std::string& what, Fn&& fn) {

@@ -8,6 +8,7 @@
 #include <hdf5.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -112,6 +113,20 @@ TEST(GpuCommands, KilnFacesInANewProcessFindsTheCpusFacesOnCuda) {
   const std::vector<float> b = h5_floats(dir.file("cpu.h5"), "landmarks");
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 2.0f) << "landmark coordinate " << i;
+}
+
+// GPU_MEMORY_LIMIT_GB is the process's: the detector and the embedder share one arena of the models' three quarters.
+TEST(GpuCommands, KilnFacesUnderAMemoryLimitSharesOneArenaAndFindsTheSameFaces) {
+  KILN_CUDA_PROVIDER_REQUIRE();
+  const test::TempDir dir;
+  ::setenv("GPU_MEMORY_LIMIT_GB", "2", 1);
+  const std::string gpu = kiln_ok("faces " + kPhotos + " -o " + dir.file("gpu.h5") + " --mode gpu -q");
+  ::unsetenv("GPU_MEMORY_LIMIT_GB");
+  for (const char* stage : {"Detection:", "Embedding:"}) {
+    EXPECT_NE(line_of(gpu, stage).find("the models share one 1.50 GiB CUDA arena"), std::string::npos) << gpu;
+  }
+  const std::string cpu = kiln_ok("faces " + kPhotos + " -o " + dir.file("cpu.h5") + " --mode cpu -q");
+  EXPECT_EQ(line_of(gpu, "Faces:"), line_of(cpu, "Faces:"));
 }
 
 TEST(GpuCommands, KilnSegmentInANewProcessMakesTheCpusMasksOnCuda) {

@@ -11,13 +11,6 @@
 namespace kiln {
 namespace {
 
-bool cuda_device_present() {
-  for (const auto& s : BackendRegistry::instance().statuses()) {
-    if (s.kind == BackendKind::kCuda && s.available) return true;
-  }
-  return false;
-}
-
 BackendRegistry registry_without_gpu() {
   BackendRegistry registry;
   registry.add(nullptr, BackendStatus{BackendKind::kCuda, false, "no CUDA driver"});
@@ -74,7 +67,7 @@ TEST(InferPlan, WithACudaDeviceTheGpuProvidersComeFirst) {
 }
 
 TEST(InferSessionPlacement, ModeGpuWithoutADeviceIsAnError) {
-  if (cuda_device_present()) GTEST_SKIP() << "a CUDA device is present";
+  if (test::cuda_device_present()) GTEST_SKIP() << "a CUDA device is present";
   const PackagedModel model = test::packaged_model_require("fr-embed");
   InferOptions options;
   options.mode = ExecMode::kGpu;
@@ -94,7 +87,7 @@ TEST(InferSessionPlacement, ProvidersAreListedWithReasons) {
 class InferOnCuda : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!cuda_device_present()) KILN_GPU_SKIP("no CUDA device: the CUDA/TensorRT execution-provider tests need one");
+    if (!test::cuda_device_present()) KILN_GPU_SKIP("no CUDA device: the CUDA/TensorRT execution-provider tests need one");
     const auto providers = onnxruntime_info().providers;
     if (std::find(providers.begin(), providers.end(), "CUDAExecutionProvider") == providers.end()) {
       KILN_GPU_SKIP("this ONNX Runtime has no CUDA provider: configure with -DKILN_ORT_GPU=ON");

@@ -81,6 +81,13 @@ std::string fixed_batch_embedder_path() {
   return (std::filesystem::path(model_dir()).parent_path() / "faceplugin" / "fr_feature.onnx").string();
 }
 
+bool cuda_device_present() {
+  for (const auto& s : BackendRegistry::instance().statuses()) {
+    if (s.kind == BackendKind::kCuda && s.available) return true;
+  }
+  return false;
+}
+
 InferOptions cpu_infer_options() {
   InferOptions options;
   options.mode = ExecMode::kCpu;

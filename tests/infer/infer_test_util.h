@@ -23,6 +23,9 @@ std::vector<float> model_input_make(const PackagedModel& model, const std::vecto
 
 InferOptions cpu_infer_options();
 
+// kiln's registry found a usable CUDA device.
+bool cuda_device_present();
+
 // The CUDA provider convolves in TF32 (its default: 10-bit mantissas) and sums in other orders, so its outputs agree
 // with the CPU provider's in direction and size, not to the last bits: each of the `rows` rows has cosine >= 0.999
 // and relative L2 error <= 2 % against `want`'s.
