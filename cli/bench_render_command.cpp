@@ -145,7 +145,7 @@ Runner bench_render_command_add(CLI::App& bench) {
   render->add_flag("--json", f->json, "Print JSON");
   return [f, flags] {
     if (Status s = flags->apply(&f->settings); !s.is_ok()) return exit_with(s);
-    if (Status s = render_validate(f->settings.render, WindowBatch{nullptr, f->settings.render.style == ChartStyle::kOhlc ? 4 : 1,
+    if (Status s = render_validate(f->settings.render, WindowBatch{nullptr, chart_style_draws_bars(f->settings.render.style) ? 4 : 1,
                                                                    nullptr, 0, static_cast<int32_t>(f->settings.windows.seq_len)});
         !s.is_ok()) {
       return exit_with(s);

@@ -4,6 +4,9 @@ import numpy as np
 from ._kiln import KilnValueError
 
 OHLC_COLUMNS = ("Open", "High", "Low", "Close")
+# Chart styles, and those drawn from Open/High/Low/Close rows (kiln's names and aliases).
+STYLES = ("line", "ohlc", "bars", "candlestick", "candles")
+BAR_STYLES = ("ohlc", "bars", "candlestick", "candles")
 
 
 def _find_column(frame, name):

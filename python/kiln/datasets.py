@@ -3,13 +3,13 @@ import numpy as np
 
 from . import _kiln
 from ._kiln import KilnValueError
-from ._series import series_array
+from ._series import BAR_STYLES, STYLES, series_array
 
 
 class ChartDataset:
     """Windows of one series, rendered on access; usable as a torch map-style dataset.
 
-    series: numpy array (N,) or (N, 4), or a DataFrame with Close (Open/High/Low/Close for style "ohlc").
+    series: numpy array (N,) or (N, 4), or a DataFrame with Close (Open/High/Low/Close for styles "ohlc" and "candlestick").
     Windows containing NaN/inf are skipped. With label_horizon > 0 an item is (image, label): label_threshold
     None gives 1 = up / 0 = not up after label_horizon rows; a threshold >= 0 gives 0 down / 1 flat / 2 up.
     dtype "uint8" (0..255, white background) or "float32" (0..1). Windows are views into the stored series (it is
@@ -19,11 +19,11 @@ class ChartDataset:
 
     def __init__(self, series, seq_len=100, stride=1, width=224, height=224, line_width=2.0, style="line",
                  label_horizon=0, label_threshold=None, dtype="uint8", mode="cpu"):
-        if style not in ("line", "ohlc"):
-            raise KilnValueError(f"style must be 'line' or 'ohlc', got '{style}'")
+        if style not in STYLES:
+            raise KilnValueError(f"style must be one of {', '.join(STYLES)}; got '{style}'")
         if dtype not in ("uint8", "float32"):
             raise KilnValueError(f"dtype must be 'uint8' or 'float32', got '{dtype}'")
-        self.series, self.column = series_array(series, ohlc=(style == "ohlc"))
+        self.series, self.column = series_array(series, ohlc=(style in BAR_STYLES))
         self.seq_len = int(seq_len)
         self.stride = int(stride)
         self.width = int(width)
@@ -36,7 +36,7 @@ class ChartDataset:
         self.mode = mode
         self.starts, self.labels, self.skipped = _kiln.window_plan(
             self.series, seq_len=self.seq_len, stride=self.stride, label_horizon=self.label_horizon,
-            label_threshold=label_threshold, ohlc=(style == "ohlc"))
+            label_threshold=label_threshold, ohlc=(style in BAR_STYLES))
 
     def __len__(self):
         return int(self.starts.shape[0])

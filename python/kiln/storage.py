@@ -5,7 +5,7 @@ import os
 
 from . import _kiln
 from ._kiln import KilnValueError
-from ._series import series_array
+from ._series import BAR_STYLES, series_array
 
 PLUGIN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hdf5-plugins")
 
@@ -73,7 +73,7 @@ def create_images_from_data(data, output_path, seq_len=100, line_width=3, batch_
     images_per_file = int(storage.get("images_per_file", 0)) if storage_mode == "batch" and fmt == "hdf5" else 0
 
     style = str(rendering.get("style", "line"))
-    series, column = series_array(data, ohlc=(style == "ohlc"))
+    series, column = series_array(data, ohlc=(style in BAR_STYLES))
     output_path = os.fspath(output_path)
     _kiln.render_job(
         series,

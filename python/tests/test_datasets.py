@@ -30,6 +30,9 @@ def test_dataframe_and_ohlc(ohlc_walk):
     assert np.array_equal(line[3], kiln.render(ohlc_walk[None, 3:33, 3], **SIZE)[0])
     bars = kiln.ChartDataset(frame, seq_len=30, style="ohlc", width=120, height=60)
     assert np.array_equal(bars[2], kiln.render(ohlc_walk[None, 2:32], style="ohlc", width=120, height=60)[0])
+    candles = kiln.ChartDataset(frame, seq_len=30, style="candlestick", width=120, height=60)
+    want = kiln.render(ohlc_walk[None, 2:32], style="candlestick", width=120, height=60)[0]
+    assert np.array_equal(candles[2], want) and not np.array_equal(candles[2], bars[2])
 
 
 def test_nan_windows_skipped(walk):

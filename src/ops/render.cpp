@@ -29,8 +29,8 @@ Status params_validate(const RenderParams& params, int32_t seq_len, int32_t chan
   if (channels != 1 && channels != 4) {
     return invalid_argument("series must have 1 or 4 (OHLC) channels, not " + std::to_string(channels));
   }
-  if (params.style == ChartStyle::kOhlc && channels != 4) {
-    return invalid_argument("OHLC bars need Open/High/Low/Close data (use --ohlc input)");
+  if (chart_style_draws_bars(params.style) && channels != 4) {
+    return invalid_argument("OHLC bars and candlesticks need Open/High/Low/Close data (use --ohlc input)");
   }
   return Status::ok();
 }
@@ -80,7 +80,7 @@ Status render_validate(const RenderParams& params, const WindowBatch& windows) {
 Status render_validate(const OpCall& call) {
   const auto& params = *static_cast<const RenderParams*>(call.params);
   if (call.out.count != call.in.count) return invalid_argument("render: one output image per window");
-  if (call.in.count == 0) return params_validate(params, 2, params.style == ChartStyle::kOhlc ? 4 : 1);
+  if (call.in.count == 0) return params_validate(params, 2, chart_style_draws_bars(params.style) ? 4 : 1);
   const int32_t seq_len = render_seq_len(call);
   const int32_t channels = render_channels(call);
   KILN_TRY(params_validate(params, seq_len, channels));

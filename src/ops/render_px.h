@@ -196,6 +196,22 @@ KILN_KERNEL_FN float kiln_ohlc_overlap(int32_t c, int32_t m, float sx) {
   return kiln_maxf(b - a, 0.0f);
 }
 
+/* The rows [*top, *bottom] that sub-column `part` (0-2; 3 is the gap) of a bar covers. OHLC bars: the open tick, the
+   high-low bar, the close tick. Candlesticks (candle != 0): the body from open to close in parts 0 and 2, the wick
+   from high to low in part 1 (through the body), so the body is three sub-columns wide and the wick one. */
+KILN_KERNEL_FN void kiln_bar_part_rows(int32_t part, int32_t candle, int32_t open_row, int32_t high_row,
+                                       int32_t low_row, int32_t close_row, int32_t* top, int32_t* bottom) {
+  if (part == 1) {
+    *top = high_row;
+    *bottom = low_row;
+  } else if (candle) {
+    *top = kiln_mini(open_row, close_row);
+    *bottom = kiln_maxi(open_row, close_row);
+  } else {
+    *top = *bottom = part == 0 ? open_row : close_row;
+  }
+}
+
 /* OHLC: sub-columns m that overlap pixel column c: [*m_lo, *m_hi]. */
 KILN_KERNEL_FN void kiln_ohlc_sub_column_span(int32_t c, float sx, int32_t sub_columns, int32_t* m_lo,
                                               int32_t* m_hi) {

@@ -24,6 +24,12 @@ RenderCase ohlc(std::string name, int32_t w, int32_t h, int32_t seq_len, int32_t
   return c;
 }
 
+RenderCase candlestick(std::string name, int32_t w, int32_t h, int32_t seq_len, int32_t windows) {
+  RenderCase c = ohlc(std::move(name), w, h, seq_len, windows);
+  c.params.style = ChartStyle::kCandlestick;
+  return c;
+}
+
 RenderCase with_shape(RenderCase c, SeriesShape shape) {
   c.shape = shape;
   return c;
@@ -67,6 +73,11 @@ std::vector<RenderCase> render_cases() {
   cases.push_back(ohlc("ohlc_scaled_up", 1000, 120, 50, 3));
   cases.push_back(float32(ohlc("ohlc_float32", 120, 60, 30, 3)));
   cases.push_back(with_shape(ohlc("ohlc_flat", 40, 21, 10, 2), SeriesShape::kFlat));
+  cases.push_back(candlestick("candlestick_native", 400, 200, 100, 5));
+  cases.push_back(candlestick("candlestick_scaled_down", 150, 80, 100, 5));
+  cases.push_back(candlestick("candlestick_scaled_up", 1000, 120, 50, 3));
+  cases.push_back(float32(candlestick("candlestick_float32", 120, 60, 30, 3)));
+  cases.push_back(with_shape(candlestick("candlestick_nan_window_blank", 64, 32, 20, 6), SeriesShape::kWithNaN));
   return cases;
 }
 

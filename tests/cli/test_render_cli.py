@@ -144,6 +144,20 @@ def test_ohlc_style_uses_four_pixels_per_bar(tmp_path):
     assert attrs["style"] == "ohlc"
 
 
+def test_candlestick_style_draws_bodies_from_open_to_close(tmp_path):
+    write_csv(tmp_path / "p.csv", HEADER, price_rows(40))
+    args = ["--seq-len", 25, "--width", 100, "--height", 60, "-q"]
+    run_kiln("render", tmp_path / "p.csv", "-o", tmp_path / "c.h5", "--style", "candlestick", *args)
+    run_kiln("render", tmp_path / "p.csv", "-o", tmp_path / "b.h5", "--style", "ohlc", *args)
+    candles, attrs = read_dataset(tmp_path / "c.h5")
+    bars, _ = read_dataset(tmp_path / "b.h5")
+    assert attrs["style"] == "candlestick" and candles["sequences"].shape[1:] == (25, 4)
+    # The wick column (sub-column 1 of each bar) is the same in both; the body columns hold more ink than ticks.
+    assert (candles["images"] < 255).sum() > (bars["images"] < 255).sum()
+    wick = [4 * k + 1 for k in range(25)]
+    np.testing.assert_array_equal(candles["images"][:, :, wick], bars["images"][:, :, wick])
+
+
 def test_labels(tmp_path):
     close = [1, 2, 3, 2, 2, 5, 4, 4]
     write_csv(tmp_path / "p.csv", ["Close"], [(c,) for c in close])

@@ -29,7 +29,7 @@ class RenderDeterminism : public ::testing::TestWithParam<DeterminismCase> {
  protected:
   void SetUp() override {
     const auto c = GetParam();
-    channels = c.style == ChartStyle::kOhlc ? 4 : 1;
+    channels = chart_style_draws_bars(c.style) ? 4 : 1;
     const auto walk = test::random_walk(400, 99, 2.0f);
     for (size_t i = 0; i < walk.size(); ++i) {
       if (channels == 1) {
@@ -72,7 +72,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, RenderDeterminism,
                                            DeterminismCase{ChartStyle::kLine, 97, 31, 0.5f, 40},
                                            DeterminismCase{ChartStyle::kLine, 64, 300, 10.0f, 2},
                                            DeterminismCase{ChartStyle::kOhlc, 400, 120, 3.0f, 100},
-                                           DeterminismCase{ChartStyle::kOhlc, 333, 77, 3.0f, 60}));
+                                           DeterminismCase{ChartStyle::kOhlc, 333, 77, 3.0f, 60},
+                                           DeterminismCase{ChartStyle::kCandlestick, 333, 77, 3.0f, 60}));
 
 }  // namespace
 }  // namespace kiln

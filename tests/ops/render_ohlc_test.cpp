@@ -1,4 +1,4 @@
-// OHLC bars: exact pixel layout, ink levels and horizontal scaling.
+// OHLC bars and candlesticks: exact pixel layout, ink levels and horizontal scaling.
 #include <gtest/gtest.h>
 
 #include "common/render_helpers.h"
@@ -38,6 +38,31 @@ TEST(RenderOhlc, FourPixelsPerBarAtNativeWidth) {
     EXPECT_EQ(at(4, y), y == 4 ? 0 : 255);
     EXPECT_EQ(at(5, y), 0);
     EXPECT_EQ(at(6, y), y == 7 ? 0 : 255);
+    EXPECT_EQ(at(7, y), 255);
+  }
+}
+
+// Candlesticks on the same bars: the body (open to close) three pixels wide, the wick (high to low) through its middle.
+TEST(RenderOhlc, CandlesticksHaveABodyFromOpenToCloseAndAWickFromHighToLow) {
+  const int32_t w = 8, h = 11;
+  RenderParams p = ohlc_params(w, h);
+  p.style = ChartStyle::kCandlestick;
+  const auto img = test::render_window(kBars, p, 4);
+  auto at = [&](int32_t x, int32_t y) { return img[static_cast<size_t>(y) * w + x]; };
+  // Bar 0 (bullish, level 50): body rows 4 (close 6) .. 8 (open 2) at x = 0..2, wick rows 2..9 at x = 1.
+  for (int32_t y = 0; y < h; ++y) {
+    const bool body = y >= 4 && y <= 8;
+    EXPECT_EQ(at(0, y), body ? 50 : 255) << "y " << y;
+    EXPECT_EQ(at(1, y), (y >= 2 && y <= 9) ? 50 : 255) << "y " << y;
+    EXPECT_EQ(at(2, y), body ? 50 : 255) << "y " << y;
+    EXPECT_EQ(at(3, y), 255);
+  }
+  // Bar 1 (bearish, level 0): body rows 4 (open 6) .. 7 (close 3), wick rows 0..10.
+  for (int32_t y = 0; y < h; ++y) {
+    const bool body = y >= 4 && y <= 7;
+    EXPECT_EQ(at(4, y), body ? 0 : 255) << "y " << y;
+    EXPECT_EQ(at(5, y), 0);
+    EXPECT_EQ(at(6, y), body ? 0 : 255) << "y " << y;
     EXPECT_EQ(at(7, y), 255);
   }
 }

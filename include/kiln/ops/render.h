@@ -16,14 +16,21 @@
 
 namespace kiln {
 
-enum class ChartStyle : uint8_t { kLine = 0, kOhlc };
+// OHLC bars: a high-low bar with the open tick left and the close tick right; candlesticks: a body from open to close
+// with a wick from high to low through its middle. Both are drawn in ink_bullish (close >= open) or ink_bearish.
+enum class ChartStyle : uint8_t { kLine = 0, kOhlc, kCandlestick };
 
-inline constexpr EnumName<ChartStyle> kChartStyleNames[] = {
-    {ChartStyle::kLine, "line"}, {ChartStyle::kOhlc, "ohlc"}, {ChartStyle::kOhlc, "bars"}};
+inline constexpr EnumName<ChartStyle> kChartStyleNames[] = {{ChartStyle::kLine, "line"},
+                                                            {ChartStyle::kOhlc, "ohlc"},
+                                                            {ChartStyle::kCandlestick, "candlestick"},
+                                                            {ChartStyle::kOhlc, "bars"},
+                                                            {ChartStyle::kCandlestick, "candles"}};
 inline const char* chart_style_name(ChartStyle style) { return enum_name(kChartStyleNames, style); }
 inline Result<ChartStyle> chart_style_parse(const std::string& name) {
   return enum_parse(kChartStyleNames, name, "chart style");
 }
+// The style draws a window's Open/High/Low/Close rows (4 channels): OHLC bars and candlesticks.
+inline bool chart_style_draws_bars(ChartStyle style) { return style != ChartStyle::kLine; }
 
 struct RenderParams {
   ChartStyle style = ChartStyle::kLine;
@@ -32,8 +39,8 @@ struct RenderParams {
   float line_width = 3.0f;       // stroke width in pixels (line charts)
   uint8_t background = 255;
   uint8_t ink = 0;               // line colour
-  uint8_t ink_bullish = 51;      // OHLC bars with close >= open (predecessor's colors.bullish 0.2)
-  uint8_t ink_bearish = 0;       // OHLC bars with close < open (colors.bearish 0.0)
+  uint8_t ink_bullish = 51;      // bars and candles with close >= open (predecessor's colors.bullish 0.2)
+  uint8_t ink_bearish = 0;       // bars and candles with close < open (colors.bearish 0.0)
   PixelType dtype = PixelType::kU8;  // kF32: level / 255 (white 1.0, ink 0.0 by default)
 };
 

@@ -37,7 +37,7 @@ struct DatasetAttributes {
   int64_t seq_len = 0;
   int64_t stride = 1;
   double line_width = 0;
-  std::string style;  // "line" | "ohlc"
+  std::string style;  // "line" | "ohlc" | "candlestick"
   int32_t width = 0;
   int32_t height = 0;
   int32_t dpi = 100;

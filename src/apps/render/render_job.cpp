@@ -46,7 +46,7 @@ DatasetAttributes make_attributes(const RenderJobConfig& config, const Series& s
   a.dpi = config.dpi;
   a.source = series.source;
   // The column a line chart draws: Close of OHLC data, else the series' own column.
-  a.column = config.render.style == ChartStyle::kOhlc ? "Open,High,Low,Close"
+  a.column = chart_style_draws_bars(config.render.style) ? "Open,High,Low,Close"
              : series.channels == 4                  ? "Close"
                                                      : series.column;
   a.skipped_windows = plan.skipped_nonfinite;
@@ -101,7 +101,7 @@ Status write_preview(const RenderJobConfig& config, const Series& series, const 
 // 4 pixels per bar wide unless a width was set; the output format follows the file name unless set.
 RenderJobConfig config_resolve(const RenderJobConfig& requested) {
   RenderJobConfig config = requested;
-  const bool ohlc = config.render.style == ChartStyle::kOhlc;
+  const bool ohlc = chart_style_draws_bars(config.render.style);
   if (ohlc) config.input.ohlc = true;
   if (config.render.width == 0) config.render.width = ohlc ? static_cast<int32_t>(4 * config.windows.seq_len) : 800;
   config.output.format = output_format_resolve(config.output.format, config.output.path);
@@ -161,7 +161,7 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
   }
   const Series& series = config.series ? *config.series : loaded;
   WindowSpec spec = config.windows;
-  spec.ohlc = config.render.style == ChartStyle::kOhlc;
+  spec.ohlc = chart_style_draws_bars(config.render.style);
   if (spec.ohlc && series.channels != 4) {
     return invalid_argument(series.source + ": OHLC bars need Open/High/Low/Close columns (use --ohlc)");
   }

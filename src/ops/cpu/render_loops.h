@@ -84,6 +84,7 @@ void render_ohlc_image(const kiln::RenderParams& p, const float* values, int32_t
   }
   s.accum.assign(h, 0.0f);
   float* acc = s.accum.data();
+  const int32_t candle = p.style == kiln::ChartStyle::kCandlestick ? 1 : 0;
   const int32_t sub_columns = 4 * n;
   const float sx = static_cast<float>(w) / static_cast<float>(sub_columns);
 
@@ -100,14 +101,10 @@ void render_ohlc_image(const kiln::RenderParams& p, const float* values, int32_t
       if (!(f > 0.0f)) continue;
       const int32_t bar = m >> 2;
       const float delta = f * s.bar_delta[bar];
-      int32_t top = s.open_row[bar];
-      int32_t bottom = top;
-      if (part == 1) {
-        top = s.high_row[bar];
-        bottom = s.low_row[bar];
-      } else if (part == 2) {
-        top = bottom = s.close_row[bar];
-      }
+      int32_t top = 0;
+      int32_t bottom = 0;
+      kiln_bar_part_rows(part, candle, s.open_row[bar], s.high_row[bar], s.low_row[bar], s.close_row[bar], &top,
+                         &bottom);
       for (int32_t y = top; y <= bottom; ++y) acc[y] += delta;
       row_lo = kiln_mini(row_lo, top);
       row_hi = kiln_maxi(row_hi, bottom);
@@ -129,7 +126,7 @@ void render_range(const kiln::RenderParams& p, const kiln::VarShapeBatchView& wi
     const kiln::ImageView& w = windows[i];
     const auto* window = static_cast<const float*>(w.data);
     auto* image = static_cast<Pixel*>(images[i].data);
-    if (p.style == kiln::ChartStyle::kOhlc) {
+    if (kiln::chart_style_draws_bars(p.style)) {
       render_ohlc_image(p, window, w.width, image, ohlc_scratch);
     } else {
       const int32_t lane = w.channels == 4 ? 3 : 0;

@@ -53,7 +53,8 @@ struct RenderArgs {
   int32_t seq_len;
   int32_t width;
   int32_t height;
-  int32_t ohlc;
+  int32_t ohlc;    // the windows hold Open/High/Low/Close bars
+  int32_t candle;  // ... drawn as candlesticks
   float line_width;
   float background;
   float ink;
@@ -158,7 +159,7 @@ __host__ __device__ inline Pixel line_pixel(const KilnSegment* segments, const L
 // (gaps and zero overlaps skipped); background when none does.
 template <typename Pixel>
 __host__ __device__ inline Pixel ohlc_pixel(const OhlcBar* bars, int32_t c, int32_t y, int32_t m_lo, int32_t m_hi,
-                                            float sx, float background) {
+                                            float sx, float background, int32_t candle) {
   float acc = 0.0f;
   bool hit = false;
   for (int32_t m = m_lo; m <= m_hi; ++m) {
@@ -167,14 +168,9 @@ __host__ __device__ inline Pixel ohlc_pixel(const OhlcBar* bars, int32_t c, int3
     const float f = kiln_ohlc_overlap(c, m, sx);
     if (!(f > 0.0f)) continue;
     const OhlcBar& bar = bars[m >> 2];
-    int32_t top = bar.open_row;
-    int32_t bottom = top;
-    if (part == 1) {
-      top = bar.high_row;
-      bottom = bar.low_row;
-    } else if (part == 2) {
-      top = bottom = bar.close_row;
-    }
+    int32_t top = 0;
+    int32_t bottom = 0;
+    kiln_bar_part_rows(part, candle, bar.open_row, bar.high_row, bar.low_row, bar.close_row, &top, &bottom);
     if (y < top || y > bottom) continue;
     acc += f * bar.delta;
     hit = true;
@@ -304,7 +300,7 @@ __global__ void __launch_bounds__(kTileColumns* kTileRows) render_ohlc_kernel(Re
     const bool finite = a.ranges[img].finite != 0;
     const OhlcBar* bars = a.bars + img * static_cast<int64_t>(n);
     for (int32_t y = row0; y < row_end; y += kTileRows) {
-      image[static_cast<int64_t>(y) * w + c] = finite ? ohlc_pixel<Pixel>(bars, c, y, m_lo, m_hi, sx, a.background)
+      image[static_cast<int64_t>(y) * w + c] = finite ? ohlc_pixel<Pixel>(bars, c, y, m_lo, m_hi, sx, a.background, a.candle)
                                                       : blank;
     }
   }
@@ -335,7 +331,7 @@ Status launch_render_kernel(const RenderArgs& args, void* d_out, cudaStream_t st
 }  // namespace
 
 size_t render_scratch_bytes(const RenderParams& params, int64_t count, int32_t seq_len) {
-  const size_t per_window = params.style == ChartStyle::kOhlc
+  const size_t per_window = chart_style_draws_bars(params.style)
                                 ? static_cast<size_t>(seq_len) * sizeof(OhlcBar)
                                 : static_cast<size_t>(seq_len - 1) * sizeof(KilnSegment);
   return ranges_bytes(count) + align_up(static_cast<size_t>(count) * per_window, kScratchAlign);
@@ -351,7 +347,8 @@ Status launch_render(const RenderParams& params, const DeviceWindows& windows, v
   args.seq_len = windows.seq_len;
   args.width = params.width;
   args.height = params.height;
-  args.ohlc = params.style == ChartStyle::kOhlc ? 1 : 0;
+  args.ohlc = chart_style_draws_bars(params.style) ? 1 : 0;
+  args.candle = params.style == ChartStyle::kCandlestick ? 1 : 0;
   args.line_width = params.line_width;
   args.background = static_cast<float>(params.background);
   args.ink = static_cast<float>(params.ink);

@@ -98,7 +98,7 @@ Status render_opencl(OpContext& ctx, const OpCall& call) {
   const size_t series_bytes = series.size() * sizeof(float);
   const size_t starts_bytes = starts.size() * sizeof(int64_t);
   const size_t ranges_bytes = static_cast<size_t>(count) * 4 * sizeof(float);
-  const bool ohlc = params.style == ChartStyle::kOhlc;
+  const bool ohlc = chart_style_draws_bars(params.style);
   const size_t segment_bytes =
       ohlc ? 0 : static_cast<size_t>(count) * static_cast<size_t>(seq_len - 1) * sizeof(KilnSegment);
   const size_t image_bytes = call.out[0].packed_bytes();
@@ -150,7 +150,8 @@ Status render_opencl(OpContext& ctx, const OpCall& call) {
       kernel = kernels.ohlc;
       KILN_CL_CHECK(kernel_args_set(kernel, series_mem, starts_mem, ranges_mem, cl_int{seq_len}, cl_int{width},
                                     cl_int{height}, background, static_cast<cl_float>(params.ink_bullish),
-                                    static_cast<cl_float>(params.ink_bearish), as_float, out_mem));
+                                    static_cast<cl_float>(params.ink_bearish),
+                                    cl_int{params.style == ChartStyle::kCandlestick ? 1 : 0}, as_float, out_mem));
     } else {
       kernel = kernels.line;
       KILN_CL_CHECK(kernel_args_set(kernel, ranges_mem, segments_mem, cl_int{seq_len}, cl_int{width}, cl_int{height},

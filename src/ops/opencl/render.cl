@@ -156,11 +156,12 @@ __kernel void render_line_kernel(__global const float4* ranges, __global const K
   kiln_store_background(out, base, width, band_hi + 1, y1, background, as_float);
 }
 
-/* OHLC bars: pixel value = background + the sum, in increasing sub-column order, of overlap * (ink - background)
- * over the sub-columns (open tick, high-low line, close tick; gaps and zero overlaps skipped) containing it. */
+/* OHLC bars and candlesticks: pixel value = background + the sum, in increasing sub-column order, of overlap *
+ * (ink - background) over the sub-columns (kiln_bar_part_rows; gaps and zero overlaps skipped) containing it. */
 __kernel void render_ohlc_kernel(__global const float* series, __global const long* starts,
                                  __global const float4* ranges, int seq_len, int width, int height, float background,
-                                 float ink_bullish, float ink_bearish, int as_float, __global uchar* out) {
+                                 float ink_bullish, float ink_bearish, int candle, int as_float,
+                                 __global uchar* out) {
   int c = 0;
   int y0 = 0;
   int b = 0;
@@ -191,13 +192,9 @@ __kernel void render_ohlc_kernel(__global const float* series, __global const lo
       const float delta = f * (bar_ink - background);
       int top = 0;
       int bottom = 0;
-      if (part == 1) {
-        top = kiln_ohlc_row(bar[1], vmin, vmax, height);
-        bottom = kiln_ohlc_row(bar[2], vmin, vmax, height);
-      } else {
-        top = kiln_ohlc_row(part == 0 ? bar[0] : bar[3], vmin, vmax, height);
-        bottom = top;
-      }
+      kiln_bar_part_rows(part, candle, kiln_ohlc_row(bar[0], vmin, vmax, height),
+                         kiln_ohlc_row(bar[1], vmin, vmax, height), kiln_ohlc_row(bar[2], vmin, vmax, height),
+                         kiln_ohlc_row(bar[3], vmin, vmax, height), &top, &bottom);
       top = kiln_maxi(top, y0);
       bottom = kiln_mini(bottom, y1);
       for (int y = top; y <= bottom; ++y) acc[y - y0] += delta;
