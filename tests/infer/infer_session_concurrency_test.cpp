@@ -155,7 +155,8 @@ TEST_F(SessionConcurrency, OnCudaAFailureUnderConcurrentRunsFallsBackOnceAndEver
   const InferReport report = session.value()->report();
   EXPECT_EQ(report.provider, "cpu");
   EXPECT_EQ(report.fallbacks.size(), 1u);
-  for (const auto& out : last) EXPECT_EQ(out[0].data, cpu_outputs[0].data);
+  // A run that started on CUDA before the replacement ends there: each last run is CUDA's or the CPU's.
+  for (const auto& out : last) test::expect_rows_close(out[0], cpu_outputs[0], shape[0]);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The face application: photos -> (upscale, enhance when small) -> detect (BlazeFace or UltraFace, in tiles for big
 // group photos) -> align to the ArcFace 112 x 112 template -> 512-D embeddings in batches gathered across images ->
-// quality and pose per face and the acceptance rule -> exact dedup. `kiln faces` runs the job; FaceAnalyzer is the
+// quality and pose per face and the acceptance rule -> dedup. `kiln faces` runs the job; FaceAnalyzer is the
 // per-batch engine the job and the Python module share.
 #pragma once
 

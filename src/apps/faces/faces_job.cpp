@@ -1,4 +1,4 @@
-// The faces job: images in batches -> decode (worker threads) -> FaceAnalyzer -> exact dedup -> one output row per
+// The faces job: images in batches -> decode (worker threads) -> FaceAnalyzer -> dedup -> one output row per
 // kept face and a JSON line per face and per unreadable image. Every few batches the rows and lines go to a part
 // (faces_parts.h), so that a killed run continues with --resume; the outputs (TensorWriter .h5 or .npz, the JSON
 // lines) are assembled from the parts at the end.
