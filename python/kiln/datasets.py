@@ -9,7 +9,8 @@ from ._series import BAR_STYLES, STYLES, series_array
 class ChartDataset:
     """Windows of one series, rendered on access; usable as a torch map-style dataset.
 
-    series: numpy array (N,) or (N, 4), or a DataFrame with Close (Open/High/Low/Close for styles "ohlc" and "candlestick").
+    series: numpy array (N,) or (N, 4), or a DataFrame with Close (Open/High/Low/Close for styles "ohlc" and
+    "candlestick").
     Windows containing NaN/inf are skipped. With label_horizon > 0 an item is (image, label): label_threshold
     None gives 1 = up / 0 = not up after label_horizon rows; a threshold >= 0 gives 0 down / 1 flat / 2 up.
     dtype "uint8" (0..255, white background) or "float32" (0..1). Windows are views into the stored series (it is

@@ -87,7 +87,9 @@ TEST(InferSessionPlacement, ProvidersAreListedWithReasons) {
 class InferOnCuda : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!test::cuda_device_present()) KILN_GPU_SKIP("no CUDA device: the CUDA/TensorRT execution-provider tests need one");
+    if (!test::cuda_device_present()) {
+      KILN_GPU_SKIP("no CUDA device: the CUDA/TensorRT execution-provider tests need one");
+    }
     const auto providers = onnxruntime_info().providers;
     if (std::find(providers.begin(), providers.end(), "CUDAExecutionProvider") == providers.end()) {
       KILN_GPU_SKIP("this ONNX Runtime has no CUDA provider: configure with -DKILN_ORT_GPU=ON");

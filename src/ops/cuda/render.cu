@@ -300,8 +300,8 @@ __global__ void __launch_bounds__(kTileColumns* kTileRows) render_ohlc_kernel(Re
     const bool finite = a.ranges[img].finite != 0;
     const OhlcBar* bars = a.bars + img * static_cast<int64_t>(n);
     for (int32_t y = row0; y < row_end; y += kTileRows) {
-      image[static_cast<int64_t>(y) * w + c] = finite ? ohlc_pixel<Pixel>(bars, c, y, m_lo, m_hi, sx, a.background, a.candle)
-                                                      : blank;
+      image[static_cast<int64_t>(y) * w + c] =
+          finite ? ohlc_pixel<Pixel>(bars, c, y, m_lo, m_hi, sx, a.background, a.candle) : blank;
     }
   }
 }
