@@ -42,6 +42,10 @@ Run dedup_run(const float* faces, int64_t n, float threshold, int64_t exact_face
   for (int64_t i = 0; i < n; ++i) {
     float cosine = 0;
     run.duplicate_of.push_back(dedup.check_and_add(faces + i * kiln::kFaceEmbeddingSize, &cosine));
+    if ((i + 1) % 50000 == 0) {
+      std::fprintf(stderr, "face_dedup_scale: %lld of %lld faces, %.0f s\n", static_cast<long long>(i + 1),
+                   static_cast<long long>(n), seconds_since(t));
+    }
   }
   run.seconds = seconds_since(t);
   run.kept = dedup.kept();

@@ -297,7 +297,11 @@ class OrtInferSession final : public InferSession {
       void* const compute_stream = cuda != nullptr && m_stream ? m_stream->native_handle() : nullptr;
       BackendOptions models = m_backend;
       models.memory_limit_bytes = gpu_budget_split(m_backend.memory_limit_bytes).models_bytes;
-      if (models.memory_limit_bytes > 0) memory_note = models_memory_share(models, session_options);
+      if (models.memory_limit_bytes > 0) {
+        std::string refused;
+        memory_note = models_arena_join(models, session_options, &refused);
+        if (!refused.empty()) report_fallback(refused);
+      }
       Status st = provider_append(session_options, provider, m_options, models, compute_stream);
       if (!st.is_ok()) return st;
     }
@@ -321,21 +325,6 @@ class OrtInferSession final : public InferSession {
     m_report.placement = m_plan.reason + memory_note;
     m_report.batch_limit = 0;
     return Status::ok();
-  }
-
-  // Under GPU_MEMORY_LIMIT_GB the session allocates from the process's one CUDA arena for models (capped at their
-  // share); if ONNX Runtime refuses it, from its own arena capped at that share, and the report says so.
-  std::string models_memory_share(const BackendOptions& models, Ort::SessionOptions& session_options) {
-    const std::string gib = std::to_string(static_cast<double>(models.memory_limit_bytes) / double(1 << 30));
-    const std::string cap = gib.substr(0, gib.find('.') + 3) + " GiB";
-    const Status shared = ort_cuda_arena_share(models.device_id, models.memory_limit_bytes);
-    if (shared.is_ok() && ort_call(Errc::kDeviceError, "session options", [&] {
-          session_options.AddConfigEntry("session.use_env_allocators", "1");
-        }).is_ok()) {
-      return "; the models share one " + cap + " CUDA arena";
-    }
-    report_fallback("GPU memory: " + shared.message() + "; this session is capped alone at " + cap);
-    return "; this session's CUDA arena capped alone at " + cap;
   }
 
   Status input_check(std::span<const float> input, const std::vector<int64_t>& shape) const {

@@ -96,4 +96,18 @@ Status provider_append(Ort::SessionOptions& session_options, InferProvider provi
   });
 }
 
+std::string models_arena_join(const BackendOptions& models, Ort::SessionOptions& session_options,
+                              std::string* refused) {
+  const std::string gib = std::to_string(static_cast<double>(models.memory_limit_bytes) / double(1 << 30));
+  const std::string cap = gib.substr(0, gib.find('.') + 3) + " GiB";
+  const Status shared = ort_cuda_arena_share(models.device_id, models.memory_limit_bytes);
+  if (shared.is_ok() && ort_call(Errc::kDeviceError, "session options", [&] {
+        session_options.AddConfigEntry("session.use_env_allocators", "1");
+      }).is_ok()) {
+    return "; the models share one " + cap + " CUDA arena";
+  }
+  *refused = "GPU memory: " + shared.message() + "; this session is capped alone at " + cap;
+  return "; this session's CUDA arena capped alone at " + cap;
+}
+
 }  // namespace kiln

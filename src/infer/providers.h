@@ -13,4 +13,10 @@ namespace kiln {
 Status provider_append(Ort::SessionOptions& session_options, InferProvider provider, const InferOptions& options,
                        const BackendOptions& backend, void* compute_stream);
 
+// Under GPU_MEMORY_LIMIT_GB (models.memory_limit_bytes: the models' share of it) the session joins the process's one
+// CUDA arena for models; returns the note for its report. Where ONNX Runtime refuses the shared arena, *refused says
+// why, and the session is capped alone at the share by provider_append.
+std::string models_arena_join(const BackendOptions& models, Ort::SessionOptions& session_options,
+                              std::string* refused);
+
 }  // namespace kiln

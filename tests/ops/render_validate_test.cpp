@@ -58,7 +58,9 @@ TEST_F(RenderValidate, RejectsMismatchedOutput) {
 TEST(RenderNames, StylesParse) {
   EXPECT_EQ(chart_style_parse("OHLC").value(), ChartStyle::kOhlc);
   EXPECT_EQ(chart_style_parse("line").value(), ChartStyle::kLine);
-  EXPECT_EQ(chart_style_parse("candles").status().code(), Errc::kInvalidArgument);
+  EXPECT_EQ(chart_style_parse("candlestick").value(), ChartStyle::kCandlestick);
+  EXPECT_EQ(chart_style_parse("candles").value(), ChartStyle::kCandlestick);
+  EXPECT_EQ(chart_style_parse("candle").status().code(), Errc::kInvalidArgument);
 }
 
 }  // namespace
