@@ -11,7 +11,7 @@ namespace {
 
 // Links per node and search breadths, chosen with bench/face_dedup_scale (20,000 faces, the graph from 2,000): these
 // found every duplicate the flat search found, at 800 faces/s; 32/64/64 no more at 650; 16/32/32 and 24/40/48 missed
-// 0.3-0.8 %; 8/16/16 6 %.
+// 0.3-0.8 %; 8/16/16 6 %. On 30,000 faces (the graph from 3,000) they found 98.8 % (docs/benchmarks.md §9.1).
 constexpr int kGraphLinks = 16;
 constexpr int kGraphBuildBreadth = 48;
 constexpr int kGraphSearchBreadth = 64;
