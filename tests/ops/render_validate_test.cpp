@@ -39,6 +39,11 @@ TEST_F(RenderValidate, RejectsShortWindowsAndBadChannels) {
   windows.seq_len = 10;
   windows.channels = 3;
   EXPECT_EQ(render_validate(params, windows).code(), Errc::kInvalidArgument);
+  windows.channels = 1;  // bars and candles are drawn from Open/High/Low/Close rows only
+  for (ChartStyle style : {ChartStyle::kOhlc, ChartStyle::kCandlestick}) {
+    params.style = style;
+    EXPECT_EQ(render_validate(params, windows).code(), Errc::kInvalidArgument) << chart_style_name(style);
+  }
 }
 
 TEST_F(RenderValidate, RejectsMismatchedOutput) {

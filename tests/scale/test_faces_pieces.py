@@ -61,6 +61,14 @@ def test_merge_dedup_can_be_changed_and_turned_off(tmp_path, photos):
     assert json.loads(attrs["settings"])["dedup"] == 0
 
 
+def test_merge_dedups_past_the_pieces_exact_limit_or_the_one_given(tmp_path, photos):
+    faces_pieces(photos, tmp_path / "pieces", extra=["--dedup-exact-faces", 7])
+    run_kiln("merge", tmp_path / "pieces", "-o", tmp_path / "own.h5")
+    assert json.loads(read_dataset(tmp_path / "own.h5")[1]["settings"])["dedup_exact_faces"] == 7
+    run_kiln("merge", tmp_path / "pieces", "-o", tmp_path / "given.h5", "--dedup-exact-faces", 9)
+    assert json.loads(read_dataset(tmp_path / "given.h5")[1]["settings"])["dedup_exact_faces"] == 9
+
+
 def test_missing_piece_and_outputs_a_piece_cannot_write(tmp_path, photos):
     pieces = faces_pieces(photos, tmp_path / "pieces")
     pieces[1].unlink()

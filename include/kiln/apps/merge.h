@@ -18,8 +18,8 @@ struct MergeConfig {
   std::string output;               // the dataset (.h5 for render and faces, .json for segment)
   bool copy = false;                // render: one file holding the pieces' compressed chunks (default: a VDS)
   bool overwrite = false;
-  int64_t dedup_exact_faces = 20000;  // faces: as kiln faces --dedup-exact-faces
   double dedup = -1;                // faces: cosine threshold across the pieces (-1: the pieces' own --dedup)
+  int64_t dedup_exact_faces = 0;    // faces: kept faces searched exactly before the graph (0: the pieces' own)
 };
 const ParamTable<MergeConfig>& merge_params();
 

@@ -79,12 +79,16 @@ Result<MergeSummary> faces_merge(const std::vector<std::string>& paths, const Me
   if (settings.is_discarded() || !settings.is_object()) return io_error(reference->facts.path + ": bad settings");
   const double threshold = config.dedup >= 0 ? config.dedup : settings.value("dedup", 0.0);
   settings["dedup"] = threshold;
+  const int64_t exact_faces = config.dedup_exact_faces > 0
+                                  ? config.dedup_exact_faces
+                                  : settings.value("dedup_exact_faces", kFaceDedupExactFaces);
+  settings["dedup_exact_faces"] = exact_faces;
   FaceSettings face;
   face.detector = reference->file.text_of("detector");
   face.embedder = reference->file.text_of("embedder");
 
   std::unique_ptr<FaceDedup> dedup;
-  if (threshold > 0) dedup = std::make_unique<FaceDedup>(static_cast<float>(threshold), config.dedup_exact_faces);
+  if (threshold > 0) dedup = std::make_unique<FaceDedup>(static_cast<float>(threshold), exact_faces);
   const int64_t width = faces_row_floats();
   std::vector<float> kept;
   std::vector<std::string> kept_paths;

@@ -93,8 +93,9 @@ const ParamTable<MergeConfig>& merge_params() {
            .max = 1},
           [](C& c) -> double& { return c.dedup; });
     t.add({.name = "dedup_exact_faces",
-           .help = "Faces pieces: search the kept faces exactly until there are this many, then through an HNSW graph",
-           .min = 1},
+           .help = "Faces pieces: search the kept faces exactly until there are this many, then through an HNSW graph; "
+                   "0: the pieces' own --dedup-exact-faces",
+           .min = 0},
           [](C& c) -> int64_t& { return c.dedup_exact_faces; });
     return t;
   }();
