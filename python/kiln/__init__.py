@@ -57,7 +57,9 @@ except ImportError:
     SegmentPipeline = SegmentResult = segment = None
 
 from .datasets import ChartDataset
-from .storage import KilnFile, create_images_from_data, open  # noqa: A004 (kiln.open, like h5py.File)
+from .storage import KilnFile, create_images_from_data, open, register_hdf5_plugin  # noqa: A004 (kiln.open, like h5py.File)
+
+register_hdf5_plugin()  # h5py reads kiln's zstd datasets after `import kiln`
 
 __all__ = [
     "ChartDataset",

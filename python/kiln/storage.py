@@ -2,6 +2,7 @@
 import builtins
 import json
 import os
+import sys
 
 from . import _kiln
 from ._kiln import KilnValueError
@@ -104,13 +105,28 @@ def create_images_from_data(data, output_path, seq_len=100, line_width=3, batch_
     return output_path
 
 
+def register_hdf5_plugin():
+    """Puts kiln's zstd filter plugin on h5py's search path, so that h5py reads kiln's files without the user setting
+    HDF5_PLUGIN_PATH: through h5py when it is already imported, otherwise through HDF5_PLUGIN_PATH, which HDF5 reads
+    when h5py first loads it (and which programs started from here, such as h5dump, inherit)."""
+    if not os.path.isdir(PLUGIN_DIR):
+        return
+    h5py = sys.modules.get("h5py")
+    if h5py is not None:
+        plugin_dir = os.fsencode(PLUGIN_DIR)
+        if plugin_dir not in [h5py.h5pl.get(i) for i in range(h5py.h5pl.size())]:
+            h5py.h5pl.prepend(plugin_dir)
+        return
+    paths = [p for p in os.environ.get("HDF5_PLUGIN_PATH", "").split(os.pathsep) if p]
+    if PLUGIN_DIR not in paths:
+        os.environ["HDF5_PLUGIN_PATH"] = os.pathsep.join([PLUGIN_DIR, *paths])
+
+
 def _h5py():
-    """h5py with kiln's zstd filter plugin on its search path (no HDF5_PLUGIN_PATH needed)."""
+    """h5py with kiln's zstd filter plugin on its search path."""
     import h5py
 
-    plugin_dir = os.fsencode(PLUGIN_DIR)
-    if os.path.isdir(PLUGIN_DIR) and plugin_dir not in [h5py.h5pl.get(i) for i in range(h5py.h5pl.size())]:
-        h5py.h5pl.prepend(plugin_dir)
+    register_hdf5_plugin()
     return h5py
 
 
