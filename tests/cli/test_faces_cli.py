@@ -57,6 +57,23 @@ def test_faces_writes_rows_records_and_drops_duplicates(tmp_path, photos):
         assert isinstance(r["accepted"], bool) and isinstance(r["reasons"], list)
 
 
+def test_preview_draws_each_face_in_the_colour_of_its_verdict(tmp_path, photos):
+    from matplotlib import image
+
+    sheet = tmp_path / "sheet.png"
+    records = tmp_path / "faces.jsonl"
+    run_kiln("faces", photos, "--jsonl", records, "--dedup", 0.7, "--preview", sheet, "--preview-images", 2,
+             "--threads", 2, "-q")
+    pixels = np.rint(image.imread(sheet) * 255).astype(int)
+    assert pixels.shape == (30 + 210 + 4 + 2 * 14 + 10, 2 * 290 + 10, 3)  # two photos, one face each
+    scale = 210 / 512  # the astronaut, 512 x 512, in a 280 x 210 box
+    for column, (record, ink) in enumerate(zip(json.loads("[" + ",".join(records.read_text().splitlines()[:2]) + "]"),
+                                               [(215, 40, 40), (240, 150, 0)])):  # rejected, duplicate
+        x0, y0, x1, _ = record["bbox"]
+        top = pixels[30 + round(y0 * scale), 10 + column * 290 + round((x0 + x1) / 2 * scale)]
+        assert tuple(top) == ink
+
+
 def test_without_dedup_every_face_is_written(tmp_path, photos):
     out = tmp_path / "all.h5"
     run_kiln("faces", photos, "-o", out, "--threads", 2, "-q")

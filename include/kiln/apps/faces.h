@@ -137,6 +137,8 @@ struct FacesJobConfig {
   std::string output;  // .h5 (or .npz): one row per kept face (see faces_job_run)
   std::string jsonl;   // one JSON record per face and per unreadable image, in input order
   std::string crops;   // a folder: each kept face's margin crop, 150 x 150 thumbnail and aligned face
+  std::string preview;  // a PNG: the first preview_images images with each face's box, landmarks and verdict
+  int64_t preview_images = 24;
   double margin = 0.2;  // of the box's width and height, added on each side of a crop
   bool resume = false;  // continue a killed run from its parts ("<output>.parts")
   double dedup = 0;    // > 0: drop a face whose cosine to a kept face is at least this (0.7 = the predecessor's)

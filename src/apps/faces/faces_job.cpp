@@ -12,6 +12,7 @@
 #include "apps/faces/face_crops.h"
 #include "apps/faces/face_dedup.h"
 #include "apps/faces/faces_parts.h"
+#include "apps/faces/faces_preview.h"
 #include "apps/faces/faces_rows.h"
 #include "apps/images/image_batches.h"
 #include "apps/images/json_lines.h"
@@ -116,6 +117,7 @@ Status piece_configure(const Shard& shard, FacesJobConfig* config) {
                             "only kiln merge knows; run the pieces without them");
   }
   config->output = piece_path(config->output, shard);
+  if (!config->preview.empty()) config->preview = piece_path(config->preview, shard);  // each piece its own sheet
   return Status::ok();
 }
 
@@ -132,7 +134,7 @@ void counts_add(const FacesPartCounts& c, FacesJobSummary* s) {
 // The outputs, from the parts: rows and paths into the tensor file, lines into the JSON lines file.
 Status outputs_assemble(const FacesJobConfig& config, const FacesParts& parts, int64_t count,
                         const FacesJobSummary& summary, const Shard& shard, const ImageBatches& batches,
-                        const ImageBatches& all_inputs) {
+                        const ImageBatches& all_inputs, std::vector<nlohmann::json>* preview_records) {
   TensorWriter writer;
   if (!config.output.empty()) KILN_TRY(writer.open_arrays(config.output, faces_output_arrays(), PixelType::kF32));
   JsonLines json;
@@ -140,7 +142,13 @@ Status outputs_assemble(const FacesJobConfig& config, const FacesParts& parts, i
   std::vector<std::string> row_paths;
   for (int64_t k = 0; k < count; ++k) {
     KILN_TRY_ASSIGN(const FacesPart part, parts.read(k));
-    for (const std::string& line : part.lines) json.write(nlohmann::json::parse(line));
+    for (const std::string& line : part.lines) {
+      nlohmann::json record = nlohmann::json::parse(line);
+      if (!config.preview.empty() && record.at("image_index").get<int64_t>() < batches.offset() + config.preview_images) {
+        preview_records->push_back(record);
+      }
+      json.write(std::move(record));
+    }
     if (!writer.is_open()) continue;
     KILN_TRY(faces_rows_write(&writer, part.rows.data(), part.counts.written));
     row_paths.insert(row_paths.end(), part.paths.begin(), part.paths.end());
@@ -195,6 +203,12 @@ const ParamTable<FacesJobConfig>& faces_job_params() {
            .help = "Write each kept face's crop (with the margin), 150 x 150 thumbnail (JPEG q95) and aligned 112 x "
                    "112 face (PNG) into this folder, named by the face's row"},
           [](C& c) -> std::string& { return c.crops; });
+    t.add({.name = "preview",
+           .help = "Write a PNG contact sheet of the first images here: each face's box and landmarks on its photo, "
+                   "in the colour of its verdict (kept, rejected and why, duplicate of which row)"},
+          [](C& c) -> std::string& { return c.preview; });
+    t.add({.name = "preview_images", .help = "Images on the --preview sheet", .min = 1, .max = 1000},
+          [](C& c) -> int64_t& { return c.preview_images; });
     t.add({.name = "margin", .help = "Crops: add this fraction of the box's width and height on each side",
            .min = 0, .max = 4},
           [](C& c) -> double& { return c.margin; });
@@ -341,7 +355,11 @@ Result<FacesJobSummary> faces_job_run(const FacesJobConfig& requested, const Ima
     return io_error("none of the " + std::to_string(summary.images) + " images could be read");
   }
   const auto t = Clock::now();
-  KILN_TRY(outputs_assemble(config, parts, done_parts, summary, shard, batches, all_inputs));
+  std::vector<nlohmann::json> preview_records;
+  KILN_TRY(outputs_assemble(config, parts, done_parts, summary, shard, batches, all_inputs, &preview_records));
+  if (!config.preview.empty()) {
+    KILN_TRY(faces_preview_write(config.preview, preview_records, batches, config.preview_images, decode).status());
+  }
   KILN_TRY(parts.remove());
   summary.write_seconds += seconds_since(t);
   summary.stages = analyzer->report();
