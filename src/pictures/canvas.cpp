@@ -50,7 +50,7 @@ void Canvas::fill(int32_t x, int32_t y, int32_t w, int32_t h, Rgb color) {
   if (area.area() > 0) canvas(area).setTo(scalar(color));
 }
 
-void Canvas::image(const ImageView& image, int32_t x, int32_t y, double scale) {
+void Canvas::image(const ImageView& image, int32_t x, int32_t y, double scale, bool bgr) {
   if (image.data == nullptr || image.width <= 0 || image.height <= 0 || image.type != PixelType::kU8 ||
       image.layout != Layout::kHWC || scale <= 0) {
     return;
@@ -61,7 +61,9 @@ void Canvas::image(const ImageView& image, int32_t x, int32_t y, double scale) {
   if (image.channels == 1) {
     cv::cvtColor(source, rgb, cv::COLOR_GRAY2RGB);
   } else if (image.channels == 4) {
-    cv::cvtColor(source, rgb, cv::COLOR_RGBA2RGB);
+    cv::cvtColor(source, rgb, bgr ? cv::COLOR_BGRA2RGB : cv::COLOR_RGBA2RGB);
+  } else if (bgr) {
+    cv::cvtColor(source, rgb, cv::COLOR_BGR2RGB);
   } else {
     rgb = source;
   }

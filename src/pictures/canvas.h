@@ -43,8 +43,8 @@ class Canvas {
 
   void fill(int32_t x, int32_t y, int32_t w, int32_t h, Rgb color);
   // Draws a u8 HWC image (gray, RGB or RGBA; alpha ignored) scaled by `scale` (area-averaged when shrinking) with its
-  // top-left corner at x, y.
-  void image(const ImageView& image, int32_t x, int32_t y, double scale);
+  // top-left corner at x, y; `bgr`: its three or four channels are B, G, R (A).
+  void image(const ImageView& image, int32_t x, int32_t y, double scale, bool bgr = false);
   // A rectangle's outline, `thickness` pixels inside x, y, w, h.
   void rect(int32_t x, int32_t y, int32_t w, int32_t h, Rgb color, int32_t thickness = 1);
   void dot(int32_t x, int32_t y, int32_t radius, Rgb color);

@@ -46,12 +46,12 @@ int32_t ContactSheet::cell_y(int64_t cell) const {
   return kHeader + static_cast<int32_t>(cell / m_layout.columns) * cell_height(m_layout);
 }
 
-SheetPlacement ContactSheet::picture(int64_t cell, const ImageView& image) {
+SheetPlacement ContactSheet::picture(int64_t cell, const ImageView& image, bool bgr) {
   SheetPlacement placement{cell_x(cell), cell_y(cell), 1};
   if (image.width <= 0 || image.height <= 0) return placement;
   placement.scale = std::min({1.0, static_cast<double>(m_layout.photo_width) / image.width,
                               static_cast<double>(m_layout.photo_height) / image.height});
-  m_canvas.image(image, placement.x, placement.y, placement.scale);
+  m_canvas.image(image, placement.x, placement.y, placement.scale, bgr);
   return placement;
 }
 

@@ -37,8 +37,8 @@ class ContactSheet {
                const std::vector<std::pair<std::string, Rgb>>& legend = {});
 
   Canvas& canvas() { return m_canvas; }
-  // Draws `image` into cell `cell`'s picture box.
-  SheetPlacement picture(int64_t cell, const ImageView& image);
+  // Draws `image` (RGB, or BGR where bgr) into cell `cell`'s picture box.
+  SheetPlacement picture(int64_t cell, const ImageView& image, bool bgr = false);
   // A grey picture box with `why` in it (an input that could not be read).
   void missing(int64_t cell, const std::string& why);
   // Caption line `line` (0 = first) under the picture, shortened to the cell's width (at its start where keep_end).

@@ -142,3 +142,29 @@ def test_decode_timeout_reports_the_slow_image_and_goes_on(tmp_path):
     whole = tmp_path / "whole.jsonl"
     run_kiln("quality", str(tmp_path), "--mode", "cpu", "--decode-timeout", "0", "--json", str(whole), "-q")
     assert all(line["ok"] for line in read_lines(whole))
+
+
+def test_preview_shows_the_images_best_first_with_their_verdicts(tmp_path):
+    from matplotlib import image
+    from skimage import io
+
+    folder = "/usr/lib/python3/dist-packages/skimage/data"
+    sources = [f"{folder}/{name}" for name in ["astronaut.png", "camera.png", "coffee.png", "moon.png",
+                                                  "rocket.jpg", "grass.png"]]
+    records_path, sheet_path = tmp_path / "q.jsonl", tmp_path / "q.png"
+    run_kiln("quality", *sources, "--json", records_path, "--preview", sheet_path, "--threads", 2)
+    records = sorted(read_lines(records_path), key=lambda r: -r["score"])  # what the sheet should show, in order
+    assert {r["pass"] for r in records} == {True, False}
+    sheet = np.rint(image.imread(sheet_path) * 255)
+    assert sheet.shape == (30 + 2 * (210 + 4 + 4 * 14 + 10), 4 * 290 + 10, 3)  # 6 cells: 4 columns, 2 rows
+    for cell, record in enumerate(records):
+        photo = io.imread(record["path"])
+        photo = photo if photo.ndim == 3 else np.repeat(photo[..., None], 3, axis=2)
+        scale = min(1, 280 / photo.shape[1], 210 / photo.shape[0])
+        x, y = 10 + (cell % 4) * 290, 30 + (cell // 4) * (210 + 4 + 4 * 14 + 10)
+        drawn = sheet[y:y + round(photo.shape[0] * scale), x:x + round(photo.shape[1] * scale)]
+        np.testing.assert_allclose(drawn.mean(axis=(0, 1)), photo[..., :3].mean(axis=(0, 1)), atol=2,
+                                   err_msg=f"cell {cell} should be {record['path']}")
+        verdict_line = sheet[y + 214 + 14:y + 214 + 28, x:x + 280]
+        ink = np.array([30, 170, 60] if record["pass"] else [215, 40, 40])
+        assert (np.abs(verdict_line - ink).max(axis=2) < 30).sum() > 20, f"cell {cell}: no {ink} text"

@@ -1,5 +1,5 @@
-"""kiln quality --filter-to killed with SIGKILL after its first part, then --resume: the JSON lines and the filter
-folder equal an uninterrupted run's (no half-copied file left); a damaged part is measured again; other settings, a
+"""kiln quality --filter-to killed with SIGKILL after its first part, then --resume: the JSON lines, the filter
+folder and the --preview sheet equal an uninterrupted run's (no half-copied file left); a damaged part is measured again; other settings, a
 forgotten --resume and a --resume with nothing to keep parts in are refused."""
 import filecmp
 import os
@@ -30,7 +30,7 @@ def photos(tmp_path_factory):
 
 
 def run_args(folder, photos):
-    return [photos, "--json", folder / "q.jsonl", "--filter-to", folder / "passed", *ARGS]
+    return [photos, "--json", folder / "q.jsonl", "--filter-to", folder / "passed", "--preview", folder / "q.png", *ARGS]
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +47,7 @@ def kill_after_first_part(folder, photos):
 
 def assert_same(folder, reference):
     assert (folder / "q.jsonl").read_bytes() == (reference / "q.jsonl").read_bytes()
+    assert (folder / "q.png").read_bytes() == (reference / "q.png").read_bytes()  # ranked from the kept parts too
     names = sorted(os.listdir(reference / "passed"))
     assert 300 < len(names) < 600
     assert sorted(os.listdir(folder / "passed")) == names  # no temporary file of a killed copy either

@@ -48,6 +48,8 @@ struct QualityJobConfig {
   bool bgr = false;       // in-memory 3/4-channel images are BGR(A) (files always decode as RGB)
   std::string json;       // write one JSON object per input here (JSON lines), atomically
   std::string filter_to;  // copy the passing files, byte for byte, into this folder
+  std::string preview;    // a PNG: preview_images images evenly spaced in the ranking by score, with their metrics
+  int64_t preview_images = 24;
   // Continue a killed run: every 128 images or more, the results go to "<json or filter_to>.parts/"; a resumed run
   // (same inputs and settings) continues after its last whole part and ends with the outputs an uninterrupted run
   // writes.

@@ -9,8 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/images/image_batches.h"
-#include "core/thread_pool.h"
 #include "apps/images/json_lines.h"
+#include "apps/images/quality_preview.h"
+#include "core/thread_pool.h"
 #include "io/durable_file.h"
 #include "io/job_parts.h"
 #include "io/output_lock.h"
@@ -63,6 +64,12 @@ const ParamTable<QualityJobConfig>& quality_job_params() {
           [](C& c) -> std::string& { return c.json; });
     t.add({.name = "filter_to", .help = "Copy the passing files, byte for byte, into this folder"},
           [](C& c) -> std::string& { return c.filter_to; });
+    t.add({.name = "preview",
+           .help = "Write a PNG contact sheet here: images ranked by overall score (evenly spaced from the best to the "
+                   "worst), each with its score, verdict and four metrics"},
+          [](C& c) -> std::string& { return c.preview; });
+    t.add({.name = "preview_images", .help = "Images on the --preview sheet", .min = 1, .max = 1000},
+          [](C& c) -> int64_t& { return c.preview_images; });
     t.add({.name = "resume",
            .help = "Continue a killed run of the same job (its parts are beside the JSON lines file or filter folder)"},
           [](C& c) -> bool& { return c.resume; });
@@ -91,6 +98,31 @@ std::string run_json(const QualityJobConfig& config, const ImageBatches& batches
   run["inputs"] = batches.count();
   run["inputs_crc32"] = batches.names_crc32();
   return run.dump();
+}
+
+QualityPreviewEntry preview_entry(int64_t index, const QualityMetrics& m, bool pass) {
+  return {index,
+          static_cast<float>(m.blur),
+          static_cast<float>(m.brightness),
+          static_cast<float>(m.contrast),
+          static_cast<float>(m.sharpness),
+          static_cast<float>(m.score),
+          pass};
+}
+
+// A kept part's line as a preview entry (a resumed run measured it before it was killed); false for an unreadable
+// input.
+bool preview_entry_from_line(const std::string& line, int64_t index, QualityPreviewEntry* entry) {
+  const nlohmann::json j = nlohmann::json::parse(line);
+  if (!j.value("ok", false)) return false;
+  QualityMetrics m;
+  m.blur = j.at("blur").get<double>();
+  m.brightness = j.at("brightness").get<double>();
+  m.contrast = j.at("contrast").get<double>();
+  m.sharpness = j.at("sharpness").get<double>();
+  m.score = j.at("score").get<double>();
+  *entry = preview_entry(index, m, j.at("pass").get<bool>());
+  return true;
 }
 
 struct PartCounts {
@@ -122,6 +154,7 @@ Result<QualityJobSummary> quality_job_run(const QualityJobConfig& config, const 
   QualityJobSummary summary;
   summary.total = batches.count();
   std::set<std::string> used_names;
+  std::vector<QualityPreviewEntry> preview_entries;  // one per measured input while a preview is asked for
   int64_t done_parts = 0;
   if (!base.empty()) {
     KILN_TRY(parent_folder_create(base));
@@ -140,6 +173,14 @@ Result<QualityJobSummary> quality_job_run(const QualityJobConfig& config, const 
         summary.copied += part.header.at("copied").get<int64_t>();
         for (const auto& name : part.header.at("copies")) used_names.insert(name.get<std::string>());
         if (!part.header.at("lines").is_array()) return unsupported_format(parts->dir() + ": a part has no lines");
+        int64_t index = part.header.at("first").get<int64_t>();
+        for (const auto& line : part.header.at("lines")) {
+          QualityPreviewEntry entry;
+          if (!config.preview.empty() && preview_entry_from_line(line.get<std::string>(), index, &entry)) {
+            preview_entries.push_back(entry);
+          }
+          ++index;
+        }
       } catch (const nlohmann::json::exception& e) {
         return unsupported_format(parts->dir() + ": a part has a bad header: " + e.what());
       }
@@ -165,6 +206,7 @@ Result<QualityJobSummary> quality_job_run(const QualityJobConfig& config, const 
     return executor.run(OpCall{OpKind::kQuality, &params, batch.images.view(), {}, metrics.data()}, report);
   };
   PartCounts counts;
+  int64_t input = 0;  // the input `judge` is called for
   std::vector<std::string> lines;
   std::vector<std::string> copies;
   const auto judge = [&](QualityRecord& record, int64_t k) -> Status {
@@ -174,6 +216,7 @@ Result<QualityJobSummary> quality_job_run(const QualityJobConfig& config, const 
       record.metrics = metrics[static_cast<size_t>(k)];
       record.verdict = quality_judge(record.metrics, config.thresholds);
       ++(record.verdict.pass ? counts.passed : counts.failed);
+      if (!config.preview.empty()) preview_entries.push_back(preview_entry(input, record.metrics, record.verdict.pass));
       if (record.verdict.pass && !config.filter_to.empty()) {
         const std::string name = filter_name(record.name, &used_names);
         KILN_TRY(file_copy_atomic(record.name, (fs::path(config.filter_to) / name).string()));
@@ -182,10 +225,12 @@ Result<QualityJobSummary> quality_job_run(const QualityJobConfig& config, const 
       }
     }
     lines.push_back(record_json(record).dump());
+    ++input;
     return Status::ok();
   };
   for (int64_t first = done_parts * unit; first < batches.count(); first += unit) {
     counts = {};
+    input = first;
     lines.clear();
     copies.clear();
     KILN_TRY(image_batches_run<QualityRecord>(batches, batch_size, decode, &pool, events, &summary.backend,
@@ -215,6 +260,11 @@ Result<QualityJobSummary> quality_job_run(const QualityJobConfig& config, const 
       }
     }
     KILN_TRY(json.commit());
+  }
+  if (!config.preview.empty()) {
+    KILN_TRY(quality_preview_write(config.preview, std::move(preview_entries), batches, config.preview_images, decode,
+                                   config.bgr)
+                 .status());
   }
   if (parts) KILN_TRY(parts->remove());
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
