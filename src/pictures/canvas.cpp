@@ -50,9 +50,9 @@ void Canvas::fill(int32_t x, int32_t y, int32_t w, int32_t h, Rgb color) {
   if (area.area() > 0) canvas(area).setTo(scalar(color));
 }
 
-void Canvas::image(const ImageView& image, int32_t x, int32_t y, double scale, bool bgr) {
+void Canvas::image(const ImageView& image, int32_t x, int32_t y, int32_t w, int32_t h, bool bgr) {
   if (image.data == nullptr || image.width <= 0 || image.height <= 0 || image.type != PixelType::kU8 ||
-      image.layout != Layout::kHWC || scale <= 0) {
+      image.layout != Layout::kHWC || w <= 0 || h <= 0) {
     return;
   }
   const int type = image.channels == 1 ? CV_8UC1 : image.channels == 4 ? CV_8UC4 : CV_8UC3;
@@ -67,10 +67,9 @@ void Canvas::image(const ImageView& image, int32_t x, int32_t y, double scale, b
   } else {
     rgb = source;
   }
-  const int w = std::max(1, static_cast<int>(std::lround(image.width * scale)));
-  const int h = std::max(1, static_cast<int>(std::lround(image.height * scale)));
   cv::Mat scaled;
-  cv::resize(rgb, scaled, cv::Size(w, h), 0, 0, scale < 1 ? cv::INTER_AREA : cv::INTER_LINEAR);
+  const bool shrinking = w < image.width || h < image.height;
+  cv::resize(rgb, scaled, cv::Size(w, h), 0, 0, shrinking ? cv::INTER_AREA : cv::INTER_LINEAR);
   cv::Mat canvas = mat_of(m_pixels, m_width, m_height);
   const cv::Rect target = cv::Rect(x, y, w, h) & cv::Rect(0, 0, m_width, m_height);
   if (target.area() <= 0) return;
@@ -91,9 +90,9 @@ void Canvas::dot(int32_t x, int32_t y, int32_t radius, Rgb color) {
   cv::circle(canvas, cv::Point(x, y), radius, scalar(color), cv::FILLED, cv::LINE_8);
 }
 
-void Canvas::line(int32_t x0, int32_t y0, int32_t x1, int32_t y1, Rgb color, int32_t thickness) {
+void Canvas::line(int32_t x0, int32_t y0, int32_t x1, int32_t y1, Rgb color, int32_t thickness, bool smooth) {
   cv::Mat canvas = mat_of(m_pixels, m_width, m_height);
-  cv::line(canvas, cv::Point(x0, y0), cv::Point(x1, y1), scalar(color), thickness, cv::LINE_AA);
+  cv::line(canvas, cv::Point(x0, y0), cv::Point(x1, y1), scalar(color), thickness, smooth ? cv::LINE_AA : cv::LINE_8);
 }
 
 void Canvas::overlay(const float* values, int32_t x, int32_t y, int32_t w, int32_t h, Rgb color, float opacity) {

@@ -42,13 +42,14 @@ class Canvas {
   Rgb pixel(int32_t x, int32_t y) const;
 
   void fill(int32_t x, int32_t y, int32_t w, int32_t h, Rgb color);
-  // Draws a u8 HWC image (gray, RGB or RGBA; alpha ignored) scaled by `scale` (area-averaged when shrinking) with its
+  // Draws a u8 HWC image (gray, RGB or RGBA; alpha ignored) scaled to w x h (area-averaged when shrinking) with its
   // top-left corner at x, y; `bgr`: its three or four channels are B, G, R (A).
-  void image(const ImageView& image, int32_t x, int32_t y, double scale, bool bgr = false);
+  void image(const ImageView& image, int32_t x, int32_t y, int32_t w, int32_t h, bool bgr = false);
   // A rectangle's outline, `thickness` pixels inside x, y, w, h.
   void rect(int32_t x, int32_t y, int32_t w, int32_t h, Rgb color, int32_t thickness = 1);
   void dot(int32_t x, int32_t y, int32_t radius, Rgb color);
-  void line(int32_t x0, int32_t y0, int32_t x1, int32_t y1, Rgb color, int32_t thickness = 1);
+  // Anti-aliased where `smooth`; otherwise every pixel on it is `color` exactly.
+  void line(int32_t x0, int32_t y0, int32_t x1, int32_t y1, Rgb color, int32_t thickness = 1, bool smooth = true);
   // `values` (w x h, 0-1) blended over x, y, w, h: the pixel moves towards `color` by value * opacity.
   void overlay(const float* values, int32_t x, int32_t y, int32_t w, int32_t h, Rgb color, float opacity);
   // Text with its left end at x and its baseline at y; `size` 1 is about 9 pixels from baseline to cap.

@@ -51,7 +51,9 @@ SheetPlacement ContactSheet::picture(int64_t cell, const ImageView& image, bool 
   if (image.width <= 0 || image.height <= 0) return placement;
   placement.scale = std::min({1.0, static_cast<double>(m_layout.photo_width) / image.width,
                               static_cast<double>(m_layout.photo_height) / image.height});
-  m_canvas.image(image, placement.x, placement.y, placement.scale, bgr);
+  const int32_t w = std::max(1, static_cast<int32_t>(std::lround(image.width * placement.scale)));
+  const int32_t h = std::max(1, static_cast<int32_t>(std::lround(image.height * placement.scale)));
+  m_canvas.image(image, placement.x, placement.y, w, h, bgr);
   return placement;
 }
 

@@ -296,3 +296,18 @@ def test_predecessor_config_is_accepted_and_its_targets_checked(tmp_path, videos
     bad.write_text("batching:\n  dynamic:\n    max_batch_size: many\n")
     result = run_kiln("segment", videos["h264"], "-o", tmp_path / "d.mp4", "--config", bad, check=False)
     assert result.returncode == 2 and "batching.dynamic.max_batch_size" in result.stderr
+
+
+def test_preview_shows_the_person_in_colour_and_plots_each_frame(tmp_path, videos):
+    from matplotlib import image
+
+    sheet = tmp_path / "p.png"
+    run_kiln("segment", videos["h264"], "-o", tmp_path / "mask.mp4", "--preview", sheet, "--preview-frames", 3,
+             "--threads", 2, "-q")
+    pixels = np.rint(image.imread(sheet) * 255).astype(int)
+    assert pixels.shape[1] == 10 + 3 * 290
+    first = pixels[30 + 18:30 + 18 + 158, 10:290]  # frame 0 (640 x 360 shown at 280 x 158): the astronaut
+    magenta = (first[..., 0] > first[..., 1] + 60) & (first[..., 2] > first[..., 1] + 60)
+    assert magenta.mean() > 0.1
+    share_ink = np.all(pixels == (214, 39, 40), axis=2)  # the person-share line
+    assert share_ink.sum() > 100

@@ -71,6 +71,8 @@ struct SegmentJobConfig {
   std::string provider = "cuda";  // the GPU execution provider to try first: cuda | tensorrt
   TensorRtOptions tensorrt;       // with provider tensorrt (from a config file)
   std::string reference;          // a reference mask video (person > 127): the mean IoU of the masks against it
+  std::string preview;            // a PNG: per input, preview_frames frames with the person overlaid, and plots of
+  int32_t preview_frames = 4;     // each frame's latency and person share over time
   SegmentTargets targets;         // from a config file
   ShardSettings shard;            // a piece of the job: inputs [I*n/N, (I+1)*n/N) and a record for kiln merge
   // Continue a killed run: each output, once finished, is recorded (with its CRC-32) in "<output>.parts/"; a resumed

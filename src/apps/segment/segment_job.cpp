@@ -98,6 +98,7 @@ Result<SegmentJobSummary> segment_range_run(const SegmentJobConfig& config, cons
         " outputs were finished by the killed run");
   }
   SegmentJobSummary summary;
+  std::vector<std::unique_ptr<SegmentPreviewStream>> previews;  // one per input run (config.preview)
   if (!todo.empty()) {
     std::vector<std::string> run_inputs, run_outputs;
     for (const int64_t i : todo) {
@@ -112,7 +113,8 @@ Result<SegmentJobSummary> segment_range_run(const SegmentJobConfig& config, cons
                                         KILN_TRY(parts.output_done(todo[k], stream));
                                         ++finished;
                                         return Status::ok();
-                                      });
+                                      },
+                                      &previews);
     if (!result.is_ok()) {
       if (kept.empty() && finished == 0) (void)parts.remove();  // nothing finished: nothing to resume
       return result.status();
@@ -127,6 +129,18 @@ Result<SegmentJobSummary> segment_range_run(const SegmentJobConfig& config, cons
     streams.push_back(found != kept.end() ? found->second : summary.streams[next++]);
   }
   summary.streams = std::move(streams);
+  if (!config.preview.empty()) {
+    std::vector<SegmentPreviewInput> shown;
+    for (int64_t i = 0, run = 0; i < range.count; ++i) {
+      const std::string& input = inputs[static_cast<size_t>(range.first + i)];
+      if (kept.count(i) > 0) {
+        shown.push_back({input, nullptr, "finished by the killed run this one resumed (not shown)"});
+      } else {
+        shown.push_back({input, previews[static_cast<size_t>(run++)].get(), ""});
+      }
+    }
+    KILN_TRY(segment_preview_write(config.preview, shown, config.preview_frames).status());
+  }
   KILN_TRY(parts.remove());
   return summary;
 }
@@ -161,8 +175,10 @@ Result<SegmentJobSummary> segment_job_run(const SegmentJobConfig& config, const 
   fs::remove(record, ec);
   if (ec) return io_error(record + ": cannot remove the earlier record: " + ec.message());
   SegmentJobSummary summary;
+  SegmentJobConfig piece_config = config;
+  if (!config.preview.empty()) piece_config.preview = piece_path(config.preview, shard);  // each piece its own
   if (range.count > 0) {
-    KILN_TRY_ASSIGN(summary, segment_range_run(config, inputs, outputs, range, record, on_progress, log));
+    KILN_TRY_ASSIGN(summary, segment_range_run(piece_config, inputs, outputs, range, record, on_progress, log));
   }
   KILN_TRY(segment_piece_write(record, shard, range, segment_settings_json(config), inputs, summary));
   return summary;

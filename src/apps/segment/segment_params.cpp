@@ -69,6 +69,12 @@ const ParamTable<SegmentJobConfig>& segment_job_params() {
           [](C& c) -> double& { return c.stale_ms; });
     t.add({.name = "pace", .help = "latency: deliver frames at the input's frame rate, as a live source does"},
           [](C& c) -> bool& { return c.pace; });
+    t.add({.name = "preview",
+           .help = "Write a PNG here: per input, frames sampled across it with the person as a coloured overlay, and "
+                   "each frame's latency and person share over time"},
+          [](C& c) -> std::string& { return c.preview; });
+    t.add({.name = "preview_frames", .help = "Frames per input on the --preview picture", .min = 1, .max = 16},
+          [](C& c) -> int32_t& { return c.preview_frames; });
     t.add({.name = "crf", .help = "Video outputs: constant quality (0 best, 51 worst)", .min = 0, .max = 63},
           [](C& c) -> int32_t& { return c.crf; });
     t.add({.name = "codec", .help = "Video outputs: an FFmpeg encoder (libx264, libvpx-vp9, ffv1 ...); default by "

@@ -36,6 +36,7 @@ struct Stream {
   std::vector<std::string> names;
   double foreground_sum = 0;
   std::vector<int64_t> latencies_ns;
+  std::unique_ptr<SegmentPreviewStream> preview;  // config.preview
 };
 
 bool is_array_output(SegmentOutput kind) { return kind == SegmentOutput::kNpy || kind == SegmentOutput::kH5; }
@@ -97,6 +98,7 @@ class SegmentRun {
       stream->summary.output = outputs[i];
       stream->summary.decode = stream->info.decode;
       stream->output = outputs[i];
+      if (!m_config.preview.empty()) stream->preview = std::make_unique<SegmentPreviewStream>(m_config.preview_frames);
       KILN_TRY(stream_outputs_open(*stream));
       const double fps = stream->info.frame_rate.value() > 0 ? stream->info.frame_rate.value() : 30.0;
       const int64_t timeout_us = !m_latency ? 0
@@ -116,6 +118,11 @@ class SegmentRun {
       }
     }
     return Status::ok();
+  }
+
+  // Each input's preview record, in input order (after run()).
+  void previews_take(std::vector<std::unique_ptr<SegmentPreviewStream>>* previews) {
+    for (auto& s : m_streams) previews->push_back(std::move(s->preview));
   }
 
   Result<SegmentJobSummary> run() {
@@ -315,6 +322,12 @@ class SegmentRun {
           else st = share.status();
         }
         if (st.is_ok() && m_reference) reference_compare(s, prob.data());
+        if (st.is_ok() && s.preview && s.preview->wants(task.frame.index)) {
+          half.resize(static_cast<size_t>(s.info.width) * s.info.height);
+          if (!is_array_output(m_kind)) s.matte.probabilities(prob.data(), half.data(), &m_engine->pool());
+          s.preview->sample(task.frame.index, task.frame.time_s, task.frame.rgb.view(), half.data(), s.info.width,
+                            s.info.height);
+        }
       }
       if (st.is_ok()) {
         StageTimer timer(m_encode);
@@ -332,7 +345,11 @@ class SegmentRun {
       }
       s.foreground_sum += foreground;
       ++s.summary.written;
-      if (!task.dropped) s.latencies_ns.push_back(now_ns() - task.arrived_ns);
+      const int64_t latency_ns = now_ns() - task.arrived_ns;
+      if (!task.dropped) s.latencies_ns.push_back(latency_ns);
+      if (s.preview) {
+        s.preview->frame(task.frame.time_s, task.dropped ? NAN : static_cast<double>(latency_ns) / 1e6, foreground);
+      }
       m_engine->release(s.id);
       progress();
     }
@@ -410,13 +427,15 @@ class SegmentRun {
 Result<SegmentJobSummary> segment_streams_run(const SegmentJobConfig& config, const std::vector<std::string>& inputs,
                                               const std::vector<std::string>& outputs,
                                               const SegmentProgressFn& on_progress, const LogFn& log,
-                                              const SegmentFinishedFn& on_finished) {
+                                              const SegmentFinishedFn& on_finished,
+                                              std::vector<std::unique_ptr<SegmentPreviewStream>>* previews) {
   const int64_t opening = now_ns();
   SegmentRun run(config, on_progress, log, on_finished);
   KILN_TRY(run.open(inputs, outputs));
   const double open_s = static_cast<double>(now_ns() - opening) / 1e9;
   KILN_TRY_ASSIGN(SegmentJobSummary summary, run.run());
   summary.open_s = open_s;
+  if (previews) run.previews_take(previews);
   return summary;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/segment/segment_preview.h"
 #include "kiln/apps/segment.h"
 
 namespace kiln {
@@ -14,10 +15,12 @@ namespace kiln {
 // Called on a writer thread when input k's output is complete (its summary filled in); an error stops the run.
 using SegmentFinishedFn = std::function<Status(size_t k, const SegmentStreamSummary& stream)>;
 
-// inputs[k] -> outputs[k] (output kind and settings from config; the file appears only when complete).
+// inputs[k] -> outputs[k] (output kind and settings from config; the file appears only when complete). With
+// config.preview, previews (when given) receives each input's frames and series for segment_preview_write.
 Result<SegmentJobSummary> segment_streams_run(const SegmentJobConfig& config, const std::vector<std::string>& inputs,
                                               const std::vector<std::string>& outputs,
                                               const SegmentProgressFn& on_progress, const LogFn& log,
-                                              const SegmentFinishedFn& on_finished = {});
+                                              const SegmentFinishedFn& on_finished = {},
+                                              std::vector<std::unique_ptr<SegmentPreviewStream>>* previews = nullptr);
 
 }  // namespace kiln
