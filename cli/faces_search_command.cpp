@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "apps/faces/face_search_preview.h"
 #include "cli/job_cli.h"
 #include "kiln/apps/face_search.h"
 #include "kiln/apps/faces.h"
@@ -25,7 +26,10 @@ struct SearchArgs {
   int64_t k = 10;
   int64_t recall_queries = 0;
   bool json = false;
+  std::string preview;
 };
+
+constexpr int32_t kPreviewHits = 8;  // hits per query face on the --preview sheet, at most
 
 // Up to `count` rows of the collection, evenly spaced, as recall queries.
 std::vector<float> sample_rows(const FaceCollection& c, int64_t count) {
@@ -59,6 +63,7 @@ int search_run(const SearchArgs& args, const CliParams& flags) {
 
   DecodeOptions decode;
   decode.channels = 3;
+  std::vector<FaceSearchQuery> shown;  // --preview
   for (const std::string& query : args.queries) {
     auto image = image_decode_file(query, decode);
     if (!image.is_ok()) return exit_with(image.status());
@@ -71,6 +76,13 @@ int search_run(const SearchArgs& args, const CliParams& flags) {
       std::vector<FaceHit> hits;
       if (Status s = index.value()->search(face.embedding.data(), 1, args.k, &hits); !s.is_ok()) return exit_with(s);
       const float* b = face.detection.box;
+      if (!args.preview.empty()) {
+        FaceSearchQuery& q = shown.emplace_back();
+        q.image = query;
+        q.face = static_cast<int32_t>(f);
+        std::copy(b, b + 4, q.box);
+        q.hits = hits;
+      }
       nlohmann::json hits_json = nlohmann::json::array();
       if (!args.json) {
         std::printf("%s face %zu (box %.0f, %.0f, %.0f, %.0f):\n", query.c_str(), f, b[0], b[1], b[0] + b[2],
@@ -97,6 +109,12 @@ int search_run(const SearchArgs& args, const CliParams& flags) {
       }
     }
   }
+  if (!args.preview.empty() && !shown.empty()) {
+    const int32_t hits_shown = static_cast<int32_t>(std::min<int64_t>(args.k, kPreviewHits));
+    if (Status s = face_search_preview_write(args.preview, shown, c, hits_shown).status(); !s.is_ok()) {
+      return exit_with(s);
+    }
+  }
   if (args.recall_queries > 0) {
     const std::vector<float> queries = sample_rows(c, args.recall_queries);
     const int64_t count = static_cast<int64_t>(queries.size()) / kFaceEmbeddingSize;
@@ -119,6 +137,8 @@ Runner faces_search_command_add(CLI::App& faces) {
   cmd->add_option("--recall", args->recall_queries,
                   "Also measure the index's recall@k against exact search with this many of its own faces as queries");
   cmd->add_flag("--json", args->json, "One JSON line per query face");
+  cmd->add_option("--preview", args->preview,
+                  "Write a PNG here: each query face beside its nearest faces (at most 8), with their cosines");
   auto flags = std::make_shared<CliParams>(cmd, face_index_params());
   return [args, flags] { return search_run(*args, *flags); };
 }

@@ -126,3 +126,24 @@ def test_search_finds_the_same_person_first(tmp_path, photos):
     refused = run_kiln("faces", "search", HOPPER, "--index", index, "--index-type", "ivf", check=False)
     assert refused.returncode != 0 and "use flat" in refused.stderr
     assert not (tmp_path / "faces.h5.ivf").exists()  # only a trained (ivf) index is kept
+
+
+def test_search_preview_puts_each_query_beside_its_nearest_faces(tmp_path, photos):
+    from matplotlib import image
+
+    index, sheet = tmp_path / "faces.h5", tmp_path / "search.png"
+    run_kiln("faces", photos, "-o", index, "--threads", 2, "-q")  # astronaut twice, Grace Hopper
+    run_kiln("faces", "search", HOPPER, ASTRONAUT, "--index", index, "-k", 3, "--preview", sheet)
+    pixels = np.rint(image.imread(sheet) * 255).astype(int)
+    assert pixels.shape == (30 + 2 * (120 + 4 + 2 * 14 + 10), 10 + 4 * 130, 3)  # 2 queries, 1 + 3 cells each
+
+    def cell(row, column):
+        x, y = 10 + column * 130, 30 + row * (120 + 4 + 2 * 14 + 10)
+        return pixels[y:y + 120, x:x + 120]
+
+    # Each query photo is in the collection: its nearest face is the same crop of the same photo, pixel for pixel;
+    # the other person's face is another picture.
+    for row in range(2):
+        assert np.array_equal(cell(row, 0), cell(row, 1))
+        assert np.abs(cell(row, 0) - cell(row, 3)).mean() > 20
+    assert np.array_equal(cell(1, 1), cell(1, 2))  # the astronaut's second copy: the same face again
