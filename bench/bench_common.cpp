@@ -7,7 +7,24 @@
 #include <fstream>
 #include <iostream>
 
+#include "pictures/bench_plot.h"
+
 namespace kiln::bench {
+
+void plot_option_add(CLI::App& app, std::string* path) {
+  app.add_option("--plot", *path, "Also draw the results into this PNG (matplotlib; KILN_PYTHON names the Python)")
+      ->type_name("FILE");
+}
+
+int plot_write(const nlohmann::json& results, const std::string& path, const std::string& title) {
+  if (path.empty()) return 0;
+  if (Status s = bench_plot_write(results, path, title); !s.is_ok()) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "plot: %s\n", path.c_str());
+  return 0;
+}
 
 std::optional<int> args_parse(CLI::App& app, int argc, char** argv) {
   try {

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace kiln::bench {
 
 // Parses argv into app's options. nullopt: go on and run. Otherwise the exit code: 0 after --help (printed on
@@ -22,6 +24,11 @@ std::string shell_quote(const std::string& s);
 // The standard output of `command` run by /bin/sh, with its exit status in *exit_status (-1 if it did not
 // exit normally); nullopt when it could not be started.
 std::optional<std::string> command_output(const std::string& command, int* exit_status);
+
+// --plot FILE: the program's JSON results drawn with matplotlib (pictures/bench_plot.h), as `kiln bench --plot` does.
+void plot_option_add(CLI::App& app, std::string* path);
+// 0 (nothing to do without a path), or 1 after printing why the plot failed.
+int plot_write(const nlohmann::json& results, const std::string& path, const std::string& title);
 
 std::string git_commit();  // the source tree's short HEAD commit, or "unknown"
 std::string cpu_model();   // /proc/cpuinfo's first "model name", or "unknown"

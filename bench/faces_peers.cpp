@@ -556,6 +556,7 @@ int main(int argc, char** argv) {
   double seconds = 1;
   int repeats = 10;
   std::string json_path;
+  std::string plot_path;
   app.add_option("--images", images_dir, "A folder of photographs to use instead of the built-in set");
   app.add_option("--batch-sizes", batch_sizes, "kiln's batch sizes (images per analyze call)")->delimiter(',');
   app.add_option("--threads", threads, "Threads for kiln and OpenCV DNN (dlib's HOG detector is single-threaded)")
@@ -565,6 +566,7 @@ int main(int argc, char** argv) {
   app.add_option("--repeats", repeats, "Measurements of every method, interleaved round by round; the best is reported")
       ->check(kiln::bench::positive());
   app.add_option("--json", json_path, "Also write the JSON here");
+  kiln::bench::plot_option_add(app, &plot_path);
   std::string loop_runtime = "opencv";
   app.add_option("--loop-runtime", loop_runtime,
                  "The one-image-at-a-time peer's runtime: opencv (OpenCV DNN, ONNX Runtime only for a model it cannot "
@@ -752,5 +754,5 @@ int main(int argc, char** argv) {
       std::fclose(f);
     }
   }
-  return 0;
+  return kiln::bench::plot_write(report, plot_path, "faces_peers: images/s, kiln and its peers");
 }

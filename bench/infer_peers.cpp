@@ -146,6 +146,7 @@ int main(int argc, char** argv) {
   std::string mode_name = "cpu";
   bool no_peers = false;
   std::string json_path;
+  std::string plot_path;
   app.add_option("--models", models, "Packaged models")->delimiter(',');
   app.add_option("--batch-sizes", batch_sizes, "kiln's batch sizes")->delimiter(',');
   app.add_option("--images", images, "Images per measurement (the two test photographs, repeated)");
@@ -156,6 +157,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"cpu", "auto", "gpu"}));
   app.add_flag("--no-peers", no_peers, "Measure kiln and the model alone only");
   app.add_option("--json", json_path, "Also write the JSON here");
+  kiln::bench::plot_option_add(app, &plot_path);
   if (auto code = kiln::bench::args_parse(app, argc, argv)) return *code;
   const kiln::ExecMode mode = kiln::exec_mode_parse(mode_name).value();
 
@@ -246,5 +248,6 @@ int main(int argc, char** argv) {
       std::fclose(f);
     }
   }
-  return failures().empty() ? 0 : 1;
+  const int plotted = kiln::bench::plot_write(report, plot_path, "infer_peers: images/s, kiln and ONNX Runtime loops");
+  return failures().empty() ? plotted : 1;
 }

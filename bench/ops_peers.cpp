@@ -48,6 +48,7 @@ constexpr size_t kMaxIterations = 100000;
 
 struct Options {
   std::string json_path;  // "-": JSON on stdout instead of the table
+  std::string plot_path;
   int32_t threads = 1;
   double seconds = 1.0;
   kiln::ExecMode mode = kiln::ExecMode::kCpu;
@@ -108,6 +109,7 @@ void options_add(CLI::App& app, Options& opt) {
   using kiln::bench::positive;
   app.add_option("--json", opt.json_path, "Also write the results as JSON (\"-\": JSON on stdout instead of the table)")
       ->type_name("FILE|-");
+  kiln::bench::plot_option_add(app, &opt.plot_path);
   app.add_option("--threads", opt.threads,
                  "Threads for both tools (default 1): cv::setNumThreads(N), a kiln ThreadPool(N)")
       ->type_name("N")
@@ -234,7 +236,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  if (!opt.json_path.empty()) {
+  if (!opt.json_path.empty() || !opt.plot_path.empty()) {
     nlohmann::json out{{"commit", commit},
                        {"device", device},
                        {"threads", opt.threads},
@@ -245,6 +247,8 @@ int main(int argc, char** argv) {
                        {"results", results},
                        {"ratios", ratios},
                        {"checks", checks}};
+    if (kiln::bench::plot_write(out, opt.plot_path, "ops_peers: images/s, kiln and OpenCV") != 0) return 1;
+    if (opt.json_path.empty()) return 0;
     if (opt.json_path == "-") {
       std::printf("%s\n", out.dump(2).c_str());
     } else {

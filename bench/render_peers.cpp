@@ -42,6 +42,7 @@ constexpr std::array<Config, 2> kConfigs = {{{800, 500, 3.0f}, {224, 224, 2.0f}}
 
 struct Options {
   std::string json_path;
+  std::string plot_path;
   std::string dump_dir;
   std::string python = "/usr/bin/python3";
   double seconds = 1.0;
@@ -339,6 +340,7 @@ bool json_write(const std::string& path, const RunInfo& info, const Options& opt
 
 void options_add(CLI::App& app, Options& opt) {
   app.add_option("--json", opt.json_path, "Also write the results as JSON")->type_name("FILE");
+  plot_option_add(app, &opt.plot_path);
   app.add_option("--seconds", opt.seconds, "Length of one repeat (default 1.0)")->type_name("S")->check(positive());
   app.add_option("--repeats", opt.repeats, "Repeats per tool and size (default 3)")
       ->type_name("R")
@@ -405,6 +407,15 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::printf("\nwrote %s\n", opt.json_path.c_str());
+  }
+  if (!opt.plot_path.empty()) {  // the JSON as written, read back
+    const std::string results = opt.json_path.empty() ? opt.plot_path + ".results.json" : opt.json_path;
+    if (opt.json_path.empty() && !json_write(results, info, opt, rows, ratios)) return 1;
+    std::ifstream in(results);
+    const nlohmann::json parsed = nlohmann::json::parse(in, nullptr, false);
+    if (opt.json_path.empty()) std::filesystem::remove(results);
+    if (parsed.is_discarded()) return 1;
+    return plot_write(parsed, opt.plot_path, "render_peers: images/s, kiln and its peers");
   }
   return 0;
 }

@@ -115,7 +115,7 @@ kiln::SegmentJobSummary kiln_run(const std::string& video, const std::string& ou
 
 int main(int argc, char** argv) {
   CLI::App app{"kiln segment against a sequential decode -> preprocess -> infer -> threshold -> encode loop"};
-  std::string video, json_path;
+  std::string video, json_path, plot_path;
   int threads = 2;
   int repeats = 3;
   double seconds = 2.0;
@@ -125,6 +125,7 @@ int main(int argc, char** argv) {
   app.add_option("--repeats", repeats, "Rounds of loop, kiln --throughput and kiln --latency; medians reported")
       ->check(kiln::bench::positive());
   app.add_option("--json", json_path, "Also write the results here");
+  kiln::bench::plot_option_add(app, &plot_path);
   if (auto code = kiln::bench::args_parse(app, argc, argv)) return *code;
 
   const fs::path dir = fs::temp_directory_path() / ("kiln_segment_peers_" + std::to_string(::getpid()));
@@ -214,6 +215,10 @@ int main(int argc, char** argv) {
     }
     std::printf("%s\n", out.dump(2).c_str());
     if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";
+    if (kiln::bench::plot_write(out, plot_path, "segment_peers: frames/s, kiln segment and the sequential loop") != 0) {
+      fs::remove_all(dir);
+      return 1;
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "segment_peers: %s\n", e.what());
     fs::remove_all(dir);

@@ -1,6 +1,19 @@
 #include "cli/bench_commands.h"
 
+#include "pictures/bench_plot.h"
+
 namespace kiln::cli {
+
+void bench_plot_option_add(CLI::App* cmd, std::string* path) {
+  cmd->add_option("--plot", *path, "Also draw the results into this PNG (matplotlib; KILN_PYTHON names the Python)");
+}
+
+int bench_plot_finish(const nlohmann::json& results, const std::string& path, const std::string& title) {
+  if (path.empty()) return 0;
+  if (Status s = bench_plot_write(results, path, title); !s.is_ok()) return exit_with(s);
+  std::fprintf(stderr, "Plot: %s\n", path.c_str());
+  return 0;
+}
 
 Runner bench_command_add(CLI::App& app) {
   auto* bench = app.add_subcommand("bench", "Measure kiln on this machine");

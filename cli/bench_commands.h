@@ -2,6 +2,10 @@
 // bench_command_add runs the one that was given.
 #pragma once
 
+#include <string>
+
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
 
 namespace kiln::cli {
@@ -11,5 +15,10 @@ Runner bench_ops_command_add(CLI::App& bench);
 Runner bench_infer_command_add(CLI::App& bench);
 Runner bench_faces_command_add(CLI::App& bench);
 Runner bench_segment_command_add(CLI::App& bench);
+
+// --plot FILE, which every subcommand has: its JSON results drawn with matplotlib (pictures/bench_plot.h).
+void bench_plot_option_add(CLI::App* cmd, std::string* path);
+// 0 (nothing to do without a path), or the exit code of a plot that failed, its error printed.
+int bench_plot_finish(const nlohmann::json& results, const std::string& path, const std::string& title);
 
 }  // namespace kiln::cli

@@ -38,6 +38,7 @@ struct BenchFacesArgs {
   bool gpu = false;
   bool no_gpu = false;
   std::string json_path;
+  std::string plot;
 };
 
 struct Size {
@@ -240,7 +241,7 @@ int bench_faces_run(const BenchFacesArgs& args) {
   } else {
     std::ofstream(args.json_path) << text << "\n";
   }
-  return 0;
+  return bench_plot_finish(out, args.plot, "kiln bench faces: images/s per operation, size and device");
 }
 
 }  // namespace
@@ -258,6 +259,7 @@ Runner bench_faces_command_add(CLI::App& bench) {
   auto* gpu = cmd->add_flag("--gpu", args->gpu, "Only on the GPU");
   cmd->add_flag("--no-gpu", args->no_gpu, "Only on the CPU")->excludes(gpu);
   cmd->add_option("--json", args->json_path, "Write the JSON here (default: stdout)");
+  bench_plot_option_add(cmd, &args->plot);
   return [args] { return bench_faces_run(*args); };
 }
 #else

@@ -22,6 +22,7 @@ struct BenchInferArgs {
   double seconds = 2.0;
   int32_t threads = 0;
   bool json = false;
+  std::string plot;
 };
 
 double percentile(std::vector<double> xs, double q) {
@@ -89,7 +90,7 @@ int bench_infer_run(const BenchInferArgs& args) {
     }
   }
   if (args.json) std::printf("%s\n", rows.dump(2).c_str());
-  return 0;
+  return bench_plot_finish(rows, args.plot, "kiln bench infer " + args.model + ": images/s per provider and batch size");
 }
 
 }  // namespace
@@ -102,6 +103,7 @@ Runner bench_infer_command_add(CLI::App& bench) {
   cmd->add_option("--seconds", args->seconds, "Measuring time per point");
   cmd->add_option("--threads", args->threads, "CPU provider intra-op threads (0 = all cores)");
   cmd->add_flag("--json", args->json, "Print JSON rows");
+  bench_plot_option_add(cmd, &args->plot);
   return [args] { return bench_infer_run(*args); };
 }
 #else

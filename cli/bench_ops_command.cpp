@@ -34,6 +34,7 @@ struct OpsFlags {
   std::string resident = "host";  // host | device: where GPU backends' batches are before a call
   int32_t threads = 0;
   bool json = false;
+  std::string plot;
 };
 
 // The predecessor's benchmark_gpu.py image sizes.
@@ -226,7 +227,7 @@ int bench_ops(const OpsFlags& f) {
     }
   }
   if (f.json) std::printf("%s\n", out.dump(2).c_str());
-  return 0;
+  return bench_plot_finish(out, f.plot, "kiln bench ops: images/s per op, size, backend and batch size");
 }
 
 }  // namespace
@@ -247,6 +248,7 @@ Runner bench_ops_command_add(CLI::App& bench) {
       ->check(CLI::IsMember({"host", "device"}));
   ops->add_option("--threads", f->threads, "CPU backend threads (default: all)");
   ops->add_flag("--json", f->json, "Print JSON");
+  bench_plot_option_add(ops, &f->plot);
   return [f] { return bench_ops(*f); };
 }
 

@@ -46,6 +46,7 @@ struct BenchFlags {
   double seconds = 1.0;  // per (backend, batch size)
   int32_t threads = 0;
   bool json = false;
+  std::string plot;
 };
 
 Result<nlohmann::json> bench_one(Backend& backend, const RenderParams& params, const Series& series, int64_t batch,
@@ -130,7 +131,7 @@ int bench_render(const BenchFlags& f) {
     }
   }
   if (f.json) std::printf("%s\n", out.dump(2).c_str());
-  return 0;
+  return bench_plot_finish(out, f.plot, "kiln bench render: images/s per backend and batch size");
 }
 
 }  // namespace
@@ -143,6 +144,7 @@ Runner bench_render_command_add(CLI::App& bench) {
   render->add_option("--seconds", f->seconds, "Time per backend and batch size (at least 3 iterations)");
   render->add_option("--threads", f->threads, "CPU backend threads (default: all)");
   render->add_flag("--json", f->json, "Print JSON");
+  bench_plot_option_add(render, &f->plot);
   return [f, flags] {
     if (Status s = flags->apply(&f->settings); !s.is_ok()) return exit_with(s);
     if (Status s = render_validate(f->settings.render, WindowBatch{nullptr, chart_style_draws_bars(f->settings.render.style) ? 4 : 1,

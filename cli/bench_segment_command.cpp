@@ -25,6 +25,7 @@ struct BenchSegmentArgs {
   std::vector<int64_t> batch_sizes{1, 4, 8, 16};
   int32_t threads = 0;
   bool json = false;
+  std::string plot;
 };
 
 Result<std::string> video_make(const fs::path& dir) {
@@ -95,8 +96,9 @@ int bench_segment_run(const BenchSegmentArgs& args) {
   }
   fs::remove_all(dir);
   if (!st.is_ok()) return exit_with(st);
-  if (args.json) std::printf("%s\n", nlohmann::json{{"video", video}, {"results", rows}}.dump(2).c_str());
-  return 0;
+  const nlohmann::json out{{"video", video}, {"results", rows}};
+  if (args.json) std::printf("%s\n", out.dump(2).c_str());
+  return bench_plot_finish(out, args.plot, "kiln bench segment: frames/s per pipeline and batch size");
 }
 
 }  // namespace
@@ -108,6 +110,7 @@ Runner bench_segment_command_add(CLI::App& bench) {
   cmd->add_option("--batch-sizes", args->batch_sizes, "Throughput batch sizes")->expected(1, -1);
   cmd->add_option("--threads", args->threads, "CPU threads (0 = all cores)");
   cmd->add_flag("--json", args->json, "Print JSON");
+  bench_plot_option_add(cmd, &args->plot);
   return [args] { return bench_segment_run(*args); };
 }
 #else
