@@ -56,6 +56,7 @@ try:  # kiln.SegmentPipeline, kiln.segment: only when built with ONNX Runtime an
 except ImportError:
     SegmentPipeline = SegmentResult = segment = None
 
+from . import bench_plot  # kiln.bench_plot.plot(results, path): a benchmark's JSON as a picture (matplotlib on use)
 from .datasets import ChartDataset
 from .storage import KilnFile, create_images_from_data, open, register_hdf5_plugin  # noqa: A004 (kiln.open, like h5py.File)
 
