@@ -9,6 +9,7 @@ the others as horizontal bars, coloured by backend or peer, each with its value.
     python3 -m kiln.bench_plot results.json out.png [--title TITLE] [--layout layout.json]
 
 --layout writes where each bar or point was drawn, in the picture's pixels (origin top-left), for tests and tools.
+Bars whose values span more than 50x are drawn on a log scale (the layout's x_scale says which).
 kiln's CLI runs this same file with the interpreter named by KILN_PYTHON (default python3).
 """
 import argparse
@@ -144,7 +145,12 @@ def plot(results, path, title=None):
         bars = ax.barh(range(len(found)), [m["rate"] for m in found], color=[colors[m["series"]] for m in found])
         ax.set_yticks(range(len(found)), labels, fontsize=8)
         ax.invert_yaxis()
-        ax.set_xlabel(rate_key)
+        rates = [m["rate"] for m in found if m["rate"] > 0]
+        log_x = bool(rates) and max(rates) / min(rates) > 50  # values far apart: ratios as equal distances
+        if log_x:
+            ax.set_xscale("log")
+        layout["x_scale"] = "log" if log_x else "linear"
+        ax.set_xlabel(rate_key + (" (log scale)" if log_x else ""))
         ax.grid(axis="x", alpha=0.3)
         ax.set_axisbelow(True)  # grid lines behind the bars
         for bar, m in zip(bars, found):

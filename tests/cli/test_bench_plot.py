@@ -33,7 +33,7 @@ def test_bars_are_as_long_as_their_values_in_their_series_colour(tmp_path):
                            {"op": "quality", "tool": "kiln", "img_per_s": 3000.0},
                            {"op": "quality", "tool": "opencv", "img_per_s": 500.0}]}
     pixels, layout = plot(results, tmp_path)
-    assert layout["kind"] == "bars" and [m["label"] for m in layout["marks"]] == [
+    assert layout["kind"] == "bars" and layout["x_scale"] == "linear" and [m["label"] for m in layout["marks"]] == [
         "resize · kiln", "resize · opencv", "quality · kiln", "quality · opencv"]
     assert layout["marks"][0]["color"] != layout["marks"][1]["color"]
     assert layout["marks"][0]["color"] == layout["marks"][2]["color"]  # colour by series
@@ -86,3 +86,12 @@ def test_results_without_a_throughput_are_refused(tmp_path):
     data.write_text(json.dumps({"results": [{"op": "x", "ms": 3}]}))
     r = subprocess.run([sys.executable, PLOTTER, str(data), str(tmp_path / "p.png")], capture_output=True, text=True)
     assert r.returncode != 0 and "no measurement with a throughput" in r.stderr
+
+
+def test_values_far_apart_are_drawn_on_a_log_scale(tmp_path):
+    results = {"results": [{"tool": "kiln", "img_per_s": 10.0}, {"tool": "peer", "img_per_s": 100.0},
+                           {"tool": "other", "img_per_s": 1000.0}]}
+    _, layout = plot(results, tmp_path)
+    assert layout["x_scale"] == "log"
+    ends = [m["box"][2] for m in layout["marks"]]
+    assert abs((ends[2] - ends[1]) - (ends[1] - ends[0])) < 1.5  # each 10x the same distance
