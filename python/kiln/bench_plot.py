@@ -47,6 +47,8 @@ def measurements(results):
                 named = [str(p) for p in path if isinstance(p, str) and p not in ("results", "benchmark_results")]
                 series = next((str(node[k]) for k in SERIES_KEYS if isinstance(node.get(k), (str, bool))), None)
                 groups = [str(node[k]) for k in GROUP_KEYS if isinstance(node.get(k), (str, numbers.Real))]
+                if _number(node.get("width")) and _number(node.get("height")):
+                    groups.append(f"{node['width']:g}x{node['height']:g}")
                 if series is None and named and len(rate_keys) == 1:
                     series = named.pop()
                 group = " ".join(groups) if groups else " ".join(named)
