@@ -125,6 +125,10 @@ class BackendRegistry {
   const std::vector<std::unique_ptr<Backend>>& backends() const { return m_backends; }
   const std::vector<BackendStatus>& statuses() const { return m_statuses; }
   Backend& cpu() const { return *m_backends.back(); }
+  // The backend of `kind`, or nullptr when there is none (not compiled, no device: status() says why).
+  Backend* find(BackendKind kind) const;
+  // What became of `kind` when the registry started, or nullptr when it was never tried.
+  const BackendStatus* status(BackendKind kind) const;
 
   void add(std::unique_ptr<Backend> backend, BackendStatus status);  // keeps CPU last
   // GPU_DEVICE_ID and GPU_MEMORY_LIMIT_GB as the backends were made with, read once when the registry started: every

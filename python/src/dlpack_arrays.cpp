@@ -162,14 +162,9 @@ bool dlpack_offered(pyb::handle obj) {
 
 Backend& cuda_backend() {
   const BackendRegistry& registry = BackendRegistry::instance();
-  for (const auto& backend : registry.backends()) {
-    if (backend->kind() == BackendKind::kCuda) return *backend;
-  }
-  std::string why = "not compiled";
-  for (const BackendStatus& s : registry.statuses()) {
-    if (s.kind == BackendKind::kCuda) why = s.reason;
-  }
-  raise_device_error("device arrays need the CUDA backend: " + why);
+  if (Backend* cuda = registry.find(BackendKind::kCuda)) return *cuda;
+  const BackendStatus* status = registry.status(BackendKind::kCuda);
+  raise_device_error("device arrays need the CUDA backend: " + (status ? status->reason : std::string("not compiled")));
 }
 
 DlpackImages dlpack_images(pyb::handle obj) {

@@ -83,6 +83,20 @@ void BackendRegistry::options_set(Result<BackendOptions> options) {
   m_options = options.is_ok() ? options.value() : BackendOptions{};
 }
 
+Backend* BackendRegistry::find(BackendKind kind) const {
+  for (const auto& backend : m_backends) {
+    if (backend->kind() == kind) return backend.get();
+  }
+  return nullptr;
+}
+
+const BackendStatus* BackendRegistry::status(BackendKind kind) const {
+  for (const BackendStatus& s : m_statuses) {
+    if (s.kind == kind) return &s;
+  }
+  return nullptr;
+}
+
 void BackendRegistry::add(std::unique_ptr<Backend> backend, BackendStatus status) {
   m_statuses.push_back(std::move(status));
   if (!backend) return;

@@ -2,17 +2,6 @@
 
 namespace kiln {
 
-namespace {
-
-const BackendStatus* status_of(const BackendRegistry& registry, BackendKind kind) {
-  for (const auto& status : registry.statuses()) {
-    if (status.kind == kind) return &status;
-  }
-  return nullptr;
-}
-
-}  // namespace
-
 Result<InferPlan> infer_plan(const InferOptions& options, const BackendRegistry& registry) {
   InferPlan plan;
   if (options.mode == ExecMode::kCpu) {
@@ -25,7 +14,7 @@ Result<InferPlan> infer_plan(const InferOptions& options, const BackendRegistry&
     plan.reason = "GPU_BACKEND=opencl: ONNX Runtime has no OpenCL execution provider, the model runs on the CPU one";
     return plan;
   }
-  const BackendStatus* cuda = status_of(registry, BackendKind::kCuda);
+  const BackendStatus* cuda = registry.status(BackendKind::kCuda);
   if (cuda == nullptr || !cuda->available) {
     const std::string why = "no CUDA device for a GPU execution provider (" +
                             (cuda ? cuda->reason : std::string("CUDA backend not compiled")) + ")";

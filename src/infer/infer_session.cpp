@@ -28,17 +28,10 @@ namespace kiln {
 namespace {
 
 // kiln's CUDA backend (on GPU_DEVICE_ID, the device the GPU providers run on), or nullptr.
-Backend* cuda_backend_find() {
-  for (const auto& backend : BackendRegistry::instance().backends()) {
-    if (backend->kind() == BackendKind::kCuda) return backend.get();
-  }
-  return nullptr;
-}
-
 // The CUDA backend's pinned memory for the GPU providers (ONNX Runtime's copies from it run at full speed), the
 // CPU's pool otherwise.
 Backend& host_backend_for(InferProvider provider) {
-  Backend* cuda = provider != InferProvider::kCpu ? cuda_backend_find() : nullptr;
+  Backend* cuda = provider != InferProvider::kCpu ? BackendRegistry::instance().find(BackendKind::kCuda) : nullptr;
   return cuda != nullptr ? *cuda : BackendRegistry::instance().cpu();
 }
 
@@ -287,7 +280,7 @@ class OrtInferSession final : public InferSession {
         session_options.AddConfigEntry("session.model_external_initializers_file_folder_path", m_folder.c_str());
       }
     }));
-    Backend* const cuda = provider != InferProvider::kCpu ? cuda_backend_find() : nullptr;
+    Backend* const cuda = provider != InferProvider::kCpu ? BackendRegistry::instance().find(BackendKind::kCuda) : nullptr;
     if (cuda != nullptr && !m_stream) {
       auto stream = cuda->stream_create();  // none: ONNX Runtime makes its own, as without kiln's CUDA backend
       if (stream.is_ok()) m_stream = std::move(stream).value();

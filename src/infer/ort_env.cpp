@@ -60,10 +60,7 @@ bool tensorrt_runtime_found() {
 
 std::vector<ProviderStatus> infer_provider_statuses() {
   const OnnxRuntimeInfo ort = onnxruntime_info();
-  const BackendStatus* cuda = nullptr;
-  for (const auto& status : BackendRegistry::instance().statuses()) {
-    if (status.kind == BackendKind::kCuda) cuda = &status;
-  }
+  const BackendStatus* cuda = BackendRegistry::instance().status(BackendKind::kCuda);
   const bool device = cuda != nullptr && cuda->available;
   const std::string no_device = "no CUDA device: " + (cuda ? cuda->reason : std::string("CUDA backend not compiled"));
   std::vector<ProviderStatus> out;

@@ -26,6 +26,19 @@ TEST(BackendRegistry, CpuStaysLast) {
   EXPECT_EQ(registry.backends().back()->kind(), BackendKind::kCpu);
   EXPECT_EQ(registry.cpu().name(), "cpu");
   EXPECT_EQ(registry.statuses().size(), 3u);
+  EXPECT_EQ(registry.find(BackendKind::kOpenCL)->name(), "fake-gpu");
+  EXPECT_EQ(registry.find(BackendKind::kCpu), &registry.cpu());
+  EXPECT_EQ(registry.find(BackendKind::kCuda), nullptr);
+  ASSERT_NE(registry.status(BackendKind::kCuda), nullptr);
+  EXPECT_EQ(registry.status(BackendKind::kCuda)->reason, "no CUDA device");
+  EXPECT_TRUE(registry.status(BackendKind::kOpenCL)->available);
+}
+
+TEST(BackendRegistry, AKindNeverTriedHasNoStatus) {
+  BackendRegistry registry;
+  registry.add(cpu_backend_create(), {BackendKind::kCpu, true, "always"});
+  EXPECT_EQ(registry.status(BackendKind::kCuda), nullptr);
+  EXPECT_EQ(registry.find(BackendKind::kCuda), nullptr);
 }
 
 TEST(BackendRegistry, TheCpusHostMemoryIsReused) {
