@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
-#include <map>
+#include <iterator>
+#include <utility>
 
 #include "apps/faces/face_crops.h"
 #include "kiln/codec.h"
@@ -16,20 +18,23 @@ constexpr SheetLayout kLayout{.columns = 1, .photo_width = 120, .photo_height = 
 
 std::string file_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
 
-// Decoded photos by path, each read once.
+// The photos decoded last (a query's several faces, a hit's photo found again), at most kHeld at a time.
 class PhotoCache {
  public:
   const ImageBuffer* get(const std::string& path) {
-    auto found = m_photos.find(path);
+    auto found = std::find_if(m_photos.begin(), m_photos.end(), [&](const auto& held) { return held.first == path; });
     if (found == m_photos.end()) {
+      if (m_photos.size() == kHeld) m_photos.pop_front();
       auto image = image_decode_file(path, DecodeOptions{.channels = 3});
-      found = m_photos.emplace(path, image.is_ok() ? std::move(image).value() : ImageBuffer{}).first;
+      m_photos.emplace_back(path, image.is_ok() ? std::move(image).value() : ImageBuffer{});
+      found = std::prev(m_photos.end());
     }
     return found->second.empty() ? nullptr : &found->second;
   }
 
  private:
-  std::map<std::string, ImageBuffer> m_photos;
+  static constexpr size_t kHeld = 4;
+  std::deque<std::pair<std::string, ImageBuffer>> m_photos;
 };
 
 FaceSearchPreviewCell face_draw(ContactSheet& sheet, int64_t cell, PhotoCache& photos, const std::string& image,

@@ -12,6 +12,7 @@ namespace kiln {
 namespace {
 
 constexpr int32_t kListedFaces = 4;  // verdict lines under a photo; more faces get one "and N more" line
+constexpr int64_t kDecodedAtOnce = 8;  // photos held decoded at a time (a sheet may show up to 1,000 big photos)
 
 void face_draw(Canvas& canvas, const SheetPlacement& at, const nlohmann::json& record, int32_t number, Rgb color) {
   const auto& b = record.at("bbox");  // x0, y0, x1, y1
@@ -64,8 +65,6 @@ Result<std::vector<FacesPreviewCell>> faces_preview_write(const std::string& pat
     if (!record.contains("error")) by_image[record.at("image_index").get<int64_t>()].push_back(&record);
   }
 
-  ThreadPool pool(0);
-  const DecodedBatch decoded = batches.take(0, count, decode, &pool);
   int64_t most_faces = 1;  // an unreadable image's cell has two lines
   for (const auto& [index, faces] : by_image) {
     if (index < batches.offset() + count) most_faces = std::max<int64_t>(most_faces, static_cast<int64_t>(faces.size()));
@@ -77,16 +76,20 @@ Result<std::vector<FacesPreviewCell>> faces_preview_write(const std::string& pat
                      {{"kept", ink::kGood}, {"rejected", ink::kBad}, {"duplicate", ink::kRepeat},
                       {"landmarks", ink::kMark}});
   std::vector<FacesPreviewCell> cells;
+  ThreadPool pool(0);
+  DecodedBatch decoded;
   for (int64_t i = 0; i < count; ++i) {
+    if (i % kDecodedAtOnce == 0) decoded = batches.take(i, std::min(kDecodedAtOnce, count - i), decode, &pool);
+    const size_t at = static_cast<size_t>(i % kDecodedAtOnce);
     FacesPreviewCell cell;
     cell.image_index = batches.offset() + i;
     const std::string name = std::filesystem::path(batches.name(i)).filename().string();
-    const int64_t k = decoded.index[static_cast<size_t>(i)];
+    const int64_t k = decoded.index[at];
     cell.readable = k >= 0;
     if (!cell.readable) {
       sheet.missing(i, "unreadable");
       sheet.caption(i, 0, name, ink::kBad, true);
-      std::string why = decoded.status[static_cast<size_t>(i)].message();
+      std::string why = decoded.status[at].message();
       if (why.rfind(batches.name(i) + ": ", 0) == 0) why.erase(0, batches.name(i).size() + 2);  // the name is above
       sheet.caption(i, 1, why, ink::kBad);
       cells.push_back(cell);
