@@ -31,6 +31,13 @@ def cmake_build_dir():
     return Path(os.environ.get("KILN_BUILD_DIR") or SOURCE / "build").resolve()
 
 
+def wheel_work_dir():
+    """setuptools' own files (staging, egg-info): beside the CMake build folder, never in it (tools/gpu's bundle ships
+    every shared object under the build folder, and the staging holds ONNX Runtime twice)."""
+    build_dir = cmake_build_dir()
+    return build_dir.parent / (build_dir.name + "-wheel")
+
+
 def project_version():
     text = (SOURCE / "CMakeLists.txt").read_text()
     return re.search(r"project\(kiln VERSION ([0-9.]+)", text).group(1)
@@ -42,17 +49,17 @@ def run(command):
 
 
 class BuildIntoCmakeFolder(build):
-    """setuptools' own build files go under the CMake build folder, not into build/lib.* beside it."""
+    """setuptools' own build files go to wheel_work_dir(), not into build/lib.* where CMake builds."""
 
     def initialize_options(self):
         super().initialize_options()
-        self.build_base = str(cmake_build_dir() / "setuptools")
+        self.build_base = str(wheel_work_dir())
 
 
 class EggInfoIntoCmakeFolder(egg_info):
     def initialize_options(self):
         super().initialize_options()
-        self.egg_base = str(cmake_build_dir() / "setuptools")
+        self.egg_base = str(wheel_work_dir())
         os.makedirs(self.egg_base, exist_ok=True)
 
 
