@@ -13,6 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string base = [] {
     const std::string path = kiln::fuzz::input_file(nullptr, 0, "-job");
     std::filesystem::create_directories(path + ".parts");
+    kiln::fuzz::remove_at_exit(path + ".parts");
     return path;
   }();
   (void)kiln::fuzz::input_file(data, size, "-job.parts/part-00000000.bin");
