@@ -48,7 +48,7 @@ def run(command):
     subprocess.run([str(part) for part in command], check=True)
 
 
-class BuildIntoCmakeFolder(build):
+class BuildBesideCmakeFolder(build):
     """setuptools' own build files go to wheel_work_dir(), not into build/lib.* where CMake builds."""
 
     def initialize_options(self):
@@ -56,7 +56,7 @@ class BuildIntoCmakeFolder(build):
         self.build_base = str(wheel_work_dir())
 
 
-class EggInfoIntoCmakeFolder(egg_info):
+class EggInfoBesideCmakeFolder(egg_info):
     def initialize_options(self):
         super().initialize_options()
         self.egg_base = str(wheel_work_dir())
@@ -111,6 +111,6 @@ setup(
     packages=["kiln"],
     package_dir={"kiln": "python/kiln"},
     ext_modules=[Extension("kiln._kiln", sources=[])],
-    cmdclass={"build": BuildIntoCmakeFolder, "egg_info": EggInfoIntoCmakeFolder, "build_ext": CmakeBuild},
+    cmdclass={"build": BuildBesideCmakeFolder, "egg_info": EggInfoBesideCmakeFolder, "build_ext": CmakeBuild},
     zip_safe=False,
 )
