@@ -1,5 +1,6 @@
 // The CUDA backend: one device (BackendOptions::device_id), a device buffer pool bounded by
-// BackendOptions::memory_limit_bytes, a pinned host pool, and non-blocking streams lent to calls that bring none.
+// BackendOptions::memory_limit_bytes, a pinned host pool, non-blocking streams lent to calls that bring none, and the
+// pinned staging slots that host batches go up and down through.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -32,11 +33,13 @@ class CudaBackend final : public Backend {
         m_device_pool("cuda device pool", device_allocate(device), device_release(device),
                       static_cast<size_t>(memory_limit)),
         m_host_pool("cuda pinned host pool", host_allocate(device), host_release_fn(device)),
-        m_streams([this] { return stream_make(); }) {}
+        m_streams([this] { return stream_make(); }),
+        m_staging([this] { return slot_make(); }, kPinnedStagingSlots) {}
 
   ~CudaBackend() override {
     (void)cudaSetDevice(m_device);
     m_streams.clear();  // synchronizes and destroys the idle streams
+    m_staging.clear();  // waits for the slots' copies and gives their pinned blocks back
     // Blocks still out via host_acquire() stay allocated: their owners may still read them.
   }
 
@@ -175,8 +178,14 @@ class CudaBackend final : public Backend {
     return stream;
   }
 
+  Result<std::unique_ptr<PinnedSlot>> slot_make() {
+    auto slot = std::make_unique<PinnedSlot>(m_host_pool, m_device);
+    KILN_TRY(slot->init());
+    return slot;
+  }
+
   Status run_on(CudaStream& stream, const CudaOp& op, const OpCall& call, const RunContext& ctx) {
-    CudaOpContext context{stream.stream, m_device_pool, m_host_pool, m_pinned, stream, ctx.timings};
+    CudaOpContext context{stream.stream, m_device_pool, m_host_pool, m_pinned, m_staging, stream, ctx.timings};
     return op.run(context, call);
   }
 
@@ -189,6 +198,7 @@ class CudaBackend final : public Backend {
   BufferPool m_host_pool;
   PinnedBlocks m_pinned;  // host_acquire() blocks in use
   LendingPool<CudaStream> m_streams;
+  PinnedStaging m_staging;  // after m_host_pool: its slots give their blocks back to it
 };
 
 }  // namespace

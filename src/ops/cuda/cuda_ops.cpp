@@ -35,7 +35,8 @@ Result<CudaDeviceBatch> batch_describe(CudaOpContext& ctx, CudaCallMemory& memor
       out.max_width = std::max(out.max_width, v.width);
       out.max_height = std::max(out.max_height, v.height);
     }
-    KILN_TRY_ASSIGN(void* pixels, memory.acquire(static_cast<size_t>(std::max<int64_t>(total, 256)), "image batch"));
+    out.bytes = static_cast<size_t>(std::max<int64_t>(total, 256));
+    KILN_TRY_ASSIGN(void* pixels, memory.acquire(out.bytes, "image batch"));
     out.base = static_cast<uint8_t*>(pixels);
   }
   KILN_TRY_ASSIGN(void* descs, cuda_buffer_upload(ctx, memory, out.host_descs.data(),
@@ -55,6 +56,21 @@ Status planes_copy(const ImageView& v, const KilnImageDesc& d, Copy copy) {
                   static_cast<size_t>(v.height)));
   }
   return Status::ok();
+}
+
+// The bytes an image's view spans from its data pointer.
+size_t view_span(const ImageView& v) {
+  const int32_t planes = v.layout == Layout::kCHW ? v.channels : 1;
+  return static_cast<size_t>((planes - 1) * v.plane_stride + (v.height - 1) * v.row_stride) +
+         v.pixel_size() * static_cast<size_t>(v.width);
+}
+
+// True when every image of a host batch lies in a block of host_acquire() (copied from and to directly).
+bool host_batch_pinned(const PinnedBlocks& pinned, const VarShapeBatchView& batch) {
+  for (int64_t i = 0; i < batch.count; ++i) {
+    if (!pinned.contains(batch[i].data, view_span(batch[i]))) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -87,15 +103,35 @@ Result<void*> cuda_buffer_upload(CudaOpContext& ctx, CudaCallMemory& memory, con
 Result<CudaDeviceBatch> cuda_batch_upload(CudaOpContext& ctx, CudaCallMemory& memory, const VarShapeBatchView& in) {
   KILN_TRY_ASSIGN(CudaDeviceBatch batch, batch_describe(ctx, memory, in));
   if (in.space == MemorySpace::kDevice) return batch;
+  if (host_batch_pinned(ctx.pinned, in)) {
+    for (int64_t i = 0; i < in.count; ++i) {
+      KILN_TRY(planes_copy(in[i], batch.host_descs[static_cast<size_t>(i)],
+                           [&](size_t dev_offset, size_t dev_pitch, const uint8_t* host, size_t host_pitch,
+                               size_t width, size_t rows) -> Status {
+                             KILN_CUDA_CHECK(cudaMemcpy2DAsync(batch.base + dev_offset, dev_pitch, host, host_pitch,
+                                                               width, rows, cudaMemcpyHostToDevice, ctx.stream));
+                             return Status::ok();
+                           }));
+    }
+    return batch;
+  }
+  // Each image is packed into the slot where it lies in the device batch and its copy queued at once, so the DMA of
+  // one image runs while the next is packed.
+  KILN_TRY_ASSIGN(auto slot, ctx.staging.acquire());
+  KILN_TRY_ASSIGN(uint8_t* staged, slot->ready(batch.bytes));
   for (int64_t i = 0; i < in.count; ++i) {
-    KILN_TRY(planes_copy(in[i], batch.host_descs[static_cast<size_t>(i)],
-                         [&](size_t dev_offset, size_t dev_pitch, const uint8_t* host, size_t host_pitch, size_t width,
-                             size_t rows) -> Status {
-                           KILN_CUDA_CHECK(cudaMemcpy2DAsync(batch.base + dev_offset, dev_pitch, host, host_pitch,
-                                                             width, rows, cudaMemcpyHostToDevice, ctx.stream));
+    const KilnImageDesc& d = batch.host_descs[static_cast<size_t>(i)];
+    KILN_TRY(planes_copy(in[i], d,
+                         [&](size_t dev_offset, size_t dev_pitch, const uint8_t* host, size_t host_pitch,
+                             size_t width, size_t rows) -> Status {
+                           host_rows_copy(staged + dev_offset, dev_pitch, host, host_pitch, width, rows);
                            return Status::ok();
                          }));
+    const size_t offset = static_cast<size_t>(d.offset);
+    KILN_CUDA_CHECK(cudaMemcpyAsync(batch.base + offset, staged + offset, in[i].packed_bytes(),
+                                    cudaMemcpyHostToDevice, ctx.stream));
   }
+  KILN_TRY(slot->used_by(ctx.stream));
   return batch;
 }
 
@@ -104,7 +140,7 @@ Result<CudaDeviceBatch> cuda_batch_alloc(CudaOpContext& ctx, CudaCallMemory& mem
 }
 
 Status cuda_batch_download(CudaOpContext& ctx, const CudaDeviceBatch& batch, const VarShapeBatchView& out) {
-  if (out.space == MemorySpace::kHost) {
+  if (out.space == MemorySpace::kHost && host_batch_pinned(ctx.pinned, out)) {
     for (int64_t i = 0; i < out.count; ++i) {
       KILN_TRY(planes_copy(out[i], batch.host_descs[static_cast<size_t>(i)],
                            [&](size_t dev_offset, size_t dev_pitch, uint8_t* host, size_t host_pitch, size_t width,
@@ -114,6 +150,21 @@ Status cuda_batch_download(CudaOpContext& ctx, const CudaDeviceBatch& batch, con
                              return Status::ok();
                            }));
     }
+  } else if (out.space == MemorySpace::kHost) {
+    // The whole packed batch down in one DMA, then unpacked on the host.
+    KILN_TRY_ASSIGN(auto slot, ctx.staging.acquire());
+    KILN_TRY_ASSIGN(uint8_t* staged, slot->ready(batch.bytes));
+    KILN_CUDA_CHECK(cudaMemcpyAsync(staged, batch.base, batch.bytes, cudaMemcpyDeviceToHost, ctx.stream));
+    KILN_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+    for (int64_t i = 0; i < out.count; ++i) {
+      KILN_TRY(planes_copy(out[i], batch.host_descs[static_cast<size_t>(i)],
+                           [&](size_t dev_offset, size_t dev_pitch, uint8_t* host, size_t host_pitch, size_t width,
+                               size_t rows) -> Status {
+                             host_rows_copy(host, host_pitch, staged + dev_offset, dev_pitch, width, rows);
+                             return Status::ok();
+                           }));
+    }
+    return Status::ok();
   }
   KILN_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
   return Status::ok();

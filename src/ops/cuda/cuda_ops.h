@@ -13,6 +13,7 @@
 #include "core/buffer_pool.h"
 #include "kiln/device.h"
 #include "kiln/ops.h"
+#include "ops/cuda/pinned_staging.h"
 #include "ops/image_px.h"
 
 namespace kiln {
@@ -74,15 +75,18 @@ struct CudaOpContext {
   BufferPool& device_pool;
   BufferPool& host_pool;    // pinned staging
   const PinnedBlocks& pinned;
+  PinnedStaging& staging;   // for host batches outside `pinned`
   CudaStream& timing;       // its events time the stages when `timings` is set
   OpTimings* timings;
 };
 
 // A var-shape batch on the device: image i starts at base + descs[i].offset. Host inputs are packed into one
-// allocation; device-space batches (MemorySpace::kDevice) are used in place (offsets relative to the lowest
-// image pointer).
+// allocation (bytes long); device-space batches (MemorySpace::kDevice) are used in place (offsets relative to the
+// lowest image pointer). Host batches in blocks of host_acquire() are copied from and to directly, others through a
+// pinned staging slot (pinned_staging.h).
 struct CudaDeviceBatch {
   uint8_t* base = nullptr;
+  size_t bytes = 0;                      // host batches: the packed allocation's size
   const KilnImageDesc* descs = nullptr;  // device copy of host_descs
   std::vector<KilnImageDesc> host_descs;
   int64_t count = 0;

@@ -1,0 +1,192 @@
+// Host batches on CUDA: pageable ones go up and down through the backend's pinned staging slots
+// (src/ops/cuda/pinned_staging.h), batches in host_acquire() blocks are copied directly. Both must give the CPU's
+// bytes, for packed, strided and planar images, from many threads at once, and the staging's page-locked memory
+// stays within its slots. Without a CUDA device the CUDA tests are SKIPPED (and fail under KILN_REQUIRE_GPU=1); the
+// same checks run on OpenCL (PoCL here).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "backend_ops/test_backends.h"
+#include "common/image_ops_util.h"
+#include "core/buffer_pool.h"
+#include "core/cpu_isa.h"
+#include "kiln/image_ops.h"
+#include "kiln/ops/preprocess.h"
+#include "kiln/ops/resize.h"
+#if KILN_HAS_CUDA
+#include "ops/cuda/pinned_staging.h"
+#else
+inline constexpr int64_t kPinnedStagingSlots = 0;  // never read: every test here skips without the CUDA backend
+#endif
+
+namespace kiln {
+namespace {
+
+// The CPU reference runs the per-pixel _px.h math (KILN_CPU_ISA=scalar), as in the parity tests: its AVX2 paths may
+// differ by a level.
+template <BackendKind kKind>
+class HostBatchTest : public test::GpuBackendTest<kKind> {
+ protected:
+  void SetUp() override {
+    m_saved_isa = cpu_isa_active();
+    cpu_isa_set(CpuIsa::kScalar);
+    test::GpuBackendTest<kKind>::SetUp();
+  }
+  void TearDown() override {
+    cpu_isa_set(m_saved_isa);
+    test::GpuBackendTest<kKind>::TearDown();
+  }
+  CpuIsa m_saved_isa = CpuIsa::kScalar;
+};
+
+using CudaStaging = HostBatchTest<BackendKind::kCuda>;
+
+bool same_pixels(const VarShapeBatch& a, const VarShapeBatch& b) {
+  for (int64_t i = 0; i < a.count(); ++i) {
+    const ImageView& x = a[i];
+    const ImageView& y = b[i];
+    for (int32_t p = 0; p < (x.layout == Layout::kCHW ? x.channels : 1); ++p) {
+      for (int32_t r = 0; r < x.height; ++r) {
+        if (std::memcmp(x.row<uint8_t>(r, p), y.row<uint8_t>(r, p), x.pixel_size() * x.width) != 0) return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Copies of `batch`'s images packed into one block of `backend`'s host_acquire() (pinned on CUDA).
+struct PinnedCopy {
+  Backend* backend = nullptr;
+  PoolBlock block;
+  VarShapeBatch batch;
+  ~PinnedCopy() {
+    if (backend != nullptr) backend->host_release(block);
+  }
+};
+
+void pinned_copy(Backend& backend, const VarShapeBatch& from, PinnedCopy* to) {
+  size_t total = 0;
+  for (const ImageView& v : from.images()) total += (v.packed_bytes() + 255) / 256 * 256;
+  auto block = backend.host_acquire(total);
+  ASSERT_TRUE(block.is_ok()) << block.status().to_string();
+  to->backend = &backend;
+  to->block = block.value();
+  std::vector<ImageView> views;
+  auto* at = reinterpret_cast<uint8_t*>(to->block.handle);
+  for (const ImageView& v : from.images()) {
+    ImageView packed = image_view_packed(at, v.width, v.height, v.channels, v.type, v.layout);
+    for (int32_t p = 0; p < (v.layout == Layout::kCHW ? v.channels : 1); ++p) {
+      for (int32_t r = 0; r < v.height; ++r) {
+        std::memcpy(packed.row<uint8_t>(r, p), v.row<uint8_t>(r, p), v.pixel_size() * v.width);
+      }
+    }
+    views.push_back(packed);
+    at += (v.packed_bytes() + 255) / 256 * 256;
+  }
+  to->batch = VarShapeBatch::wrap(std::move(views));
+}
+
+// Both checks run on OpenCL too (PoCL here): the test's own logic runs on every machine, and OpenCL's mapped host
+// blocks take the same two paths.
+void pageable_and_pinned_check(Backend& backend) {
+  const std::vector<ImageShape> in_shapes = {{1920, 1080, 3}, {641, 479, 3}, {37, 29, 1}, {300, 300, 4}};
+  const std::vector<ImageShape> out_shapes = {{512, 512, 3}, {320, 240, 3}, {64, 48, 1}, {150, 150, 4}};
+  const VarShapeBatch in = test::random_batch(in_shapes, 7);
+  ResizeParams params;
+  params.interp = Interp::kBilinear;
+  auto cpu = cpu_backend_create();
+  VarShapeBatch expected = test::filled_batch(out_shapes);
+  ASSERT_TRUE(cpu->run(OpCall{OpKind::kResize, &params, in.view(), expected.view(), nullptr}, {}).is_ok());
+
+  VarShapeBatch staged = test::filled_batch(out_shapes);
+  const Status st = backend.run(OpCall{OpKind::kResize, &params, in.view(), staged.view(), nullptr}, {});
+  ASSERT_TRUE(st.is_ok()) << st.to_string();
+  EXPECT_TRUE(same_pixels(staged, expected)) << "pageable batch";
+
+  PinnedCopy pinned_in, pinned_out;
+  ASSERT_NO_FATAL_FAILURE(pinned_copy(backend, in, &pinned_in));
+  ASSERT_NO_FATAL_FAILURE(pinned_copy(backend, test::filled_batch(out_shapes), &pinned_out));
+  const Status direct =
+      backend.run(OpCall{OpKind::kResize, &params, pinned_in.batch.view(), pinned_out.batch.view(), nullptr}, {});
+  ASSERT_TRUE(direct.is_ok()) << direct.to_string();
+  EXPECT_TRUE(same_pixels(pinned_out.batch, expected)) << "batch in host_acquire() blocks";
+}
+
+void strided_and_planar_check(Backend& backend) {
+  // Inputs: crops of larger images (row stride > row bytes); outputs: float CHW planes, also inside larger images.
+  const VarShapeBatch big = test::random_batch({{800, 600, 3}, {401, 333, 3}}, 11);
+  VarShapeBatch in = VarShapeBatch::wrap({big[0].crop(13, 7, 640, 480), big[1].crop(1, 2, 399, 330)});
+  const std::vector<ImageShape> out_shapes = {{224, 224, 3, PixelType::kF32, Layout::kCHW},
+                                              {224, 224, 3, PixelType::kF32, Layout::kCHW}};
+  PreprocessParams params;
+  params.interp = Interp::kBilinear;
+  auto cpu = cpu_backend_create();
+  VarShapeBatch expected = test::filled_batch(out_shapes);
+  ASSERT_TRUE(cpu->run(OpCall{OpKind::kPreprocess, &params, in.view(), expected.view(), nullptr}, {}).is_ok());
+  const VarShapeBatch out_big = test::filled_batch({{230, 230, 3, PixelType::kF32, Layout::kCHW},
+                                                    {230, 230, 3, PixelType::kF32, Layout::kCHW}});
+  VarShapeBatch out = VarShapeBatch::wrap({out_big[0].crop(3, 2, 224, 224), out_big[1].crop(0, 6, 224, 224)});
+  const Status st = backend.run(OpCall{OpKind::kPreprocess, &params, in.view(), out.view(), nullptr}, {});
+  ASSERT_TRUE(st.is_ok()) << st.to_string();
+  EXPECT_TRUE(same_pixels(out, expected));
+}
+
+TEST_F(CudaStaging, PageableAndPinnedBatchesBothGiveTheCpusBytes) {
+  ASSERT_NO_FATAL_FAILURE(pageable_and_pinned_check(this->backend()));
+  EXPECT_GT(backend().host_memory_stats().held_bytes, 0u) << "no pinned staging memory was used";
+}
+
+TEST_F(CudaStaging, StridedAndPlanarImagesArePackedAndUnpackedRowByRow) {
+  ASSERT_NO_FATAL_FAILURE(strided_and_planar_check(backend()));
+}
+
+using OpenClHostBatches = HostBatchTest<BackendKind::kOpenCL>;
+
+TEST_F(OpenClHostBatches, PageableAndMappedBatchesBothGiveTheCpusBytes) {
+  ASSERT_NO_FATAL_FAILURE(pageable_and_pinned_check(this->backend()));
+  ASSERT_NO_FATAL_FAILURE(strided_and_planar_check(backend()));
+}
+
+TEST_F(CudaStaging, ManyThreadsShareBoundedSlotsAndEachGetsItsOwnResult) {
+  constexpr int kThreads = 8;
+  const std::vector<ImageShape> in_shapes(4, ImageShape{640, 480, 3});
+  const std::vector<ImageShape> out_shapes(4, ImageShape{320, 240, 3});
+  ResizeParams params;
+  params.interp = Interp::kArea;
+  auto cpu = cpu_backend_create();
+  std::vector<VarShapeBatch> inputs, expected;
+  for (int t = 0; t < kThreads; ++t) {
+    inputs.push_back(test::random_batch(in_shapes, 100 + t));
+    expected.push_back(test::filled_batch(out_shapes));
+    ASSERT_TRUE(cpu->run(OpCall{OpKind::kResize, &params, inputs[t].view(), expected[t].view(), nullptr}, {}).is_ok());
+  }
+  std::vector<int> mismatches(kThreads, 0), failures(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 10; ++round) {
+        VarShapeBatch out = test::filled_batch(out_shapes);
+        if (!backend().run(OpCall{OpKind::kResize, &params, inputs[t].view(), out.view(), nullptr}, {}).is_ok()) {
+          ++failures[t];
+        } else if (!same_pixels(out, expected[t])) {
+          ++mismatches[t];
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(failures[t], 0) << "thread " << t;
+    EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+  }
+  // Each slot holds at most one packed input batch (4 x 640x480x3, 256-aligned) rounded up by the pool's size classes
+  // (quarter steps above 1 MiB).
+  const size_t batch_bytes = 4 * ((640 * 480 * 3 + 255) / 256 * 256);
+  EXPECT_LE(backend().host_memory_stats().peak_held_bytes, kPinnedStagingSlots * (batch_bytes + batch_bytes / 4));
+}
+
+}  // namespace
+}  // namespace kiln
