@@ -8,6 +8,8 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -17,6 +19,7 @@
 #include "cli/bench_commands.h"
 #include "cli/bench_ops_resident.h"
 #include "cli/bench_ops_workload.h"
+#include "core/cpu_isa.h"
 #include "core/thread_pool.h"
 #include "kiln/device.h"
 #include "kiln/version.h"
@@ -31,7 +34,7 @@ struct OpsFlags {
   std::vector<int64_t> batch_sizes{1, 8, 32};
   int32_t iterations = 10;
   std::string mode = "auto";
-  std::string resident = "host";  // host | device: where GPU backends' batches are before a call
+  std::string resident = "host";  // host | pinned | device: where GPU backends' batches are before a call
   int32_t threads = 0;
   bool json = false;
   std::string plot;
@@ -94,9 +97,15 @@ void row_print(const nlohmann::json& row, const std::string& op, const BenchSize
     if (row.contains("improvement_pct")) {
       std::snprintf(vs_cpu, sizeof vs_cpu, "%+.1f%%", row["improvement_pct"].get<double>());
     }
-    char diff[48] = "";
+    char diff[128] = "";
     if (row.contains("max_abs_diff_vs_cpu")) {
       std::snprintf(diff, sizeof diff, "  max |diff| vs cpu %g", row["max_abs_diff_vs_cpu"].get<double>());
+    }
+    if (row.contains("of_copy_bound")) {
+      const size_t used = std::strlen(diff);
+      std::snprintf(diff + used, sizeof diff - used, "  %.0f%% of the upload bound (%.0f img/s at %.1f GB/s)",
+                    row["of_copy_bound"].get<double>() * 100.0, row["copy_bound_img_per_s"].get<double>(),
+                    row["upload_gb_per_s"].get<double>());
     }
     std::printf("%-16s %-6s %5lld %-8s %10.3f %9.3f %11.1f %7.0f%% %9s%s\n", op.c_str(), size.name,
                 static_cast<long long>(batch), backend.c_str(), row["mean_ms"].get<double>(),
@@ -104,6 +113,24 @@ void row_print(const nlohmann::json& row, const std::string& op, const BenchSize
                 vs_cpu, diff);
   }
   std::fflush(stdout);
+}
+
+// A pinned-batch row's bound: images/s the backend's measured upload rate lets through (inputs only: the outputs go
+// down on the other direction of the bus), and the row's share of it.
+void copy_bound_add(Backend& backend, const VarShapeBatch& in, nlohmann::json& row) {
+  static std::map<Backend*, Result<double>> rates;  // measured once per backend and run
+  auto it = rates.find(&backend);
+  if (it == rates.end()) it = rates.emplace(&backend, upload_bytes_per_s(backend)).first;
+  if (!it->second.is_ok()) {
+    row["copy_bound_error"] = it->second.status().to_string();
+    return;
+  }
+  size_t bytes = 0;
+  for (const ImageView& v : in.images()) bytes += v.packed_bytes();
+  const double bound = it->second.value() / (static_cast<double>(bytes) / static_cast<double>(in.count()));
+  row["upload_gb_per_s"] = it->second.value() / 1e9;
+  row["copy_bound_img_per_s"] = bound;
+  if (row.contains("img_per_s")) row["of_copy_bound"] = row["img_per_s"].get<double>() / bound;
 }
 
 // One row per backend for `op` on `batch` images of `size`, appended to out["results"]; GPU rows also get their
@@ -124,30 +151,39 @@ void bench_op(const std::string& op, const BenchSize& size, int64_t batch, const
   std::vector<std::pair<size_t, ResidentCall>> resident;  // device-batch calls by row, checked after the CPU's
   for (Backend* backend : backends) {
     nlohmann::json row = base;
-    const bool on_device = f.resident == "device" && backend->is_gpu();
-    row["resident"] = on_device ? "device" : "host";
+    const bool held = f.resident != "host" && backend->is_gpu();
+    const bool on_device = held && f.resident == "device";
+    row["resident"] = held ? f.resident : "host";
     if (!valid.is_ok()) {
       row["backend"] = backend->name();
       row["error"] = valid.to_string();
       row["iterations"] = 0;
       row["success_rate"] = 0.0;
-    } else if (on_device) {
-      auto made = ResidentCall::make(*backend, *workload.value());
+    } else if (held) {
+      auto made = ResidentCall::make(*backend, *workload.value(), on_device);
       if (made.is_ok()) {
         row.update(bench_op_backend(*backend, made.value().call(), f.iterations, nullptr));
         resident.emplace_back(rows.size(), std::move(made).value());
+        if (!on_device) copy_bound_add(*backend, workload.value()->in, row);
       } else {
         row["backend"] = backend->name();
         row["supported"] = made.status().code() != Errc::kNotImplemented;
-        row["error"] = "device batches: " + made.status().to_string();
+        row["error"] = f.resident + " batches: " + made.status().to_string();
       }
     } else {
       row.update(bench_op_backend(*backend, call, f.iterations, backend->is_gpu() ? nullptr : &pool));
     }
     rows.push_back(row);
   }
-  // The CPU runs last (the registry's order), so the host batch holds its output now.
-  const bool cpu_ran = !rows.empty() && rows.back()["backend"] == "cpu" && rows.back().contains("mean_ms");
+  // The CPU runs last (the registry's order). The held batches are compared with its reference mode (the per-pixel
+  // math every backend shares; its AVX2 paths may differ from it by a level), run once more into the host batch.
+  bool cpu_ran = !rows.empty() && rows.back()["backend"] == "cpu" && rows.back().contains("mean_ms");
+  if (cpu_ran && !resident.empty()) {
+    const CpuIsa isa = cpu_isa_active();
+    cpu_isa_set(CpuIsa::kScalar);
+    cpu_ran = backends.back()->run(call, RunContext{&pool}).is_ok();
+    cpu_isa_set(isa);
+  }
   for (auto& [index, call_on_device] : resident) {
     if (!cpu_ran || !rows[index].contains("mean_ms")) continue;
     auto diff = call_on_device.max_abs_diff(*workload.value());
@@ -177,8 +213,8 @@ int bench_ops(const OpsFlags& f) {
   auto mode = exec_mode_parse(f.mode);
   if (!mode.is_ok()) return exit_with(mode.status());
   if (f.iterations < 1) return exit_with(invalid_argument("bench ops: --iterations must be >= 1"));
-  if (f.resident != "host" && f.resident != "device") {
-    return exit_with(invalid_argument("bench ops: --resident must be host or device"));
+  if (f.resident != "host" && f.resident != "pinned" && f.resident != "device") {
+    return exit_with(invalid_argument("bench ops: --resident must be host, pinned or device"));
   }
   const std::vector<std::string>& names = workload_op_names();
   const std::vector<std::string> ops = f.ops.empty() ? names : f.ops;
@@ -243,9 +279,10 @@ Runner bench_ops_command_add(CLI::App& bench) {
   ops->add_option("--iterations", f->iterations, "Timed runs per op, size, backend and batch (default 10)");
   ops->add_option("--mode", f->mode, "auto: every available backend; gpu: GPU backends only; cpu: the CPU only");
   ops->add_option("--resident", f->resident,
-                  "host: GPU backends take host batches (copies timed); device: batches already in device memory, "
-                  "as PyTorch and CV-CUDA hold them (CUDA; the kernels alone)")
-      ->check(CLI::IsMember({"host", "device"}));
+                  "host: GPU backends take pageable host batches (copies timed); pinned: host batches in the "
+                  "backend's pinned (CUDA) or mapped (OpenCL) memory, with the upload-bound images/s; device: "
+                  "batches already in device memory, as PyTorch and CV-CUDA hold them (CUDA; the kernels alone)")
+      ->check(CLI::IsMember({"host", "pinned", "device"}));
   ops->add_option("--threads", f->threads, "CPU backend threads (default: all)");
   ops->add_flag("--json", f->json, "Print JSON");
   bench_plot_option_add(ops, &f->plot);

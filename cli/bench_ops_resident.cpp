@@ -1,6 +1,7 @@
 #include "cli/bench_ops_resident.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -13,12 +14,15 @@ constexpr size_t kImageAlign = 256;
 
 size_t aligned(size_t bytes) { return (bytes + kImageAlign - 1) / kImageAlign * kImageAlign; }
 
-// One device block holding every image of `host` packed, and views of them: device_acquire fails here for a
-// backend without device pointers.
-Result<DeviceBlock> device_images(Backend& backend, const VarShapeBatch& host, std::vector<ImageView>* views) {
+// One block of the backend's device or host memory holding every image of `host` packed, and views of them:
+// device_acquire fails here for a backend without device pointers.
+template <MemorySpace kSpace>
+Result<BackendBlock<kSpace>> block_images(Backend& backend, const VarShapeBatch& host,
+                                          std::vector<ImageView>* views) {
   size_t total = 0;
   for (const ImageView& v : host.images()) total += aligned(v.packed_bytes());
-  KILN_TRY_ASSIGN(DeviceBlock block, DeviceBlock::acquire(backend, std::max<size_t>(total, kImageAlign)));
+  KILN_TRY_ASSIGN(BackendBlock<kSpace> block,
+                  BackendBlock<kSpace>::acquire(backend, std::max<size_t>(total, kImageAlign)));
   size_t offset = 0;
   for (const ImageView& v : host.images()) {
     ImageView d = image_view_packed(static_cast<uint8_t*>(block.data()) + offset, v.width, v.height, v.channels,
@@ -57,18 +61,26 @@ double metrics_diff(const QualityMetrics& a, const QualityMetrics& b) {
 
 }  // namespace
 
-Result<ResidentCall> ResidentCall::make(Backend& backend, const Workload& workload) {
+Result<ResidentCall> ResidentCall::make(Backend& backend, const Workload& workload, bool on_device) {
   ResidentCall r;
   r.m_backend = &backend;
+  r.m_on_device = on_device;
   std::vector<ImageView> in_views, out_views;
-  KILN_TRY_ASSIGN(r.m_in_block, device_images(backend, workload.in, &in_views));
-  KILN_TRY_ASSIGN(r.m_out_block, device_images(backend, workload.out, &out_views));
+  if (on_device) {
+    KILN_TRY_ASSIGN(r.m_in_block, block_images<MemorySpace::kDevice>(backend, workload.in, &in_views));
+    KILN_TRY_ASSIGN(r.m_out_block, block_images<MemorySpace::kDevice>(backend, workload.out, &out_views));
+  } else {
+    KILN_TRY_ASSIGN(r.m_in_host, block_images<MemorySpace::kHost>(backend, workload.in, &in_views));
+    KILN_TRY_ASSIGN(r.m_out_host, block_images<MemorySpace::kHost>(backend, workload.out, &out_views));
+  }
   for (size_t i = 0; i < in_views.size(); ++i) {
     const ImageView& host = workload.in[static_cast<int64_t>(i)];
-    KILN_TRY(backend.device_upload(host.data, in_views[i].data, host.packed_bytes()));
+    if (on_device) KILN_TRY(backend.device_upload(host.data, in_views[i].data, host.packed_bytes()));
+    else std::memcpy(in_views[i].data, host.data, host.packed_bytes());
   }
-  r.m_in = VarShapeBatch::wrap(std::move(in_views), MemorySpace::kDevice);
-  r.m_out = VarShapeBatch::wrap(std::move(out_views), MemorySpace::kDevice);
+  const MemorySpace space = on_device ? MemorySpace::kDevice : MemorySpace::kHost;
+  r.m_in = VarShapeBatch::wrap(std::move(in_views), space);
+  r.m_out = VarShapeBatch::wrap(std::move(out_views), space);
   r.m_metrics.resize(workload.metrics.size());
   r.m_call = OpCall{workload.kind, workload.params.get(), r.m_in.view(), r.m_out.view(),
                     r.m_metrics.empty() ? nullptr : r.m_metrics.data()};
@@ -84,10 +96,26 @@ Result<double> ResidentCall::max_abs_diff(const Workload& host) const {
   for (int64_t i = 0; i < m_out.count(); ++i) {
     const ImageView& want = host.out[i];
     copy.resize(want.packed_bytes());
-    KILN_TRY(m_backend->device_download(m_out[i].data, copy.data(), copy.size()));
+    if (m_on_device) KILN_TRY(m_backend->device_download(m_out[i].data, copy.data(), copy.size()));
+    else std::memcpy(copy.data(), m_out[i].data, copy.size());
     worst = std::max(worst, value_diff(want, copy));
   }
   return worst;
+}
+
+Result<double> upload_bytes_per_s(Backend& backend) {
+  constexpr size_t kBytes = size_t{64} << 20;
+  KILN_TRY_ASSIGN(HostBlock host, HostBlock::acquire(backend, kBytes));
+  KILN_TRY_ASSIGN(DeviceBlock device, DeviceBlock::acquire(backend, kBytes));
+  std::memset(host.data(), 1, kBytes);
+  double best = 0;
+  for (int round = 0; round < 6; ++round) {  // the first warms the path up
+    const auto begin = std::chrono::steady_clock::now();
+    KILN_TRY(backend.device_upload(host.data(), device.data(), kBytes));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    if (round > 0 && seconds > 0) best = std::max(best, static_cast<double>(kBytes) / seconds);
+  }
+  return best;
 }
 
 }  // namespace kiln::cli

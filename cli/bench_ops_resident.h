@@ -1,6 +1,8 @@
-// A `kiln bench ops` workload on device batches (--resident device): its inputs uploaded once into a GPU backend's
-// device memory and its outputs left there, as PyTorch and CV-CUDA users hold their batches, so a timed call is
-// the kernels alone. Its outputs can be fetched afterwards and compared with the CPU's.
+// A `kiln bench ops` workload held where a GPU backend reads it fastest. --resident device: its inputs uploaded once
+// into the backend's device memory and its outputs left there, as PyTorch and CV-CUDA users hold their batches, so a
+// timed call is the kernels alone. --resident pinned: inputs and outputs in the backend's own host blocks (pinned
+// for CUDA, mapped for OpenCL), as a loader that decodes into pinned buffers holds them, so a timed call is the
+// copies at the bus's speed and the kernels. Its outputs can be fetched afterwards and compared with the CPU's.
 #pragma once
 
 #include <vector>
@@ -12,9 +14,9 @@ namespace kiln::cli {
 
 class ResidentCall {
  public:
-  // NotImplemented from a backend whose device memory has no pointer (the CPU, OpenCL), OutOfMemory when the
-  // batches do not fit.
-  static Result<ResidentCall> make(Backend& backend, const Workload& workload);
+  // on_device: NotImplemented from a backend whose device memory has no pointer (the CPU, OpenCL); OutOfMemory when
+  // the batches do not fit.
+  static Result<ResidentCall> make(Backend& backend, const Workload& workload, bool on_device);
 
   const OpCall& call() const { return m_call; }
   // The largest |device value - host value| over every output value (u8 levels, float units, or the quality
@@ -23,10 +25,16 @@ class ResidentCall {
 
  private:
   Backend* m_backend = nullptr;
+  bool m_on_device = false;
   DeviceBlock m_in_block, m_out_block;
+  HostBlock m_in_host, m_out_host;
   VarShapeBatch m_in, m_out;
   std::vector<QualityMetrics> m_metrics;
   OpCall m_call;
 };
+
+// The backend's host-to-device copy rate from its own host blocks in bytes/s (the best of five 64 MiB uploads):
+// what bounds a GPU op on pinned host batches. NotImplemented for a backend without device pointers.
+Result<double> upload_bytes_per_s(Backend& backend);
 
 }  // namespace kiln::cli

@@ -121,6 +121,33 @@ def test_bench_ops_on_device_batches():
         pytest.skip("no CUDA device: device batches are checked against the CPU on a GPU only")
 
 
+def test_bench_ops_on_pinned_host_batches():
+    # --resident pinned: GPU backends get host batches in their own host memory (CUDA pinned, OpenCL mapped: PoCL
+    # runs every op here), outputs compared with the CPU's; CUDA rows also carry the measured upload rate and the
+    # images/s it bounds (OpenCL has no device pointer to time an upload into: it says so).
+    env = {"KILN_OPENCL_DEVICE_TYPE": "all"}
+    out = bench_ops("--resident", "pinned", "--sizes", "small", "--batch-sizes", "2", "--iterations", "1", env=env)
+    assert out["resident"] == "pinned"
+    rows = out["results"]
+    assert {r["op"] for r in rows} == set(ALL_OPS)
+    gpu_rows = [r for r in rows if r["backend"] != "cpu"]
+    assert gpu_rows, "no GPU backend row (PoCL should give OpenCL here)"
+    for row in rows:
+        check_row(row)
+        if row["backend"] == "cpu":
+            assert row["resident"] == "host"
+            continue
+        assert row["resident"] == "pinned" and "mean_ms" in row, row
+        assert row["max_abs_diff_vs_cpu"] == 0, row
+        if row["backend"] == "cuda":
+            assert row["upload_gb_per_s"] > 1 and row["copy_bound_img_per_s"] > 0, row
+            assert row["of_copy_bound"] == pytest.approx(row["img_per_s"] / row["copy_bound_img_per_s"])
+        else:
+            assert "copy_bound_img_per_s" not in row and "no device memory" in row["copy_bound_error"], row
+    if not any(r["backend"] == "cuda" for r in rows):
+        pytest.skip("no CUDA device: the upload bound of pinned batches is measured on a GPU only")
+
+
 def test_bench_ops_resident_is_checked():
     result = run_kiln("bench", "ops", "--resident", "gpu", check=False)
     assert result.returncode != 0 and "--resident" in result.stderr

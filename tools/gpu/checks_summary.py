@@ -234,6 +234,19 @@ target("device-resident fused preprocess >= PyTorch's 30,807 images/s (1080p -> 
 diffs = [r.get("max_abs_diff_vs_cpu") for r in on_device]
 target("ops on device batches give the CPU's output exactly", None if not diffs else all(d == 0 for d in diffs),
        f"{sum(d == 0 for d in diffs)}/{len(diffs)} ops exact")
+pinned = json_of("bench_ops_pinned") or {}
+pinned_rows = [r for r in (pinned.get("results", []) if isinstance(pinned, dict) else [])
+               if r.get("resident") == "pinned" and r.get("img_per_s")]
+for r in pinned_rows:
+    lines.append(f"  ops on pinned host batches, {r['op']} {r.get('size')} b{r.get('batch_size')}: {r['backend']} "
+                 f"{fmt(r['img_per_s'], '.0f')}/s, upload bound {fmt(r.get('copy_bound_img_per_s'), '.0f')}/s at "
+                 f"{fmt(r.get('upload_gb_per_s'), '.1f')} GB/s ({fmt(r.get('of_copy_bound'), '.2f')}), "
+                 f"max |diff| vs CPU {r.get('max_abs_diff_vs_cpu', '-')}")
+shares = {r["op"]: r["of_copy_bound"] for r in pinned_rows if r.get("of_copy_bound") is not None}
+lowest = min(shares, key=shares.get) if shares else None
+target("ops on pinned host batches >= 0.8x the upload bound (issue 37)",
+       min(shares.values()) >= 0.8 if shares else None,
+       f"lowest {lowest} {fmt(shares[lowest], '.2f')}" if lowest else "no pinned rows with an upload bound")
 
 print("\n".join(lines))
 print("Targets")

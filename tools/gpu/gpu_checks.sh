@@ -234,6 +234,10 @@ step bench_ops 60 "$K" bench ops --ops fused_preprocess,resize_bilinear,cvt_gray
 # Every op on batches already in device memory (as PyTorch and CV-CUDA hold them), each output compared with the CPU's.
 step bench_ops_device 90 "$K" bench ops --resident device --sizes large --batch-sizes 32 --iterations 10 --threads $T \
   --json
+# The same ops from pinned host batches (a loader that decodes into pinned memory): copies at the bus's speed, each
+# row against the upload bound the backend measures.
+step bench_ops_pinned 60 "$K" bench ops --resident pinned --ops fused_preprocess,resize_bilinear,cvt_gray,quality,matte \
+  --sizes large --batch-sizes 32 --iterations 5 --threads $T --json
 for side in gpu cpu; do
   mode=$([[ $side == gpu ]] && echo $GPU || echo cpu)
   step "render_e2e_$side" 60 "$K" render --demo --demo-points 85986 -o "$O/render.h5" --mode "$mode" --threads $T -q
