@@ -5,7 +5,7 @@ CMAKE_FLAGS ?=
 KILN_ORT_GPU ?= OFF
 comma := ,
 
-DEBIAN_PACKAGES := build-essential cmake pkg-config \
+DEBIAN_PACKAGES := build-essential cmake pkg-config lld \
   libhdf5-dev hdf5-tools libzstd-dev zlib1g-dev libspng-dev libturbojpeg0-dev libjpeg62-turbo-dev \
   libfmt-dev libspdlog-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \

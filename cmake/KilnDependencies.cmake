@@ -27,8 +27,10 @@ endif()
 # Video (kiln segment): FFmpeg's libraries from Debian.
 set(KILN_HAS_VIDEO OFF)
 if(NOT KILN_VIDEO STREQUAL "OFF")
-  pkg_check_modules(FFMPEG IMPORTED_TARGET libavformat libavcodec libavutil libswscale libavdevice)
-  if(FFMPEG_FOUND)
+  # libavdevice: its headers only; the library is loaded when a capture device is opened (capture_devices.h).
+  pkg_check_modules(FFMPEG IMPORTED_TARGET libavformat libavcodec libavutil libswscale)
+  pkg_check_modules(FFMPEG_DEVICE libavdevice)
+  if(FFMPEG_FOUND AND FFMPEG_DEVICE_FOUND)
     set(KILN_HAS_VIDEO ON)
   elseif(KILN_VIDEO STREQUAL "ON")
     message(FATAL_ERROR "KILN_VIDEO=ON but FFmpeg's libraries were not found (apt-get install libavformat-dev libavcodec-dev libswscale-dev libavdevice-dev)")

@@ -8,12 +8,13 @@
 #include <string_view>
 
 #include "core/fault.h"
+#include "io/video/capture_devices.h"
 #include "io/video/display_rotation.h"
 #include "io/video/ffmpeg_util.h"
 #include "kiln/device.h"
 
 extern "C" {
-#include <libavdevice/avdevice.h>
+#include <libavformat/avformat.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/pixdesc.h>
 }
@@ -59,7 +60,7 @@ class FfmpegVideoReader final : public VideoReader {
     m_options = options;
     const AVInputFormat* input_format = nullptr;
     if (video_is_capture_device(path)) {
-      avdevice_register_all();
+      KILN_TRY(capture_devices_register());
       input_format = av_find_input_format("video4linux2");
     } else if (!std::filesystem::exists(path)) {
       return io_error(path + ": no such file");

@@ -224,6 +224,26 @@ TEST(VideoIo, TruncatedMp4AndNonVideoGiveClearErrors) {
   fs::remove_all(dir);
 }
 
+TEST(VideoIo, CaptureDevicesLoadLibavdeviceOnlyWhenOneIsOpened) {
+  // kiln does not link libavdevice (its 80 libraries would load at every start); opening /dev/video* loads it and
+  // registers video4linux2, so an absent device is FFmpeg's error about that device, not a missing input format.
+  auto loaded = [] {
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+      if (line.find("libavdevice.so") != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_FALSE(loaded()) << "libavdevice was loaded at start";
+  auto reader = VideoReader::open("/dev/video-kiln-absent");
+  ASSERT_FALSE(reader.is_ok());
+  EXPECT_EQ(reader.status().code(), Errc::kIoError);
+  EXPECT_NE(reader.status().message().find("/dev/video-kiln-absent: cannot open as a video"), std::string::npos)
+      << reader.status().message();
+  EXPECT_TRUE(loaded()) << "opening a capture device did not load libavdevice";
+}
+
 TEST(VideoIo, HardwareDecodeFallsBackWithAReason) {
   const fs::path path = temp_dir() / "hw.mp4";
   write_video(path.string(), 3);
