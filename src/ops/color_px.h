@@ -1,5 +1,5 @@
 /* Per-pixel math of the color family (C subset; see kernel_defs.h): channel swap, gray with OpenCV's weights,
- * gray -> RGB, HWC <-> CHW. One call writes every channel of output pixel (x, y); the layouts of `in` and `out`
+ * gray -> RGB, HWC <-> CHW, NV12 -> RGB. One call writes every channel of output pixel (x, y); the layouts of `in` and `out`
  * come from their descriptors, so layout conversion is a plain copy between differently laid out images.
  *
  * Copies move the stored bits (u8 bytes, f16/f32 bit patterns), so they are exact for every value, NaN included.
@@ -18,7 +18,18 @@
 #define KILN_COLOR_GRAY_TO_RGB 3
 #define KILN_COLOR_HWC_TO_CHW 4
 #define KILN_COLOR_CHW_TO_HWC 5
+#define KILN_COLOR_NV12_TO_RGB 6
 
+/* NV12 -> RGB in 20-bit fixed point (integers: every backend gives the same bytes), as OpenCV's YUV2RGB_NV12 with the
+ * exact coefficients of the video's matrix and range (color.cpp, color_yuv_consts): per pixel its luma, per 2x2
+ * pixels one U, V pair (nearest, no interpolation), R = (cy (Y - y_offset) + cvr V + 2^19) >> 20 and likewise G
+ * (cug U + cvg V) and B (cub U), U and V centred on 128, each clamped to [0, 255]; luma below y_offset counts as
+ * y_offset. */
+typedef struct KilnYuvConsts {
+  int32_t chroma_row; /* the input row of the chroma plane's first row; 0: the output height (right after luma) */
+  int32_t y_offset;
+  int32_t cy, cvr, cug, cvg, cub;
+} KilnYuvConsts;
 /* OpenCV 4's u8 RGB2Gray fixed point (color_rgb.simd.hpp RY15/GY15/BY15, 15 bits, sum 32768); the older 14-bit
  * coefficients (4899, 9617, 1868) differ from cv::cvtColor 4.x by one level on ~0.3 % of random pixels. */
 
@@ -65,11 +76,33 @@ KILN_KERNEL_FN float kiln_color_gray_f(float c0, float c1, float c2, float w0, f
   return (a + b) + c;
 }
 
-/* Writes output pixel (x, y) for `conversion` (KILN_COLOR_*). */
+KILN_KERNEL_FN uint8_t kiln_yuv_level(int32_t fixed) {
+  const int32_t v = (fixed + (1 << 19)) >> 20;
+  return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+/* Output pixel (x, y) of an NV12 input (the luma and chroma rows of one u8 view). */
+KILN_KERNEL_FN void kiln_color_nv12_pixel(KILN_GLOBAL const uint8_t* in_base, KilnImageDesc in,
+                                          KILN_GLOBAL uint8_t* out_base, KilnImageDesc out, KilnYuvConsts k,
+                                          int32_t x, int32_t y) {
+  const int32_t chroma_row = (k.chroma_row > 0 ? k.chroma_row : out.height) + y / 2;
+  const int32_t chroma_x = x - x % 2;
+  const int32_t luma = (int32_t)in_base[kiln_px_offset(in, x, y, 0)] - k.y_offset;
+  const int32_t u = (int32_t)in_base[kiln_px_offset(in, chroma_x, chroma_row, 0)] - 128;
+  const int32_t v = (int32_t)in_base[kiln_px_offset(in, chroma_x + 1, chroma_row, 0)] - 128;
+  const int32_t yy = (luma > 0 ? luma : 0) * k.cy;
+  out_base[kiln_px_offset(out, x, y, 0)] = kiln_yuv_level(yy + k.cvr * v);
+  out_base[kiln_px_offset(out, x, y, 1)] = kiln_yuv_level(yy + k.cug * u + k.cvg * v);
+  out_base[kiln_px_offset(out, x, y, 2)] = kiln_yuv_level(yy + k.cub * u);
+}
+
+/* Writes output pixel (x, y) for `conversion` (KILN_COLOR_*); `yuv` is read by NV12 -> RGB only. */
 KILN_KERNEL_FN void kiln_color_pixel(KILN_GLOBAL const uint8_t* in_base, KilnImageDesc in, KILN_GLOBAL uint8_t* out_base,
-                                     KilnImageDesc out, int32_t conversion, int32_t x, int32_t y) {
+                                     KilnImageDesc out, int32_t conversion, KilnYuvConsts yuv, int32_t x, int32_t y) {
   int32_t c;
-  if (conversion == KILN_COLOR_SWAP_RB) {
+  if (conversion == KILN_COLOR_NV12_TO_RGB) {
+    kiln_color_nv12_pixel(in_base, in, out_base, out, yuv, x, y);
+  } else if (conversion == KILN_COLOR_SWAP_RB) {
     /* both values read before either is written: in place (out == in) works */
     const uint32_t first = kiln_color_bits_load(in_base, in, x, y, 0);
     const uint32_t last = kiln_color_bits_load(in_base, in, x, y, 2);

@@ -60,5 +60,43 @@ TEST_F(ColorParity, GpuMatchesCpuExactly) {
   }
 }
 
+TEST_F(ColorParity, Nv12ToRgbMatchesCpuExactly) {
+  // NVDEC's frames on the device go through this conversion: every matrix and range, a chroma plane right after the
+  // luma and one after padding rows (surfaces taller than the picture), odd heights, several frames in one batch.
+  const std::vector<std::pair<int32_t, int32_t>> sizes = {{2, 1}, {6, 5}, {32, 18}, {130, 9}, {64, 48}};
+  uint32_t seed = 900;
+  for (auto& named : m_backends) {
+    for (YuvMatrix matrix : {YuvMatrix::kBt601, YuvMatrix::kBt709, YuvMatrix::kBt2020}) {
+      for (bool full : {false, true}) {
+        for (int32_t padding : {0, 7}) {
+          ColorParams params;
+          params.conversion = ColorConversion::kNv12ToRgb;
+          params.yuv_matrix = matrix;
+          params.yuv_full_range = full;
+          // One chroma row for the whole batch: each frame's view is cut to end where its chroma plane ends.
+          const int32_t tallest = 48;
+          params.nv12_chroma_row = padding > 0 ? tallest + padding : 0;
+          std::vector<ImageShape> in_shapes, out_shapes;
+          for (auto [w, h] : sizes) {
+            const int32_t chroma_row = padding > 0 ? tallest + padding : h;
+            in_shapes.push_back({w, chroma_row + (h + 1) / 2, 1, PixelType::kU8, Layout::kHWC});
+            out_shapes.push_back({w, h, 3, PixelType::kU8, Layout::kHWC});
+          }
+          const auto in = test::random_batch(in_shapes, ++seed);
+          const auto want = test::filled_batch(out_shapes);
+          const auto got = test::filled_batch(out_shapes, 0x5A);
+          ASSERT_NO_FATAL_FAILURE(test::parity_run(
+              *m_cpu, named, OpCall{OpKind::kColor, &params, in.view(), want.view(), nullptr}, got.view()));
+          for (int64_t i = 0; i < in.count(); ++i) {
+            EXPECT_EQ(std::memcmp(want[i].data, got[i].data, want[i].packed_bytes()), 0)
+                << named.name << " " << enum_name(kYuvMatrixNames, matrix) << (full ? " full" : " limited")
+                << " padding " << padding << " image " << i << " (" << want[i].width << "x" << want[i].height << ")";
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln

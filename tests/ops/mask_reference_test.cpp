@@ -159,7 +159,9 @@ TEST(MaskReference, ArgmaxRowsEqualThePerPixelDecision) {
       const uint8_t expected = kiln_mask_decide(base, d, x, y, p);
       ASSERT_EQ(out[0].row<uint8_t>(y)[x], expected) << x << "," << y;
       ASSERT_EQ(generic_row[static_cast<size_t>(x)], expected) << x << "," << y;
-      if (avx2) ASSERT_EQ(avx2_row[static_cast<size_t>(x)], expected) << x << "," << y;
+      if (avx2) {
+        ASSERT_EQ(avx2_row[static_cast<size_t>(x)], expected) << x << "," << y;
+      }
     }
   }
 }

@@ -117,7 +117,9 @@ TEST(MatteCpu, EqualsThePerPixelFunction) {
             }
           }
           EXPECT_EQ(differ, 0);
-          if (kind == 0 && r.width == 0 && s.mw >= 8) EXPECT_GT(on, 0);  // the blob is there
+          if (kind == 0 && r.width == 0 && s.mw >= 8) {
+            EXPECT_GT(on, 0);  // the blob is there
+          }
           ++compared;
         }
       }

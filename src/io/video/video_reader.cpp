@@ -9,6 +9,7 @@
 
 #include "core/fault.h"
 #include "io/video/capture_devices.h"
+#include "io/video/device_frame.h"
 #include "io/video/display_rotation.h"
 #include "io/video/ffmpeg_util.h"
 #include "kiln/device.h"
@@ -237,6 +238,8 @@ class FfmpegVideoReader final : public VideoReader {
 
   Status convert(VideoFrame* out) {
     AVFrame* src = m_frame.get();
+    out->device.reset();
+    if (src->format == AV_PIX_FMT_CUDA && device_frame_keep(src, out)) return timestamps_set(src, out);
     if (src->format == AV_PIX_FMT_CUDA) {
       av_frame_unref(m_sw_frame.get());
       if (int rc = av_hwframe_transfer_data(m_sw_frame.get(), src, 0); rc < 0) {
@@ -282,7 +285,30 @@ class FfmpegVideoReader final : public VideoReader {
     int dst_stride[4] = {rgb.width * 3, 0, 0, 0};
     sws_scale(m_scaler.get(), src->data, src->linesize, 0, src->height, dst, dst_stride);
     if (m_turn != 0) rgb_turn(m_coded, m_turn, &out->rgb);
+    return timestamps_set(src, out);
+  }
 
+  // device_frames: the CUDA frame handed out as it is, when it can be (else false, the reason noted once).
+  bool device_frame_keep(const AVFrame* src, VideoFrame* out) {
+    if (!m_options.device_frames || m_device_frames_off) return false;
+    std::string why;
+    if (m_turn != 0) why = "the picture must be turned";
+    else if (m_options.scale_width > 0 && m_options.scale_height > 0) why = "the frames are scaled as they are read";
+    if (why.empty()) {
+      auto wrapped = device_frame_wrap(src, m_options.cuda_device);
+      if (wrapped.is_ok()) {
+        out->device = std::move(wrapped).value();
+        out->rgb.reset();
+        return true;
+      }
+      why = wrapped.status().message();
+    }
+    m_device_frames_off = true;
+    m_info.decode += "; frames to the host: " + why;
+    return false;
+  }
+
+  Status timestamps_set(const AVFrame* src, VideoFrame* out) {
     int64_t pts = src->best_effort_timestamp;
     if (pts == AV_NOPTS_VALUE) pts = src->pts;
     if (pts == AV_NOPTS_VALUE) pts = m_last_pts == AV_NOPTS_VALUE ? m_start_pts : m_last_pts + frame_ticks();
@@ -365,6 +391,7 @@ class FfmpegVideoReader final : public VideoReader {
     m_hw_choice.insist = mode == VideoHwDecode::kCuda;
     m_codec->opaque = &m_hw_choice;
     m_codec->get_format = pick_cuda_format;
+    if (m_options.device_frames) m_codec->extra_hw_frames = std::max(0, m_options.device_frames_held);
     return "";
   }
 
@@ -404,6 +431,7 @@ class FfmpegVideoReader final : public VideoReader {
   bool m_flushed = false;
   bool m_packet_held = false;  // m_packet waits to be sent again: the decoder was full
   bool m_end_checked = false;
+  bool m_device_frames_off = false;  // device_frames could not be kept: RGB on the host from then on
   std::vector<std::string> m_errors;
   int64_t m_error_count = 0;
 };

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kiln/codec.h"
+#include "kiln/ops/color.h"
 #include "kiln/status.h"
 
 namespace kiln {
@@ -39,6 +40,12 @@ struct VideoReaderOptions {
   int32_t scale_width = 0;
   int32_t scale_height = 0;
   bool scale_keep_aspect = false;
+  // NVDEC's frames stay in device memory (VideoFrame::device, NV12) instead of coming to the host as RGB, when the
+  // frame is on the device, unturned and unscaled; otherwise, and once wrapping fails, frames come as RGB and
+  // VideoInfo::decode says why. The consumer converts them (ColorConversion::kNv12ToRgb on the CUDA backend).
+  bool device_frames = false;
+  // Device frames a consumer may hold at once beyond the decoder's own: FFmpeg's surface pool grows by this many.
+  int32_t device_frames_held = 8;
 };
 
 // A stream's colour description, as FFmpeg's enums give it (AVColorSpace, AVColorRange, AVColorPrimaries,
@@ -69,9 +76,41 @@ struct VideoInfo {
   std::string decode;
 };
 
+// A decoded NV12 picture in CUDA device memory (VideoReaderOptions::device_frames): valid while the frame lives.
+struct DeviceVideoFrame {
+  int32_t cuda_device = 0;
+  const uint8_t* planes = nullptr;  // device pointer: `height` luma rows, then the chroma rows from chroma_row on
+  int64_t pitch = 0;                // bytes per row of both planes
+  int32_t chroma_row = 0;
+  int32_t width = 0, height = 0;
+  YuvMatrix matrix = YuvMatrix::kBt601;
+  bool full_range = false;
+  std::shared_ptr<void> hold;  // the decoder's frame (its surface returns to FFmpeg's pool when released)
+
+  // Both planes as one u8 1-channel view (device memory), and the conversion to RGB that reads it.
+  ImageView nv12() const {
+    ImageView v;
+    v.data = const_cast<uint8_t*>(planes);
+    v.width = width;
+    v.height = chroma_row + (height + 1) / 2;
+    v.row_stride = pitch;
+    return v;
+  }
+  ColorParams to_rgb() const {
+    ColorParams p;
+    p.conversion = ColorConversion::kNv12ToRgb;
+    p.nv12_chroma_row = chroma_row;
+    p.yuv_matrix = matrix;
+    p.yuv_full_range = full_range;
+    return p;
+  }
+};
+
 struct VideoFrame {
-  // width x height x 3 of the first frame (a later size change is scaled to it), or the reader's scale size
+  // width x height x 3 of the first frame (a later size change is scaled to it), or the reader's scale size; empty
+  // when the frame is on the device
   ImageBuffer rgb;
+  std::shared_ptr<const DeviceVideoFrame> device;  // device_frames: the picture, still on the GPU
   int64_t pts = 0;       // in VideoInfo::time_base, increasing from frame to frame
   double time_s = 0;     // pts in seconds from the stream's start time
   int64_t index = 0;     // 0, 1, 2 ... in the order read

@@ -198,6 +198,7 @@ Status color_cpu(const OpCall& call, ThreadPool* pool) {
   }
   const float w0 = rgb ? 0.299f : 0.114f;
   const float w2 = rgb ? 0.114f : 0.299f;
+  const KilnYuvConsts yuv = color_yuv_consts(params);
   rows_for_each(call.out, pool, [&](int64_t image, int32_t y) {
     const auto i = static_cast<size_t>(image);
     const KilnImageDesc& in = in_descs[i];
@@ -214,7 +215,7 @@ Status color_cpu(const OpCall& call, ThreadPool* pool) {
       gray_f32[i](reinterpret_cast<const float*>(src), reinterpret_cast<float*>(dst), in.width, w0, w2);
       return;
     }
-    for (int32_t x = 0; x < out.width; ++x) kiln_color_pixel(in_base, in, out_base, out, conversion, x, y);
+    for (int32_t x = 0; x < out.width; ++x) kiln_color_pixel(in_base, in, out_base, out, conversion, yuv, x, y);
   });
   return Status::ok();
 }

@@ -9,11 +9,11 @@ namespace kiln {
 namespace {
 
 __global__ void color_kernel(const uint8_t* in_base, const KilnImageDesc* in_descs, uint8_t* out_base,
-                             const KilnImageDesc* out_descs, int32_t conversion) {
+                             const KilnImageDesc* out_descs, int32_t conversion, KilnYuvConsts yuv) {
   int32_t x, y, image;
   KilnImageDesc out;
   if (!output_pixel(out_descs, &x, &y, &image, &out)) return;
-  kiln_color_pixel(in_base, in_descs[image], out_base, out, conversion, x, y);
+  kiln_color_pixel(in_base, in_descs[image], out_base, out, conversion, yuv, x, y);
 }
 
 }  // namespace
@@ -32,7 +32,7 @@ Status color_cuda(CudaOpContext& ctx, const OpCall& call) {
   KILN_TRY_ASSIGN(CudaDeviceBatch in, cuda_batch_upload(ctx, memory, call.in));
   KILN_TRY_ASSIGN(CudaDeviceBatch out, cuda_batch_alloc(ctx, memory, call.out));
   KILN_TRY(launch_per_output_pixel(color_kernel, out, ctx.stream, in.base, in.descs, out.base, out.descs,
-                                   static_cast<int32_t>(params.conversion)));
+                                   static_cast<int32_t>(params.conversion), color_yuv_consts(params)));
   return cuda_batch_download(ctx, out, call.out);
 }
 

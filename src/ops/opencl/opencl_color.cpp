@@ -17,7 +17,8 @@ Status color_opencl(OpContext& ctx, const OpCall& call) {
   KILN_TRY_ASSIGN(DeviceBatch in, batch_upload(ctx, buffers, call.in));
   KILN_TRY_ASSIGN(DeviceBatch out, batch_alloc(ctx, buffers, call.out));
   const cl_int conversion = static_cast<cl_int>(params.conversion);
-  KILN_CL_CHECK(kernel_args_set(kernel, in.pixels, in.descs, out.pixels, out.descs, conversion));
+  const KilnYuvConsts yuv = color_yuv_consts(params);
+  KILN_CL_CHECK(kernel_args_set(kernel, in.pixels, in.descs, out.pixels, out.descs, conversion, yuv));
   buffers.set_pending(true);
   KILN_TRY(launch_3d(ctx, kernel, static_cast<size_t>(out.max_width), static_cast<size_t>(out.max_height),
                      static_cast<size_t>(out.count)));

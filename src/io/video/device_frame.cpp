@@ -1,0 +1,52 @@
+#include "io/video/device_frame.h"
+
+extern "C" {
+#include <libavutil/frame.h>
+#include <libavutil/hwcontext.h>
+#include <libavutil/pixdesc.h>
+}
+
+namespace kiln {
+
+YuvMatrix yuv_matrix_of(int32_t av_colorspace) {
+  switch (av_colorspace) {
+    case AVCOL_SPC_BT709: return YuvMatrix::kBt709;
+    case AVCOL_SPC_BT2020_NCL:
+    case AVCOL_SPC_BT2020_CL: return YuvMatrix::kBt2020;
+    default: return YuvMatrix::kBt601;  // swscale's default (SWS_CS_DEFAULT), as the software path
+  }
+}
+
+Result<std::shared_ptr<const DeviceVideoFrame>> device_frame_wrap(const AVFrame* cuda_frame, int32_t cuda_device) {
+  if (cuda_frame->hw_frames_ctx == nullptr) return invalid_argument("the frame has no device frames context");
+  const auto* frames = reinterpret_cast<const AVHWFramesContext*>(cuda_frame->hw_frames_ctx->data);
+  if (frames->sw_format != AV_PIX_FMT_NV12) {
+    const char* name = av_get_pix_fmt_name(frames->sw_format);
+    return Status(Errc::kUnsupportedFormat,
+                  std::string("the decoder's surfaces are ") + (name != nullptr ? name : "?") + ", not nv12");
+  }
+  const int64_t pitch = cuda_frame->linesize[0];
+  const int64_t chroma_bytes = cuda_frame->data[1] - cuda_frame->data[0];
+  if (pitch <= 0 || cuda_frame->linesize[1] != pitch || chroma_bytes <= 0 || chroma_bytes % pitch != 0) {
+    return Status(Errc::kUnsupportedFormat, "the surface's chroma plane is not rows of its luma plane's pitch");
+  }
+  if (cuda_frame->width % 2 != 0) return Status(Errc::kUnsupportedFormat, "the picture's width is odd");
+  AVFrame* held = av_frame_clone(cuda_frame);
+  if (held == nullptr) return Status(Errc::kOutOfMemory, "cannot reference a decoded frame");
+  auto frame = std::make_shared<DeviceVideoFrame>();
+  frame->hold = std::shared_ptr<void>(held, [](void* f) {
+    auto* p = static_cast<AVFrame*>(f);
+    av_frame_free(&p);
+  });
+  frame->cuda_device = cuda_device;
+  frame->planes = held->data[0];
+  frame->pitch = pitch;
+  frame->chroma_row = static_cast<int32_t>(chroma_bytes / pitch);
+  frame->width = held->width;
+  frame->height = held->height;
+  frame->matrix = yuv_matrix_of(held->colorspace);
+  frame->full_range = held->color_range == AVCOL_RANGE_JPEG;
+  return std::shared_ptr<const DeviceVideoFrame>(std::move(frame));
+}
+
+}  // namespace kiln
