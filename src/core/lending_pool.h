@@ -67,9 +67,12 @@ class LendingPool {
 
   // Destroys the idle objects (leases out keep theirs and return them later).
   void clear() {
-    std::lock_guard<std::mutex> lock(m_mutex);
-    m_made -= static_cast<int64_t>(m_idle.size());
-    m_idle.clear();
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      m_made -= static_cast<int64_t>(m_idle.size());
+      m_idle.clear();
+    }
+    m_returned.notify_all();  // room for new ones under the limit
   }
 
   // Objects in existence: lent out or idle.

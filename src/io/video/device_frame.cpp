@@ -1,12 +1,60 @@
 #include "io/video/device_frame.h"
 
+#include <dlfcn.h>
+
 extern "C" {
 #include <libavutil/frame.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/pixdesc.h>
+#if KILN_VIDEO_CUDA
+#include <libavutil/hwcontext_cuda.h>
+#endif
 }
 
 namespace kiln {
+
+namespace {
+
+#if KILN_VIDEO_CUDA
+// The driver API calls the wait needs, from the libcuda that NVDEC already loaded (nothing is linked against it).
+struct DriverCalls {
+  CUresult (*push)(CUcontext) = nullptr;
+  CUresult (*pop)(CUcontext*) = nullptr;
+  CUresult (*synchronize)(CUstream) = nullptr;
+};
+
+const DriverCalls* driver_calls() {
+  static const DriverCalls calls = [] {
+    DriverCalls c;
+    void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (cuda == nullptr) return c;
+    c.push = reinterpret_cast<CUresult (*)(CUcontext)>(dlsym(cuda, "cuCtxPushCurrent_v2"));
+    c.pop = reinterpret_cast<CUresult (*)(CUcontext*)>(dlsym(cuda, "cuCtxPopCurrent_v2"));
+    c.synchronize = reinterpret_cast<CUresult (*)(CUstream)>(dlsym(cuda, "cuStreamSynchronize"));
+    return c;
+  }();
+  return calls.push != nullptr && calls.pop != nullptr && calls.synchronize != nullptr ? &calls : nullptr;
+}
+
+// FFmpeg queues a frame's last writes (NVDEC's post-processing into the surface, or its copy) on the device
+// context's stream and does not wait for them: kiln's non-blocking streams would not either, so the frame is waited
+// for here, as av_hwframe_transfer_data does for the host path.
+Status decoded_wait(const AVHWFramesContext* frames) {
+  const auto* device = static_cast<const AVCUDADeviceContext*>(frames->device_ctx->hwctx);
+  const DriverCalls* calls = driver_calls();
+  if (calls == nullptr) return Status(Errc::kDeviceError, "libcuda's stream calls are not loaded");
+  if (calls->push(device->cuda_ctx) != CUDA_SUCCESS) return Status(Errc::kDeviceError, "cannot enter NVDEC's context");
+  const CUresult waited = calls->synchronize(device->stream);
+  CUcontext popped = nullptr;
+  calls->pop(&popped);
+  if (waited != CUDA_SUCCESS) {
+    return Status(Errc::kDeviceError, "waiting for a decoded frame failed (CUDA error " + std::to_string(waited) + ")");
+  }
+  return Status::ok();
+}
+#endif
+
+}  // namespace
 
 YuvMatrix yuv_matrix_of(int32_t av_colorspace) {
   switch (av_colorspace) {
@@ -31,6 +79,11 @@ Result<std::shared_ptr<const DeviceVideoFrame>> device_frame_wrap(const AVFrame*
     return Status(Errc::kUnsupportedFormat, "the surface's chroma plane is not rows of its luma plane's pitch");
   }
   if (cuda_frame->width % 2 != 0) return Status(Errc::kUnsupportedFormat, "the picture's width is odd");
+#if KILN_VIDEO_CUDA
+  KILN_TRY(decoded_wait(frames));
+#else
+  return Status(Errc::kNotImplemented, "kiln was built without CUDA");
+#endif
   AVFrame* held = av_frame_clone(cuda_frame);
   if (held == nullptr) return Status(Errc::kOutOfMemory, "cannot reference a decoded frame");
   auto frame = std::make_shared<DeviceVideoFrame>();

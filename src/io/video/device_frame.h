@@ -11,8 +11,9 @@ struct AVFrame;
 
 namespace kiln {
 
-// Wraps `cuda_frame` (AV_PIX_FMT_CUDA) as a DeviceVideoFrame holding its own reference; the reason it cannot be
-// (not NV12, planes that do not share one allocation and pitch, an odd width) as the error.
+// Wraps `cuda_frame` (AV_PIX_FMT_CUDA) as a DeviceVideoFrame holding its own reference, once the decoder's writes to
+// it have ended (its stream is waited for); the reason it cannot be (not NV12, planes that do not share one pitch,
+// an odd width, a build without CUDA) as the error.
 Result<std::shared_ptr<const DeviceVideoFrame>> device_frame_wrap(const AVFrame* cuda_frame, int32_t cuda_device);
 
 // The YUV matrix of FFmpeg's AVColorSpace, as the software path's colour conversion reads it (unspecified: BT.601).

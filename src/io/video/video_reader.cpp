@@ -25,6 +25,9 @@ namespace kiln {
 namespace {
 
 constexpr size_t kMaxKeptErrors = 20;
+// FFmpeg adds held frames to NVDEC's surfaces, of which the decoder takes at most 32 (a stream's own references take
+// up to 16 + 2 + 3).
+constexpr int32_t kMaxDeviceFramesHeld = 8;
 constexpr int kMaxReadFailures = 64;
 
 // What the decoder's get_format saw: FFmpeg starts NVDEC only while it decodes the first packet, and when that
@@ -391,7 +394,9 @@ class FfmpegVideoReader final : public VideoReader {
     m_hw_choice.insist = mode == VideoHwDecode::kCuda;
     m_codec->opaque = &m_hw_choice;
     m_codec->get_format = pick_cuda_format;
-    if (m_options.device_frames) m_codec->extra_hw_frames = std::max(0, m_options.device_frames_held);
+    if (m_options.device_frames) {
+      m_codec->extra_hw_frames = std::clamp(m_options.device_frames_held, 0, kMaxDeviceFramesHeld);
+    }
     return "";
   }
 

@@ -44,7 +44,9 @@ struct VideoReaderOptions {
   // frame is on the device, unturned and unscaled; otherwise, and once wrapping fails, frames come as RGB and
   // VideoInfo::decode says why. The consumer converts them (ColorConversion::kNv12ToRgb on the CUDA backend).
   bool device_frames = false;
-  // Device frames a consumer may hold at once beyond the decoder's own: FFmpeg's surface pool grows by this many.
+  // Device frames a consumer may hold at once beyond the decoder's own: FFmpeg's surface pool grows by this many
+  // (at most 8: NVDEC takes at most 32 surfaces, and a stream's references may need up to 21). A consumer holding
+  // more stalls the decoder.
   int32_t device_frames_held = 8;
 };
 

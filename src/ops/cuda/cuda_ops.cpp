@@ -65,6 +65,20 @@ size_t view_span(const ImageView& v) {
          v.pixel_size() * static_cast<size_t>(v.width);
 }
 
+// Marks a staging slot as used by the copies queued on a stream, on every way out of the scope (an error return after
+// some copies were queued too): the slot's next user waits for them.
+class SlotUse {
+ public:
+  SlotUse(PinnedSlot& slot, cudaStream_t stream) : m_slot(slot), m_stream(stream) {}
+  ~SlotUse() { (void)m_slot.used_by(m_stream); }
+  SlotUse(const SlotUse&) = delete;
+  SlotUse& operator=(const SlotUse&) = delete;
+
+ private:
+  PinnedSlot& m_slot;
+  cudaStream_t m_stream;
+};
+
 // True when every image of a host batch lies in a block of host_acquire() (copied from and to directly).
 bool host_batch_pinned(const PinnedBlocks& pinned, const VarShapeBatchView& batch) {
   for (int64_t i = 0; i < batch.count; ++i) {
@@ -119,6 +133,7 @@ Result<CudaDeviceBatch> cuda_batch_upload(CudaOpContext& ctx, CudaCallMemory& me
   // one image runs while the next is packed.
   KILN_TRY_ASSIGN(auto slot, ctx.staging.acquire());
   KILN_TRY_ASSIGN(uint8_t* staged, slot->ready(batch.bytes));
+  const SlotUse use(*slot, ctx.stream);
   for (int64_t i = 0; i < in.count; ++i) {
     const KilnImageDesc& d = batch.host_descs[static_cast<size_t>(i)];
     KILN_TRY(planes_copy(in[i], d,
@@ -131,7 +146,6 @@ Result<CudaDeviceBatch> cuda_batch_upload(CudaOpContext& ctx, CudaCallMemory& me
     KILN_CUDA_CHECK(cudaMemcpyAsync(batch.base + offset, staged + offset, in[i].packed_bytes(),
                                     cudaMemcpyHostToDevice, ctx.stream));
   }
-  KILN_TRY(slot->used_by(ctx.stream));
   return batch;
 }
 
@@ -154,6 +168,7 @@ Status cuda_batch_download(CudaOpContext& ctx, const CudaDeviceBatch& batch, con
     // The whole packed batch down in one DMA, then unpacked on the host.
     KILN_TRY_ASSIGN(auto slot, ctx.staging.acquire());
     KILN_TRY_ASSIGN(uint8_t* staged, slot->ready(batch.bytes));
+    const SlotUse use(*slot, ctx.stream);
     KILN_CUDA_CHECK(cudaMemcpyAsync(staged, batch.base, batch.bytes, cudaMemcpyDeviceToHost, ctx.stream));
     KILN_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
     for (int64_t i = 0; i < out.count; ++i) {
