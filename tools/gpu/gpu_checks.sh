@@ -14,7 +14,7 @@
 #   bash BUILD/gpu-run bash tools/gpu/gpu_checks.sh all BUILD
 #       1. proof: every test binary with KILN_REQUIRE_GPU=1; every GPU command in a fresh process (kiln infer, faces,
 #          segment throughput / latency / NVDEC, quality, preprocess, each --mode gpu) against the CPU's output;
-#          compute-sanitizer over the device-input, matte and segment tests
+#          compute-sanitizer over the device-input, matte, segment, staging and NVDEC-frame tests
 #       2. figures: kiln segment GPU vs CPU on 1,800-frame 720p and 1080p videos, kiln bench infer (every packaged
 #          model), infer_peers --mode gpu, kiln bench faces, kiln bench segment, kiln bench ops on host and on device
 #          batches, render end to end; the encoder kiln segment's auto picked (NVENC or the reason it could not)
@@ -196,13 +196,17 @@ step segment_gpu_nvdec 90 "$K" segment "$C/person.mp4" -o "$O/segment_nvdec.mp4"
   --threads $T --reference "$O/reference.mkv" -q
 
 # compute-sanitizer (memcheck) over the kernels and device paths: the model input written into device memory, the
-# matte kernel, the segment engine on CUDA.
+# matte kernel, the segment engine on CUDA, host batches through the pinned staging slots, NVDEC's frames converted
+# on the device.
 if [[ $CPU_ONLY == 0 ]]; then
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   memcheck=("$sanitizer" --tool memcheck --error-exitcode 3)
   step sanitizer_staged 60 "${memcheck[@]}" "$B/tests/kiln_tests_infer" --gtest_filter='StagedOnCuda*'
   step sanitizer_matte 40 "${memcheck[@]}" "$B/tests/kiln_tests_backend_ops_matte" --gtest_filter='MatteParity*'
   step sanitizer_segment 60 "${memcheck[@]}" "$B/tests/kiln_tests_apps_segment" --gtest_filter='*OnCuda*'
+  step sanitizer_staging 40 "${memcheck[@]}" "$B/tests/kiln_tests_backend_ops" --gtest_filter='CudaStaging*'
+  step sanitizer_nvdec 40 "${memcheck[@]}" "$B/tests/kiln_tests_apps_segment" \
+    --gtest_filter='NvdecDeviceFrames.Converted*'
 fi
 
 # 2. Figures. kiln segment on a minute of video, GPU against CPU, warm-up reported apart from the steady rate.
