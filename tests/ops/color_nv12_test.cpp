@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/image_ops_util.h"
+#include "io/codec_test_util.h"
 #include "kiln/codec.h"
 #include "kiln/image_ops.h"
 #include "kiln/ops/color.h"
@@ -42,21 +43,12 @@ Nv12Frame random_nv12(int32_t width, int32_t height, int32_t padding, uint32_t s
   return f;
 }
 
-ImageBuffer buffer(int32_t width, int32_t height, int32_t channels) {
-  ImageBuffer b;
-  b.width = width;
-  b.height = height;
-  b.channels = channels;
-  b.pixels.resize(static_cast<size_t>(width) * height * channels);
-  return b;
-}
-
 Status convert_views(const ColorParams& params, const ImageView& in, const ImageView& out) {
   return color_convert(params, VarShapeBatchView{&in, 1}, VarShapeBatchView{&out, 1}, test::cpu_exec());
 }
 
 Result<ImageBuffer> convert(Nv12Frame& frame, const ColorParams& params) {
-  ImageBuffer out = buffer(frame.width, frame.height, 3);
+  ImageBuffer out = test::random_image(frame.width, frame.height, 3, 1);  // every byte overwritten
   KILN_TRY(convert_views(params, frame.view(), out.view()));
   return out;
 }
@@ -141,8 +133,8 @@ TEST(ColorNv12, AChromaPlaneAfterPaddingRowsGivesTheSamePixels) {
 TEST(ColorNv12, RefusesGeometriesThatAreNotNv12) {
   const auto refused = [](int32_t in_w, int32_t in_h, int32_t in_c, int32_t out_w, int32_t out_h, int32_t chroma_row,
                           const char* why) {
-    const ImageBuffer in = buffer(in_w, in_h, in_c);
-    const ImageBuffer out = buffer(out_w, out_h, 3);
+    const ImageBuffer in = test::random_image(in_w, in_h, in_c, 2);
+    const ImageBuffer out = test::random_image(out_w, out_h, 3, 3);
     const Status st = convert_views(nv12_params(YuvMatrix::kBt709, false, chroma_row), in.view(), out.view());
     EXPECT_EQ(st.code(), Errc::kInvalidArgument) << why;
     EXPECT_NE(st.message().find(why), std::string::npos) << st.message();

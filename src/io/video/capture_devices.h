@@ -1,6 +1,6 @@
-// Capture devices (/dev/video*) through libavdevice, loaded only when one is opened: libavdevice brings some 80
+// Capture devices (/dev/video*) through libavdevice, loaded only when one is opened: libavdevice brings some 70
 // libraries (X11, SDL, PulseAudio, ...) that every start of kiln and its Python module would otherwise load for
-// nothing (a fifth of a second per start, measured).
+// nothing (kiln's start went from 0.13-0.18 s to 0.11 s: docs/benchmarks.md §12).
 #pragma once
 
 #include "kiln/status.h"
