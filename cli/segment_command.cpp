@@ -46,6 +46,10 @@ void summary_print(const SegmentJobSummary& s) {
                 st.output.c_str(), static_cast<long long>(st.frames), static_cast<long long>(st.written),
                 static_cast<long long>(st.dropped), 100.0 * st.foreground);
     std::printf("  decode: %s; encode: %s\n", st.decode.c_str(), st.encode.c_str());
+    if (st.device_frames > 0) {
+      std::printf("  frames on the device from decode to the model: %lld of %lld\n",
+                  static_cast<long long>(st.device_frames), static_cast<long long>(st.written));
+    }
     if (st.error_count > 0) {
       std::printf("  damaged input: %lld problems, the frames that decoded were processed:\n",
                   static_cast<long long>(st.error_count));

@@ -32,13 +32,17 @@ VarShapeBatch InputStager::outputs_over(void* base, int64_t items, MemorySpace s
   return VarShapeBatch::wrap(std::move(views), space);
 }
 
+Backend* InputStager::device_path() const {
+  Backend* const device = m_session.device_backend();
+  const bool open = device != nullptr && !m_device_off.load() && m_executor.options().mode != ExecMode::kCpu &&
+                    !m_executor.moved_to_cpu();
+  return open ? device : nullptr;
+}
+
 Status InputStager::stage(const VarShapeBatchView& images, StagedInput* input, ExecReport* report) {
   input->items = images.count;
   input->on_device = false;
-  Backend* const device = m_session.device_backend();
-  const bool device_path = device != nullptr && !m_device_off.load() &&
-                           m_executor.options().mode != ExecMode::kCpu && !m_executor.moved_to_cpu();
-  if (device_path) {
+  if (Backend* const device = device_path(); device != nullptr) {
     const Status st = stage_on_device(*device, images, input, report);
     if (st.is_ok()) {
       input->on_device = true;
@@ -46,6 +50,11 @@ Status InputStager::stage(const VarShapeBatchView& images, StagedInput* input, E
     }
     std::lock_guard<std::mutex> lock(m_mutex);
     if (!m_device_off.exchange(true)) m_device_note = st.message();
+  }
+  if (images.space == MemorySpace::kDevice) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return Status(Errc::kNotImplemented, "the model's input is staged on the host" +
+                                             (m_device_note.empty() ? std::string() : " (" + m_device_note + ")"));
   }
   return stage_on_host(images, input, report);
 }

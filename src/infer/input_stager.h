@@ -35,8 +35,12 @@ class InputStager {
   InputStager(InferSession& session, OpExecutor& executor, const PreprocessParams& params, int32_t width,
               int32_t height, Layout layout);
 
-  // Preprocesses `images` (host memory) into `input`. Thread-safe (the executor and the session's pools are).
+  // Preprocesses `images` into `input`. Thread-safe (the executor and the session's pools are). Images in device
+  // memory (the device path's backend's) are staged on the device only: where that path is closed or fails, the
+  // error says why and the caller brings them to the host.
   Status stage(const VarShapeBatchView& images, StagedInput* input, ExecReport* report);
+  // The backend whose device memory the model reads in place while the device path is open; else null.
+  Backend* device_path() const;
   // Runs the model on a staged batch (InferSession::run_bound or run_bound_from_device).
   Status run(const StagedInput& input, std::vector<HostTensor>* outputs);
   // Where the model read its input, for a job's summary: "device (N runs)", "host", or "host (why the device path

@@ -18,6 +18,9 @@ class VideoFrameSource final : public FrameSource {
   explicit VideoFrameSource(std::unique_ptr<VideoReader> reader) : m_reader(std::move(reader)) {}
   const VideoInfo& info() const override { return m_reader->info(); }
   Status read(VideoFrame* frame, bool* end) override { return m_reader->read(frame, end); }
+  Status device_frames_end(VideoFrame* frame, const std::string& why) override {
+    return m_reader->device_frames_end(frame, why);
+  }
   const std::vector<std::string>& errors() const override { return m_reader->errors(); }
   int64_t error_count() const override { return m_reader->error_count(); }
   bool is_video_file() const override { return !video_is_capture_device(m_reader->info().path); }
@@ -74,6 +77,7 @@ class ImageSequenceSource final : public FrameSource {
   const std::vector<std::string>& errors() const override { return m_errors; }
   int64_t error_count() const override { return m_error_count; }
   bool is_video_file() const override { return false; }
+  Status device_frames_end(VideoFrame*, const std::string&) override { return Status::ok(); }
 
   Status read(VideoFrame* frame, bool* end) override {
     *end = false;

@@ -19,6 +19,8 @@ class FrameSource {
   virtual const VideoInfo& info() const = 0;
   // The next frame; *end after the last. An image that cannot be decoded is skipped and counted.
   virtual Status read(VideoFrame* frame, bool* end) = 0;
+  // A video's device frames end here (VideoReader::device_frames_end); an image sequence has none.
+  virtual Status device_frames_end(VideoFrame* frame, const std::string& why) = 0;
   virtual const std::vector<std::string>& errors() const = 0;
   virtual int64_t error_count() const = 0;
   virtual bool is_video_file() const = 0;  // (its audio can be copied)

@@ -250,15 +250,7 @@ void SegmentEngine::infer_loop() {
     Status st;
     {
       StageTimer timer(m_infer);
-      std::vector<ImageView> in;
-      for (int64_t i = 0; i < n; ++i) in.push_back(batch.items[static_cast<size_t>(i)].request.frame.rgb.view());
-      const VarShapeBatch in_batch = VarShapeBatch::wrap(in);
-      ExecReport report;
-      st = m_stager->stage(in_batch.view(), &input, &report);
-      if (st.is_ok()) {
-        std::lock_guard<std::mutex> lock(m_state_mutex);
-        if (m_preprocess_backend.empty()) m_preprocess_backend = report.backend;
-      }
+      st = batch_stage(batch, &input);
       int32_t prob_width = 0, prob_height = 0;
       if (st.is_ok()) st = m_model->run(*m_stager, input, &probs, &prob_width, &prob_height);
       if (st.is_ok()) {
@@ -279,6 +271,108 @@ void SegmentEngine::infer_loop() {
     m_batcher->complete(batch, compute_ns);
     batch_size_adapt(n, compute_ns);
   }
+}
+
+Status SegmentEngine::batch_stage(Batch<SegmentFrame>& batch, StagedInput* input) {
+  ExecReport report;
+  std::vector<bool> decoded_on_device;
+  for (const auto& item : batch.items) decoded_on_device.push_back(item.request.rgb_device.data() != nullptr);
+  // A batch with some frames on the device (inputs without NVDEC beside one with it) is staged there: its host
+  // frames go up, which costs less than bringing the others down.
+  const bool any = std::find(decoded_on_device.begin(), decoded_on_device.end(), true) != decoded_on_device.end();
+  Status st = any ? Status::ok() : Status(Errc::kNotImplemented, "frames on the host");
+  for (auto& item : batch.items) {
+    if (st.is_ok() && item.request.rgb_device.data() == nullptr) st = frame_upload(&item.request);
+  }
+  if (st.is_ok()) {
+    std::vector<ImageView> in;
+    for (const auto& item : batch.items) in.push_back(item.request.rgb_device_view);
+    const VarShapeBatch images = VarShapeBatch::wrap(std::move(in), MemorySpace::kDevice);
+    st = m_stager->stage(images.view(), input, &report);
+    for (size_t i = 0; i < batch.items.size(); ++i) {
+      batch.items[i].request.input_from_device = st.is_ok() && decoded_on_device[i];
+    }
+  }
+  if (!st.is_ok()) {
+    std::vector<ImageView> in;
+    for (auto& item : batch.items) {
+      KILN_TRY(frame_to_host(&item.request));
+      in.push_back(item.request.frame.rgb.view());
+    }
+    const VarShapeBatch images = VarShapeBatch::wrap(std::move(in));
+    st = m_stager->stage(images.view(), input, &report);
+  }
+  if (st.is_ok()) {
+    std::lock_guard<std::mutex> lock(m_state_mutex);
+    if (m_preprocess_backend.empty()) m_preprocess_backend = report.backend;
+  }
+  return st;
+}
+
+Status SegmentEngine::frame_to_device(SegmentFrame* frame) {
+  Backend* const device = m_stager->device_path();
+  if (device == nullptr) return Status(Errc::kNotImplemented, "the model reads its input from host memory");
+  const DeviceVideoFrame& picture = *frame->frame.device;
+  const size_t bytes = static_cast<size_t>(picture.width) * picture.height * 3;
+  KILN_TRY_ASSIGN(DeviceBlock block, DeviceBlock::acquire(*device, bytes));
+  const ImageView in = picture.nv12();
+  const ImageView out = image_view_packed(block.data(), picture.width, picture.height, 3, PixelType::kU8,
+                                          Layout::kHWC);
+  const ColorParams params = picture.to_rgb();
+  const OpCall call{OpKind::kColor, &params, VarShapeBatchView{&in, 1, MemorySpace::kDevice},
+                    VarShapeBatchView{&out, 1, MemorySpace::kDevice}, nullptr};
+  auto placement = m_executor.place(call);
+  if (!placement.is_ok()) {
+    return Status(Errc::kNotImplemented, "the colour conversion has no place on the device: " +
+                                             placement.status().message());
+  }
+  if (placement.value().backend != device) {
+    return Status(Errc::kNotImplemented, "the colour conversion is placed on " + placement.value().backend->name() +
+                                             " (" + placement.value().reason + "), not on " + device->name());
+  }
+  KILN_TRY(m_executor.run(call));
+  frame->rgb_device = std::move(block);
+  frame->rgb_device_view = out;
+  frame->frame.device.reset();  // the surface goes back to the decoder's pool
+  return Status::ok();
+}
+
+Status SegmentEngine::frame_upload(SegmentFrame* frame) {
+  Backend* const device = m_stager->device_path();
+  if (device == nullptr) return Status(Errc::kNotImplemented, "the model reads its input from host memory");
+  const ImageBuffer& rgb = frame->frame.rgb;
+  KILN_TRY_ASSIGN(DeviceBlock block, DeviceBlock::acquire(*device, rgb.pixels.size()));
+  KILN_TRY(device->device_upload(rgb.pixels.data(), block.data(), rgb.pixels.size()));
+  frame->rgb_device_view =
+      image_view_packed(block.data(), rgb.width, rgb.height, 3, PixelType::kU8, Layout::kHWC);
+  frame->rgb_device = std::move(block);
+  return Status::ok();
+}
+
+Status SegmentEngine::frame_to_host(SegmentFrame* frame) {
+  if (frame->rgb_device.data() == nullptr) return Status::ok();
+  if (!frame->frame.rgb.empty()) {  // uploaded from the host (frame_upload): the pixels are still there
+    frame->rgb_device.reset();
+    frame->rgb_device_view = ImageView();
+    return Status::ok();
+  }
+  const ImageView& v = frame->rgb_device_view;
+  ImageBuffer& rgb = frame->frame.rgb;
+  rgb.width = v.width;
+  rgb.height = v.height;
+  rgb.channels = 3;
+  rgb.pixels.resize(static_cast<size_t>(v.width) * v.height * 3);
+  KILN_TRY(frame->rgb_device.backend()->device_download(v.data, rgb.pixels.data(), rgb.pixels.size()));
+  frame->rgb_device.reset();
+  frame->rgb_device_view = ImageView();
+  return Status::ok();
+}
+
+int64_t SegmentEngine::device_frames_fit(int64_t frame_bytes) const {
+  Backend* const device = m_stager->device_path();
+  const size_t budget = device != nullptr ? device->memory_stats().budget : 0;
+  if (budget == 0 || frame_bytes <= 0) return -1;
+  return static_cast<int64_t>(budget / 2 / BufferPool::size_class(static_cast<size_t>(frame_bytes)));
 }
 
 // A batch that ran out of memory was run in halves by the session, which now splits anything larger than what

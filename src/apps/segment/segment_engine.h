@@ -19,6 +19,7 @@
 
 #include "apps/segment/frame_matte.h"
 #include "apps/segment/segment_model.h"
+#include "core/backend_block.h"
 #include "core/thread_pool.h"
 #include "io/video/video_reader.h"
 #include "kiln/apps/segment.h"
@@ -32,6 +33,11 @@ namespace kiln {
 struct SegmentFrame {
   int32_t stream = 0;
   VideoFrame frame;        // frame.index: 0, 1, 2 ... within its stream
+  // NVDEC's picture converted to RGB in the model's device memory (SegmentEngine::frame_to_device; frame.rgb is
+  // empty meanwhile): rgb_device_view (width x height x 3, u8, packed) over rgb_device.
+  DeviceBlock rgb_device;
+  ImageView rgb_device_view;
+  bool input_from_device = false;  // the model read it from rgb_device: it never was on the host before the model
   int64_t arrived_ns = 0;  // when it was submitted (latency counts from here)
   std::vector<float> prob;  // the model's person probability, prob_width x prob_height (not yet smoothed)
   int32_t prob_width = 0, prob_height = 0;
@@ -104,6 +110,18 @@ class SegmentEngine {
   void stop(const Status& why);
   Status error() const;
 
+  // NVDEC's frames (VideoFrame::device) are worth keeping on the device: the model reads the device's memory in
+  // place (the input stager's device path is open).
+  bool device_frames_wanted() const { return m_stager->device_path() != nullptr; }
+  // The frame's NV12 picture converted to RGB in the model's device memory by the executor's color op (rgb_device),
+  // its decoder surface let go; the reason it cannot be as the error (the caller brings the frame to the host).
+  Status frame_to_device(SegmentFrame* frame);
+  // A frame held on the device brought to the host (frame.rgb; a frame uploaded from there keeps its pixels), its
+  // device memory let go; nothing for others.
+  Status frame_to_host(SegmentFrame* frame);
+  // How many frames of `frame_bytes` fit in half the model's device pool budget (-1: the pool has no budget).
+  int64_t device_frames_fit(int64_t frame_bytes) const;
+
   SegmentModel& model() { return *m_model; }
   ThreadPool& pool() { return m_pool; }
   StageClock& infer_clock() { return m_infer; }
@@ -141,6 +159,11 @@ class SegmentEngine {
   explicit SegmentEngine(const SegmentEngineConfig& config);
   Status open();
   void infer_loop();
+  // The batch's frames preprocessed into `input`: from device memory when every frame is there, else each brought
+  // to the host first (also when the device path refuses them).
+  Status batch_stage(Batch<SegmentFrame>& batch, StagedInput* input);
+  // A frame on the host copied into the model's device memory (rgb_device), for a batch staged there.
+  Status frame_upload(SegmentFrame* frame);
   void batch_size_adapt(int64_t batch, int64_t compute_ns);
   void deliver(SegmentFrame&& frame);
   Status submit_to(Link& l, SegmentFrame frame, bool number, int64_t* index);

@@ -20,6 +20,7 @@ Result<std::map<int64_t, SegmentStreamSummary>> SegmentParts::open(const std::st
       s.frames = h.at("frames").get<int64_t>();
       s.written = h.at("written").get<int64_t>();
       s.dropped = h.at("dropped").get<int64_t>();
+      s.device_frames = h.value("device_frames", int64_t{0});
       s.foreground = h.at("foreground").get<double>();
       s.errors = h.at("errors").get<std::vector<std::string>>();
       s.error_count = h.at("error_count").get<int64_t>();
@@ -46,7 +47,8 @@ Status SegmentParts::output_done(int64_t index, const SegmentStreamSummary& s) c
   JobPart part;
   part.header = {{"input", s.input},          {"output", s.output},       {"decode", s.decode},
                  {"encode", s.encode},        {"frames", s.frames},       {"written", s.written},
-                 {"dropped", s.dropped},      {"foreground", s.foreground}, {"errors", s.errors},
+                 {"dropped", s.dropped},      {"device_frames", s.device_frames},
+                 {"foreground", s.foreground}, {"errors", s.errors},
                  {"error_count", s.error_count}, {"output_crc32", crc}};
   return m_parts.write(index, part);
 }

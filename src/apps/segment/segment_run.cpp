@@ -80,6 +80,11 @@ class SegmentRun {
     if (m_config.exec.mode == ExecMode::kCpu && reader.hw_decode == VideoHwDecode::kAuto) {
       reader.hw_decode = VideoHwDecode::kNone;
     }
+    // NVDEC's frames stay on the device where the model reads device memory: converted to RGB there as they are
+    // read (their surfaces go back to the decoder at once), preprocessed there, brought down only where the output
+    // shows the frame's pixels.
+    reader.device_frames = reader.hw_decode != VideoHwDecode::kNone && m_engine->device_frames_wanted();
+    reader.device_frames_held = 2;
     // Mask and array outputs never show the frame's pixels: the decoder converts straight to the model's input size
     // (a twenty-fifth of the pixels of a 720p frame), and the fused preprocess only normalizes them.
     if (m_kind == SegmentOutput::kMask || is_array_output(m_kind)) {
@@ -104,7 +109,14 @@ class SegmentRun {
       const int64_t timeout_us = !m_latency ? 0
                                  : m_config.stale_ms > 0 ? static_cast<int64_t>(m_config.stale_ms * 1000)
                                                          : static_cast<int64_t>(2e6 / fps);
-      stream->id = m_engine->stream_add(m_latency ? 32 : 3 * m_engine->max_batch() + 4, timeout_us);
+      int64_t in_flight = m_latency ? 32 : 3 * m_engine->max_batch() + 4;
+      if (reader.device_frames) {
+        // The frames in flight, and the one each reader converts before its budget lets it submit, fit in half the
+        // device pool's budget when it has one (a frame that does not fit later ends the input's device frames).
+        const int64_t fit = m_engine->device_frames_fit(int64_t{stream->info.width} * stream->info.height * 3);
+        if (fit >= 0) in_flight = std::clamp<int64_t>(fit / static_cast<int64_t>(inputs.size()) - 1, 2, in_flight);
+      }
+      stream->id = m_engine->stream_add(in_flight, timeout_us);
       m_streams.push_back(std::move(stream));
     }
     if (!m_config.reference.empty()) {
@@ -275,6 +287,7 @@ class SegmentRun {
       {
         StageTimer timer(m_decode);
         st = s.source->read(&task.frame, &end);
+        if (st.is_ok() && !end && task.frame.device != nullptr) st = device_frame_take(s, &task);
         if (st.is_ok() && !end) profile_flow_begin("frame", flow_id(s.id, task.frame.index));
       }
       if (!st.is_ok()) m_engine->stop(st);
@@ -297,6 +310,30 @@ class SegmentRun {
     m_engine->stream_end(s.id, read);
   }
 
+  // An NVDEC frame converted on the model's device; where it cannot be (no place there, out of device memory, a
+  // failed kernel), it comes to the host as the reader converts frames, and so do the stream's later frames (the
+  // reason in its decode line). A kernel or driver error stops the run instead where the executor would not fall
+  // back either (mode gpu, fallback_on_error off).
+  Status device_frame_take(Stream& s, SegmentFrame* task) {
+    const Status on_device = m_engine->frame_to_device(task);
+    if (on_device.is_ok()) return on_device;
+    const bool may_fall_back = m_config.exec.fallback_on_error && m_config.exec.mode != ExecMode::kGpu;
+    if (!may_fall_back && on_device.code() == Errc::kDeviceError) return on_device;
+    return s.source->device_frames_end(&task->frame, on_device.message());
+  }
+
+  // The output shows this frame's pixels (alpha, composite, blur, a preview sample): a frame held on the device
+  // comes to the host; otherwise its device memory is let go now.
+  Status frame_pixels_fetch(Stream& s, SegmentFrame* task) {
+    if (task->rgb_device.data() == nullptr) return Status::ok();
+    const bool shown = m_kind == SegmentOutput::kAlpha || m_kind == SegmentOutput::kComposite ||
+                       m_kind == SegmentOutput::kBlur || (s.preview && s.preview->wants(task->frame.index));
+    if (shown) return m_engine->frame_to_host(task);
+    task->rgb_device.reset();
+    task->rgb_device_view = ImageView();
+    return Status::ok();
+  }
+
   void write_loop(Stream& s, size_t k) {
     Profiler::instance().set_thread_name("write " + std::to_string(s.id));
     SegmentSmoother smoother(m_engine->model().prob_width(), m_engine->model().prob_height());
@@ -309,8 +346,10 @@ class SegmentRun {
       {
         StageTimer timer(m_post);
         if (task.dropped) ++s.summary.dropped;
+        if (task.input_from_device) ++s.summary.device_frames;
+        st = frame_pixels_fetch(s, &task);
         const std::vector<float>& prob = smoother.update(task, m_config.segment);
-        if (smoother.width() != s.matte_prob_width || smoother.height() != s.matte_prob_height) {
+        if (st.is_ok() && (smoother.width() != s.matte_prob_width || smoother.height() != s.matte_prob_height)) {
           st = matte_fit(s, smoother.width(), smoother.height());
         }
         if (st.is_ok() && is_array_output(m_kind)) {

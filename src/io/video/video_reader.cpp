@@ -194,6 +194,15 @@ class FfmpegVideoReader final : public VideoReader {
     }
   }
 
+  Status device_frames_end(VideoFrame* frame, const std::string& why) override {
+    if (m_options.device_frames && !m_device_frames_off) m_info.decode += "; frames to the host: " + why;
+    m_device_frames_off = true;
+    if (frame->device == nullptr) return Status::ok();
+    const std::shared_ptr<const DeviceVideoFrame> device = std::move(frame->device);
+    frame->device.reset();
+    return to_rgb(static_cast<AVFrame*>(device->hold.get()), frame);
+  }
+
  private:
   // Sends the next packet of the video stream, or the end-of-stream flush after the last one (or after a read
   // error: what was read so far is still decoded). A packet the decoder cannot take yet is sent again first.
@@ -243,6 +252,12 @@ class FfmpegVideoReader final : public VideoReader {
     AVFrame* src = m_frame.get();
     out->device.reset();
     if (src->format == AV_PIX_FMT_CUDA && device_frame_keep(src, out)) return timestamps_set(src, out);
+    KILN_TRY(to_rgb(src, out));
+    return timestamps_set(src, out);
+  }
+
+  // The decoded picture `src` (on the host, or a CUDA frame copied down first) as out->rgb: scaled, turned.
+  Status to_rgb(AVFrame* src, VideoFrame* out) {
     if (src->format == AV_PIX_FMT_CUDA) {
       av_frame_unref(m_sw_frame.get());
       if (int rc = av_hwframe_transfer_data(m_sw_frame.get(), src, 0); rc < 0) {
@@ -288,20 +303,30 @@ class FfmpegVideoReader final : public VideoReader {
     int dst_stride[4] = {rgb.width * 3, 0, 0, 0};
     sws_scale(m_scaler.get(), src->data, src->linesize, 0, src->height, dst, dst_stride);
     if (m_turn != 0) rgb_turn(m_coded, m_turn, &out->rgb);
-    return timestamps_set(src, out);
+    return Status::ok();
   }
 
   // device_frames: the CUDA frame handed out as it is, when it can be (else false, the reason noted once).
   bool device_frame_keep(const AVFrame* src, VideoFrame* out) {
     if (!m_options.device_frames || m_device_frames_off) return false;
+    if (m_info.width <= 0 || m_info.height <= 0) {
+      m_info.width = src->width;
+      m_info.height = src->height;
+    }
     std::string why;
-    if (m_turn != 0) why = "the picture must be turned";
-    else if (m_options.scale_width > 0 && m_options.scale_height > 0) why = "the frames are scaled as they are read";
+    if (m_turn != 0) {
+      why = "the picture must be turned";
+    } else if (src->width != m_info.width || src->height != m_info.height) {
+      // Frames on the host are scaled to the stream's first size; a consumer sizes its work by it.
+      why = "the picture's size changed to " + std::to_string(src->width) + "x" + std::to_string(src->height);
+    }
     if (why.empty()) {
       auto wrapped = device_frame_wrap(src, m_options.cuda_device);
       if (wrapped.is_ok()) {
         out->device = std::move(wrapped).value();
         out->rgb.reset();
+        if (!m_device_frames_kept) m_info.decode += "; frames kept on the device (NV12)";
+        m_device_frames_kept = true;
         return true;
       }
       why = wrapped.status().message();
@@ -436,6 +461,7 @@ class FfmpegVideoReader final : public VideoReader {
   bool m_flushed = false;
   bool m_packet_held = false;  // m_packet waits to be sent again: the decoder was full
   bool m_end_checked = false;
+  bool m_device_frames_kept = false;  // one was handed out on the device
   bool m_device_frames_off = false;  // device_frames could not be kept: RGB on the host from then on
   std::vector<std::string> m_errors;
   int64_t m_error_count = 0;

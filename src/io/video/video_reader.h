@@ -40,9 +40,10 @@ struct VideoReaderOptions {
   int32_t scale_width = 0;
   int32_t scale_height = 0;
   bool scale_keep_aspect = false;
-  // NVDEC's frames stay in device memory (VideoFrame::device, NV12) instead of coming to the host as RGB, when the
-  // frame is on the device, unturned and unscaled; otherwise, and once wrapping fails, frames come as RGB and
-  // VideoInfo::decode says why. The consumer converts them (ColorConversion::kNv12ToRgb on the CUDA backend).
+  // NVDEC's frames stay in device memory (VideoFrame::device, NV12, at the decoded size: scale_* applies to frames
+  // that come to the host) instead of coming to the host as RGB, when the frame is on the device, unturned and of
+  // the stream's size; otherwise, and once wrapping fails or the consumer calls device_frames_end(), frames come as
+  // RGB and VideoInfo::decode says why. The consumer converts them (ColorConversion::kNv12ToRgb on the CUDA backend).
   bool device_frames = false;
   // Device frames a consumer may hold at once beyond the decoder's own: FFmpeg's surface pool grows by this many
   // (at most 8: NVDEC takes at most 32 surfaces, and a stream's references may need up to 21). A consumer holding
@@ -128,6 +129,10 @@ class VideoReader {
   virtual const VideoInfo& info() const = 0;
   // The next frame; *end = true (and `frame` untouched) after the last one.
   virtual Status read(VideoFrame* frame, bool* end) = 0;
+  // device_frames ends here (`why` is added to info().decode): `frame`, when it holds one of this reader's device
+  // frames, comes to the host as RGB as frames not kept on the device do (scaled and all), and so does every later
+  // frame. For a consumer that cannot use a frame on the device after all. From the thread that reads.
+  virtual Status device_frames_end(VideoFrame* frame, const std::string& why) = 0;
   // Each problem met so far ("packet 212: Invalid data found when processing input"), at most the first 20.
   virtual const std::vector<std::string>& errors() const = 0;
   virtual int64_t error_count() const = 0;

@@ -1,8 +1,8 @@
 // NVDEC's frames left on the device (VideoReaderOptions::device_frames) and converted there by the CUDA backend's
 // NV12 -> RGB (the color op, the same fixed-point math as the CPU reference): the pictures of the software decode,
 // within the conversion's difference from swscale's (chroma taken per 2x2 pixels, not interpolated). Where there is
-// no NVDEC the frames come to the host as RGB with the reason; the CUDA test is SKIPPED here and fails under
-// KILN_REQUIRE_GPU=1.
+// no NVDEC the frames come to the host as RGB with the reason, as they do once the consumer ends device_frames; the
+// CUDA test is SKIPPED here and fails under KILN_REQUIRE_GPU=1.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -86,6 +86,41 @@ TEST_F(NvdecDeviceFrames, WithoutNvdecTheFramesComeAsRgbOnTheHost) {
     EXPECT_EQ(f.rgb.width, 640);
     EXPECT_EQ(f.rgb.pixels.size(), 640u * 360 * 3);
   }
+}
+
+// A consumer that cannot use a frame on the device ends device_frames: that frame (on the device with NVDEC, on the
+// host here) and every later one come as RGB, the software decode's pictures, and the decode line says why.
+TEST_F(NvdecDeviceFrames, EndedByTheConsumerTheFramesComeToTheHostWithItsReason) {
+  std::string software_decode;
+  const std::vector<VideoFrame> software = read_all(VideoReaderOptions{}, &software_decode);
+  ASSERT_EQ(software.size(), static_cast<size_t>(kFrames));
+  VideoReaderOptions options;
+  options.hw_decode = VideoHwDecode::kAuto;
+  options.device_frames = true;
+  options.scale_width = 160;  // frames that come to the host are scaled; device frames come at the decoded size
+  options.scale_height = 90;
+  auto reader = VideoReader::open(m_video, options);
+  ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
+  for (int i = 0; i < kFrames; ++i) {
+    VideoFrame frame;
+    bool end = false;
+    ASSERT_TRUE(reader.value()->read(&frame, &end).is_ok());
+    ASSERT_FALSE(end);
+    if (i == 0 && frame.device != nullptr) {
+      EXPECT_EQ(frame.device->width, 640) << "device frames are not scaled";
+      EXPECT_NE(reader.value()->info().decode.find("frames kept on the device"), std::string::npos);
+    }
+    if (i == 0) {
+      ASSERT_TRUE(reader.value()->device_frames_end(&frame, "the consumer's reason").is_ok());
+    }
+    SCOPED_TRACE("frame " + std::to_string(i));
+    EXPECT_EQ(frame.device, nullptr);
+    EXPECT_EQ(frame.pts, software[static_cast<size_t>(i)].pts);
+    ASSERT_EQ(frame.rgb.width, 160);
+    ASSERT_EQ(frame.rgb.height, 90);
+  }
+  EXPECT_NE(reader.value()->info().decode.find("frames to the host: the consumer's reason"), std::string::npos)
+      << reader.value()->info().decode;
 }
 
 TEST_F(NvdecDeviceFrames, ConvertedOnTheGpuTheyAreTheSoftwareDecodesPictures) {

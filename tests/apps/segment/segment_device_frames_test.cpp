@@ -1,0 +1,155 @@
+// The segment job with NVDEC's frames left on the device (VideoReaderOptions::device_frames): each is converted to
+// RGB on the CUDA backend as it is read, the model reads it there, and it comes to the host only where the output
+// shows its pixels. Against the CPU's run on the software decode: the same masks (IoU) and the same composite
+// pictures within the NV12 conversion's tolerance. A conversion that fails brings the frames to the host with the
+// reason (mode auto) or stops the job (mode gpu). Every test here needs a CUDA device, ONNX Runtime's CUDA provider
+// and NVDEC: SKIPPED here, failing under KILN_REQUIRE_GPU=1.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
+
+#include "common/cuda_provider.h"
+#include "common/gpu_required.h"
+#include "common/photo_video.h"
+#include "core/fault.h"
+#include "io/video/video_reader.h"
+#include "kiln/apps/segment.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kW = 320, kH = 240, kFrames = 16;
+
+class SegmentDeviceFrames : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!test::cuda_provider_available()) {
+      KILN_GPU_SKIP("no CUDA device with ONNX Runtime's CUDA provider: NVDEC frames on the device need one");
+    }
+    m_dir = fs::temp_directory_path() / ("kiln_segment_device_frames_" + std::to_string(::getpid()));
+    fs::create_directories(m_dir);
+    m_video = (m_dir / "person.mp4").string();
+    test::photo_video_write(test::kAstronautPhoto, m_video, kW, kH, kFrames);
+  }
+  void TearDown() override {
+    if (!m_dir.empty()) fs::remove_all(m_dir);
+  }
+
+  // Lossless output, so the comparisons see the pipeline's pixels and not an encoder's.
+  SegmentJobConfig config(const std::string& output, SegmentOutput kind, ExecMode mode) {
+    SegmentJobConfig c;
+    c.output_dir = (m_dir / output).string();
+    c.output = kind;
+    c.codec = "ffv1";
+    c.exec.mode = mode;
+    c.exec.threads = 2;
+    c.hw_decode = mode == ExecMode::kCpu ? "none" : "cuda";
+    return c;
+  }
+
+  // The job on NVDEC, skipped where NVDEC cannot decode this video (a GPU without it).
+  Result<SegmentJobSummary> run_on_nvdec(const SegmentJobConfig& c) {
+    auto result = segment_job_run(c, {m_video});
+    const std::string message = result.is_ok() ? std::string() : result.status().message();
+    if (message.find("NVDEC") != std::string::npos || message.find("hwaccel") != std::string::npos) {
+      m_nvdec_missing = result.status().to_string();
+    }
+    return result;
+  }
+
+  static std::vector<VideoFrame> frames_read(const std::string& path) {
+    std::vector<VideoFrame> frames;
+    auto reader = VideoReader::open(path);
+    EXPECT_TRUE(reader.is_ok()) << reader.status().to_string();
+    if (!reader.is_ok()) return frames;
+    for (;;) {
+      VideoFrame f;
+      bool end = false;
+      if (!reader.value()->read(&f, &end).is_ok() || end) break;
+      frames.push_back(std::move(f));
+    }
+    return frames;
+  }
+
+  fs::path m_dir;
+  std::string m_video;
+  std::string m_nvdec_missing;
+};
+
+TEST_F(SegmentDeviceFrames, FromNvdecTheModelReadsThemOnTheGpuAndTheOutputIsTheSoftwareDecodes) {
+  auto mask_cpu = segment_job_run(config("mask_cpu.mkv", SegmentOutput::kMask, ExecMode::kCpu), {m_video});
+  ASSERT_TRUE(mask_cpu.is_ok()) << mask_cpu.status().to_string();
+  auto composite_cpu = segment_job_run(config("composite_cpu.mkv", SegmentOutput::kComposite, ExecMode::kCpu),
+                                       {m_video});
+  ASSERT_TRUE(composite_cpu.is_ok()) << composite_cpu.status().to_string();
+
+  // Masks: no frame comes to the host at all.
+  SegmentJobConfig mask = config("mask_gpu.mkv", SegmentOutput::kMask, ExecMode::kGpu);
+  mask.reference = (m_dir / "mask_cpu.mkv").string();
+  auto masks = run_on_nvdec(mask);
+  if (!m_nvdec_missing.empty()) KILN_GPU_SKIP("no NVDEC for this video: " << m_nvdec_missing);
+  ASSERT_TRUE(masks.is_ok()) << masks.status().to_string();
+  const SegmentStreamSummary& stream = masks.value().streams[0];
+  EXPECT_NE(stream.decode.find("frames kept on the device"), std::string::npos) << stream.decode;
+  EXPECT_EQ(stream.decode.find("frames to the host"), std::string::npos) << stream.decode;
+  EXPECT_EQ(stream.device_frames, kFrames);
+  EXPECT_EQ(stream.written, kFrames);
+  EXPECT_EQ(masks.value().model_input.rfind("device (", 0), 0u) << masks.value().model_input;
+  EXPECT_GE(masks.value().iou, 0.97) << "the masks of the CPU's run on the software decode";
+
+  // Composite: each frame comes down after the model, for the blend.
+  auto composite = run_on_nvdec(config("composite_gpu.mkv", SegmentOutput::kComposite, ExecMode::kGpu));
+  ASSERT_TRUE(composite.is_ok()) << composite.status().to_string();
+  EXPECT_EQ(composite.value().streams[0].device_frames, kFrames);
+  const std::vector<VideoFrame> want = frames_read((m_dir / "composite_cpu.mkv").string());
+  const std::vector<VideoFrame> got = frames_read((m_dir / "composite_gpu.mkv").string());
+  ASSERT_EQ(got.size(), want.size());
+  ASSERT_EQ(got.size(), static_cast<size_t>(kFrames));
+  // The NV12 conversion is within 2 levels of swscale's on average (NvdecDeviceFrames); the masks differ at the
+  // person's edge (IoU >= 0.97). A wrong, stale or misaddressed frame is tens of levels off.
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].rgb.pixels.size(), want[i].rgb.pixels.size());
+    double sum = 0;
+    size_t far = 0;
+    for (size_t k = 0; k < got[i].rgb.pixels.size(); ++k) {
+      const int d = std::abs(static_cast<int>(got[i].rgb.pixels[k]) - static_cast<int>(want[i].rgb.pixels[k]));
+      sum += d;
+      far += d > 24 ? 1 : 0;
+    }
+    const double n = static_cast<double>(got[i].rgb.pixels.size());
+    EXPECT_LE(sum / n, 4.0) << "frame " << i << ": mean |difference| from the CPU's composite";
+    EXPECT_LE(static_cast<double>(far) / n, 0.05) << "frame " << i << ": values more than 24 levels off";
+  }
+}
+
+TEST_F(SegmentDeviceFrames, AConversionThatFailsBringsTheFramesToTheHostOrStopsModeGpu) {
+  // The first kernel kiln launches is the first frame's NV12 -> RGB (the reader converts before the batch forms).
+  ASSERT_TRUE(fault_configure("kernel:1").is_ok());
+  auto fallen_back = run_on_nvdec(config("auto.mkv", SegmentOutput::kMask, ExecMode::kAuto));
+  ASSERT_TRUE(fault_configure("kernel:1").is_ok());
+  auto stopped = run_on_nvdec(config("gpu.mkv", SegmentOutput::kMask, ExecMode::kGpu));
+  ASSERT_TRUE(fault_configure("").is_ok());
+  if (!m_nvdec_missing.empty()) KILN_GPU_SKIP("no NVDEC for this video: " << m_nvdec_missing);
+
+  ASSERT_TRUE(fallen_back.is_ok()) << fallen_back.status().to_string();
+  const SegmentStreamSummary& stream = fallen_back.value().streams[0];
+  EXPECT_EQ(stream.written, kFrames);
+  EXPECT_EQ(stream.device_frames, 0);
+  EXPECT_NE(stream.decode.find("frames to the host: cuda: injected kernel launch failure"), std::string::npos)
+      << stream.decode;
+  EXPECT_GT(stream.foreground, 0.10) << "the frames that came to the host were segmented";
+
+  ASSERT_FALSE(stopped.is_ok()) << "mode gpu does not fall back";
+  EXPECT_NE(stopped.status().message().find("injected kernel launch failure"), std::string::npos)
+      << stopped.status().to_string();
+}
+
+}  // namespace
+}  // namespace kiln
