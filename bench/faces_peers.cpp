@@ -291,7 +291,7 @@ std::shared_ptr<KilnDetection> kiln_detection_open(const kiln::FaceSettings& set
   options.threads = threads;
   options.spin_wait = false;  // as FaceAnalyzer opens its sessions
   options.warmup_batch = std::min<int64_t>(batch, 8);
-  auto detector = kiln::FaceDetector::open(settings, options);
+  auto detector = kiln::FaceDetector::open(settings, options, *d->executor);
   check(detector.status(), "opening kiln's face detector");
   d->detector = std::move(detector).value();
   return d;
@@ -302,7 +302,7 @@ Pass kiln_detect(std::shared_ptr<KilnDetection> d, const std::vector<kiln::Image
     int64_t faces = 0;
     std::vector<std::vector<kiln::FaceDetection>> out;
     in_batches(views, batch, [&](const kiln::VarShapeBatchView& b) {
-      check(d->detector->detect(b, *d->executor, batch, &out), "kiln detect");
+      check(d->detector->detect(b, batch, &out), "kiln detect");
       for (const auto& f : out) faces += static_cast<int64_t>(f.size());
     });
     return faces;

@@ -54,8 +54,9 @@ Runner faces_command_add(CLI::App& app) {
     std::printf("Stages: waiting for decode %.2f s, detect+align+embed+quality %.2f s, write %.2f s\n",
                 s.decode_seconds,
                 s.analyze_seconds, s.write_seconds);
-    std::printf("Detection: %s\nEmbedding: %s\nEnhancement: %s\nQuality: %s\n", s.stages.detection.c_str(),
-                s.stages.embedding.c_str(), s.stages.enhancement.c_str(), s.stages.quality.c_str());
+    std::printf("Detection: %s\nEmbedding: %s\nEnhancement: %s\nQuality: %s\nBatch memory: %s\n",
+                s.stages.detection.c_str(), s.stages.embedding.c_str(), s.stages.enhancement.c_str(),
+                s.stages.quality.c_str(), s.stages.batch_memory.c_str());
     if (!config.output.empty()) std::printf("Written: %s\n", config.output.c_str());
     if (!config.jsonl.empty()) std::printf("JSON lines: %s\n", config.jsonl.c_str());
     return 0;

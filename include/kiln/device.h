@@ -105,6 +105,10 @@ class Backend {
   virtual Status device_download(const void* device, void* host, size_t bytes);
   // Copies `bytes` of host memory to `device` (inside a device_acquire() block); returns when they are there.
   virtual Status device_upload(const void* host, void* device, size_t bytes);
+  // Copies each host image (any strides) into the device image of the same shape (device-space views inside
+  // device_acquire() blocks, any strides); returns when they are there. CUDA packs pageable images into its pinned
+  // staging slots and queues each image's DMA as soon as it is packed. NotImplemented where device_acquire is.
+  virtual Status images_upload(const VarShapeBatchView& host, const VarShapeBatchView& device);
   // The device buffer pool's counters (zeros for the CPU).
   virtual PoolStats memory_stats() const;
   // The counters of the pool host_acquire() serves from (pinned, mapped or plain host memory).

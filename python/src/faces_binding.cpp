@@ -233,6 +233,7 @@ class FaceService {
     }
     pyb::dict out;
     out["detection"] = r.detection;
+    out["batch_memory"] = r.batch_memory;
     out["embedding"] = r.embedding;
     out["enhancement"] = r.enhancement;
     out["quality"] = r.quality;

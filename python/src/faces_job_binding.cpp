@@ -36,6 +36,7 @@ pyb::dict faces_job_py(const std::vector<std::string>& inputs, const pyb::kwargs
   d["seconds"] = s.seconds;
   d["detection"] = s.stages.detection;
   d["embedding"] = s.stages.embedding;
+  d["batch_memory"] = s.stages.batch_memory;
   return d;
 }
 

@@ -46,6 +46,10 @@ Status Backend::device_upload(const void* /*host*/, void* /*device*/, size_t /*b
   return Status(Errc::kNotImplemented, name() + ": no device memory addressed by pointer");
 }
 
+Status Backend::images_upload(const VarShapeBatchView& /*host*/, const VarShapeBatchView& /*device*/) {
+  return Status(Errc::kNotImplemented, name() + ": no device memory addressed by pointer");
+}
+
 PoolStats Backend::memory_stats() const { return {}; }
 
 PoolStats Backend::host_memory_stats() const { return {}; }

@@ -2,7 +2,8 @@
 // (src/ops/cuda/pinned_staging.h), batches in host_acquire() blocks are copied directly. Both must give the CPU's
 // bytes, for packed, strided and planar images, from many threads at once, and the staging's page-locked memory
 // stays within its slots. Without a CUDA device the CUDA tests are SKIPPED (and fail under KILN_REQUIRE_GPU=1); the
-// same checks run on OpenCL (PoCL here).
+// same checks run on OpenCL (PoCL here). Backend::images_upload (host images into device images, once, through the
+// same slots) is checked on CUDA; the backends without device pointers refuse it.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -11,6 +12,7 @@
 
 #include "backend_ops/test_backends.h"
 #include "common/image_ops_util.h"
+#include "core/backend_block.h"
 #include "core/buffer_pool.h"
 #include "core/cpu_isa.h"
 #include "kiln/image_ops.h"
@@ -162,6 +164,69 @@ TEST_F(CudaStaging, PageableBatchesGoThroughTheSlotsAndPinnedOnesDoNot) {
 
 TEST_F(CudaStaging, StridedAndPlanarImagesArePackedAndUnpackedRowByRow) {
   ASSERT_NO_FATAL_FAILURE(strided_and_planar_check(backend()));
+}
+
+// Pageable, pinned and strided host images (and planar floats) into device images that are themselves strided: each
+// comes back byte for byte, and a pageable batch borrows exactly one staging slot.
+TEST_F(CudaStaging, ImagesGoUpOnceIntoDeviceImagesOfAnyStride) {
+  const VarShapeBatch big = test::random_batch({{800, 600, 3}, {37, 29, 1}}, 5);
+  const VarShapeBatch planar = test::random_batch({{64, 48, 3, PixelType::kF32, Layout::kCHW}}, 6);
+  const VarShapeBatch host = VarShapeBatch::wrap({big[0].crop(13, 7, 640, 480), big[1], planar[0]});
+  // Device images: rows 64 bytes longer than the image's, planes one row apart more.
+  std::vector<ImageView> device_views;
+  std::vector<DeviceBlock> blocks;
+  for (const ImageView& h : host.images()) {
+    ImageView d = h;
+    d.row_stride = static_cast<int64_t>(h.pixel_size()) * h.width + 64;
+    d.plane_stride = d.row_stride * (h.height + 1);
+    const size_t bytes = static_cast<size_t>(d.layout == Layout::kCHW ? d.plane_stride * d.channels
+                                                                       : d.row_stride * d.height);
+    auto block = DeviceBlock::acquire(backend(), bytes);
+    ASSERT_TRUE(block.is_ok()) << block.status().to_string();
+    d.data = block.value().data();
+    device_views.push_back(d);
+    blocks.push_back(std::move(block).value());
+  }
+  const VarShapeBatch device = VarShapeBatch::wrap(device_views, MemorySpace::kDevice);
+  const auto check_back = [&](const char* what) {
+    for (int64_t i = 0; i < host.count(); ++i) {
+      const ImageView& d = device[i];
+      const size_t bytes = blocks[static_cast<size_t>(i)].bytes();
+      std::vector<uint8_t> raw(bytes);
+      ASSERT_TRUE(backend().device_download(d.data, raw.data(), bytes).is_ok());
+      ImageView back = d;
+      back.data = raw.data();
+      EXPECT_TRUE(same_pixels(VarShapeBatch::wrap({back}), VarShapeBatch::wrap({host[i]}))) << what << " image " << i;
+    }
+  };
+
+  const PoolStats before = backend().host_memory_stats();
+  const Status st = backend().images_upload(host.view(), device.view());
+  ASSERT_TRUE(st.is_ok()) << st.to_string();
+  ASSERT_NO_FATAL_FAILURE(check_back("pageable"));
+  const PoolStats after = backend().host_memory_stats();
+  EXPECT_EQ(after.allocations + after.reuses, before.allocations + before.reuses + 1) << "one staging slot";
+
+  PinnedCopy pinned;
+  ASSERT_NO_FATAL_FAILURE(pinned_copy(backend(), host, &pinned));
+  const PoolStats pinned_before = backend().host_memory_stats();
+  ASSERT_TRUE(backend().images_upload(pinned.batch.view(), device.view()).is_ok());
+  ASSERT_NO_FATAL_FAILURE(check_back("pinned"));
+  EXPECT_EQ(backend().host_memory_stats().allocations, pinned_before.allocations) << "a pinned batch was staged";
+
+  const VarShapeBatch wrong =
+      test::random_batch({{10, 10, 3}, {37, 29, 1}, {64, 48, 3, PixelType::kF32, Layout::kCHW}}, 1);
+  EXPECT_EQ(backend().images_upload(wrong.view(), device.view()).code(), Errc::kInvalidArgument);
+}
+
+TEST(ImagesUpload, BackendsWithoutDevicePointersRefuseIt) {
+  const VarShapeBatch host = test::random_batch({{8, 8, 3}}, 1);
+  auto cpu = cpu_backend_create();
+  EXPECT_EQ(cpu->images_upload(host.view(), host.view()).code(), Errc::kNotImplemented);
+  auto opencl = test::gpu_backend_for_test(BackendKind::kOpenCL);
+  if (opencl.is_ok()) {
+    EXPECT_EQ(opencl.value()->images_upload(host.view(), host.view()).code(), Errc::kNotImplemented);
+  }
 }
 
 using OpenClHostBatches = HostBatchTest<BackendKind::kOpenCL>;

@@ -111,8 +111,10 @@ for cmd in ("infer", "infer_selfie", "faces", "quality", "preprocess"):
     ok = ran(f"{cmd}_gpu") and ran(f"compare_{cmd}")
     fresh.append(ok)
     where = re.search(r"(Provider: [^\n]*|Backend: [^\n]*|Detection: \S+)", text(f"{cmd}_gpu.log"))
+    memory = re.search(r"Batch memory: ([^\n]*)", text(f"{cmd}_gpu.log"))
     lines.append(f"  {cmd} --mode gpu: rc {STEPS.get(cmd + '_gpu', ('absent',))[0]}, "
-                 f"{where.group(1)[:70] if where else '-'}; {cmp_line[:90]}")
+                 f"{where.group(1)[:70] if where else '-'}{'; batches on the ' + memory.group(1)[:60] if memory else ''}"
+                 f"; {cmp_line[:90]}")
 for name in ("segment_gpu_throughput", "segment_gpu_latency", "segment_gpu_nvdec"):
     s = segment(name)
     ok = ran(name) and s["iou"] is not None and s["iou"] >= 0.97
@@ -173,6 +175,10 @@ images_s = r"Time: [0-9.]+ s, ([0-9.]+) images/s"
 fg, fc = number(images_s, "faces_500_gpu"), number(images_s, "cores_faces_16")
 lines.append(f"  faces on 500 photographs: GPU {fmt(fg, '.0f')} images/s, CPU at 16 threads {fmt(fc, '.0f')}: "
              f"{fmt(ratio(fg, fc), '.2f')}x")
+for pattern in (r"Stages: ([^\n]*)", r"Batch memory: ([^\n]*)"):
+    found = re.search(pattern, text("faces_500_gpu.log"))
+    if found:
+        lines.append(f"    GPU run: {found.group(0)[:110]}")
 target("kiln faces GPU >= 5x its CPU run", None if ratio(fg, fc) is None else ratio(fg, fc) >= 5,
        f"{fmt(ratio(fg, fc), '.2f')}x")
 rg, rc = number(r"Time: [0-9.]+ s, ([0-9.]+) images/s", "render_e2e_gpu"), \

@@ -107,6 +107,9 @@ struct FaceStageReport {
   std::string embedding;
   std::string enhancement;
   std::string quality;
+  // Where the batches' images were read from: "device (N batches, each uploaded once)" while the detector's model
+  // reads device memory (then every stage placed on that device reads them there), else "host" (and why).
+  std::string batch_memory;
 };
 
 // Detect -> align -> embed -> quality for batches of decoded u8 RGB images. Not thread-safe: one per thread.

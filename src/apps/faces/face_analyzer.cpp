@@ -1,10 +1,12 @@
 // FaceAnalyzer: the face pipeline on one batch of decoded images. Small photos are upscaled and enhanced on their
 // decoded pixels (never re-encoded); every face of the batch is aligned and embedded in shared model batches; quality
-// is measured on the original pixels of the face.
+// is measured on the original pixels of the face. Where the detector's model reads device memory, the batch goes up
+// once (FaceDeviceImages) and each stage placed on that device reads it there; the others read the host's images.
 #include <algorithm>
 #include <cmath>
 
 #include "apps/faces/face_detector.h"
+#include "apps/faces/face_device_images.h"
 #include "apps/faces/face_geometry.h"
 #include "apps/faces/face_prepare.h"
 #include "core/thread_pool.h"
@@ -74,7 +76,7 @@ class Analyzer final : public FaceAnalyzer {
     options.threads = m_exec.threads;
     options.spin_wait = false;  // the ops of the other stages share the cores
     options.warmup_batch = std::min<int64_t>(m_exec.batch_size, 8);
-    KILN_TRY_ASSIGN(m_detector, FaceDetector::open(m_settings, options));
+    KILN_TRY_ASSIGN(m_detector, FaceDetector::open(m_settings, options, m_detect_exec));
     options.mode = m_stages.embedding.mode;
     KILN_TRY_ASSIGN(const PackagedModel embedder, packaged_model(m_settings.embedder));
     KILN_TRY_ASSIGN(m_embedder, InferSession::open(embedder.file, options));
@@ -83,13 +85,22 @@ class Analyzer final : public FaceAnalyzer {
     if (embedder.input.width != kAlignedFaceSize || embedder.input.height != kAlignedFaceSize) {
       return unsupported_format(embedder.file + ": the embedder must take 112 x 112 aligned faces");
     }
+    m_embed_stager = std::make_unique<InputStager>(*m_embedder, m_embed_exec, m_embed_params, kAlignedFaceSize,
+                                                   kAlignedFaceSize, m_embed_layout);
     return Status::ok();
   }
 
   FaceStageReport report() const override {
     FaceStageReport r;
-    r.detection = stage_text(m_detector->report(), m_stages.detection);
-    r.embedding = stage_text(m_embedder->report(), m_stages.embedding);
+    r.detection = stage_text(m_detector->report(), m_stages.detection) + "; model input: " +
+                  m_detector->model_input();
+    r.embedding = stage_text(m_embedder->report(), m_stages.embedding) + "; model input: " +
+                  m_embed_stager->where(m_embedder->report());
+    const bool uploaded = m_device_batches > 0;
+    r.batch_memory = uploaded ? "device (" + std::to_string(m_device_batches) +
+                                    (m_device_batches == 1 ? " batch" : " batches") + ", each uploaded once)"
+                              : "host";
+    if (!m_device_note.empty()) r.batch_memory += (uploaded ? ", then host (" : " (") + m_device_note + ")";
     r.enhancement = stage_text(m_enhance_report, m_stages.enhancement);
     r.quality = stage_text(m_quality_report, m_stages.quality);
     return r;
@@ -106,8 +117,14 @@ class Analyzer final : public FaceAnalyzer {
     KILN_TRY(face_images_prepare(images, m_settings, m_enhance_exec, &m_prepared, &m_enhance_report));
     const std::vector<int32_t>& factors = m_prepared.factors;
     const VarShapeBatchView prepared = m_prepared.prepared.view();
+    const bool on_device = device_upload(images);
     std::vector<std::vector<FaceDetection>> found;
-    KILN_TRY(m_detector->detect(prepared, m_detect_exec, m_exec.batch_size, &found, &factors));
+    Status detected = Status(Errc::kNotImplemented, "the images are on the host");
+    if (on_device) detected = m_detector->detect(m_device.prepared(), m_exec.batch_size, &found, &factors);
+    if (detected.code() == Errc::kNotImplemented) {
+      detected = m_detector->detect(prepared, m_exec.batch_size, &found, &factors);
+    }
+    KILN_TRY(detected);
 
     // Every face of the batch, aligned on the prepared pixels, then embedded in shared model batches.
     std::vector<std::pair<int64_t, FaceDetection>> all;
@@ -116,9 +133,11 @@ class Analyzer final : public FaceAnalyzer {
     }
     std::vector<float> embeddings;
     std::vector<ImageBuffer> aligned;
-    KILN_TRY(embed(prepared, all, &embeddings, m_settings.keep_aligned ? &aligned : nullptr));
+    const VarShapeBatchView device_prepared = m_device.prepared();
+    KILN_TRY(embed(prepared, on_device ? &device_prepared : nullptr, all, &embeddings,
+                   m_settings.keep_aligned ? &aligned : nullptr));
 
-    std::vector<ImageView> regions;
+    std::vector<ImageView> regions, device_regions;
     for (size_t f = 0; f < all.size(); ++f) {
       const auto& [i, prepared_face] = all[f];
       Face face;
@@ -139,13 +158,21 @@ class Analyzer final : public FaceAnalyzer {
       const ImageView& original = images.images[i];
       const RectI r = face_quality_region(face.detection, original.width, original.height);
       regions.push_back(original.crop(r.x, r.y, r.width, r.height));
+      if (on_device) device_regions.push_back(m_device.originals()[i].crop(r.x, r.y, r.width, r.height));
       (*faces)[static_cast<size_t>(i)].push_back(std::move(face));
     }
     if (!regions.empty()) {
       std::vector<QualityMetrics> metrics(regions.size());
-      const VarShapeBatch batch = VarShapeBatch::wrap(std::move(regions));
       const QualityParams params;
-      KILN_TRY(m_quality_exec.run(OpCall{OpKind::kQuality, &params, batch.view(), {}, metrics.data()}, &m_quality_report));
+      const VarShapeBatch on_gpu = VarShapeBatch::wrap(std::move(device_regions), MemorySpace::kDevice);
+      const OpCall device_call{OpKind::kQuality, &params, on_gpu.view(), {}, metrics.data()};
+      if (on_device && face_call_placed_on(m_quality_exec, device_call, m_device.backend())) {
+        KILN_TRY(m_quality_exec.run(device_call, &m_quality_report));
+      } else {
+        const VarShapeBatch batch = VarShapeBatch::wrap(std::move(regions));
+        KILN_TRY(m_quality_exec.run(OpCall{OpKind::kQuality, &params, batch.view(), {}, metrics.data()},
+                                    &m_quality_report));
+      }
       size_t f = 0;
       for (auto& image_faces : *faces) {
         for (Face& face : image_faces) {
@@ -154,59 +181,100 @@ class Analyzer final : public FaceAnalyzer {
         }
       }
     }
+    m_device.reset();
     return Status::ok();
   }
 
  private:
-  // Aligns each face to 112 x 112 (kept in `aligned` unless nullptr) and runs the embedder in batches of
-  // batch_size faces; L2-normalises.
-  Status embed(const VarShapeBatchView& images, const std::vector<std::pair<int64_t, FaceDetection>>& all,
-               std::vector<float>* embeddings, std::vector<ImageBuffer>* aligned_faces) {
+  // The batch (originals and prepared copies) into the detector's device memory while its model reads there; false
+  // when it stays on the host (for the rest of the job once an upload failed, with the reason).
+  bool device_upload(const VarShapeBatchView& images) {
+    m_device.reset();
+    Backend* const device = m_device_note.empty() ? m_detector->device_path() : nullptr;
+    if (device == nullptr) return false;
+    const Status st = m_device.upload(*device, images, m_prepared);
+    if (!st.is_ok()) {
+      m_device_note = "uploading a batch failed: " + st.message();
+      m_device.reset();
+      return false;
+    }
+    ++m_device_batches;
+    return true;
+  }
+
+  // Aligns each face to 112 x 112 (kept in `aligned_faces` unless nullptr) and runs the embedder in batches of
+  // batch_size faces; L2-normalises. With `device_images` (the prepared batch on the device) the warp reads them
+  // there and the embedder its input there, where the embedding stage is placed on that device.
+  Status embed(const VarShapeBatchView& images, const VarShapeBatchView* device_images,
+               const std::vector<std::pair<int64_t, FaceDetection>>& all, std::vector<float>* embeddings,
+               std::vector<ImageBuffer>* aligned_faces) {
     embeddings->assign(all.size() * kFaceEmbeddingSize, 0.0f);
     const auto chunk = static_cast<size_t>(std::max<int64_t>(1, m_exec.batch_size));
-    const int64_t item = int64_t{3} * kAlignedFaceSize * kAlignedFaceSize;
-    std::vector<Tensor> outputs;
-    std::vector<float> input;
+    const size_t face_bytes = size_t{3} * kAlignedFaceSize * kAlignedFaceSize;
     for (size_t first = 0; first < all.size(); first += chunk) {
       const size_t n = std::min(chunk, all.size() - first);
       std::vector<std::array<float, 6>> matrices(n);
-      std::vector<ImageView> sources;
-      for (size_t k = 0; k < n; ++k) {
-        KILN_TRY(face_alignment_matrix(all[first + k].second, matrices[k].data()));
-        sources.push_back(images.images[all[first + k].first]);
-      }
-      const std::vector<ImageShape> shapes(n, ImageShape{kAlignedFaceSize, kAlignedFaceSize, 3, PixelType::kU8,
-                                                         Layout::kHWC});
-      VarShapeBatch aligned = VarShapeBatch::allocate(shapes);
-      const VarShapeBatch in = VarShapeBatch::wrap(std::move(sources));
+      for (size_t k = 0; k < n; ++k) KILN_TRY(face_alignment_matrix(all[first + k].second, matrices[k].data()));
       WarpParams warp;
       warp.matrices = reinterpret_cast<const float(*)[6]>(matrices.data());
       warp.border = BorderMode::kConstant;
-      KILN_TRY(m_embed_exec.run(OpCall{OpKind::kWarp, &warp, in.view(), aligned.view(), nullptr}));
+      const auto sources_of = [&](const VarShapeBatchView& from) {
+        std::vector<ImageView> sources;
+        for (size_t k = 0; k < n; ++k) sources.push_back(from[all[first + k].first]);
+        return VarShapeBatch::wrap(std::move(sources), from.space);
+      };
+
+      VarShapeBatch aligned;
+      bool on_device = device_images != nullptr && m_embed_stager->device_path() == m_device.backend();
+      if (on_device) {
+        if (m_aligned_block.bytes() < n * face_bytes) {
+          m_aligned_block.reset();
+          KILN_TRY_ASSIGN(m_aligned_block, DeviceBlock::acquire(*m_device.backend(), chunk * face_bytes));
+        }
+        std::vector<ImageView> out;
+        for (size_t k = 0; k < n; ++k) {
+          out.push_back(image_view_packed(static_cast<uint8_t*>(m_aligned_block.data()) + k * face_bytes,
+                                          kAlignedFaceSize, kAlignedFaceSize, 3, PixelType::kU8, Layout::kHWC));
+        }
+        aligned = VarShapeBatch::wrap(std::move(out), MemorySpace::kDevice);
+        const VarShapeBatch in = sources_of(*device_images);
+        const OpCall call{OpKind::kWarp, &warp, in.view(), aligned.view(), nullptr};
+        on_device = face_call_placed_on(m_embed_exec, call, m_device.backend());
+        if (on_device) KILN_TRY(m_embed_exec.run(call));
+      }
+      if (!on_device) {
+        aligned = VarShapeBatch::allocate(std::vector<ImageShape>(
+            n, ImageShape{kAlignedFaceSize, kAlignedFaceSize, 3, PixelType::kU8, Layout::kHWC}));
+        const VarShapeBatch in = sources_of(images);
+        KILN_TRY(m_embed_exec.run(OpCall{OpKind::kWarp, &warp, in.view(), aligned.view(), nullptr}));
+      }
       if (aligned_faces != nullptr) {
         for (size_t k = 0; k < n; ++k) {
-          KILN_TRY_ASSIGN(ImageBuffer copy, image_convert_channels(aligned[static_cast<int64_t>(k)], 3));
-          aligned_faces->push_back(std::move(copy));
+          KILN_TRY_ASSIGN(ImageBuffer face, aligned_fetch(aligned[static_cast<int64_t>(k)], on_device));
+          aligned_faces->push_back(std::move(face));
         }
       }
-      input.resize(n * static_cast<size_t>(item));
-      std::vector<ImageView> out;
-      for (size_t k = 0; k < n; ++k) {
-        out.push_back(image_view_packed(input.data() + k * static_cast<size_t>(item), kAlignedFaceSize,
-                                        kAlignedFaceSize, 3, PixelType::kF32, m_embed_layout));
+      ExecReport report;
+      Status staged = m_embed_stager->stage(aligned.view(), &m_embed_input, &report);
+      if (on_device && staged.code() == Errc::kNotImplemented) {  // the embedder's device path closed: from the host
+        std::vector<ImageBuffer> faces;
+        std::vector<ImageView> views;
+        for (size_t k = 0; k < n; ++k) {
+          KILN_TRY_ASSIGN(ImageBuffer face, aligned_fetch(aligned[static_cast<int64_t>(k)], true));
+          faces.push_back(std::move(face));
+          views.push_back(faces.back().view());
+        }
+        const VarShapeBatch host = VarShapeBatch::wrap(std::move(views));
+        staged = m_embed_stager->stage(host.view(), &m_embed_input, &report);
       }
-      const VarShapeBatch out_batch = VarShapeBatch::wrap(std::move(out));
-      KILN_TRY(m_embed_exec.run(OpCall{OpKind::kPreprocess, &m_embed_params, aligned.view(), out_batch.view(), nullptr}));
-      const std::vector<int64_t> shape = m_embed_layout == Layout::kCHW
-          ? std::vector<int64_t>{static_cast<int64_t>(n), 3, kAlignedFaceSize, kAlignedFaceSize}
-          : std::vector<int64_t>{static_cast<int64_t>(n), kAlignedFaceSize, kAlignedFaceSize, 3};
-      KILN_TRY(m_embedder->run(input, shape, &outputs));
-      if (outputs.empty() || outputs[0].elements() != static_cast<int64_t>(n) * kFaceEmbeddingSize) {
+      KILN_TRY(staged);
+      KILN_TRY(m_embed_stager->run(m_embed_input, &m_embed_outputs));
+      if (m_embed_outputs.empty() || m_embed_outputs[0].elements() != static_cast<int64_t>(n) * kFaceEmbeddingSize) {
         return unsupported_format("face embedder: expected " + std::to_string(kFaceEmbeddingSize) +
                                   " values per face");
       }
       for (size_t k = 0; k < n; ++k) {
-        const float* src = outputs[0].data.data() + k * kFaceEmbeddingSize;
+        const float* src = m_embed_outputs[0].data() + k * kFaceEmbeddingSize;
         float* dst = embeddings->data() + (first + k) * kFaceEmbeddingSize;
         double norm = 0;
         for (int32_t j = 0; j < kFaceEmbeddingSize; ++j) norm += static_cast<double>(src[j]) * src[j];
@@ -215,6 +283,18 @@ class Analyzer final : public FaceAnalyzer {
       }
     }
     return Status::ok();
+  }
+
+  // An aligned face as the caller keeps it (keep_aligned): copied from the host batch or down from the device.
+  Result<ImageBuffer> aligned_fetch(const ImageView& face, bool on_device) const {
+    if (!on_device) return image_convert_channels(face, 3);
+    ImageBuffer out;
+    out.width = face.width;
+    out.height = face.height;
+    out.channels = 3;
+    out.pixels.resize(face.packed_bytes());
+    KILN_TRY(m_device.backend()->device_download(face.data, out.pixels.data(), out.pixels.size()));
+    return out;
   }
 
   FaceSettings m_settings;
@@ -227,9 +307,16 @@ class Analyzer final : public FaceAnalyzer {
   OpExecutor m_quality_exec;
   std::unique_ptr<FaceDetector> m_detector;
   std::unique_ptr<InferSession> m_embedder;
+  std::unique_ptr<InputStager> m_embed_stager;  // the aligned faces preprocessed where the embedder reads them
+  StagedInput m_embed_input;
+  std::vector<HostTensor> m_embed_outputs;
   PreprocessParams m_embed_params;
   Layout m_embed_layout = Layout::kCHW;
   PreparedImages m_prepared;  // the current batch as the detector and the alignment see it
+  FaceDeviceImages m_device;  // ... and on the device, while the detector's model reads there
+  DeviceBlock m_aligned_block;  // the aligned faces on the device (reused)
+  int64_t m_device_batches = 0;
+  std::string m_device_note;  // why batches stay on the host
   ExecReport m_enhance_report;
   ExecReport m_quality_report;
 };

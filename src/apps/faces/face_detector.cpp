@@ -30,7 +30,8 @@ bool touches_inner_edge(const FaceDetection& d, const RectI& tile, int32_t width
 
 }  // namespace
 
-Result<std::unique_ptr<FaceDetector>> FaceDetector::open(const FaceSettings& settings, const InferOptions& options) {
+Result<std::unique_ptr<FaceDetector>> FaceDetector::open(const FaceSettings& settings, const InferOptions& options,
+                                                         OpExecutor& executor) {
   std::string model_name;
   if (settings.detector == "blazeface") {
     model_name = "blazeface-back";
@@ -52,6 +53,8 @@ Result<std::unique_ptr<FaceDetector>> FaceDetector::open(const FaceSettings& set
   detector->m_params = model_preprocess_params(model.input);
   detector->m_params.fit = ResizeFit::kLetterbox;  // square (or 4:3) padding keeps faces' proportions
   std::fill(std::begin(detector->m_params.pad), std::end(detector->m_params.pad), 0.0f);
+  detector->m_stager = std::make_unique<InputStager>(*detector->m_session, executor, detector->m_params,
+                                                     model.input.width, model.input.height, detector->m_layout);
   if (detector->m_blazeface) detector->m_anchors = blazeface_anchors(model.input.width);
   detector->m_min_face_fraction = kSmallestFaceInputPixels / static_cast<float>(model.input.height);
   if (model_name == "fr-detect") {
@@ -59,7 +62,7 @@ Result<std::unique_ptr<FaceDetector>> FaceDetector::open(const FaceSettings& set
     refiner.detector = "blazeface-front";
     refiner.small_faces = "off";
     refiner.min_score = kRefineMinScore;
-    KILN_TRY_ASSIGN(detector->m_refiner, FaceDetector::open(refiner, options));
+    KILN_TRY_ASSIGN(detector->m_refiner, FaceDetector::open(refiner, options, executor));
   }
   const size_t outputs = detector->m_session->info().outputs.size();
   if (outputs != (detector->m_blazeface ? 4u : 2u)) {
@@ -101,7 +104,12 @@ std::vector<RectI> FaceDetector::regions(int32_t width, int32_t height, int32_t 
   return out;
 }
 
-Status FaceDetector::detect(const VarShapeBatchView& images, OpExecutor& executor, int64_t batch,
+Backend* FaceDetector::device_path() const {
+  Backend* const device = m_stager->device_path();
+  return m_refiner == nullptr || m_refiner->device_path() == device ? device : nullptr;
+}
+
+Status FaceDetector::detect(const VarShapeBatchView& images, int64_t batch,
                             std::vector<std::vector<FaceDetection>>* faces, const std::vector<int32_t>* upscale) {
   std::vector<std::pair<int64_t, RectI>> regions;
   for (int64_t i = 0; i < images.count; ++i) {
@@ -110,7 +118,7 @@ Status FaceDetector::detect(const VarShapeBatchView& images, OpExecutor& executo
     for (const RectI& rect : this->regions(image.width, image.height, factor)) regions.emplace_back(i, rect);
   }
   std::vector<std::vector<FaceDetection>> per_region;
-  KILN_TRY(run_regions(images, regions, executor, batch, &per_region));
+  KILN_TRY(run_regions(images, regions, batch, &per_region));
   std::vector<std::vector<FaceDetection>> found(static_cast<size_t>(images.count));
   for (size_t r = 0; r < regions.size(); ++r) {
     auto& image_faces = found[static_cast<size_t>(regions[r].first)];
@@ -118,12 +126,13 @@ Status FaceDetector::detect(const VarShapeBatchView& images, OpExecutor& executo
   }
   faces->assign(static_cast<size_t>(images.count), {});
   for (int64_t i = 0; i < images.count; ++i) {
-    (*faces)[static_cast<size_t>(i)] = face_nms(std::move(found[static_cast<size_t>(i)]), m_settings.nms_iou, m_blazeface);
+    (*faces)[static_cast<size_t>(i)] =
+        face_nms(std::move(found[static_cast<size_t>(i)]), m_settings.nms_iou, m_blazeface);
   }
-  return m_refiner ? refine(images, executor, batch, faces) : Status::ok();
+  return m_refiner ? refine(images, batch, faces) : Status::ok();
 }
 
-Status FaceDetector::refine(const VarShapeBatchView& images, OpExecutor& executor, int64_t batch,
+Status FaceDetector::refine(const VarShapeBatchView& images, int64_t batch,
                             std::vector<std::vector<FaceDetection>>* faces) {
   std::vector<std::pair<int64_t, RectI>> crops;
   std::vector<FaceDetection*> owners;
@@ -142,7 +151,7 @@ Status FaceDetector::refine(const VarShapeBatchView& images, OpExecutor& executo
     }
   }
   std::vector<std::vector<FaceDetection>> refined;
-  KILN_TRY(m_refiner->run_regions(images, crops, executor, batch, &refined));
+  KILN_TRY(m_refiner->run_regions(images, crops, batch, &refined));
   for (size_t k = 0; k < owners.size(); ++k) {
     const FaceDetection* best = nullptr;
     float best_iou = 0.3f;  // the same face, not a neighbour in the crop
@@ -161,31 +170,20 @@ Status FaceDetector::refine(const VarShapeBatchView& images, OpExecutor& executo
 }
 
 Status FaceDetector::run_regions(const VarShapeBatchView& images, const std::vector<std::pair<int64_t, RectI>>& regions,
-                                 OpExecutor& executor, int64_t batch,
-                                 std::vector<std::vector<FaceDetection>>* per_region) {
+                                 int64_t batch, std::vector<std::vector<FaceDetection>>* per_region) {
   per_region->assign(regions.size(), {});
-  const int64_t item = static_cast<int64_t>(m_input_width) * m_input_height * 3;
-  std::vector<float> input;
-  std::vector<Tensor> outputs;
+  std::vector<HostTensor>& outputs = m_outputs;
   for (size_t first = 0; first < regions.size(); first += static_cast<size_t>(batch)) {
     const size_t n = std::min(regions.size() - first, static_cast<size_t>(batch));
-    input.resize(n * static_cast<size_t>(item));
     std::vector<ImageView> in_views;
-    std::vector<ImageView> out_views;
     for (size_t k = 0; k < n; ++k) {
       const auto& [image, rect] = regions[first + k];
       in_views.push_back(images.images[image].crop(rect.x, rect.y, rect.width, rect.height));
-      out_views.push_back(image_view_packed(input.data() + k * static_cast<size_t>(item), m_input_width,
-                                            m_input_height, 3, PixelType::kF32, m_layout));
     }
-    const VarShapeBatch in_batch = VarShapeBatch::wrap(std::move(in_views));
-    const VarShapeBatch out_batch = VarShapeBatch::wrap(std::move(out_views));
-    KILN_TRY(executor.run(OpCall{OpKind::kPreprocess, &m_params, in_batch.view(), out_batch.view(), nullptr}));
-    const auto count = static_cast<int64_t>(n);
-    const std::vector<int64_t> shape = m_layout == Layout::kHWC
-                                           ? std::vector<int64_t>{count, m_input_height, m_input_width, 3}
-                                           : std::vector<int64_t>{count, 3, m_input_height, m_input_width};
-    KILN_TRY(m_session->run(input, shape, &outputs));
+    const VarShapeBatch in_batch = VarShapeBatch::wrap(std::move(in_views), images.space);
+    ExecReport report;
+    KILN_TRY(m_stager->stage(in_batch.view(), &m_input, &report));
+    KILN_TRY(m_stager->run(m_input, &outputs));
     for (size_t k = 0; k < n; ++k) {
       const RectI& rect = regions[first + k].second;
       std::vector<FaceDetection> dets;
@@ -193,9 +191,9 @@ Status FaceDetector::run_regions(const VarShapeBatchView& images, const std::vec
         // Outputs: scores (512, 1), (384, 1) and regressors (512, 16), (384, 16), told apart by their last dim.
         std::vector<float> logits;
         std::vector<float> regs;
-        for (const Tensor& t : outputs) {
+        for (const HostTensor& t : outputs) {
           const int64_t per = t.elements() / t.shape[0];
-          const float* row = t.data.data() + static_cast<int64_t>(k) * per;
+          const float* row = t.data() + static_cast<int64_t>(k) * per;
           std::vector<float>& into = t.shape.back() == 1 ? logits : regs;
           into.insert(into.end(), row, row + per);
         }
@@ -205,12 +203,12 @@ Status FaceDetector::run_regions(const VarShapeBatchView& images, const std::vec
         dets = blazeface_decode(logits, regs, m_anchors, m_input_width, m_settings.min_score);
       } else {
         const bool scores_first = outputs[0].shape.back() == 2;
-        const Tensor& scores = scores_first ? outputs[0] : outputs[1];
-        const Tensor& boxes = scores_first ? outputs[1] : outputs[0];
+        const HostTensor& scores = scores_first ? outputs[0] : outputs[1];
+        const HostTensor& boxes = scores_first ? outputs[1] : outputs[0];
         const int64_t ns = scores.elements() / scores.shape[0];
         const int64_t nb = boxes.elements() / boxes.shape[0];
-        dets = ultraface_decode({scores.data.data() + static_cast<int64_t>(k) * ns, static_cast<size_t>(ns)},
-                                {boxes.data.data() + static_cast<int64_t>(k) * nb, static_cast<size_t>(nb)},
+        dets = ultraface_decode({scores.data() + static_cast<int64_t>(k) * ns, static_cast<size_t>(ns)},
+                                {boxes.data() + static_cast<int64_t>(k) * nb, static_cast<size_t>(nb)},
                                 m_input_width, m_input_height, m_settings.min_score);
       }
       // Model input pixels -> region pixels (undo the letterbox) -> image pixels.

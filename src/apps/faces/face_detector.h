@@ -1,11 +1,13 @@
 // The face detector stage: one ONNX Runtime session of a packaged detector, the letterboxed preprocess of whole
-// images and of overlapping tiles (big group photos), decoding, and NMS across tiles, in original image pixels.
+// images and of overlapping tiles (big group photos), decoding, and NMS across tiles, in original image pixels. The
+// preprocess writes the model's input where the model reads it (InputStager: device memory on the CUDA provider).
 #pragma once
 
 #include <memory>
 #include <vector>
 
 #include "apps/faces/face_decode.h"
+#include "infer/input_stager.h"
 #include "kiln/apps/faces.h"
 #include "kiln/ops/resize.h"
 
@@ -13,13 +15,21 @@ namespace kiln {
 
 class FaceDetector {
  public:
-  static Result<std::unique_ptr<FaceDetector>> open(const FaceSettings& settings, const InferOptions& options);
+  // `executor` places the preprocess; it must outlive the detector.
+  static Result<std::unique_ptr<FaceDetector>> open(const FaceSettings& settings, const InferOptions& options,
+                                                    OpExecutor& executor);
 
   // faces[i]: the faces of images[i] (RGB u8), after NMS, highest score first. `batch` regions run per model call.
   // upscale[i]: how much images[i] was enlarged from the photo (the small-face search is judged on the photo).
-  Status detect(const VarShapeBatchView& images, OpExecutor& executor, int64_t batch,
-                std::vector<std::vector<FaceDetection>>* faces, const std::vector<int32_t>* upscale = nullptr);
+  // Images in device memory are read there, or refused (NotImplemented, nothing found) where the device path is
+  // closed (device_path() is null): the caller passes the host's copies then.
+  Status detect(const VarShapeBatchView& images, int64_t batch, std::vector<std::vector<FaceDetection>>* faces,
+                const std::vector<int32_t>* upscale = nullptr);
   InferReport report() const { return m_session->report(); }
+  // The backend whose device memory the model reads while that path is open (InputStager::device_path).
+  Backend* device_path() const;
+  // Where the model read its input: InputStager::where.
+  std::string model_input() const { return m_stager->where(m_session->report()); }
 
   // The regions of a width x height image the detector looks at: the whole image, then tiles when small faces are
   // searched (settings.small_faces), larger levels first; `upscale`: the image is the photo enlarged this much.
@@ -28,14 +38,16 @@ class FaceDetector {
  private:
   // Runs the model on `regions` (batch at a time) and returns each region's decoded faces in image pixels.
   Status run_regions(const VarShapeBatchView& images, const std::vector<std::pair<int64_t, RectI>>& regions,
-                     OpExecutor& executor, int64_t batch, std::vector<std::vector<FaceDetection>>* per_region);
+                     int64_t batch, std::vector<std::vector<FaceDetection>>* per_region);
   // UltraFace finds boxes only: the landmarks the alignment needs come from the near-face BlazeFace model run on a
   // crop twice the face's size.
-  Status refine(const VarShapeBatchView& images, OpExecutor& executor, int64_t batch,
-                std::vector<std::vector<FaceDetection>>* faces);
+  Status refine(const VarShapeBatchView& images, int64_t batch, std::vector<std::vector<FaceDetection>>* faces);
 
   FaceSettings m_settings;
   std::unique_ptr<InferSession> m_session;
+  std::unique_ptr<InputStager> m_stager;
+  StagedInput m_input;                 // reused from batch to batch
+  std::vector<HostTensor> m_outputs;   // bound: the model writes each batch's outputs here
   bool m_blazeface = true;
   int32_t m_input_width = 0;
   int32_t m_input_height = 0;

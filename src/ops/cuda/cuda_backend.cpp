@@ -129,6 +129,13 @@ class CudaBackend final : public Backend {
     return Status::ok();
   }
 
+  Status images_upload(const VarShapeBatchView& host, const VarShapeBatchView& device) override {
+    KILN_CUDA_CHECK(cudaSetDevice(m_device));
+    KILN_TRY_ASSIGN(auto lease, m_streams.acquire());
+    CudaOpContext context{lease->stream, m_device_pool, m_host_pool, m_pinned, m_staging, *lease, nullptr};
+    return cuda_images_upload(context, host, device);
+  }
+
   PoolStats memory_stats() const override { return m_device_pool.stats(); }
   PoolStats host_memory_stats() const override { return m_host_pool.stats(); }
 

@@ -1,6 +1,7 @@
 #include "ops/cuda/cuda_ops.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "core/fault.h"
@@ -147,6 +148,64 @@ Result<CudaDeviceBatch> cuda_batch_upload(CudaOpContext& ctx, CudaCallMemory& me
                                     cudaMemcpyHostToDevice, ctx.stream));
   }
   return batch;
+}
+
+Status cuda_images_upload(CudaOpContext& ctx, const VarShapeBatchView& host, const VarShapeBatchView& device) {
+  if (host.space != MemorySpace::kHost || device.space != MemorySpace::kDevice || host.count != device.count) {
+    return invalid_argument("images_upload: host images and as many device images");
+  }
+  for (int64_t i = 0; i < host.count; ++i) {
+    const ImageView &h = host[i], &d = device[i];
+    if (h.width != d.width || h.height != d.height || h.channels != d.channels || h.type != d.type ||
+        h.layout != d.layout) {
+      return invalid_argument("images_upload: image " + std::to_string(i) + " differs in shape from its device image");
+    }
+  }
+  // Straight from pinned memory; otherwise each image is packed into a staging slot and its DMA queued at once.
+  const bool pinned = host_batch_pinned(ctx.pinned, host);
+  std::vector<KilnImageDesc> staged_descs;
+  int64_t total = 0;
+  for (int64_t i = 0; i < host.count && !pinned; ++i) {
+    staged_descs.push_back(image_desc_packed(host[i], total));
+    total += static_cast<int64_t>((host[i].packed_bytes() + 255) / 256 * 256);
+  }
+  std::optional<PinnedStaging::Lease> slot;
+  uint8_t* staged = nullptr;
+  if (!pinned && total > 0) {
+    auto acquired = ctx.staging.acquire();
+    if (!acquired.is_ok()) return acquired.status();
+    slot.emplace(std::move(acquired).value());
+    KILN_TRY_ASSIGN(staged, (*slot)->ready(static_cast<size_t>(total)));
+  }
+  std::optional<SlotUse> use;
+  if (staged != nullptr) use.emplace(**slot, ctx.stream);
+  for (int64_t i = 0; i < host.count; ++i) {
+    const ImageView& h = host[i];
+    const ImageView& d = device[i];
+    const KilnImageDesc to = image_desc(d);
+    if (!pinned) {
+      KILN_TRY(planes_copy(h, staged_descs[static_cast<size_t>(i)],
+                           [&](size_t offset, size_t pitch, const uint8_t* rows, size_t rows_pitch, size_t width,
+                               size_t count) -> Status {
+                             host_rows_copy(staged + offset, pitch, rows, rows_pitch, width, count);
+                             return Status::ok();
+                           }));
+    }
+    // From the packed copy (or the pinned image itself) to the device image's rows, plane by plane.
+    const ImageView from = pinned ? h
+                                  : image_view_packed(staged + staged_descs[static_cast<size_t>(i)].offset, h.width,
+                                                      h.height, h.channels, h.type, h.layout);
+    KILN_TRY(planes_copy(from, to,
+                         [&](size_t offset, size_t pitch, const uint8_t* rows, size_t rows_pitch, size_t width,
+                             size_t count) -> Status {
+                           KILN_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<uint8_t*>(d.data) + offset, pitch, rows,
+                                                             rows_pitch, width, count, cudaMemcpyHostToDevice,
+                                                             ctx.stream));
+                           return Status::ok();
+                         }));
+  }
+  KILN_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+  return Status::ok();
 }
 
 Result<CudaDeviceBatch> cuda_batch_alloc(CudaOpContext& ctx, CudaCallMemory& memory, const VarShapeBatchView& out) {

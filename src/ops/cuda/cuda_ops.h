@@ -98,6 +98,9 @@ Result<CudaDeviceBatch> cuda_batch_upload(CudaOpContext& ctx, CudaCallMemory& me
 Result<CudaDeviceBatch> cuda_batch_alloc(CudaOpContext& ctx, CudaCallMemory& memory, const VarShapeBatchView& out);
 // Copies a host-space `out` back from `batch` and synchronizes the stream (device-space: synchronize only).
 Status cuda_batch_download(CudaOpContext& ctx, const CudaDeviceBatch& batch, const VarShapeBatchView& out);
+// Backend::images_upload on CUDA: `host` into the same-shaped device-space images of `device`, on ctx.stream, which
+// it synchronizes.
+Status cuda_images_upload(CudaOpContext& ctx, const VarShapeBatchView& host, const VarShapeBatchView& device);
 // A device copy of small per-call data (matrices, rectangles).
 Result<void*> cuda_buffer_upload(CudaOpContext& ctx, CudaCallMemory& memory, const void* data, size_t bytes,
                                  const char* what);

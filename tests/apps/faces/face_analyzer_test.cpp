@@ -226,7 +226,8 @@ TEST_F(FaceAnalyzerTest, TileEdgesDoNotCutFacesIntoPieces) {
   InferOptions options;
   options.mode = ExecMode::kCpu;
   options.threads = 2;
-  auto detector = FaceDetector::open(settings, options);
+  OpExecutor executor(ExecOptions{.mode = ExecMode::kCpu});
+  auto detector = FaceDetector::open(settings, options, executor);
   ASSERT_TRUE(detector.is_ok()) << detector.status().message();
   int32_t tile = 1 << 30;
   for (const RectI& r : detector.value()->regions(4000, 3000, 1)) tile = std::min(tile, r.width);
@@ -293,12 +294,13 @@ TEST(FaceDetectorRegions, UpscaledPhotosAreJudgedOnTheirOwnSize) {
   InferOptions options;
   options.mode = ExecMode::kCpu;
   options.threads = 1;
-  auto detector = FaceDetector::open(settings, options);
+  OpExecutor executor(ExecOptions{.mode = ExecMode::kCpu});
+  auto detector = FaceDetector::open(settings, options, executor);
   ASSERT_TRUE(detector.is_ok()) << detector.status().message();
   EXPECT_EQ(detector.value()->regions(3072, 1024, 2).size(), 1u);
   EXPECT_GT(detector.value()->regions(3072, 1024, 1).size(), 1u);
   settings.small_faces = "on";
-  auto searching = FaceDetector::open(settings, options);
+  auto searching = FaceDetector::open(settings, options, executor);
   ASSERT_TRUE(searching.is_ok());
   const auto smallest = [](const std::vector<RectI>& regions) {
     int32_t side = 1 << 30;
