@@ -1,6 +1,6 @@
 // The images application from Python: _kiln.quality and _kiln.preprocess run the `kiln quality` / `kiln
 // preprocess` jobs on numpy images or tensors of other libraries (DLPack; in place) or on image files (paths,
-// folders, @lists). preprocess of CUDA tensors runs on the device and returns a kiln.DeviceArray.
+// folders, @lists). CUDA tensors stay on the device: preprocess returns a kiln.DeviceArray, quality the metrics.
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
@@ -100,20 +100,8 @@ auto run_released(Run&& run) {
   return run();
 }
 
-pyb::dict quality(pyb::handle images, const pyb::kwargs& kwargs) {
-  QualityJobConfig config;
-  settings_apply(quality_job_params(), &config, &config.exec, OpKind::kQuality, kwargs, "quality");
-  ImageListInput arrays;
-  DlpackImages tensor;
-  const ImageInputs inputs = inputs_from(images, &arrays, &tensor);
-  if (inputs.images.space == MemorySpace::kDevice) {
-    raise_value_error("quality: CUDA images are not read in place yet (kiln.preprocess is): pass host images");
-  }
-  std::vector<QualityRecord> records;
-  JobEvents<QualityRecord> events;
-  events.record = [&](const QualityRecord& r) { records.push_back(r); };
-  auto result = run_released([&] { return quality_job_run(config, inputs, events); });
-  status_check(result.status());
+// The result of kiln.quality: a column per metric (NaN where an input failed), pass/fail with reasons, errors, names.
+pyb::dict quality_dict(const std::vector<QualityRecord>& records) {
   const auto n = static_cast<pyb::ssize_t>(records.size());
   std::array<pyb::array_t<double>, 5> columns{pyb::array_t<double>(n), pyb::array_t<double>(n), pyb::array_t<double>(n),
                                              pyb::array_t<double>(n), pyb::array_t<double>(n)};
@@ -129,7 +117,6 @@ pyb::dict quality(pyb::handle images, const pyb::kwargs& kwargs) {
     errors.append(r.ok ? pyb::object(pyb::none()) : pyb::object(pyb::str(r.error)));
     names.append(r.name);
   }
-  const QualityJobSummary& s = result.value();
   pyb::dict out;
   const char* column_names[5] = {"blur", "brightness", "contrast", "sharpness", "score"};
   for (size_t k = 0; k < 5; ++k) out[column_names[k]] = columns[k];
@@ -137,6 +124,62 @@ pyb::dict quality(pyb::handle images, const pyb::kwargs& kwargs) {
   out["reasons"] = reasons;
   out["errors"] = errors;
   out["names"] = names;
+  return out;
+}
+
+// CUDA images (a tensor through DLPack): measured where they are, on the stream their producer made them ready on;
+// only the metrics come to the host, judged by the thresholds as the job judges them.
+pyb::dict quality_on_device(const DlpackImages& images, const QualityJobConfig& config) {
+  if (config.exec.mode == ExecMode::kCpu) {
+    raise_value_error("quality: mode='cpu' with CUDA images: copy them to the host first");
+  }
+  if (!config.json.empty() || !config.filter_to.empty() || !config.preview.empty() || config.resume) {
+    raise_value_error("quality: json=, filter_to=, preview= and resume= are for image files; CUDA images give the "
+                      "metrics only");
+  }
+  QualityParams params;
+  params.bgr = config.bgr;
+  std::vector<QualityMetrics> metrics(images.views.size());
+  const OpCall call{OpKind::kQuality, &params, images.batch(), {}, metrics.data()};
+  status_check(op_validate(call));
+  if (!images.backend->supports(call)) {
+    raise_value_error("quality: the CUDA backend does not measure these images on the device");
+  }
+  Status st;
+  {
+    pyb::gil_scoped_release release;
+    st = images.backend->run(call, RunContext{nullptr, images.stream.get(), nullptr});
+  }
+  status_check(st);
+  std::vector<QualityRecord> records(metrics.size());
+  for (size_t i = 0; i < metrics.size(); ++i) {
+    QualityRecord& r = records[i];
+    r.name = "#" + std::to_string(i);
+    r.ok = true;
+    r.backend = images.backend->name();
+    r.metrics = metrics[i];
+    r.verdict = quality_judge(metrics[i], config.thresholds);
+  }
+  pyb::dict out = quality_dict(records);
+  out["backend"] = images.backend->name();
+  out["copied"] = 0;
+  return out;
+}
+
+pyb::dict quality(pyb::handle images, const pyb::kwargs& kwargs) {
+  QualityJobConfig config;
+  settings_apply(quality_job_params(), &config, &config.exec, OpKind::kQuality, kwargs, "quality");
+  ImageListInput arrays;
+  DlpackImages tensor;
+  const ImageInputs inputs = inputs_from(images, &arrays, &tensor);
+  if (inputs.images.space == MemorySpace::kDevice) return quality_on_device(tensor, config);
+  std::vector<QualityRecord> records;
+  JobEvents<QualityRecord> events;
+  events.record = [&](const QualityRecord& r) { records.push_back(r); };
+  auto result = run_released([&] { return quality_job_run(config, inputs, events); });
+  status_check(result.status());
+  const QualityJobSummary& s = result.value();
+  pyb::dict out = quality_dict(records);
   out["backend"] = s.backend;
   out["copied"] = s.copied;
   if (!s.fallback_events.empty()) out["fallback"] = s.fallback_events.front();
@@ -208,7 +251,9 @@ void image_ops_bindings_add(pyb::module_& m) {
   m.def("quality", &quality, "images"_a,
         "Image-quality metrics: blur (Laplacian variance), brightness, contrast, sharpness and score, with pass/fail\n"
         "against the thresholds, of uint8 images (an array, a stack or a list) or of image files (a path, a list\n"
-        "of paths, a folder, '@list.txt'). Returns a dict of arrays plus 'passed', 'reasons', 'errors', 'names'.");
+        "of paths, a folder, '@list.txt'). Returns a dict of arrays plus 'passed', 'reasons', 'errors', 'names'.\n"
+        "CUDA images (a torch CUDA tensor, a kiln.DeviceArray: anything with __dlpack__) are measured in place on\n"
+        "the device; only the metrics come back.");
   m.def("preprocess", &preprocess, "images"_a,
         "Fused resize + normalize into an (N, C, H, W) or (N, H, W, C) float32/float16 tensor: of uint8 HWC\n"
         "images (returns the array) or of image files (returns a summary; with output= the tensor goes to a\n"

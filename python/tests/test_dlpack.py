@@ -1,6 +1,6 @@
 """DLPack: images of other array libraries read in place (a PyTorch tensor, strided or not), kiln.DeviceArray
-in and out of the CUDA backend, and kiln.preprocess on CUDA images returning a device array that equals the
-CPU's result. The CUDA tests skip visibly here and fail on the GPU machine (KILN_REQUIRE_GPU=1)."""
+in and out of the CUDA backend, kiln.preprocess on CUDA images returning a device array that equals the
+CPU's result, and kiln.quality measuring CUDA images in place with the CPU's metrics. The CUDA tests skip visibly here and fail on the GPU machine (KILN_REQUIRE_GPU=1)."""
 import numpy as np
 import pytest
 
@@ -36,6 +36,19 @@ def test_strided_host_tensor_is_read_at_its_strides():
     single = torch.from_numpy(images[1])  # (H, W, C)
     np.testing.assert_array_equal(kiln.preprocess(single, mode="cpu", **SETTINGS),
                                   kiln.preprocess(images[1], mode="cpu", **SETTINGS))
+
+
+QUALITY_COLUMNS = ("blur", "brightness", "contrast", "sharpness", "score")
+
+
+def test_quality_of_a_host_tensor_equals_the_numpy_arrays():
+    images = photos()
+    expected = kiln.quality(images, mode="cpu")
+    got = kiln.quality(torch.from_numpy(images)[:, 5:110, 7:190], mode="cpu")
+    want = kiln.quality(np.ascontiguousarray(images[:, 5:110, 7:190]), mode="cpu")
+    for column in QUALITY_COLUMNS:
+        np.testing.assert_array_equal(got[column], want[column])
+    assert list(got["passed"]) == list(want["passed"]) and len(expected["names"]) == 3
 
 
 def test_unreadable_tensors_are_refused_clearly():
@@ -84,3 +97,22 @@ def test_preprocess_on_cuda_images_stays_on_the_device_and_equals_the_cpu(layout
         np.testing.assert_array_equal(got.cpu().numpy(), want)
     with pytest.raises(kiln.KilnValueError, match="mode='cpu'"):
         kiln.preprocess(kiln.to_device(images), mode="cpu", **SETTINGS)
+
+
+@pytest.mark.skipif(not cuda_here(), reason="no CUDA device: quality of device images is checked on the GPU only")
+def test_quality_of_cuda_images_is_measured_in_place_with_the_cpus_metrics():
+    images = photos(4)
+    expected = kiln.quality(images, mode="cpu")
+    got = kiln.quality(kiln.to_device(images))
+    assert got["backend"] == "cuda" and got["names"] == ["#0", "#1", "#2", "#3"]
+    for column in QUALITY_COLUMNS:
+        np.testing.assert_allclose(got[column], expected[column], rtol=1e-6)
+    assert list(got["passed"]) == list(expected["passed"]) and got["reasons"] == expected["reasons"]
+    if torch.cuda.is_available():  # a crop of a torch CUDA tensor, at its strides
+        crop = torch.from_numpy(images).cuda()[:, 10:100, 30:170]
+        want = kiln.quality(np.ascontiguousarray(images[:, 10:100, 30:170]), mode="cpu")
+        np.testing.assert_allclose(kiln.quality(crop)["blur"], want["blur"], rtol=1e-6)
+    with pytest.raises(kiln.KilnValueError, match="mode='cpu'"):
+        kiln.quality(kiln.to_device(images), mode="cpu")
+    with pytest.raises(kiln.KilnValueError, match="metrics only"):
+        kiln.quality(kiln.to_device(images), json="q.jsonl")
