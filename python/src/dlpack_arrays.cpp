@@ -167,41 +167,90 @@ Backend& cuda_backend() {
   raise_device_error("device arrays need the CUDA backend: " + (status ? status->reason : std::string("not compiled")));
 }
 
-DlpackImages dlpack_images(pyb::handle obj) {
+namespace {
+
+// The tensor an object offers through DLPack: on the host, or on the CUDA backend's device with a kiln stream the
+// producer ordered its pending writes before. `what` starts the error messages.
+struct Imported {
+  std::shared_ptr<DLManagedTensor> tensor;
+  MemorySpace space = MemorySpace::kHost;
+  std::unique_ptr<Stream> stream;
+  Backend* backend = nullptr;
+};
+
+Imported dlpack_import(pyb::handle obj, const std::string& what) {
   const auto where = obj.attr("__dlpack_device__")().cast<std::pair<int, int>>();
-  DlpackImages images;
+  Imported imported;
   pyb::object capsule;
   if (where.first == kDLCUDA) {
-    images.backend = &cuda_backend();
+    imported.backend = &cuda_backend();
     const auto options = BackendRegistry::instance().options();
     status_check(options.status());
     if (where.second != options.value().device_id) {
-      raise_device_error("images: the tensor is on cuda:" + std::to_string(where.second) +
+      raise_device_error(what + ": the tensor is on cuda:" + std::to_string(where.second) +
                          ", kiln's CUDA backend on cuda:" + std::to_string(options.value().device_id) +
                          " (GPU_DEVICE_ID)");
     }
-    auto stream = images.backend->stream_create();
+    auto stream = imported.backend->stream_create();
     status_check(stream.status());
-    images.stream = std::move(stream).value();
+    imported.stream = std::move(stream).value();
     // The producer orders its pending writes before this stream, which kiln's calls then run on.
-    capsule = obj.attr("__dlpack__")(pyb::arg("stream") = reinterpret_cast<uintptr_t>(images.stream->native_handle()));
-    images.space = MemorySpace::kDevice;
+    capsule =
+        obj.attr("__dlpack__")(pyb::arg("stream") = reinterpret_cast<uintptr_t>(imported.stream->native_handle()));
+    imported.space = MemorySpace::kDevice;
   } else if (where.first == kDLCPU || where.first == kDLCUDAHost) {
     capsule = obj.attr("__dlpack__")();
   } else {
-    raise_value_error("images: DLPack device type " + std::to_string(where.first) + " is neither the host nor CUDA");
+    raise_value_error(what + ": DLPack device type " + std::to_string(where.first) + " is neither the host nor CUDA");
   }
   auto* tensor = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), kCapsule));
   if (tensor == nullptr) {
     PyErr_Clear();
-    raise_value_error("images: __dlpack__ gave no 'dltensor' capsule");
+    raise_value_error(what + ": __dlpack__ gave no 'dltensor' capsule");
   }
   PyCapsule_SetName(capsule.ptr(), kUsedCapsule);
-  images.tensor = std::shared_ptr<DLManagedTensor>(tensor, [](DLManagedTensor* t) {
+  imported.tensor = std::shared_ptr<DLManagedTensor>(tensor, [](DLManagedTensor* t) {
     if (t->deleter != nullptr) t->deleter(t);
   });
-  images.views = tensor_images(tensor->dl_tensor);
+  return imported;
+}
+
+}  // namespace
+
+DlpackImages dlpack_images(pyb::handle obj) {
+  Imported imported = dlpack_import(obj, "images");
+  DlpackImages images;
+  images.views = tensor_images(imported.tensor->dl_tensor);
+  images.tensor = std::move(imported.tensor);
+  images.space = imported.space;
+  images.stream = std::move(imported.stream);
+  images.backend = imported.backend;
   return images;
+}
+
+DlpackFloats dlpack_floats(pyb::handle obj, const std::string& what) {
+  Imported imported = dlpack_import(obj, what);
+  const DLTensor& t = imported.tensor->dl_tensor;
+  if (t.dtype.code != kDLFloat || t.dtype.bits != 32 || t.dtype.lanes != 1) {
+    raise_value_error(what + ": a DLPack tensor of float32 is expected (code " + std::to_string(t.dtype.code) +
+                      ", " + std::to_string(t.dtype.bits) + " bits)");
+  }
+  DlpackFloats floats;
+  floats.shape.assign(t.shape, t.shape + t.ndim);
+  int64_t compact = 1;
+  for (int k = t.ndim - 1; k >= 0; --k) {
+    if (t.strides != nullptr && t.shape[k] > 1 && t.strides[k] != compact) {
+      raise_value_error(what + ": a DLPack tensor must be C-contiguous: make it contiguous");
+    }
+    compact *= t.shape[k];
+  }
+  floats.data = reinterpret_cast<const float*>(static_cast<const uint8_t*>(t.data) + t.byte_offset);
+  floats.values = static_cast<size_t>(compact);
+  floats.tensor = std::move(imported.tensor);
+  floats.space = imported.space;
+  floats.stream = std::move(imported.stream);
+  floats.backend = imported.backend;
+  return floats;
 }
 
 pyb::object device_array_make(std::vector<int64_t> shape, PixelType type) {

@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/backend_block.h"
@@ -35,11 +36,24 @@ struct DlpackImages {
   VarShapeBatchView batch() const { return {views.data(), static_cast<int64_t>(views.size()), space}; }
 };
 
+// A C-contiguous float32 DLPack tensor (kiln.Model's input), kept alive as DlpackImages keeps its tensor.
+struct DlpackFloats {
+  std::shared_ptr<DLManagedTensor> tensor;
+  const float* data = nullptr;
+  size_t values = 0;
+  std::vector<int64_t> shape;
+  MemorySpace space = MemorySpace::kHost;
+  std::unique_ptr<Stream> stream;  // device tensors: synchronize it before another library reads them
+  Backend* backend = nullptr;
+};
+
 // True for an object that is no numpy array but offers __dlpack__ and __dlpack_device__.
 bool dlpack_offered(pybind11::handle obj);
 // KilnValueError for another dtype or shape; KilnDeviceError for a device tensor without a CUDA backend or on
 // another device than the backend's.
 DlpackImages dlpack_images(pybind11::handle obj);
+// The same for a float32 tensor; `what` starts the messages (KilnValueError for another dtype or strides).
+DlpackFloats dlpack_floats(pybind11::handle obj, const std::string& what);
 // The CUDA backend, or KilnDeviceError saying why there is none.
 Backend& cuda_backend();
 // A new kiln.DeviceArray of `shape` and `type` in the CUDA backend's memory (not initialized).

@@ -1,5 +1,6 @@
-// kiln.Model: an ONNX model (a packaged model's name or a file) on ONNX Runtime, called on numpy batches with the
-// GIL released. device auto | gpu | cpu, like every other kiln call.
+// kiln.Model: an ONNX model (a packaged model's name or a file) on ONNX Runtime, called on numpy batches or DLPack
+// tensors (a torch CUDA tensor is read in place by the CUDA provider) with the GIL released. device auto | gpu | cpu,
+// like every other kiln call.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -9,7 +10,9 @@
 #include <mutex>
 
 #include "bindings.h"
+#include "dlpack_arrays.h"
 #include "errors.h"
+#include "infer/host_tensor.h"
 #include "kiln/infer.h"
 
 namespace kiln::py {
@@ -38,35 +41,14 @@ class PyModel {
     m_name = model;
   }
 
-  // A float32 batch (converted if needed) -> {output name: array}, in the model's order.
-  pyb::dict call(const pyb::array& batch) {
+  // A float32 batch (converted if needed; a DLPack tensor read in place) -> {output name: array}, in the model's
+  // order.
+  pyb::dict call(const pyb::object& batch) {
+    if (dlpack_offered(batch)) return call_dlpack(batch);
     const auto input = pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>::ensure(batch);
     if (!input) raise_value_error("Model: expected a numeric array");
     std::vector<int64_t> shape(input.shape(), input.shape() + input.ndim());
-    std::vector<Tensor> outputs;
-    Status st;
-    {
-      pyb::gil_scoped_release release;
-      st = m_session->run(std::span<const float>(input.data(), static_cast<size_t>(input.size())), shape, &outputs);
-    }
-    status_check(st);
-    pyb::dict out;
-    for (Tensor& t : outputs) {
-      if (static_cast<int64_t>(t.data.size()) != t.elements()) raise_value_error("Model: output " + t.name + " is inconsistent");
-      if (!t.exact.empty()) {  // integers as the model gave them
-        const pyb::dtype dtype = t.type == TensorType::kUInt8   ? pyb::dtype::of<uint8_t>()
-                                 : t.type == TensorType::kInt32 ? pyb::dtype::of<int32_t>()
-                                                                : pyb::dtype::of<int64_t>();
-        pyb::array array(dtype, t.shape);
-        std::memcpy(array.mutable_data(), t.exact.data(), t.exact.size());
-        out[pyb::str(t.name)] = array;
-        continue;
-      }
-      pyb::array_t<float> array(t.shape);
-      std::copy(t.data.begin(), t.data.end(), array.mutable_data());
-      out[pyb::str(t.name)] = array;
-    }
-    return out;
+    return run_host(std::span<const float>(input.data(), static_cast<size_t>(input.size())), shape);
   }
 
   pyb::list tensors(bool inputs) const {
@@ -103,6 +85,67 @@ class PyModel {
   const std::string& name() const { return m_name; }
 
  private:
+  pyb::dict run_host(std::span<const float> input, const std::vector<int64_t>& shape) {
+    std::vector<Tensor> outputs;
+    Status st;
+    {
+      pyb::gil_scoped_release release;
+      st = m_session->run(input, shape, &outputs);
+    }
+    status_check(st);
+    pyb::dict out;
+    for (const Tensor& t : outputs) {
+      if (static_cast<int64_t>(t.data.size()) != t.elements()) {
+        raise_value_error("Model: output " + t.name + " is inconsistent");
+      }
+      out[pyb::str(t.name)] = output_array(t.type, t.shape, t.exact, t.data.data());
+    }
+    return out;
+  }
+
+  // A float32 DLPack tensor: host memory read in place; a CUDA tensor read in place by the CUDA provider (after the
+  // stream its producer ordered its writes before), the outputs bound to pinned host memory.
+  pyb::dict call_dlpack(const pyb::object& batch) {
+    const DlpackFloats in = dlpack_floats(batch, "Model");
+    const std::span<const float> values(in.data, in.values);
+    if (in.space == MemorySpace::kHost) return run_host(values, in.shape);
+    Backend* const device = m_session->device_backend();
+    if (device != in.backend) {
+      status_check(Status(Errc::kDeviceError, "Model: a CUDA tensor is read in place by the CUDA provider; this "
+                                              "model runs on " + m_session->report().provider +
+                                              ": give it host memory (tensor.cpu())"));
+    }
+    std::vector<HostTensor> outputs;
+    Status st;
+    {
+      pyb::gil_scoped_release release;
+      st = in.stream->synchronize();
+      if (st.is_ok()) st = m_session->run_bound_from_device(values, *device, in.shape, &outputs);
+    }
+    status_check(st);
+    pyb::dict out;
+    for (const HostTensor& t : outputs) out[pyb::str(t.name)] = output_array(t.type, t.shape, t.exact, t.data());
+    return out;
+  }
+
+  // An output as numpy: integers as the model gave them (`exact`), else float32 from `values`.
+  static pyb::array output_array(TensorType type, const std::vector<int64_t>& shape, const std::vector<uint8_t>& exact,
+                                 const float* values) {
+    if (!exact.empty()) {
+      const pyb::dtype dtype = type == TensorType::kUInt8   ? pyb::dtype::of<uint8_t>()
+                               : type == TensorType::kInt32 ? pyb::dtype::of<int32_t>()
+                                                            : pyb::dtype::of<int64_t>();
+      pyb::array array(dtype, shape);
+      std::memcpy(array.mutable_data(), exact.data(), exact.size());
+      return array;
+    }
+    pyb::array_t<float> array(shape);
+    int64_t n = 1;
+    for (const int64_t d : shape) n *= d;
+    std::copy(values, values + n, array.mutable_data());
+    return array;
+  }
+
   std::unique_ptr<InferSession> m_session;
   std::string m_name;
 };
@@ -115,7 +158,9 @@ void infer_bindings_add(pyb::module_& m) {
 Model(model, device="auto", threads=0): `model` is a packaged model's name (kiln.models()) or an .onnx file;
 `device` auto | gpu | cpu places it on the CUDA/TensorRT providers or the CPU one (a GPU provider that fails falls
 back to the CPU, see .report); `threads` are the CPU provider's intra-op threads (0 = all cores).
-Calling it on a float32 batch (N, ...) returns {output name: array}; the GIL is released while it runs.)doc")
+Calling it on a float32 batch (N, ...) returns {output name: array}; the GIL is released while it runs. A DLPack
+tensor (torch, CuPy, kiln.DeviceArray) is read in place: on the host, or a C-contiguous CUDA tensor read by the CUDA
+provider on the device where it is (no copy through the host); the outputs come back as numpy arrays.)doc")
       .def(pyb::init<const std::string&, const std::string&, int32_t>(), pyb::arg("model"), pyb::arg("device") = "auto",
            pyb::arg("threads") = 0)
       .def("__call__", &PyModel::call, pyb::arg("batch"))

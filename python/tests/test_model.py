@@ -110,3 +110,31 @@ def test_integer_outputs_come_back_in_their_type(tmp_path):
     assert out["codes"].dtype == np.int64 and out["channel"].dtype == np.int32 and out["mean"].dtype == np.float32
     np.testing.assert_array_equal(out["codes"], (out["mean"] * np.float32(1e7)).astype(np.int64) + 1)
     np.testing.assert_array_equal(out["channel"], out["mean"].argmax(axis=1))
+
+
+def test_a_dlpack_tensor_is_read_in_place_and_bad_ones_are_refused():
+    torch = pytest.importorskip("torch")
+    model = kiln.Model("fr-embed", device="cpu", threads=2)
+    batch = np.random.default_rng(1).uniform(-1, 1, (2, 3, 112, 112)).astype(np.float32)
+    np.testing.assert_array_equal(model(torch.from_numpy(batch))["output"], model(batch)["output"])
+    with pytest.raises(kiln.KilnValueError, match="C-contiguous"):
+        model(torch.from_numpy(batch).permute(0, 1, 3, 2))
+    with pytest.raises(kiln.KilnValueError, match="float32"):
+        model(torch.from_numpy(batch.astype(np.float64)))
+
+
+def test_a_cuda_tensor_is_read_on_the_device_by_the_cuda_provider():
+    if not any(b["name"] == "cuda" and b["available"] for b in kiln.devices()):
+        pytest.skip("no CUDA device: CUDA tensors into kiln.Model are checked on the GPU only")
+    try:
+        gpu = kiln.Model("fr-embed", device="gpu")
+    except kiln.KilnDeviceError as e:
+        pytest.skip(f"no CUDA provider for ONNX Runtime here: {e}")
+    cpu = kiln.Model("fr-embed", device="cpu", threads=2)
+    batch = np.random.default_rng(2).uniform(-1, 1, (4, 3, 112, 112)).astype(np.float32)
+    got = gpu(kiln.to_device(batch))["output"]
+    want = cpu(batch)["output"]
+    cosine = (got * want).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
+    assert cosine.min() >= 0.999, cosine  # the CUDA provider convolves in TF32
+    with pytest.raises(kiln.KilnDeviceError, match="CUDA provider"):
+        cpu(kiln.to_device(batch))
