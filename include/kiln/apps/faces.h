@@ -107,8 +107,9 @@ struct FaceStageReport {
   std::string embedding;
   std::string enhancement;
   std::string quality;
-  // Where the batches' images were read from: "device (N batches, each uploaded once)" while the detector's model
-  // reads device memory (then every stage placed on that device reads them there), else "host" (and why).
+  // Where the batches' images were read from: "device (N batches, each uploaded once; aligned there: W runs, quality
+  // there: Q runs)" while the detector's model reads device memory (then every stage placed on that device reads
+  // them there), else "host"; after a failure on the device, or a batch that did not fit, the reason follows.
   std::string batch_memory;
 };
 

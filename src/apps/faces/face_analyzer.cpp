@@ -98,7 +98,9 @@ class Analyzer final : public FaceAnalyzer {
                   m_embed_stager->where(m_embedder->report());
     const bool uploaded = m_device_batches > 0;
     r.batch_memory = uploaded ? "device (" + std::to_string(m_device_batches) +
-                                    (m_device_batches == 1 ? " batch" : " batches") + ", each uploaded once)"
+                                    (m_device_batches == 1 ? " batch" : " batches") +
+                                    ", each uploaded once; aligned there: " + std::to_string(m_device_warps) +
+                                    " runs, quality there: " + std::to_string(m_device_quality) + " runs)"
                               : "host";
     if (!m_device_note.empty()) r.batch_memory += (uploaded ? ", then host (" : " (") + m_device_note + ")";
     r.enhancement = stage_text(m_enhance_report, m_stages.enhancement);
@@ -117,7 +119,9 @@ class Analyzer final : public FaceAnalyzer {
     KILN_TRY(face_images_prepare(images, m_settings, m_enhance_exec, &m_prepared, &m_enhance_report));
     const std::vector<int32_t>& factors = m_prepared.factors;
     const VarShapeBatchView prepared = m_prepared.prepared.view();
-    const bool on_device = device_upload(images);
+    const DeviceImagesRelease release_after{m_device};
+    bool on_device = false;
+    KILN_TRY(device_upload(images, &on_device));
     std::vector<std::vector<FaceDetection>> found;
     Status detected = Status(Errc::kNotImplemented, "the images are on the host");
     if (on_device) detected = m_detector->detect(m_device.prepared(), m_exec.batch_size, &found, &factors);
@@ -166,13 +170,17 @@ class Analyzer final : public FaceAnalyzer {
       const QualityParams params;
       const VarShapeBatch on_gpu = VarShapeBatch::wrap(std::move(device_regions), MemorySpace::kDevice);
       const OpCall device_call{OpKind::kQuality, &params, on_gpu.view(), {}, metrics.data()};
-      if (on_device && face_call_placed_on(m_quality_exec, device_call, m_device.backend())) {
-        KILN_TRY(m_quality_exec.run(device_call, &m_quality_report));
-      } else {
-        const VarShapeBatch batch = VarShapeBatch::wrap(std::move(regions));
-        KILN_TRY(m_quality_exec.run(OpCall{OpKind::kQuality, &params, batch.view(), {}, metrics.data()},
-                                    &m_quality_report));
+      Status measured = Status(Errc::kNotImplemented, "regions on the host");
+      if (on_device && !m_device_off && face_call_placed_on(m_quality_exec, device_call, m_device.backend())) {
+        measured = device_call_checked(m_quality_exec.run(device_call, &m_quality_report), m_stages.quality);
+        if (measured.is_ok()) ++m_device_quality;
       }
+      if (measured.code() == Errc::kNotImplemented) {
+        const VarShapeBatch batch = VarShapeBatch::wrap(std::move(regions));
+        measured = m_quality_exec.run(OpCall{OpKind::kQuality, &params, batch.view(), {}, metrics.data()},
+                                      &m_quality_report);
+      }
+      KILN_TRY(measured);
       size_t f = 0;
       for (auto& image_faces : *faces) {
         for (Face& face : image_faces) {
@@ -181,25 +189,52 @@ class Analyzer final : public FaceAnalyzer {
         }
       }
     }
-    m_device.reset();
     return Status::ok();
   }
 
  private:
-  // The batch (originals and prepared copies) into the detector's device memory while its model reads there; false
-  // when it stays on the host (for the rest of the job once an upload failed, with the reason).
-  bool device_upload(const VarShapeBatchView& images) {
+  // Gives the batch's device memory back on every way out of analyze().
+  struct DeviceImagesRelease {
+    FaceDeviceImages& images;
+    ~DeviceImagesRelease() { images.reset(); }
+  };
+
+  // A device-space call of `stage` that failed: in mode gpu or without fallback_on_error its error stands; otherwise
+  // the batch's images are used on the host from now on (NotImplemented: the caller reruns the call there), as the
+  // executor moves a failed host batch to the CPU.
+  Status device_call_checked(const Status& st, const FaceStage& stage) {
+    if (st.is_ok() || !m_exec.fallback_on_error || stage.mode == ExecMode::kGpu) return st;
+    if (m_device_note.empty()) m_device_note = "a call on the device failed: " + st.message();
+    m_device_off = true;
+    return Status(Errc::kNotImplemented, st.message());
+  }
+
+  // The batch (originals and prepared copies) into the detector's device memory while its model reads there
+  // (*uploaded); otherwise it stays on the host: this batch when it does not fit, the rest of the job after another
+  // failure (an error instead in mode gpu or without fallback_on_error), with the reason.
+  Status device_upload(const VarShapeBatchView& images, bool* uploaded) {
+    *uploaded = false;
     m_device.reset();
-    Backend* const device = m_device_note.empty() ? m_detector->device_path() : nullptr;
-    if (device == nullptr) return false;
-    const Status st = m_device.upload(*device, images, m_prepared);
-    if (!st.is_ok()) {
-      m_device_note = "uploading a batch failed: " + st.message();
-      m_device.reset();
-      return false;
+    Backend* const device = m_device_off ? nullptr : m_detector->device_path();
+    if (device == nullptr) {
+      if (m_device_batches > 0 && m_device_note.empty()) {
+        m_device_note = "the detector's model input moved to the host: " + m_detector->model_input();
+      }
+      return Status::ok();
     }
-    ++m_device_batches;
-    return true;
+    const Status st = m_device.upload(*device, images, m_prepared);
+    if (st.is_ok()) {
+      ++m_device_batches;
+      *uploaded = true;
+      return st;
+    }
+    m_device.reset();
+    if (st.code() == Errc::kOutOfMemory) {
+      if (m_device_note.empty()) m_device_note = "a batch did not fit in device memory: " + st.message();
+      return Status::ok();
+    }
+    const Status checked = device_call_checked(st, m_stages.detection);
+    return checked.code() == Errc::kNotImplemented ? Status::ok() : checked;
   }
 
   // Aligns each face to 112 x 112 (kept in `aligned_faces` unless nullptr) and runs the embedder in batches of
@@ -225,9 +260,10 @@ class Analyzer final : public FaceAnalyzer {
       };
 
       VarShapeBatch aligned;
-      bool on_device = device_images != nullptr && m_embed_stager->device_path() == m_device.backend();
+      bool on_device =
+          device_images != nullptr && !m_device_off && m_embed_stager->device_path() == m_device.backend();
       if (on_device) {
-        if (m_aligned_block.bytes() < n * face_bytes) {
+        if (m_aligned_block.bytes() < n * face_bytes || m_aligned_block.backend() != m_device.backend()) {
           m_aligned_block.reset();
           KILN_TRY_ASSIGN(m_aligned_block, DeviceBlock::acquire(*m_device.backend(), chunk * face_bytes));
         }
@@ -240,7 +276,12 @@ class Analyzer final : public FaceAnalyzer {
         const VarShapeBatch in = sources_of(*device_images);
         const OpCall call{OpKind::kWarp, &warp, in.view(), aligned.view(), nullptr};
         on_device = face_call_placed_on(m_embed_exec, call, m_device.backend());
-        if (on_device) KILN_TRY(m_embed_exec.run(call));
+        if (on_device) {
+          const Status warped = device_call_checked(m_embed_exec.run(call), m_stages.embedding);
+          if (warped.code() == Errc::kNotImplemented) on_device = false;  // rerun on the host's images below
+          else KILN_TRY(warped);
+          if (on_device) ++m_device_warps;
+        }
       }
       if (!on_device) {
         aligned = VarShapeBatch::allocate(std::vector<ImageShape>(
@@ -316,6 +357,8 @@ class Analyzer final : public FaceAnalyzer {
   FaceDeviceImages m_device;  // ... and on the device, while the detector's model reads there
   DeviceBlock m_aligned_block;  // the aligned faces on the device (reused)
   int64_t m_device_batches = 0;
+  int64_t m_device_warps = 0, m_device_quality = 0;  // runs that read the batch on the device
+  bool m_device_off = false;  // after a failure on the device: the host's images for the rest of the job
   std::string m_device_note;  // why batches stay on the host
   ExecReport m_enhance_report;
   ExecReport m_quality_report;

@@ -80,6 +80,26 @@ class SlotUse {
   cudaStream_t m_stream;
 };
 
+// Waits for a stream's queued work when the scope ends, unless now() already did (and reported how it went).
+class StreamWait {
+ public:
+  explicit StreamWait(cudaStream_t stream) : m_stream(stream) {}
+  ~StreamWait() {
+    if (!m_done) (void)cudaStreamSynchronize(m_stream);
+  }
+  StreamWait(const StreamWait&) = delete;
+  StreamWait& operator=(const StreamWait&) = delete;
+  Status now() {
+    m_done = true;
+    KILN_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+    return Status::ok();
+  }
+
+ private:
+  cudaStream_t m_stream;
+  bool m_done = false;
+};
+
 // True when every image of a host batch lies in a block of host_acquire() (copied from and to directly).
 bool host_batch_pinned(const PinnedBlocks& pinned, const VarShapeBatchView& batch) {
   for (int64_t i = 0; i < batch.count; ++i) {
@@ -179,6 +199,8 @@ Status cuda_images_upload(CudaOpContext& ctx, const VarShapeBatchView& host, con
   }
   std::optional<SlotUse> use;
   if (staged != nullptr) use.emplace(**slot, ctx.stream);
+  // On every way out the queued copies end first: the caller frees or reuses both sides as soon as this returns.
+  StreamWait wait(ctx.stream);
   for (int64_t i = 0; i < host.count; ++i) {
     const ImageView& h = host[i];
     const ImageView& d = device[i];
@@ -204,8 +226,7 @@ Status cuda_images_upload(CudaOpContext& ctx, const VarShapeBatchView& host, con
                            return Status::ok();
                          }));
   }
-  KILN_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
-  return Status::ok();
+  return wait.now();
 }
 
 Result<CudaDeviceBatch> cuda_batch_alloc(CudaOpContext& ctx, CudaCallMemory& memory, const VarShapeBatchView& out) {
