@@ -59,6 +59,19 @@ size_t preprocess_item_bytes(const PreprocessJobConfig& config, int32_t channels
          static_cast<size_t>(std::max(config.height, 0)) * pixel_type_size(config.dtype);
 }
 
+// Runs `call` on CUDA images on the CUDA backend, on the stream their producer made them ready on, with the GIL
+// released; `unsupported` is the error where the backend does not take the call.
+void run_on_device_images(const DlpackImages& images, const OpCall& call, const std::string& unsupported) {
+  status_check(op_validate(call));
+  if (!images.backend->supports(call)) raise_value_error(unsupported);
+  Status st;
+  {
+    pyb::gil_scoped_release release;
+    st = images.backend->run(call, RunContext{nullptr, images.stream.get(), nullptr});
+  }
+  status_check(st);
+}
+
 // CUDA images (a tensor through DLPack) -> a kiln.DeviceArray: the fused preprocess on the device, on the stream the
 // tensor's producer made it ready on, nothing through the host.
 pyb::object preprocess_on_device(const DlpackImages& images, const PreprocessJobConfig& config) {
@@ -81,16 +94,7 @@ pyb::object preprocess_on_device(const DlpackImages& images, const PreprocessJob
   }
   const OpCall call{OpKind::kPreprocess, &config.params, images.batch(),
                     VarShapeBatchView{items.data(), n, MemorySpace::kDevice}, nullptr};
-  status_check(op_validate(call));
-  if (!images.backend->supports(call)) {
-    raise_value_error("preprocess: the CUDA backend does not run these settings on device images");
-  }
-  Status st;
-  {
-    pyb::gil_scoped_release release;
-    st = images.backend->run(call, RunContext{nullptr, images.stream.get(), nullptr});
-  }
-  status_check(st);
+  run_on_device_images(images, call, "preprocess: the CUDA backend does not run these settings on device images");
   return out;
 }
 
@@ -141,16 +145,7 @@ pyb::dict quality_on_device(const DlpackImages& images, const QualityJobConfig& 
   params.bgr = config.bgr;
   std::vector<QualityMetrics> metrics(images.views.size());
   const OpCall call{OpKind::kQuality, &params, images.batch(), {}, metrics.data()};
-  status_check(op_validate(call));
-  if (!images.backend->supports(call)) {
-    raise_value_error("quality: the CUDA backend does not measure these images on the device");
-  }
-  Status st;
-  {
-    pyb::gil_scoped_release release;
-    st = images.backend->run(call, RunContext{nullptr, images.stream.get(), nullptr});
-  }
-  status_check(st);
+  run_on_device_images(images, call, "quality: the CUDA backend does not measure these images on the device");
   std::vector<QualityRecord> records(metrics.size());
   for (size_t i = 0; i < metrics.size(); ++i) {
     QualityRecord& r = records[i];

@@ -300,6 +300,7 @@ class Analyzer final : public FaceAnalyzer {
       if (on_device && staged.code() == Errc::kNotImplemented) {  // the embedder's device path closed: from the host
         std::vector<ImageBuffer> faces;
         std::vector<ImageView> views;
+        faces.reserve(n);
         for (size_t k = 0; k < n; ++k) {
           KILN_TRY_ASSIGN(ImageBuffer face, aligned_fetch(aligned[static_cast<int64_t>(k)], true));
           faces.push_back(std::move(face));

@@ -212,7 +212,9 @@ Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageI
   decode.min_height = feed.height;
 
   Pipeline<Chunk> pipeline;
-  const int32_t decoders = std::max(1, static_cast<int32_t>(pool.size()) / 2);
+  // On the CPU provider the model shares the cores with decoding (half each); a GPU provider leaves them all to it.
+  const bool model_on_cpu = session->report().provider == "cpu";
+  const int32_t decoders = std::max(1, static_cast<int32_t>(pool.size()) / (model_on_cpu ? 2 : 1));
   InputStager stager(*session, executor, feed.params, feed.width, feed.height, feed.layout);
   KILN_TRY(pipeline.add_stage({"decode_preprocess", decoders, 2}, [&](Chunk& chunk) -> Status {
     DecodedBatch batch = batches.take(chunk.first, chunk.count, decode, nullptr);
