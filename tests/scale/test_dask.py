@@ -22,10 +22,22 @@ def whole(tmp_path_factory):
     return out
 
 
-@pytest.fixture
+def local_cluster_client():
+    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                    silence_logs=40)
+
+
+@pytest.fixture(scope="module")
 def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=40) as cluster, distributed.Client(cluster) as c:
+    """One cluster for the tests that leave it as they found it (starting one takes about 5 s)."""
+    with local_cluster_client() as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture
+def own_client():
+    """A cluster of its own, for the test that kills one of its workers."""
+    with local_cluster_client() as cluster, distributed.Client(cluster) as c:
         yield c
 
 
@@ -48,7 +60,8 @@ def test_array_source_and_copy_merge(tmp_path, client):
     assert not read_dataset(path)[0] == {}
 
 
-def test_worker_killed_mid_piece_loses_and_duplicates_nothing(tmp_path, whole, client):
+def test_worker_killed_mid_piece_loses_and_duplicates_nothing(tmp_path, whole, own_client):
+    client = own_client
     out = tmp_path / "out"
     killed = {}
 
