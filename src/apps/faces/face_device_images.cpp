@@ -1,5 +1,6 @@
 #include "apps/faces/face_device_images.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace kiln {

@@ -352,8 +352,7 @@ Status SegmentEngine::frame_upload(SegmentFrame* frame) {
 Status SegmentEngine::frame_to_host(SegmentFrame* frame) {
   if (frame->rgb_device.data() == nullptr) return Status::ok();
   if (!frame->frame.rgb.empty()) {  // uploaded from the host (frame_upload): the pixels are still there
-    frame->rgb_device.reset();
-    frame->rgb_device_view = ImageView();
+    frame->rgb_device_release();
     return Status::ok();
   }
   const ImageView& v = frame->rgb_device_view;
@@ -363,8 +362,7 @@ Status SegmentEngine::frame_to_host(SegmentFrame* frame) {
   rgb.channels = 3;
   rgb.pixels.resize(static_cast<size_t>(v.width) * v.height * 3);
   KILN_TRY(frame->rgb_device.backend()->device_download(v.data, rgb.pixels.data(), rgb.pixels.size()));
-  frame->rgb_device.reset();
-  frame->rgb_device_view = ImageView();
+  frame->rgb_device_release();
   return Status::ok();
 }
 

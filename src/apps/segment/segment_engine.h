@@ -37,6 +37,10 @@ struct SegmentFrame {
   // empty meanwhile): rgb_device_view (width x height x 3, u8, packed) over rgb_device.
   DeviceBlock rgb_device;
   ImageView rgb_device_view;
+  void rgb_device_release() {
+    rgb_device.reset();
+    rgb_device_view = ImageView();
+  }
   bool input_from_device = false;  // the model read it from rgb_device: it never was on the host before the model
   int64_t arrived_ns = 0;  // when it was submitted (latency counts from here)
   std::vector<float> prob;  // the model's person probability, prob_width x prob_height (not yet smoothed)

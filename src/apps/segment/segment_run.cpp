@@ -329,8 +329,7 @@ class SegmentRun {
     const bool shown = m_kind == SegmentOutput::kAlpha || m_kind == SegmentOutput::kComposite ||
                        m_kind == SegmentOutput::kBlur || (s.preview && s.preview->wants(task->frame.index));
     if (shown) return m_engine->frame_to_host(task);
-    task->rgb_device.reset();
-    task->rgb_device_view = ImageView();
+    task->rgb_device_release();
     return Status::ok();
   }
 
