@@ -10,6 +10,7 @@
 #include "kiln/ops/mask.h"
 #include "kiln/ops/matte.h"
 #include "kiln/ops/normalize.h"
+#include "kiln/ops/probability.h"
 #include "kiln/ops/preprocess.h"
 #include "kiln/ops/resize.h"
 #include "kiln/ops/warp.h"
@@ -98,6 +99,16 @@ const BenchOp kBenchOps[] = {
        params_make<MatteParams>(w, OpKind::kMatte);
        out = {in.width, in.height, 1, PixelType::kU8, Layout::kHWC};
        in = {256, 256, 1, PixelType::kF32, Layout::kHWC};
+     }},
+    // A two-class segmentation output at 256 x 256 -> the person's probability (kiln segment's step before the matte;
+    // without temporal smoothing, so every run writes the same map whatever the output held).
+    {"probability",
+     [](Workload& w, ImageShape& in, ImageShape& out, int64_t) {
+       ProbabilityParams& p = params_make<ProbabilityParams>(w, OpKind::kProbability);
+       p.activation = ProbabilityActivation::kSoftmax;
+       p.channel = 1;
+       in = {256, 256, 2, PixelType::kF32, Layout::kCHW};
+       out = {256, 256, 1, PixelType::kF32, Layout::kHWC};
      }},
     {"normalize",
      [](Workload& w, ImageShape& in, ImageShape& out, int64_t) {

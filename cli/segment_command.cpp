@@ -74,8 +74,9 @@ void summary_print(const SegmentJobSummary& s) {
                 stage.threads, stage.threads == 1 ? "" : "s");
   }
   std::printf("\nBottleneck: %s\n", s.bottleneck.c_str());
-  std::printf("Inference: %s (%s); preprocess: %s; matte: %s; model input: %s\n", s.infer.provider.c_str(),
-              s.infer.placement.c_str(), s.preprocess.c_str(), s.matte.c_str(), s.model_input.c_str());
+  std::printf("Inference: %s (%s); preprocess: %s; matte: %s; model input: %s; probabilities: %s\n",
+              s.infer.provider.c_str(), s.infer.placement.c_str(), s.preprocess.c_str(), s.matte.c_str(),
+              s.model_input.c_str(), s.probabilities.c_str());
   for (const std::string& f : s.infer.fallbacks) std::printf("  fallback: %s\n", f.c_str());
   std::printf("Pools (high-water marks):");
   for (const SegmentPoolSummary& p : s.pools) {

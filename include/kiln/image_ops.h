@@ -9,6 +9,7 @@
 #include "kiln/ops/matte.h"
 #include "kiln/ops/normalize.h"
 #include "kiln/ops/preprocess.h"
+#include "kiln/ops/probability.h"
 #include "kiln/ops/quality.h"
 #include "kiln/ops/render.h"
 #include "kiln/ops/resize.h"
@@ -74,6 +75,13 @@ inline Status mask_postprocess(const MaskParams& params, const VarShapeBatchView
 inline Status matte_render(const MatteParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
                            const ExecOptions& exec = {}, ExecReport* report = nullptr) {
   return op_run(OpCall{OpKind::kMatte, &params, in, out, nullptr}, exec, report);
+}
+
+// in: model outputs (f32/f16, C channels); out: f32 1-channel maps of the same sizes (their previous smoothed maps
+// on entry when params.temporal > 0).
+inline Status probability_maps(const ProbabilityParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
+                               const ExecOptions& exec = {}, ExecReport* report = nullptr) {
+  return op_run(OpCall{OpKind::kProbability, &params, in, out, nullptr}, exec, report);
 }
 
 }  // namespace kiln

@@ -102,14 +102,16 @@ struct InferReport {
   std::string placement;                // why that provider was chosen
   std::vector<std::string> fallbacks;   // each provider that was given up, with the reason
   bool batch_dynamic = false;
-  int64_t bound_runs = 0;  // run_bound calls whose outputs ONNX Runtime wrote in place (the others were copied)
+  int64_t bound_runs = 0;  // runs whose outputs ONNX Runtime wrote in place (run_bound's others were copied)
   int64_t device_input_runs = 0;  // runs whose input the provider read in place from device memory
+  int64_t device_output_runs = 0;  // run_to_device calls: outputs written to device memory, left there
   int64_t oom_halvings = 0;  // batches (run or run_bound) that ran out of memory and were run in halves
   int64_t batch_limit = 0;   // the largest batch known to fit after running out of memory (0: none found)
   std::string json() const;
 };
 
 struct HostTensor;  // src/infer/host_tensor.h: pooled host memory for bound inputs and outputs
+struct DeviceTensor;  // src/infer/device_tensor.h: outputs left in device memory
 
 class InferSession {
  public:
@@ -151,6 +153,16 @@ class InferSession {
   // memory first.
   virtual Status run_bound_from_device(std::span<const float> input, Backend& device,
                                        const std::vector<int64_t>& shape, std::vector<HostTensor>* outputs) = 0;
+  // As run_bound, with the outputs bound to device memory of device_backend() and left there (an item's consumer
+  // reads them in place); `input_device`: the backend whose device memory holds `input` (it must be
+  // device_backend()), or nullptr for host memory. Only where binding is known to work: NotImplemented, with the
+  // reason, on the CPU provider, for a model run item by item, before a run_bound of this input size has learned
+  // the outputs' shapes, for outputs that are not float32 with one row per item, or for a batch larger than one
+  // that ran out of memory; the caller runs run_bound
+  // instead (which learns them). Nothing is halved or falls back here: OutOfMemory and a provider's failure come
+  // back as they are, and the caller's run_bound of the same batch halves it or moves to the next provider.
+  virtual Status run_to_device(std::span<const float> input, Backend* input_device, const std::vector<int64_t>& shape,
+                               std::vector<DeviceTensor>* outputs) = 0;
 };
 
 // The ONNX Runtime library kiln runs with: its version and the execution providers it was built with.

@@ -253,18 +253,24 @@ DlpackFloats dlpack_floats(pyb::handle obj, const std::string& what) {
   return floats;
 }
 
-pyb::object device_array_make(std::vector<int64_t> shape, PixelType type) {
-  Backend& backend = cuda_backend();
+pyb::object device_array_wrap(DeviceBlock block, std::vector<int64_t> shape, PixelType type) {
   const auto options = BackendRegistry::instance().options();
   status_check(options.status());
   auto data = std::make_shared<DeviceArrayData>();
   data->shape = std::move(shape);
   data->type = type;
   data->device = options.value().device_id;
-  auto block = DeviceBlock::acquire(backend, std::max<size_t>(bytes_of(*data), 1));
-  status_check(block.status());
-  data->block = std::move(block).value();
+  data->block = std::move(block);
   return pyb::cast(DeviceArray{std::move(data)});
+}
+
+pyb::object device_array_make(std::vector<int64_t> shape, PixelType type) {
+  DeviceArrayData sized;
+  sized.shape = shape;
+  sized.type = type;
+  auto block = DeviceBlock::acquire(cuda_backend(), std::max<size_t>(bytes_of(sized), 1));
+  status_check(block.status());
+  return device_array_wrap(std::move(block).value(), std::move(shape), type);
 }
 
 std::shared_ptr<DeviceArrayData> device_array_data(pyb::handle array) { return array.cast<const DeviceArray&>().data; }

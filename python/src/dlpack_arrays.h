@@ -58,6 +58,9 @@ DlpackFloats dlpack_floats(pybind11::handle obj, const std::string& what);
 Backend& cuda_backend();
 // A new kiln.DeviceArray of `shape` and `type` in the CUDA backend's memory (not initialized).
 pybind11::object device_array_make(std::vector<int64_t> shape, PixelType type);
+// A kiln.DeviceArray over `block` (memory of the CUDA backend holding a C-contiguous array of `shape` and `type`),
+// which it takes over.
+pybind11::object device_array_wrap(DeviceBlock block, std::vector<int64_t> shape, PixelType type);
 // Where a kiln.DeviceArray made by device_array_make() keeps its memory.
 std::shared_ptr<DeviceArrayData> device_array_data(pybind11::handle array);
 

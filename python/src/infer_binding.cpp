@@ -12,6 +12,7 @@
 #include "bindings.h"
 #include "dlpack_arrays.h"
 #include "errors.h"
+#include "infer/device_tensor.h"
 #include "infer/host_tensor.h"
 #include "kiln/infer.h"
 
@@ -79,6 +80,8 @@ class PyModel {
     out["placement"] = r.placement;
     out["fallbacks"] = r.fallbacks;
     out["batch_dynamic"] = r.batch_dynamic;
+    out["device_input_runs"] = r.device_input_runs;
+    out["device_output_runs"] = r.device_output_runs;
     return out;
   }
 
@@ -104,7 +107,10 @@ class PyModel {
   }
 
   // A float32 DLPack tensor: host memory read in place; a CUDA tensor read in place by the CUDA provider (after the
-  // stream its producer ordered its writes before), the outputs bound to pinned host memory.
+  // stream its producer ordered its writes before), its outputs as kiln.DeviceArray: written in device memory by the
+  // provider where the session binds them there (InferSession::run_to_device), else (the first batch of an input
+  // size, which teaches the session their shapes; a run that failed there) bound to pinned host memory and copied up.
+  // Integer outputs come back as numpy.
   pyb::dict call_dlpack(const pyb::object& batch) {
     const DlpackFloats in = dlpack_floats(batch, "Model");
     const std::span<const float> values(in.data, in.values);
@@ -115,16 +121,36 @@ class PyModel {
                                               "model runs on " + m_session->report().provider +
                                               ": give it host memory (tensor.cpu())"));
     }
+    std::vector<DeviceTensor> on_device;
     std::vector<HostTensor> outputs;
     Status st;
     {
       pyb::gil_scoped_release release;
       st = in.stream->synchronize();
-      if (st.is_ok()) st = m_session->run_bound_from_device(values, *device, in.shape, &outputs);
+      if (st.is_ok() && !m_session->run_to_device(values, device, in.shape, &on_device).is_ok()) {
+        on_device.clear();
+        st = m_session->run_bound_from_device(values, *device, in.shape, &outputs);
+      }
     }
     status_check(st);
     pyb::dict out;
-    for (const HostTensor& t : outputs) out[pyb::str(t.name)] = output_array(t.type, t.shape, t.exact, t.data());
+    for (DeviceTensor& t : on_device) {
+      out[pyb::str(t.name)] = device_array_wrap(std::move(*t.memory), t.shape, PixelType::kF32);
+    }
+    for (const HostTensor& t : outputs) {
+      if (t.type != TensorType::kFloat32) {
+        out[pyb::str(t.name)] = output_array(t.type, t.shape, t.exact, t.data());
+        continue;
+      }
+      pyb::object array = device_array_make(t.shape, PixelType::kF32);
+      const std::shared_ptr<DeviceArrayData> d = device_array_data(array);
+      {
+        pyb::gil_scoped_release release;
+        st = d->block.backend()->device_upload(t.data(), d->block.data(), t.values().size_bytes());
+      }
+      status_check(st);
+      out[pyb::str(t.name)] = array;
+    }
     return out;
   }
 
@@ -159,8 +185,11 @@ Model(model, device="auto", threads=0): `model` is a packaged model's name (kiln
 `device` auto | gpu | cpu places it on the CUDA/TensorRT providers or the CPU one (a GPU provider that fails falls
 back to the CPU, see .report); `threads` are the CPU provider's intra-op threads (0 = all cores).
 Calling it on a float32 batch (N, ...) returns {output name: array}; the GIL is released while it runs. A DLPack
-tensor (torch, CuPy, kiln.DeviceArray) is read in place: on the host, or a C-contiguous CUDA tensor read by the CUDA
-provider on the device where it is (no copy through the host); the outputs come back as numpy arrays.)doc")
+tensor (torch, CuPy, kiln.DeviceArray) is read in place: on the host (outputs as numpy arrays), or a C-contiguous
+CUDA tensor read by the CUDA provider on the device where it is, its float32 outputs as kiln.DeviceArray
+(torch.from_dlpack takes them without a copy): written in device memory by the provider from the second batch of an
+input size on (the first teaches the session their shapes and is copied up; report's device_output_runs counts the
+others).)doc")
       .def(pyb::init<const std::string&, const std::string&, int32_t>(), pyb::arg("model"), pyb::arg("device") = "auto",
            pyb::arg("threads") = 0)
       .def("__call__", &PyModel::call, pyb::arg("batch"))

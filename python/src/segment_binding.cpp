@@ -20,6 +20,7 @@
 
 #include "apps/segment/frame_matte.h"
 #include "apps/segment/segment_engine.h"
+#include "apps/segment/segment_smoother.h"
 #include "bindings.h"
 #include "errors.h"
 #include "params_py.h"
@@ -196,6 +197,7 @@ class PySegmentPipeline {
     stats["provider"] = report.provider;
     stats["preprocess"] = m_engine->preprocess_backend();
     stats["matte"] = m_engine->matte_backend();
+    stats["probabilities"] = m_engine->probabilities_where();
     pyb::list pools;
     for (const SegmentPoolSummary& p : m_engine->pools({"pipeline"})) {
       pyb::dict pool;
@@ -237,14 +239,18 @@ class PySegmentPipeline {
 
   void consume() {
     Profiler::instance().set_thread_name("segment results");
-    SegmentSmoother smoother(m_engine->model().prob_width(), m_engine->model().prob_height());
+    SegmentSmoother smoother(*m_engine, m_engine->model().prob_width(), m_engine->model().prob_height());
     std::map<std::array<int32_t, 4>, FrameMatte> mattes;  // by frame size and probability map size
     SegmentFrame f;
     while (m_engine->take(m_stream, &f)) {
       SegmentResult r;
       {
         StageTimer timer(m_post);
-        const std::vector<float>& prob = smoother.update(f, m_settings.job.segment);
+        Result<ProbabilityMap> map = smoother.update(f, m_settings.job.segment);
+        if (!map.is_ok()) {
+          m_engine->stop(map.status());
+          break;
+        }
         const std::array<int32_t, 4> key{f.frame.rgb.width, f.frame.rgb.height, smoother.width(), smoother.height()};
         auto it = mattes.find(key);
         if (it == mattes.end()) {
@@ -259,7 +265,7 @@ class PySegmentPipeline {
           }
           it = mattes.insert_or_assign(key, std::move(matte).value()).first;
         }
-        Result<double> share = m_engine->matte_render(it->second, f.frame.rgb.view(), prob.data(), &r.mask);
+        Result<double> share = m_engine->matte_render(it->second, f.frame.rgb.view(), map.value(), &r.mask);
         if (!share.is_ok()) {
           m_engine->stop(share.status());
           break;

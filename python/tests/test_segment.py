@@ -57,7 +57,7 @@ def test_pipeline_gives_masks_in_order_with_ids_and_stats():
     assert stats["bottleneck_stage"] in ("infer", "post") and set(stats["stages"]) == {"infer", "post"}
     assert 0 < stats["latency_p50_ms"] <= stats["latency_p99_ms"]
     assert stats["batch_mean"] == 1.0 and stats["provider"] == "cpu"
-    assert stats["preprocess"] == "cpu" and stats["matte"] == "cpu"
+    assert stats["preprocess"] == "cpu" and stats["matte"] == "cpu" and stats["probabilities"] == "host"
     pools = {p["name"]: p for p in stats["pools"]}
     assert 1 <= pools["frames in flight: pipeline"]["peak"] <= pools["frames in flight: pipeline"]["limit"]
     assert pools["cpu host memory"]["unit"] == "bytes" and pools["cpu host memory"]["peak"] > 0

@@ -5,6 +5,7 @@
 //   KILN_FAULT=provider:N  the N-th model run on an ONNX Runtime execution provider fails (DeviceError)
 //   KILN_FAULT=provider_oom:N  the N-th model run runs out of memory (OutOfMemory: the batch is halved)
 //   KILN_FAULT=decoder_full:N  the N-th video packet sent is answered "full, take frames first" (EAGAIN)
+//   KILN_FAULT=device_map:N    the N-th step on a stream's probability map on the device fails (DeviceError)
 // Several may be combined with commas. Counting is per process.
 #pragma once
 
@@ -15,7 +16,7 @@
 
 namespace kiln {
 
-enum class FaultSite : uint8_t { kAlloc = 0, kLaunch, kProvider, kProviderMemory, kDecoderFull };
+enum class FaultSite : uint8_t { kAlloc = 0, kLaunch, kProvider, kProviderMemory, kDecoderFull, kDeviceMap };
 
 // True when this call at `site` must fail. Cheap when KILN_FAULT is unset.
 bool fault_should_fail(FaultSite site);

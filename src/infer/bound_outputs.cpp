@@ -37,13 +37,18 @@ Status BoundOutputs::prepare(int64_t batch, const std::vector<std::string>& name
   for (size_t k = 0; k < outputs->size(); ++k) {
     HostTensor& out = (*outputs)[k];
     out.name = names[k];
-    out.shape = {batch};
-    out.shape.insert(out.shape.end(), m_output_items[k].begin(), m_output_items[k].end());
+    out.shape = shape_of(k, batch);
     out.type = TensorType::kFloat32;  // bound outputs are float32 (bindable())
     out.exact.clear();
     KILN_TRY(block_fit(out, backend));
   }
   return Status::ok();
+}
+
+std::vector<int64_t> BoundOutputs::shape_of(size_t k, int64_t batch) const {
+  std::vector<int64_t> shape = {batch};
+  shape.insert(shape.end(), m_output_items[k].begin(), m_output_items[k].end());
+  return shape;
 }
 
 Status BoundOutputs::copy(const std::vector<Tensor>& copied, Backend& backend, std::vector<HostTensor>* outputs) {

@@ -27,6 +27,10 @@ class BoundOutputs {
   Status prepare(int64_t batch, const std::vector<std::string>& names, Backend& backend,
                  std::vector<HostTensor>* outputs) const;
 
+  // Output k's shape for a batch of `batch` items (bindable()).
+  std::vector<int64_t> shape_of(size_t k, int64_t batch) const;
+  size_t count() const { return m_output_items.size(); }
+
   // Copies an unbound run's outputs.
   static Status copy(const std::vector<Tensor>& copied, Backend& backend, std::vector<HostTensor>* outputs);
   // The outputs of a batch's two halves (of `first_items` and `second_items`), one after the other;

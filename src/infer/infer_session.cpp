@@ -16,7 +16,9 @@
 #include "core/gpu_budget.h"
 #include "core/thread_pool.h"
 #include "infer/bound_outputs.h"
+#include "infer/device_tensor.h"
 #include "infer/infer_placement.h"
+#include "infer/input_check.h"
 #include "infer/oom_halving.h"
 #include "infer/ort_env.h"
 #include "infer/ort_values.h"
@@ -111,6 +113,49 @@ class OrtInferSession final : public InferSession {
     return bound_halved(input, shape, outputs, &device);
   }
 
+  Status run_to_device(std::span<const float> input, Backend* input_device, const std::vector<int64_t>& shape,
+                       std::vector<DeviceTensor>* outputs) override {
+    KILN_TRY(input_check(input, shape));
+    std::shared_lock<std::shared_mutex> running(m_session_mutex);
+    Backend* const device = m_device_backend.load();
+    if (device == nullptr) return Status(Errc::kNotImplemented, m_label + ": the model runs on the CPU provider");
+    if (input_device != nullptr && input_device != device) {
+      return Status(Errc::kNotImplemented, m_label + ": the input lies in another backend's device memory");
+    }
+    const std::vector<int64_t> item(shape.begin() + 1, shape.end());
+    if (m_halving.limit() > 0 && shape[0] > m_halving.limit()) {
+      return Status(Errc::kNotImplemented, m_label + ": larger than the largest batch that fitted");
+    }
+    {
+      std::lock_guard<std::mutex> lock(m_bound_mutex);
+      if (m_info.inputs[0].shape[0] == 1 && shape[0] > 1) {
+        return Status(Errc::kNotImplemented, m_label + ": the model runs item by item");
+      }
+      if (!m_bound.learned(item) || !m_bound.bindable()) {
+        return Status(Errc::kNotImplemented, m_label + ": the outputs' shapes are not known for this input size");
+      }
+      outputs->resize(m_bound.count());
+      for (size_t k = 0; k < outputs->size(); ++k) {
+        DeviceTensor& out = (*outputs)[k];
+        out.name = m_output_names[k];
+        out.shape = m_bound.shape_of(k, shape[0]);
+      }
+    }
+    for (DeviceTensor& out : *outputs) {  // a block still held by a consumer of the last batch is left to it
+      const size_t bytes = std::max<size_t>(static_cast<size_t>(out.elements()) * sizeof(float), 1);
+      if (out.memory && out.memory.use_count() == 1 && out.memory->bytes() >= bytes) continue;
+      KILN_TRY_ASSIGN(DeviceBlock block, DeviceBlock::acquire(*device, bytes));
+      out.memory = std::make_shared<DeviceBlock>(std::move(block));
+    }
+    KILN_TRY(injected_fault());
+    KILN_TRY(run_in_place(Errc::kDeviceError, input, shape, input_device, device, *outputs));
+    std::lock_guard<std::mutex> lock(m_report_mutex);
+    ++m_report.bound_runs;
+    ++m_report.device_output_runs;
+    if (input_device != nullptr) ++m_report.device_input_runs;
+    return Status::ok();
+  }
+
  private:
   // run_bound's batches, halved when they run out of memory; `device`: the backend whose memory holds `input`
   // (nullptr: host memory). Slices of device memory are only passed on, never read here.
@@ -157,7 +202,8 @@ class OrtInferSession final : public InferSession {
     }
   }
 
-  // Where an input lies, for ONNX Runtime: kiln's device memory on the providers' CUDA device, or host memory.
+  // Where an input or output lies, for ONNX Runtime: kiln's device memory on the providers' CUDA device, or host
+  // memory.
   Ort::MemoryInfo input_memory(Backend* device) const {
     if (device != nullptr) return Ort::MemoryInfo("Cuda", OrtDeviceAllocator, m_backend.device_id, OrtMemTypeDefault);
     return Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
@@ -180,6 +226,27 @@ class OrtInferSession final : public InferSession {
     return st;
   }
 
+  // One run with `input` in `input_device`'s memory (nullptr: the host's) whose outputs ONNX Runtime writes where
+  // `outputs` point: in `output_device`'s memory, or the host's.
+  template <typename Out>
+  Status run_in_place(Errc code, std::span<const float> input, const std::vector<int64_t>& shape,
+                      Backend* input_device, Backend* output_device, std::vector<Out>& outputs) {
+    return ort_call(code, m_label + ": run on the " + std::string(infer_provider_name(m_provider)) +
+                              " execution provider failed", [&] {
+      const Ort::MemoryInfo memory = input_memory(output_device);
+      Ort::IoBinding binding(*m_session);
+      binding.BindInput(m_input_names[0].c_str(),
+                        Ort::Value::CreateTensor<float>(input_memory(input_device), const_cast<float*>(input.data()),
+                                                        input.size(), shape.data(), shape.size()));
+      for (Out& out : outputs) {
+        binding.BindOutput(out.name.c_str(), Ort::Value::CreateTensor<float>(memory, out.data(), out.elements(),
+                                                                             out.shape.data(), out.shape.size()));
+      }
+      m_session->Run(Ort::RunOptions{nullptr}, binding);
+      binding.SynchronizeOutputs();
+    });
+  }
+
   Status run_locked_bound(std::span<const float> input, const std::vector<int64_t>& shape,
                           std::vector<HostTensor>* outputs, Backend* device) {
     const std::vector<int64_t> item(shape.begin() + 1, shape.end());
@@ -199,20 +266,7 @@ class OrtInferSession final : public InferSession {
     KILN_TRY(injected_fault());
     const Errc code = m_provider == InferProvider::kCpu ? Errc::kInvalidArgument : Errc::kDeviceError;
     const FloatModeScope float_mode(m_options.flush_denormals && m_provider == InferProvider::kCpu);
-    Status bound = ort_call(code, m_label + ": run on the " + std::string(infer_provider_name(m_provider)) +
-                                      " execution provider failed", [&] {
-      const Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
-      Ort::IoBinding binding(*m_session);
-      binding.BindInput(m_input_names[0].c_str(),
-                        Ort::Value::CreateTensor<float>(input_memory(device), const_cast<float*>(input.data()),
-                                                        input.size(), shape.data(), shape.size()));
-      for (HostTensor& out : *outputs) {
-        binding.BindOutput(out.name.c_str(), Ort::Value::CreateTensor<float>(memory, out.data(), out.elements(),
-                                                                             out.shape.data(), out.shape.size()));
-      }
-      m_session->Run(Ort::RunOptions{nullptr}, binding);
-      binding.SynchronizeOutputs();
-    });
+    Status bound = run_in_place(code, input, shape, device, nullptr, *outputs);
     if (bound.is_ok()) {
       std::lock_guard<std::mutex> lock(m_report_mutex);
       ++m_report.bound_runs;
@@ -321,28 +375,7 @@ class OrtInferSession final : public InferSession {
   }
 
   Status input_check(std::span<const float> input, const std::vector<int64_t>& shape) const {
-    if (m_info.inputs.size() != 1) {
-      return invalid_argument(m_label + " has " + std::to_string(m_info.inputs.size()) +
-                              " inputs; kiln runs models with one input");
-    }
-    const TensorInfo& want = m_info.inputs[0];
-    if (want.type != TensorType::kFloat32) {
-      return invalid_argument(m_label + ": input " + want.name + " is " + tensor_type_name(want.type) +
-                              "; kiln feeds float32");
-    }
-    bool fits = shape.size() == want.shape.size() && !shape.empty() &&
-                std::all_of(shape.begin(), shape.end(), [](int64_t d) { return d >= 1; });
-    for (size_t d = 1; fits && d < shape.size(); ++d) fits = want.shape[d] < 0 || want.shape[d] == shape[d];
-    if (fits && want.shape[0] > 1) fits = shape[0] == want.shape[0];
-    if (!fits) {
-      return invalid_argument(m_label + ": input " + want.name + " is " + want.shape_text() + ", given " +
-                              shape_text_of(shape));
-    }
-    if (static_cast<int64_t>(input.size()) != elements_of(shape)) {
-      return invalid_argument(m_label + ": the input holds " + std::to_string(input.size()) + " values, shape " +
-                              shape_text_of(shape) + " needs " + std::to_string(elements_of(shape)));
-    }
-    return Status::ok();
+    return infer_input_check(m_info, m_label, input, shape);
   }
 
   // Whole batches when dim 0 is symbolic; a model whose batch is fixed at 1 runs item by item.
@@ -355,30 +388,8 @@ class OrtInferSession final : public InferSession {
     const int64_t item_elements = elements_of(item_shape);
     for (int64_t i = 0; i < shape[0]; ++i) {
       std::vector<Tensor> item;
-      Status st = run_once(input.subspan(i * item_elements, item_elements), item_shape, &item, device);
-      if (!st.is_ok()) return st;
-      if (outputs->empty()) {
-        for (const Tensor& t : item) {
-          if (t.shape.empty() || t.shape[0] != 1) {
-            return unsupported_format(m_label + ": output " + t.name + " is not one row per item (shape " +
-                                      shape_text_of(t.shape) + "), so items cannot be run one at a time");
-          }
-        }
-        *outputs = std::move(item);
-        for (auto& t : *outputs) t.data.reserve(t.data.size() * shape[0]);
-        continue;
-      }
-      for (size_t k = 0; k < item.size(); ++k) {
-        Tensor& all = (*outputs)[k];
-        const auto& one = item[k].shape;
-        if (one.empty() || one[0] != 1 || one.size() != all.shape.size() ||
-            !std::equal(one.begin() + 1, one.end(), all.shape.begin() + 1)) {
-          return unsupported_format(m_label + ": output " + all.name + " is not one row per item (shape " +
-                                    shape_text_of(item[k].shape) + "), so items cannot be run one at a time");
-        }
-        all.data.insert(all.data.end(), item[k].data.begin(), item[k].data.end());
-        all.shape[0] += 1;
-      }
+      KILN_TRY(run_once(input.subspan(i * item_elements, item_elements), item_shape, &item, device));
+      KILN_TRY(item_outputs_append(std::move(item), shape[0], m_label, outputs));
     }
     return Status::ok();
   }
@@ -474,7 +485,8 @@ int64_t Tensor::elements() const { return elements_of(shape); }
 std::string InferReport::json() const {
   return nlohmann::json{{"provider", provider}, {"placement", placement}, {"fallbacks", fallbacks},
                         {"batch_dynamic", batch_dynamic}, {"bound_runs", bound_runs},
-                        {"device_input_runs", device_input_runs}, {"oom_halvings", oom_halvings},
+                        {"device_input_runs", device_input_runs},
+                        {"device_output_runs", device_output_runs}, {"oom_halvings", oom_halvings},
                         {"batch_limit", batch_limit}}
       .dump();
 }

@@ -78,17 +78,26 @@ Status InputStager::stage_on_host(const VarShapeBatchView& images, StagedInput* 
   return m_executor.run(OpCall{OpKind::kPreprocess, &m_params, images, out.view(), nullptr}, report);
 }
 
-Status InputStager::run(const StagedInput& input, std::vector<HostTensor>* outputs) {
-  const std::vector<int64_t> shape = m_layout == Layout::kCHW
-                                         ? std::vector<int64_t>{input.items, 3, m_height, m_width}
-                                         : std::vector<int64_t>{input.items, m_height, m_width, 3};
+std::vector<int64_t> InputStager::shape_of(const StagedInput& input) const {
+  return m_layout == Layout::kCHW ? std::vector<int64_t>{input.items, 3, m_height, m_width}
+                                  : std::vector<int64_t>{input.items, m_height, m_width, 3};
+}
+
+std::span<const float> InputStager::values_of(const StagedInput& input) const {
   const size_t values = item_bytes() / sizeof(float) * static_cast<size_t>(input.items);
+  return {static_cast<const float*>(input.on_device ? input.device.data() : input.host.data()), values};
+}
+
+Status InputStager::run(const StagedInput& input, std::vector<HostTensor>* outputs) {
   if (input.on_device) {
-    const std::span<const float> on_device(static_cast<const float*>(input.device.data()), values);
-    return m_session.run_bound_from_device(on_device, *input.device.backend(), shape, outputs);
+    return m_session.run_bound_from_device(values_of(input), *input.device.backend(), shape_of(input), outputs);
   }
-  return m_session.run_bound(std::span<const float>(static_cast<const float*>(input.host.data()), values), shape,
-                             outputs);
+  return m_session.run_bound(values_of(input), shape_of(input), outputs);
+}
+
+Status InputStager::run_to_device(const StagedInput& input, std::vector<DeviceTensor>* outputs) {
+  return m_session.run_to_device(values_of(input), input.on_device ? input.device.backend() : nullptr,
+                                 shape_of(input), outputs);
 }
 
 std::string InputStager::where(const InferReport& report) const {

@@ -8,10 +8,12 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "core/backend_block.h"
+#include "infer/device_tensor.h"
 #include "infer/host_tensor.h"
 #include "kiln/exec.h"
 #include "kiln/infer.h"
@@ -43,6 +45,9 @@ class InputStager {
   Backend* device_path() const;
   // Runs the model on a staged batch (InferSession::run_bound or run_bound_from_device).
   Status run(const StagedInput& input, std::vector<HostTensor>* outputs);
+  // The same with the outputs left in device memory (InferSession::run_to_device, whose NotImplemented says why
+  // it cannot: the caller runs run() instead).
+  Status run_to_device(const StagedInput& input, std::vector<DeviceTensor>* outputs);
   // Where the model read its input, for a job's summary: "device (N runs)", "host", or "host (why the device path
   // stopped)"; `report`: the session's at the end of the job.
   std::string where(const InferReport& report) const;
@@ -53,6 +58,8 @@ class InputStager {
   // The batch's output views over `base`, in `space`.
   VarShapeBatch outputs_over(void* base, int64_t items, MemorySpace space) const;
   size_t item_bytes() const;
+  std::vector<int64_t> shape_of(const StagedInput& input) const;
+  std::span<const float> values_of(const StagedInput& input) const;
 
   InferSession& m_session;
   OpExecutor& m_executor;

@@ -84,4 +84,31 @@ Status tensor_from_value(const std::string& name, const Ort::Value& value, Tenso
   return Status::ok();
 }
 
+Status item_outputs_append(std::vector<Tensor> item, int64_t batch, const std::string& label,
+                           std::vector<Tensor>* outputs) {
+  if (outputs->empty()) {
+    for (const Tensor& t : item) {
+      if (t.shape.empty() || t.shape[0] != 1) {
+        return unsupported_format(label + ": output " + t.name + " is not one row per item (shape " +
+                                  shape_text_of(t.shape) + "), so items cannot be run one at a time");
+      }
+    }
+    *outputs = std::move(item);
+    for (auto& t : *outputs) t.data.reserve(t.data.size() * batch);
+    return Status::ok();
+  }
+  for (size_t k = 0; k < item.size(); ++k) {
+    Tensor& all = (*outputs)[k];
+    const auto& one = item[k].shape;
+    if (one.empty() || one[0] != 1 || one.size() != all.shape.size() ||
+        !std::equal(one.begin() + 1, one.end(), all.shape.begin() + 1)) {
+      return unsupported_format(label + ": output " + all.name + " is not one row per item (shape " +
+                                shape_text_of(item[k].shape) + "), so items cannot be run one at a time");
+    }
+    all.data.insert(all.data.end(), item[k].data.begin(), item[k].data.end());
+    all.shape[0] += 1;
+  }
+  return Status::ok();
+}
+
 }  // namespace kiln

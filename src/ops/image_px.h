@@ -93,6 +93,56 @@ KILN_KERNEL_FN uint8_t kiln_u8_round_even(float v) {
   return (uint8_t)r;
 }
 
+/* exp(x) for softmax sums and sigmoids, deterministic on every backend: Cody-Waite range reduction x = n ln2 + r,
+ * Cephes' degree-6 polynomial for exp(r) (|error| ~ 1-2 ulp), scaled by 2^n through the exponent bits.
+ * x < -87: 0 (the result would be subnormal; in the softmax sum it is added to 1 and has no effect);
+ * x > 88.72: +inf. NaN -> NaN. */
+KILN_KERNEL_FN float kiln_expf(float x) {
+  if (x != x) return x;
+  if (x > 88.72283935546875f) return kiln_bits_float(0x7f800000u);
+  if (x < -87.0f) return 0.0f;
+  const float n = kiln_floorf(x * 1.44269504088896341f + 0.5f);
+  float r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  const float z = r * r;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  float y = p * z;
+  y = y + r;
+  y = y + 1.0f;
+  /* n in [-126, 128]; y in about [0.7, 1.42]: scale in two exact steps so 2^n never leaves the normal range */
+  const int32_t ni = (int32_t)n;
+  const int32_t n1 = ni / 2;
+  const int32_t n2 = ni - n1;
+  y = y * kiln_bits_float((uint32_t)(n1 + 127) << 23);
+  y = y * kiln_bits_float((uint32_t)(n2 + 127) << 23);
+  return y;
+}
+
+/* log2(x) for normal x > 0, deterministic on every backend: x = m 2^e with m in [sqrt(1/2), sqrt(2)),
+ * ln(m) = 2 atanh(t), t = (m - 1) / (m + 1), |t| <= 0.1716, by its series to t^9 (|error| ~ 1e-7). */
+KILN_KERNEL_FN float kiln_log2f(float x) {
+  const uint32_t b = kiln_float_bits(x);
+  int32_t e = (int32_t)((b >> 23) & 255u) - 127;
+  float m = kiln_bits_float((b & 0x007fffffu) | 0x3f800000u);
+  if (m > 1.41421356f) {
+    m = m * 0.5f;
+    e = e + 1;
+  }
+  const float t = (m - 1.0f) / (m + 1.0f);
+  const float t2 = t * t;
+  float s = 0.111111111f;
+  s = s * t2 + 0.142857143f;
+  s = s * t2 + 0.2f;
+  s = s * t2 + 0.333333333f;
+  s = s * t2 + 1.0f;
+  return (float)e + (2.0f * t * s) * 1.44269504f;
+}
+
 KILN_KERNEL_FN int64_t kiln_px_offset(KilnImageDesc d, int32_t x, int32_t y, int32_t c) {
   const int32_t size = d.type == KILN_PIXEL_U8 ? 1 : (d.type == KILN_PIXEL_F16 ? 2 : 4);
   if (d.layout == KILN_LAYOUT_HWC) {

@@ -5,7 +5,7 @@
  * (2r+1)^2 square window with replicated borders. The largest-component filter is host code (mask_cpu.cpp).
  *
  * No libm transcendental runs on a device: argmax of softmax/sigmoid is the argmax of the logits, the sigmoid
- * threshold is a logit threshold computed once on the host, and the softmax probability uses kiln_mask_expf below
+ * threshold is a logit threshold computed once on the host, and the softmax probability uses kiln_expf (image_px.h)
  * (+, -, *, floor and exponent bits only; no subnormal intermediate), so every backend gets the same bits. */
 #ifndef KILN_OPS_MASK_PX_H
 #define KILN_OPS_MASK_PX_H
@@ -25,36 +25,6 @@ typedef struct KilnMaskParams {
   int32_t foreground;      /* 1..255 */
   int32_t radius;          /* smoothing window (2 radius + 1)^2 */
 } KilnMaskParams;
-
-/* exp(x) for the softmax sum, deterministic on every backend: Cody-Waite range reduction x = n ln2 + r,
- * Cephes' degree-6 polynomial for exp(r) (|error| ~ 1-2 ulp), scaled by 2^n through the exponent bits.
- * x < -87: 0 (the result would be subnormal; in the softmax sum it is added to 1 and has no effect);
- * x > 88.72: +inf. NaN -> NaN. */
-KILN_KERNEL_FN float kiln_mask_expf(float x) {
-  if (x != x) return x;
-  if (x > 88.72283935546875f) return kiln_bits_float(0x7f800000u);
-  if (x < -87.0f) return 0.0f;
-  const float n = kiln_floorf(x * 1.44269504088896341f + 0.5f);
-  float r = x - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  const float z = r * r;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  float y = p * z;
-  y = y + r;
-  y = y + 1.0f;
-  /* n in [-126, 128]; y in about [0.7, 1.42]: scale in two exact steps so 2^n never leaves the normal range */
-  const int32_t ni = (int32_t)n;
-  const int32_t n1 = ni / 2;
-  const int32_t n2 = ni - n1;
-  y = y * kiln_bits_float((uint32_t)(n1 + 127) << 23);
-  y = y * kiln_bits_float((uint32_t)(n2 + 127) << 23);
-  return y;
-}
 
 /* The u8 decision for pixel (x, y) of a logits image. */
 KILN_KERNEL_FN uint8_t kiln_mask_decide(KILN_GLOBAL const uint8_t* base, KilnImageDesc d, int32_t x, int32_t y,
@@ -84,7 +54,7 @@ KILN_KERNEL_FN uint8_t kiln_mask_decide(KILN_GLOBAL const uint8_t* base, KilnIma
     float sum = 0.0f;
     for (int32_t c = 0; c < d.channels; ++c) {
       const float v = c == p.target ? l : kiln_px_load(base, d, x, y, c);
-      sum = sum + kiln_mask_expf(v - l);
+      sum = sum + kiln_expf(v - l);
     }
     const float prob = 1.0f / sum;
     on = prob >= p.threshold;

@@ -9,6 +9,7 @@
 #include "ops/matte.h"
 #include "ops/normalize.h"
 #include "ops/preprocess.h"
+#include "ops/probability.h"
 #include "ops/quality.h"
 #include "ops/render.h"
 #include "ops/resize.h"
@@ -44,6 +45,7 @@ constexpr OpFamily kFamilies[] = {
     {OpKind::kWarp, "warp", kImageProcessing, warp_validate, 0, warp_params_slice},
     {OpKind::kMask, "mask", kImageProcessing, mask_validate, 0, nullptr},
     {OpKind::kMatte, "matte", kImageProcessing, matte_validate, 0, nullptr},
+    {OpKind::kProbability, "probability", kImageProcessing, probability_validate, 0, nullptr},
 };
 static_assert(std::size(kFamilies) == kOpKindCount);
 

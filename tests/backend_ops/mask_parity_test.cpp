@@ -1,7 +1,7 @@
 // mask: every GPU backend (OpenCL on PoCL here; CUDA where a device exists) against the CPU reference on random
 // var-shape batches: odd sizes, 1/3/4/21 channels, f32 and f16, argmax and thresholds of every activation,
 // every smoothing, the largest-component filter. Tolerance 0: the per-pixel math is mask_px.h on every backend,
-// without libm transcendentals (kiln_mask_expf is +,-,*,floor and exponent bits; no FMA contraction anywhere),
+// without libm transcendentals (kiln_expf is +,-,*,floor and exponent bits; no FMA contraction anywhere),
 // and the component filter is the same host function.
 #include <gtest/gtest.h>
 

@@ -256,7 +256,7 @@ def test_matte_on_opencl_gives_the_cpu_frames(tmp_path, videos, kind):
     opencl = {"GPU_BACKEND": "opencl", "KILN_OPENCL_DEVICE_TYPE": "all"}
     result = run_kiln("segment", videos["h264"], "-o", gpu, "--output", kind, "--threads", 2, "--mode", "gpu",
                       "--hw-decode", "none", "--hw-encode", "none", "-q", env=opencl)
-    assert "preprocess: opencl; matte: opencl" in result.stdout
+    assert "preprocess: opencl; matte: opencl; model input: host; probabilities: host" in result.stdout
     frames = framemd5(cpu)
     assert len(frames) == videos["layout"]["frames"]
     assert framemd5(gpu) == frames

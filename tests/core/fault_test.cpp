@@ -26,6 +26,15 @@ TEST(Fault, ProviderFailuresAndOutOfMemoryCountTheirOwnRuns) {
   ASSERT_TRUE(fault_configure("").is_ok());
 }
 
+TEST(Fault, DeviceMapStepsCountTheirOwnCallsAndKernelsDoNotCountThem) {
+  ASSERT_TRUE(fault_configure("device_map:2").is_ok());
+  EXPECT_FALSE(fault_should_fail(FaultSite::kDeviceMap));
+  EXPECT_FALSE(fault_should_fail(FaultSite::kLaunch));
+  EXPECT_TRUE(fault_should_fail(FaultSite::kDeviceMap));
+  EXPECT_FALSE(fault_should_fail(FaultSite::kDeviceMap));
+  ASSERT_TRUE(fault_configure("").is_ok());
+}
+
 TEST(Fault, DeviceLostFailsEverythingAfterTheFirstLaunch) {
   ASSERT_TRUE(fault_configure("device_lost").is_ok());
   EXPECT_FALSE(fault_should_fail(FaultSite::kAlloc));

@@ -109,6 +109,23 @@ TEST_F(StagedPhotos, ADeviceInputOfTheWrongShapeOrOnABackendWithoutDeviceMemoryI
   EXPECT_EQ(session.value()->report().device_input_runs, 0);
 }
 
+TEST_F(StagedPhotos, OnTheCpuProviderOutputsCannotStayOnADeviceAndTheRunSaysWhy) {
+  auto session = InferSession::open(model.file, test::cpu_infer_options());
+  ASSERT_TRUE(session.is_ok());
+  OpExecutor executor;
+  const std::unique_ptr<InputStager> stager = stager_make(*session.value(), executor);
+  StagedInput staged;
+  ExecReport report;
+  ASSERT_TRUE(stager->stage(VarShapeBatch::wrap(views).view(), &staged, &report).is_ok());
+  std::vector<HostTensor> learned;
+  ASSERT_TRUE(stager->run(staged, &learned).is_ok());  // the outputs' shapes are known: the provider is the reason
+  std::vector<DeviceTensor> outputs;
+  const Status st = stager->run_to_device(staged, &outputs);
+  EXPECT_EQ(st.code(), Errc::kNotImplemented) << st.to_string();
+  EXPECT_NE(st.message().find("CPU provider"), std::string::npos) << st.to_string();
+  EXPECT_EQ(session.value()->report().device_output_runs, 0);
+}
+
 class StagedOnCuda : public StagedPhotos {
  protected:
   void SetUp() override {
@@ -163,6 +180,64 @@ TEST_F(StagedOnCuda, AfterAFallbackToTheCpuProviderADeviceBatchIsCopiedToTheHost
   // The CUDA preprocess's input on the CPU provider: the preprocess kernels match the CPU's within float rounding.
   test::expect_rows_close(Tensor{t.name, t.shape, std::vector<float>(t.values().begin(), t.values().end())},
                           cpu_outputs[0], shape[0]);
+}
+
+// Outputs left in device memory: not before a run of this input size taught the session their shapes; then the
+// provider writes them there, equal to the host-bound run's; a block a consumer still holds is not written again.
+TEST_F(StagedOnCuda, OutputsLeftOnTheDeviceAreTheBoundRunsOutputs) {
+  InferOptions options;
+  options.mode = ExecMode::kGpu;
+  auto session = InferSession::open(model.file, options);
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  OpExecutor executor;
+  const std::unique_ptr<InputStager> stager = stager_make(*session.value(), executor);
+  StagedInput staged;
+  ExecReport report;
+  ASSERT_TRUE(stager->stage(VarShapeBatch::wrap(views).view(), &staged, &report).is_ok());
+  std::vector<DeviceTensor> on_device;
+  const Status early = stager->run_to_device(staged, &on_device);
+  EXPECT_EQ(early.code(), Errc::kNotImplemented) << early.to_string();
+  EXPECT_NE(early.message().find("not known"), std::string::npos) << early.to_string();
+  std::vector<HostTensor> bound;
+  ASSERT_TRUE(stager->run(staged, &bound).is_ok());
+  const Status ran = stager->run_to_device(staged, &on_device);
+  ASSERT_TRUE(ran.is_ok()) << ran.to_string();
+  ASSERT_EQ(on_device.size(), bound.size());
+  EXPECT_EQ(on_device[0].shape, bound[0].shape);
+  std::vector<float> got(static_cast<size_t>(on_device[0].elements()));
+  ASSERT_TRUE(session.value()->device_backend()->device_download(on_device[0].data(), got.data(),
+                                                                 got.size() * sizeof(float)).is_ok());
+  test::expect_rows_close(Tensor{on_device[0].name, on_device[0].shape, got}, cpu_outputs[0], shape[0]);
+  EXPECT_EQ(session.value()->report().device_output_runs, 1);
+
+  const std::shared_ptr<DeviceBlock> held = on_device[0].memory;  // a consumer still reads it
+  ASSERT_TRUE(stager->run_to_device(staged, &on_device).is_ok());
+  EXPECT_NE(on_device[0].memory.get(), held.get());
+  const DeviceBlock* const free_block = on_device[0].memory.get();
+  ASSERT_TRUE(stager->run_to_device(staged, &on_device).is_ok());
+  EXPECT_EQ(on_device[0].memory.get(), free_block) << "held only by the caller's tensor: written again";
+}
+
+TEST_F(StagedOnCuda, RunningOutOfMemoryThereComesBackAsItIsAndIsNotHalved) {
+  InferOptions options;
+  options.mode = ExecMode::kGpu;
+  auto session = InferSession::open(model.file, options);
+  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
+  OpExecutor executor;
+  const std::unique_ptr<InputStager> stager = stager_make(*session.value(), executor);
+  StagedInput staged;
+  ExecReport report;
+  ASSERT_TRUE(stager->stage(VarShapeBatch::wrap(views).view(), &staged, &report).is_ok());
+  std::vector<HostTensor> bound;
+  ASSERT_TRUE(stager->run(staged, &bound).is_ok());
+  ASSERT_TRUE(fault_configure("provider_oom:1").is_ok());
+  std::vector<DeviceTensor> on_device;
+  const Status st = stager->run_to_device(staged, &on_device);
+  ASSERT_TRUE(fault_configure("").is_ok());
+  EXPECT_EQ(st.code(), Errc::kOutOfMemory) << st.to_string();
+  EXPECT_EQ(session.value()->report().oom_halvings, 0);
+  EXPECT_EQ(session.value()->report().provider, "cuda");
+  EXPECT_TRUE(stager->run_to_device(staged, &on_device).is_ok());
 }
 
 }  // namespace

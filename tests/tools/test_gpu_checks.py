@@ -112,14 +112,16 @@ def test_the_summary_reads_the_figures_and_judges_the_targets(tmp_path):
                "0.50 s, first frame written after 0.40 s; steady {fps} frames/s\n"
                "Latency (arrived -> encoded): p50 5.0 ms, "
                "p95 9.0 ms, p99 {p99} ms\nStages: decode 50% (1.00 s on 1 thread)\nBottleneck: infer\n"
-               "Inference: {p} (mode gpu); preprocess: {p}; matte: {p}; model input: host\n"
+               "Inference: {p} (mode gpu); preprocess: {p}; matte: {p}; model input: host; probabilities: {where}\n"
                "IoU against the reference: 0.990\n")
-    logs = {"segment_720p_gpu_throughput": segment.format(fps=400.0, p99=20.0, p="cuda") +
+    gpu = {"p": "cuda", "where": "device (1800 frames)"}
+    cpu = {"p": "cpu", "where": "host"}
+    logs = {"segment_720p_gpu_throughput": segment.format(fps=400.0, p99=20.0, **gpu) +
             "  frames on the device from decode to the model: 1800 of 1800\n",
-            "segment_720p_cpu_throughput": segment.format(fps=100.0, p99=20.0, p="cpu"),
-            "segment_720p_gpu_latency": segment.format(fps=30.0, p99=61.0, p="cuda"),
-            "cores_segment_2": segment.format(fps=60.0, p99=9.0, p="cpu"),
-            "cores_segment_16": segment.format(fps=50.0, p99=9.0, p="cpu")}
+            "segment_720p_cpu_throughput": segment.format(fps=100.0, p99=20.0, **cpu),
+            "segment_720p_gpu_latency": segment.format(fps=30.0, p99=61.0, **gpu),
+            "cores_segment_2": segment.format(fps=60.0, p99=9.0, **cpu),
+            "cores_segment_16": segment.format(fps=50.0, p99=9.0, **cpu)}
     for name, text in logs.items():
         (tmp_path / f"{name}.log").write_text(text)
     (tmp_path / "steps.tsv").write_text("".join(f"{n}\t0\t6\n" for n in logs) + "bench_ops\tnot run\t0\n")
@@ -127,7 +129,7 @@ def test_the_summary_reads_the_figures_and_judges_the_targets(tmp_path):
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "[met] segment 720p GPU >= 3x CPU (steady): 4.00x" in out
-    assert "first frame 0.40 s, 1800 frames on the device), CPU 100.0" in out
+    assert "first frame 0.40 s, 1800 frames on the device, probabilities device (1800 frames)), CPU 100.0" in out
     assert "[met] segment 720p GPU >= 300 frames/s (steady): 400.0" in out
     assert "[NOT met] segment latency p99 <= 50 ms: 61.0 ms" in out
     assert ("[NOT met] kiln segment --mode cpu at 16 threads >= 0.95x its rate at 2 (seed's config, steady): "

@@ -62,7 +62,9 @@ def segment(name):
     return {"fps": g(r"Time: [0-9.]+ s, ([0-9.]+) frames/s"), "steady": g(r"steady ([0-9.]+) frames/s"),
             "first": g(r"first frame written after ([0-9.]+) s"), "p99": g(r"p99 ([0-9.]+) ms"),
             "iou": g(r"IoU against the reference: ([0-9.]+)"), "provider": s(r"Inference: (\w+)"),
-            "decode": s(r"decode: ([^;]*);"), "on_device": g(r"frames on the device from decode to the model: (\d+)"), "encode": s(r"; encode: (.*)"), "bottleneck": s(r"Bottleneck: (.*)"), "stages": s(r"Stages:(.*)")}
+            "decode": s(r"decode: ([^;]*);"), "on_device": g(r"frames on the device from decode to the model: (\d+)"),
+            "probabilities": s(r"; probabilities: (.*)"), "encode": s(r"; encode: (.*)"),
+            "bottleneck": s(r"Bottleneck: (.*)"), "stages": s(r"Stages:(.*)")}
 
 
 def fmt(v, spec=".1f"):
@@ -121,7 +123,7 @@ for name in ("segment_gpu_throughput", "segment_gpu_latency", "segment_gpu_nvdec
     fresh.append(ok)
     lines.append(f"  {name}: rc {STEPS.get(name, ('absent',))[0]}, {s['provider']}, decode {s['decode'][:40]} "
                  f"({fmt(s['on_device'], '.0f')} frames on the device), IoU {fmt(s['iou'], '.3f')} vs the CPU's "
-                 f"masks, {fmt(s['fps'])} frames/s")
+                 f"masks, {fmt(s['fps'])} frames/s; probabilities {s['probabilities'][:70]}")
 target("every GPU command in a fresh process matches the CPU", all(fresh), f"{sum(fresh)}/{len(fresh)}")
 py_last = (text("python_device.log").strip().splitlines() or ["(not run)"])[-1]
 lines.append(f"  python DLPack / device arrays: rc {STEPS.get('python_device', ('absent',))[0]}, {py_last[:90]}")
@@ -141,7 +143,8 @@ for size in ("720p", "1080p"):
     g, c = segment(f"segment_{size}_gpu_throughput"), segment(f"segment_{size}_cpu_throughput")
     r = ratio(g["steady"], c["steady"])
     lines.append(f"  segment {size} throughput: GPU {fmt(g['fps'])} frames/s (steady {fmt(g['steady'])}, first frame "
-                 f"{fmt(g['first'], '.2f')} s, {fmt(g['on_device'], '.0f')} frames on the device), CPU "
+                 f"{fmt(g['first'], '.2f')} s, {fmt(g['on_device'], '.0f')} frames on the device, probabilities "
+                 f"{g['probabilities'][:40]}), CPU "
                  f"{fmt(c['fps'])} (steady {fmt(c['steady'])}): {fmt(r, '.2f')}x")
     target(f"segment {size} GPU >= 3x CPU (steady)", None if r is None else r >= 3, f"{fmt(r, '.2f')}x")
     if size == "720p":

@@ -198,13 +198,15 @@ step segment_gpu_nvdec 90 "$K" segment "$C/person.mp4" -o "$O/segment_nvdec.mp4"
   --threads $T --reference "$O/reference.mkv" -q
 
 # compute-sanitizer (memcheck) over the kernels and device paths: the model input written into device memory, the
-# matte kernel, the segment engine on CUDA, host batches through the pinned staging slots, NVDEC's frames converted
+# matte and probability kernels (device maps smoothed in place), the segment engine on CUDA, host batches through the pinned staging slots, NVDEC's frames converted
 # on the device.
 if [[ $CPU_ONLY == 0 ]]; then
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   memcheck=("$sanitizer" --tool memcheck --error-exitcode 3)
   step sanitizer_staged 60 "${memcheck[@]}" "$B/tests/kiln_tests_infer" --gtest_filter='StagedOnCuda*'
   step sanitizer_matte 40 "${memcheck[@]}" "$B/tests/kiln_tests_backend_ops_matte" --gtest_filter='MatteParity*'
+  step sanitizer_probability 40 "${memcheck[@]}" "$B/tests/kiln_tests_backend_ops_probability" \
+    --gtest_filter='ProbabilityParity*'
   step sanitizer_segment 60 "${memcheck[@]}" "$B/tests/kiln_tests_apps_segment" --gtest_filter='*OnCuda*'
   step sanitizer_staging 40 "${memcheck[@]}" "$B/tests/kiln_tests_backend_ops" --gtest_filter='CudaStaging*'
   step sanitizer_nvdec 40 "${memcheck[@]}" "$B/tests/kiln_tests_apps_segment" \

@@ -143,6 +143,9 @@ struct SegmentJobSummary {
   std::string preprocess;  // where the fused preprocess ran
   std::string model_input;  // where the model read its input: "host", or "device (N runs)" (InferJobSummary's)
   std::string matte;       // where the frames' mattes (mask or alpha) were made
+  // where the model's outputs became smoothed probabilities: "device (N frames)" (left in device memory by the
+  // model, smoothed there), "host", or "..., then host (why)"
+  std::string probabilities;
   double iou = -1;         // mean mask IoU against the reference (-1: none given)
   std::vector<SegmentTargetCheck> targets;
   std::vector<SegmentPoolSummary> pools;  // memory pools used, then each input's frames in flight

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/backend_block.h"
 #include "kiln/ops/resize.h"
 #include "ops/matte.h"
 
@@ -188,8 +189,33 @@ double FrameMatte::rows_share(const std::function<void(int64_t, int64_t)>& rows,
   return static_cast<double>(total) / (static_cast<double>(m_width) * m_height);
 }
 
+Status FrameMatte::matte_make(const ProbabilityMap& map, uint8_t* matte, OpExecutor& exec, ExecReport* report) const {
+  const ImageView host_out = image_view_packed(matte, m_width, m_height, 1, PixelType::kU8);
+  if (map.device == nullptr) {
+    const VarShapeBatch in = VarShapeBatch::wrap({map.view});
+    const VarShapeBatch out = VarShapeBatch::wrap({host_out});
+    return exec.run(OpCall{OpKind::kMatte, &m_params, in.view(), out.view(), nullptr}, report);
+  }
+  KILN_TRY_ASSIGN(const DeviceBlock block, DeviceBlock::acquire(*map.device, host_out.packed_bytes()));
+  const ImageView device_out = image_view_packed(block.data(), m_width, m_height, 1, PixelType::kU8);
+  const OpCall call{OpKind::kMatte, &m_params, VarShapeBatchView{&map.view, 1, MemorySpace::kDevice},
+                    VarShapeBatchView{&device_out, 1, MemorySpace::kDevice}, nullptr};
+  KILN_TRY_ASSIGN(const Placement placement, exec.place(call));
+  if (placement.backend != map.device) {
+    return Status(Errc::kNotImplemented, "the matte is placed on " + placement.backend->name() + " (" +
+                                             placement.reason + "), not on " + map.device->name());
+  }
+  KILN_TRY(exec.run(call, report));
+  return map.device->device_download(block.data(), matte, host_out.packed_bytes());
+}
+
 Result<double> FrameMatte::render(const ImageView& frame, const float* prob, ImageBuffer* out, OpExecutor& exec,
                                   ExecReport* report) const {
+  return render(frame, ProbabilityMap::on_host(prob, m_prob_width, m_prob_height), out, exec, report);
+}
+
+Result<double> FrameMatte::render(const ImageView& frame, const ProbabilityMap& map, ImageBuffer* out,
+                                  OpExecutor& exec, ExecReport* report) const {
   const int32_t ch = channels();
   out->width = m_width;
   out->height = m_height;
@@ -199,10 +225,7 @@ Result<double> FrameMatte::render(const ImageView& frame, const float* prob, Ima
   std::vector<uint8_t> alpha;
   if (m_output != SegmentOutput::kMask) alpha.resize(static_cast<size_t>(m_width) * m_height);
   uint8_t* const matte = m_output == SegmentOutput::kMask ? out->pixels.data() : alpha.data();
-  const ImageView map = image_view_packed(const_cast<float*>(prob), m_prob_width, m_prob_height, 1, PixelType::kF32);
-  const VarShapeBatch in = VarShapeBatch::wrap({map});
-  const VarShapeBatch matte_out = VarShapeBatch::wrap({image_view_packed(matte, m_width, m_height, 1, PixelType::kU8)});
-  KILN_TRY(exec.run(OpCall{OpKind::kMatte, &m_params, in.view(), matte_out.view(), nullptr}, report));
+  KILN_TRY(matte_make(map, matte, exec, report));
   ThreadPool* const pool = exec.options().pool;
 
   std::vector<uint8_t> small;

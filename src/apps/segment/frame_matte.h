@@ -25,6 +25,16 @@ namespace kiln {
 MatteRegion matte_region(int32_t frame_width, int32_t frame_height, int32_t input_width, int32_t input_height,
                          int32_t prob_width, int32_t prob_height, bool letterbox);
 
+// A person-probability map (f32, 1 channel, packed) on the host, or in the device memory of `device` (a stream's
+// smoothed map left where the model's output was).
+struct ProbabilityMap {
+  ImageView view;
+  Backend* device = nullptr;  // null: host memory
+  static ProbabilityMap on_host(const float* prob, int32_t width, int32_t height) {
+    return {image_view_packed(const_cast<float*>(prob), width, height, 1, PixelType::kF32), nullptr};
+  }
+};
+
 class FrameMatte {
  public:
   FrameMatte() = default;
@@ -40,6 +50,10 @@ class FrameMatte {
   // rounding). `frame` (RGB, frame size) is read for alpha, composite and blur only.
   Result<double> render(const ImageView& frame, const float* prob, ImageBuffer* out, OpExecutor& exec,
                         ExecReport* report = nullptr) const;
+  // The same from a map on the host or the device: a device map's matte is made there (only the frame-size matte
+  // comes down); NotImplemented where `exec` does not place the matte on that device.
+  Result<double> render(const ImageView& frame, const ProbabilityMap& map, ImageBuffer* out, OpExecutor& exec,
+                        ExecReport* report = nullptr) const;
   // npy / h5: the upsampled probabilities as IEEE half, frame_width x frame_height; returns the share as above.
   double probabilities(const float* prob, uint16_t* out, ThreadPool* pool) const;
   // The IoU of this frame's mask with a reference mask (channel 0 > 127 is the person; frame size); 1 when both are
@@ -47,6 +61,8 @@ class FrameMatte {
   double iou(const float* prob, const ImageView& reference) const;
 
  private:
+  // The matte op of `map` into `matte` (host, frame size), on the map's device for a device map.
+  Status matte_make(const ProbabilityMap& map, uint8_t* matte, OpExecutor& exec, ExecReport* report) const;
   void column_blend_fill(const float* prob, int32_t y, float* column_blend) const;  // the vertical blend of row y
   void prob_row(const float* prob, int32_t y, float* column_blend, float* row) const;
   // Runs rows(begin, end) over every frame row (on the pool when given); counts[y] holds row y's person pixels after.

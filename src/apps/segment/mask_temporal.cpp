@@ -1,43 +1,23 @@
 #include "apps/segment/mask_temporal.h"
 
 #include <algorithm>
-#include <cmath>
+
+#include "ops/probability.h"
 
 namespace kiln {
 
-float mask_uncertainty(float p) {
-  p = std::clamp(p, 0.0f, 1.0f);
-  if (p <= 0.0f || p >= 1.0f) return 0.0f;
-  const float entropy = -(p * std::log2(p) + (1.0f - p) * std::log2(1.0f - p));
-  return entropy * entropy;
-}
-
-namespace {
-
-// mask_uncertainty at 4096 steps of p (two log2 per pixel would cost more than the rest of the smoothing).
-constexpr int kSteps = 4096;
-const float* uncertainty_table() {
-  static const auto* table = [] {
-    auto* t = new float[kSteps + 1];
-    for (int i = 0; i <= kSteps; ++i) t[i] = mask_uncertainty(static_cast<float>(i) / kSteps);
-    return t;
-  }();
-  return table;
-}
-
-}  // namespace
+float mask_uncertainty(float p) { return kiln_prob_uncertainty(p); }
 
 void mask_temporal_smooth(const float* current, float* state, size_t count, float ratio) {
   if (ratio <= 0.0f) {
     std::copy(current, current + count, state);
     return;
   }
-  const float* table = uncertainty_table();
+  // The probability op's weights, so a map smoothed here is the bits of one smoothed on a device.
+  const float* table = probability_uncertainty_steps();
   for (size_t i = 0; i < count; ++i) {
-    const float v = current[i];
-    const float p = v > 0.0f ? (v < 1.0f ? v : 1.0f) : 0.0f;  // NaN -> 0
-    const float u = table[static_cast<int>(p * kSteps + 0.5f)];
-    state[i] = p + (state[i] - p) * (u * ratio);
+    const float p = kiln_prob_clean(current[i]);
+    state[i] = kiln_prob_smooth(p, state[i], table[kiln_prob_step_of(p)], ratio);
   }
 }
 

@@ -2,8 +2,7 @@
 
 #include <algorithm>
 
-#include "apps/segment/mask_region.h"
-#include "apps/segment/mask_temporal.h"
+#include "core/fault.h"
 #include "kiln/image_ops.h"
 
 namespace kiln {
@@ -207,13 +206,60 @@ std::string SegmentEngine::preprocess_backend() const {
   return m_preprocess_backend.empty() ? "cpu" : m_preprocess_backend;
 }
 
-Result<double> SegmentEngine::matte_render(const FrameMatte& matte, const ImageView& frame, const float* prob,
+Result<double> SegmentEngine::matte_render(const FrameMatte& matte, const ImageView& frame, const ProbabilityMap& map,
                                            ImageBuffer* out) {
   ExecReport report;
-  KILN_TRY_ASSIGN(const double share, matte.render(frame, prob, out, m_executor, &report));
+  Result<double> share = matte.render(frame, map, out, m_executor, &report);
+  if (!share.is_ok() && map.device != nullptr && device_fallback_allowed(share.status())) {
+    device_probabilities_end("the matte on the device: " + share.status().message());
+    std::vector<float> host(static_cast<size_t>(map.view.width) * map.view.height);
+    KILN_TRY(map.device->device_download(map.view.data, host.data(), host.size() * sizeof(float)));
+    report = ExecReport();
+    share = matte.render(frame, ProbabilityMap::on_host(host.data(), map.view.width, map.view.height), out,
+                         m_executor, &report);
+  }
+  if (!share.is_ok()) return share;
   std::lock_guard<std::mutex> lock(m_state_mutex);
   if (m_matte_backend.empty()) m_matte_backend = report.backend;
   return share;
+}
+
+Status SegmentEngine::probability_on_device(const ImageView& output, const ProbabilityParams& params,
+                                            const ImageView& map) {
+  const OpCall call{OpKind::kProbability, &params, VarShapeBatchView{&output, 1, MemorySpace::kDevice},
+                    VarShapeBatchView{&map, 1, MemorySpace::kDevice}, nullptr};
+  KILN_TRY_ASSIGN(const Placement placement, m_executor.place(call));
+  if (placement.backend != m_model->session().device_backend()) {
+    return Status(Errc::kNotImplemented, "the probability op is placed on " + placement.backend->name() + " (" +
+                                             placement.reason + ")");
+  }
+  if (fault_should_fail(FaultSite::kDeviceMap)) {
+    return Status(Errc::kDeviceError, "injected failure of the probability map on the device (KILN_FAULT)");
+  }
+  KILN_TRY(m_executor.run(call));
+  ++m_device_probability_frames;
+  return Status::ok();
+}
+
+void SegmentEngine::device_probabilities_end(const std::string& why) {
+  if (m_device_probabilities_off.exchange(true)) return;
+  std::lock_guard<std::mutex> lock(m_state_mutex);
+  m_device_probabilities_note = why;
+}
+
+bool SegmentEngine::device_fallback_allowed(const Status& st) const {
+  if (st.code() != Errc::kDeviceError) return true;  // not a failure of the device: the host does it instead
+  return m_config.exec.fallback_on_error && m_config.exec.mode != ExecMode::kGpu;
+}
+
+std::string SegmentEngine::probabilities_where() const {
+  const int64_t frames = m_device_probability_frames.load();
+  std::lock_guard<std::mutex> lock(m_state_mutex);
+  std::string text = frames > 0 ? "device (" + std::to_string(frames) + " frames)" : std::string();
+  if (!m_device_probabilities_note.empty()) {
+    text += (text.empty() ? "host (" : ", then host (") + m_device_probabilities_note + ")";
+  }
+  return text.empty() ? "host" : text;
 }
 
 std::string SegmentEngine::matte_backend() const {
@@ -234,7 +280,6 @@ void SegmentEngine::deliver(SegmentFrame&& frame) {
 void SegmentEngine::infer_loop() {
   Profiler::instance().set_thread_name("infer");
   StagedInput input;  // reused: device memory the provider reads in place, or the session's (pinned) host pool
-  std::vector<std::vector<float>> probs;
   for (;;) {
     auto next = m_batcher->next_batch();
     if (!next.is_ok()) break;  // closed and drained
@@ -251,16 +296,7 @@ void SegmentEngine::infer_loop() {
     {
       StageTimer timer(m_infer);
       st = batch_stage(batch, &input);
-      int32_t prob_width = 0, prob_height = 0;
-      if (st.is_ok()) st = m_model->run(*m_stager, input, &probs, &prob_width, &prob_height);
-      if (st.is_ok()) {
-        for (int64_t i = 0; i < n; ++i) {
-          SegmentFrame& f = batch.items[static_cast<size_t>(i)].request;
-          f.prob = std::move(probs[static_cast<size_t>(i)]);
-          f.prob_width = prob_width;
-          f.prob_height = prob_height;
-        }
-      }
+      if (st.is_ok()) st = batch_infer(input, batch);
     }
     if (!st.is_ok()) {
       stop(st);
@@ -271,6 +307,44 @@ void SegmentEngine::infer_loop() {
     m_batcher->complete(batch, compute_ns);
     batch_size_adapt(n, compute_ns);
   }
+}
+
+Status SegmentEngine::batch_infer(const StagedInput& input, Batch<SegmentFrame>& batch) {
+  // The provider writes into device memory wherever the batch was staged; the job's image ops decide (in the
+  // streams' smoothers) whether the outputs are read there.
+  const bool device_job = m_config.exec.mode != ExecMode::kCpu && !m_executor.moved_to_cpu();
+  if (!m_device_probabilities_off && device_job && m_model->session().device_backend() != nullptr) {
+    SegmentDeviceOutput out;
+    const Status st = m_model->run_to_device(*m_stager, input, &out);
+    if (st.is_ok()) {
+      for (size_t i = 0; i < batch.items.size(); ++i) {
+        SegmentFrame& f = batch.items[i].request;
+        f.output_device = out.memory;
+        f.output_device_view = out.views[i];
+        f.output_params = out.params;
+        f.prob.clear();
+        f.prob_width = out.width;
+        f.prob_height = out.height;
+      }
+      return st;
+    }
+    // NotImplemented: not yet (the outputs' shapes, the activation are learned from a batch on the host). Out of
+    // memory: the host run below may fit, or halves the batch. A failed run ends the device path for the job, and
+    // the host run below moves to the next provider.
+    if (st.code() != Errc::kNotImplemented && st.code() != Errc::kOutOfMemory) {
+      device_probabilities_end("the model's run into device memory: " + st.message());
+    }
+  }
+  std::vector<std::vector<float>> probs;
+  int32_t width = 0, height = 0;
+  KILN_TRY(m_model->run(*m_stager, input, &probs, &width, &height));
+  for (size_t i = 0; i < batch.items.size(); ++i) {
+    SegmentFrame& f = batch.items[i].request;
+    f.prob = std::move(probs[i]);
+    f.prob_width = width;
+    f.prob_height = height;
+  }
+  return Status::ok();
 }
 
 Status SegmentEngine::batch_stage(Batch<SegmentFrame>& batch, StagedInput* input) {
@@ -388,24 +462,6 @@ void SegmentEngine::batch_size_adapt(int64_t batch, int64_t compute_ns) {
   }
   if (report.batch_limit > 0) limit = std::min(limit, report.batch_limit);
   m_batcher->batch_limit_set(static_cast<int32_t>(limit));
-}
-
-const std::vector<float>& SegmentSmoother::update(const SegmentFrame& frame, const SegmentSettings& settings) {
-  if (frame.dropped) {
-    if (m_state.empty()) m_state.assign(static_cast<size_t>(m_width) * m_height, 0.0f);
-  } else if (frame.prob_width != m_width || frame.prob_height != m_height || m_state.size() != frame.prob.size()) {
-    m_width = frame.prob_width;
-    m_height = frame.prob_height;
-    m_state = frame.prob;
-  } else {
-    mask_temporal_smooth(frame.prob.data(), m_state.data(), m_state.size(), settings.temporal);
-  }
-  if (!settings.largest_component) return m_state;
-  // The state goes on seeing every region: one that grows larger than the person's takes over at once.
-  m_output = m_state;
-  mask_keep_largest_region(m_output.data(), m_width, m_height, settings.threshold, std::max(1, m_width / 128),
-                           &m_scratch);
-  return m_output;
 }
 
 }  // namespace kiln

@@ -42,6 +42,12 @@ struct SegmentFrame {
     rgb_device_view = ImageView();
   }
   bool input_from_device = false;  // the model read it from rgb_device: it never was on the host before the model
+  // The model's output for this frame left in its device memory (SegmentModel::run_to_device; prob is empty then):
+  // output_device_view inside output_device, which the batch's frames share; output_params make it the person's
+  // probability (SegmentSmoother, through the probability op).
+  std::shared_ptr<DeviceBlock> output_device;
+  ImageView output_device_view;
+  ProbabilityParams output_params;
   int64_t arrived_ns = 0;  // when it was submitted (latency counts from here)
   std::vector<float> prob;  // the model's person probability, prob_width x prob_height (not yet smoothed)
   int32_t prob_width = 0, prob_height = 0;
@@ -137,9 +143,24 @@ class SegmentEngine {
   std::string preprocess_backend() const;
   // Where the model read its input (InputStager::where).
   std::string model_input() const;
-  // One frame's matte through the engine's executor (the CPU, or the GPU where the image ops run: IMAGE_PROCESSING_GPU
-  // governs it); returns its person share (FrameMatte::render). matte_backend() names where the first one ran.
-  Result<double> matte_render(const FrameMatte& matte, const ImageView& frame, const float* prob, ImageBuffer* out);
+  // One frame's matte through the engine's executor (the CPU, or the GPU where the job's image ops run); returns its person share (FrameMatte::render). matte_backend() names where the first one ran. A map
+  // on the device whose matte cannot be made there (not placed there; a failure where fallback is allowed) comes to
+  // the host for it, and the rest of the job's probabilities stay on the host (device_probabilities_end).
+  Result<double> matte_render(const FrameMatte& matte, const ImageView& frame, const ProbabilityMap& map,
+                              ImageBuffer* out);
+  // The probability op on a frame's model output left on the device (SegmentFrame::output_device_view) into a map
+  // in the same device's memory (its previous smoothed map on entry when params.temporal > 0). NotImplemented where
+  // the executor does not place the op on that device; KILN_FAULT=device_map:N fails the N-th call.
+  Status probability_on_device(const ImageView& output, const ProbabilityParams& params, const ImageView& map);
+  // Probabilities are no longer kept on the device, for the rest of the job (`why`, for the summary): later batches'
+  // outputs come to the host. Safe from any thread.
+  void device_probabilities_end(const std::string& why);
+  bool device_probabilities_on() const { return !m_device_probabilities_off.load(); }
+  // A device step that failed with `st` may be redone on the host (mode auto with fallback_on_error), else it
+  // stops the job.
+  bool device_fallback_allowed(const Status& st) const;
+  // Where the frames' probabilities were made and smoothed: "device (N frames)", "host", or with "then host (why)".
+  std::string probabilities_where() const;
   std::string matte_backend() const;
   // The memory pools that served anything (every backend's host and device pools), then each stream's frames in
   // flight, named by `stream_names` (index = stream).
@@ -166,6 +187,9 @@ class SegmentEngine {
   // The batch's frames preprocessed into `input`: from device memory when every frame is there, else each brought
   // to the host first (also when the device path refuses them).
   Status batch_stage(Batch<SegmentFrame>& batch, StagedInput* input);
+  // The model on a staged batch: its outputs left on the device for the frames where the session and the job allow
+  // it (SegmentModel::run_to_device), else each frame's probability on the host.
+  Status batch_infer(const StagedInput& input, Batch<SegmentFrame>& batch);
   // A frame on the host copied into the model's device memory (rgb_device), for a batch staged there.
   Status frame_upload(SegmentFrame* frame);
   void batch_size_adapt(int64_t batch, int64_t compute_ns);
@@ -192,24 +216,9 @@ class SegmentEngine {
   Status m_error;
   std::string m_preprocess_backend;
   std::string m_matte_backend;
-};
-
-// A stream's temporal smoothing: the smoothed probability after each frame (a dropped frame keeps the last one).
-class SegmentSmoother {
- public:
-  // width x height: the map a frame dropped before any was inferred gets (all background).
-  SegmentSmoother(int32_t width, int32_t height) : m_width(width), m_height(height) {}
-  // The smoothed map for `frame` (prob_width x prob_height of the last inferred frame; settings.temporal, and
-  // settings.largest_component with settings.threshold); valid until the next call.
-  const std::vector<float>& update(const SegmentFrame& frame, const SegmentSettings& settings);
-  int32_t width() const { return m_width; }
-  int32_t height() const { return m_height; }
-
- private:
-  std::vector<float> m_state;
-  std::vector<float> m_output;  // largest_component: the state with the other regions removed
-  std::vector<uint8_t> m_scratch;
-  int32_t m_width = 0, m_height = 0;
+  std::atomic<bool> m_device_probabilities_off{false};
+  std::atomic<int64_t> m_device_probability_frames{0};  // made and smoothed on the device
+  std::string m_device_probabilities_note;  // why they stopped (m_state_mutex)
 };
 
 }  // namespace kiln

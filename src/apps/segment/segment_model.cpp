@@ -4,6 +4,9 @@
 #include <cmath>
 #include <span>
 
+#include "ops/image_desc.h"
+#include "ops/probability.h"
+
 namespace kiln {
 
 Result<std::unique_ptr<SegmentModel>> SegmentModel::open(const SegmentSettings& settings, const InferOptions& options) {
@@ -76,16 +79,39 @@ Result<SegmentModel::OutputLayout> SegmentModel::output_layout(const std::vector
   return o;
 }
 
-namespace {
-
-// A model value as a person probability: through the sigmoid when the model gives logits; NaN and inf count as
-// background.
-float probability_of(float v, bool sigmoid) {
-  if (sigmoid) v = 1.0f / (1.0f + std::exp(-std::clamp(v, -50.0f, 50.0f)));
-  return std::isfinite(v) ? std::clamp(v, 0.0f, 1.0f) : 0.0f;
+Result<SegmentModel::OutputLayout> SegmentModel::output_check(const std::vector<int64_t>& shape, int64_t elements,
+                                                              int64_t batch) const {
+  KILN_TRY_ASSIGN(const OutputLayout layout, output_layout(shape));  // symbolic sizes are known now
+  const int64_t plane = static_cast<int64_t>(layout.width) * layout.height;
+  if (shape.empty() || shape[0] != batch || plane <= 0 || elements != batch * plane * layout.channels) {
+    return invalid_argument("the model's output does not hold one mask per frame");
+  }
+  if (layout.channels > 1 && m_settings.person_class >= layout.channels) {
+    return invalid_argument("person_class " + std::to_string(m_settings.person_class) + " is outside the model's " +
+                            std::to_string(layout.channels) + " classes");
+  }
+  return layout;
 }
 
-}  // namespace
+ProbabilityParams SegmentModel::probability_params(int32_t channels) const {
+  ProbabilityParams p;
+  p.activation = m_activation == "softmax" ? ProbabilityActivation::kSoftmax
+                 : m_activation == "none"  ? ProbabilityActivation::kNone
+                                           : ProbabilityActivation::kSigmoid;
+  p.channel = channels == 1 ? 0 : m_settings.person_class;
+  return p;
+}
+
+void SegmentModel::probability_fill(const ImageView& output, const ProbabilityParams& params, float* prob) {
+  // The probability op's per-pixel math (ops/probability_px.h): the same bits as a map made on a device.
+  const KilnProbabilityParams p = probability_params_resolve(params);
+  const KilnImageDesc d = image_desc(output);
+  const auto* base = static_cast<const uint8_t*>(output.data);
+  for (int32_t y = 0; y < output.height; ++y) {
+    float* row = prob + static_cast<int64_t>(y) * output.width;
+    for (int32_t x = 0; x < output.width; ++x) row[x] = kiln_prob_at(base, d, x, y, p);
+  }
+}
 
 Status SegmentModel::run(InputStager& stager, const StagedInput& input, std::vector<std::vector<float>>* probs,
                          int32_t* width, int32_t* height) {
@@ -93,48 +119,50 @@ Status SegmentModel::run(InputStager& stager, const StagedInput& input, std::vec
   KILN_TRY(stager.run(input, &m_outputs));
   if (m_outputs.empty()) return invalid_argument("the model returned no output");
   const HostTensor& out = m_outputs[0];
-  KILN_TRY_ASSIGN(const OutputLayout layout, output_layout(out.shape));  // symbolic sizes are known now
+  KILN_TRY_ASSIGN(const OutputLayout layout, output_check(out.shape, out.elements(), batch));
   const int64_t plane = static_cast<int64_t>(layout.width) * layout.height;
   const int32_t channels = layout.channels;
-  if (out.shape.empty() || out.shape[0] != batch || plane <= 0 || out.elements() != batch * plane * channels) {
-    return invalid_argument("the model's output does not hold one mask per frame");
-  }
-  if (channels > 1 && m_settings.person_class >= channels) {
-    return invalid_argument("person_class " + std::to_string(m_settings.person_class) + " is outside the model's " +
-                            std::to_string(channels) + " classes");
-  }
   const std::span<const float> values = out.values();
   if (m_activation == "auto") {  // settled once, on the first batch
     const bool within = std::all_of(values.begin(), values.end(), [](float v) { return v >= 0.0f && v <= 1.0f; });
     m_activation = channels > 1 ? "softmax" : within ? "none" : "sigmoid";
   }
-  const bool sigmoid = m_activation == "sigmoid";
-  const bool softmax = m_activation == "softmax";
-  const int32_t person = channels == 1 ? 0 : m_settings.person_class;
+  const ProbabilityParams params = probability_params(channels);
   probs->resize(static_cast<size_t>(batch));
   for (int64_t b = 0; b < batch; ++b) {
     std::vector<float>& p = (*probs)[static_cast<size_t>(b)];
     p.resize(static_cast<size_t>(plane));
-    const float* item = values.data() + b * plane * channels;
-    const auto at = [&](int64_t i, int32_t c) {
-      return layout.hwc ? item[i * channels + c] : item[static_cast<int64_t>(c) * plane + i];
-    };
-    if (!softmax) {
-      const int64_t step = layout.hwc ? channels : 1;
-      const float* from = layout.hwc ? item + person : item + static_cast<int64_t>(person) * plane;
-      for (int64_t i = 0; i < plane; ++i) p[static_cast<size_t>(i)] = probability_of(from[i * step], sigmoid);
-      continue;
-    }
-    for (int64_t i = 0; i < plane; ++i) {
-      float top = at(i, 0);
-      for (int32_t c = 1; c < channels; ++c) top = std::max(top, at(i, c));
-      float sum = 0;
-      for (int32_t c = 0; c < channels; ++c) sum += std::exp(at(i, c) - top);
-      p[static_cast<size_t>(i)] = probability_of(std::exp(at(i, person) - top) / sum, false);
-    }
+    const ImageView item = image_view_packed(const_cast<float*>(values.data() + b * plane * channels), layout.width,
+                                             layout.height, channels, PixelType::kF32,
+                                             layout.hwc ? Layout::kHWC : Layout::kCHW);
+    probability_fill(item, params, p.data());
   }
   *width = layout.width;
   *height = layout.height;
+  return Status::ok();
+}
+
+Status SegmentModel::run_to_device(InputStager& stager, const StagedInput& input, SegmentDeviceOutput* out) {
+  if (m_activation == "auto") {
+    return Status(Errc::kNotImplemented, "the activation is settled on the values of a batch on the host");
+  }
+  if (m_activation == "softmax" && m_channels < 2) {  // the probability op needs two channels for it
+    return Status(Errc::kNotImplemented, "softmax of a one-channel output is made on the host");
+  }
+  KILN_TRY(stager.run_to_device(input, &m_device_outputs));
+  if (m_device_outputs.empty()) return invalid_argument("the model returned no output");
+  const DeviceTensor& t = m_device_outputs[0];
+  KILN_TRY_ASSIGN(const OutputLayout layout, output_check(t.shape, t.elements(), input.items));
+  const int64_t item_values = static_cast<int64_t>(layout.width) * layout.height * layout.channels;
+  out->memory = t.memory;
+  out->views.clear();
+  for (int64_t b = 0; b < input.items; ++b) {
+    out->views.push_back(image_view_packed(t.data() + b * item_values, layout.width, layout.height, layout.channels,
+                                           PixelType::kF32, layout.hwc ? Layout::kHWC : Layout::kCHW));
+  }
+  out->params = probability_params(layout.channels);
+  out->width = layout.width;
+  out->height = layout.height;
   return Status::ok();
 }
 

@@ -14,6 +14,7 @@
 #include "apps/segment/frame_matte.h"
 #include "apps/segment/frame_source.h"
 #include "apps/segment/segment_engine.h"
+#include "apps/segment/segment_smoother.h"
 #include "io/tensor_writer.h"
 #include "io/video/video_writer.h"
 
@@ -180,6 +181,7 @@ class SegmentRun {
     summary.infer = m_engine->model().session().report();
     summary.preprocess = m_engine->preprocess_backend();
     summary.model_input = m_engine->model_input();
+    summary.probabilities = m_engine->probabilities_where();
     summary.matte = m_engine->matte_backend();
     double busiest = -1;
     for (StageClock* c : {&m_decode, &m_engine->infer_clock(), &m_post, &m_encode}) {
@@ -335,7 +337,7 @@ class SegmentRun {
 
   void write_loop(Stream& s, size_t k) {
     Profiler::instance().set_thread_name("write " + std::to_string(s.id));
-    SegmentSmoother smoother(m_engine->model().prob_width(), m_engine->model().prob_height());
+    SegmentSmoother smoother(*m_engine, m_engine->model().prob_width(), m_engine->model().prob_height());
     ImageBuffer out;
     std::vector<uint16_t> half;
     SegmentFrame task;
@@ -347,22 +349,31 @@ class SegmentRun {
         if (task.dropped) ++s.summary.dropped;
         if (task.input_from_device) ++s.summary.device_frames;
         st = frame_pixels_fetch(s, &task);
-        const std::vector<float>& prob = smoother.update(task, m_config.segment);
+        Result<ProbabilityMap> map = smoother.update(task, m_config.segment);
+        if (st.is_ok()) st = map.status();
         if (st.is_ok() && (smoother.width() != s.matte_prob_width || smoother.height() != s.matte_prob_height)) {
           st = matte_fit(s, smoother.width(), smoother.height());
         }
+        // Arrays, the reference's IoU and previews read the map on the host (256 x 256 or so: it comes down once).
+        const bool host_map = is_array_output(m_kind) || m_reference || (s.preview && s.preview->wants(task.frame.index));
+        const float* prob = nullptr;
+        if (st.is_ok() && host_map) {
+          Result<const float*> on_host = smoother.host();
+          if (on_host.is_ok()) prob = on_host.value();
+          else st = on_host.status();
+        }
         if (st.is_ok() && is_array_output(m_kind)) {
           half.resize(static_cast<size_t>(s.info.width) * s.info.height);
-          foreground = s.matte.probabilities(prob.data(), half.data(), &m_engine->pool());
+          foreground = s.matte.probabilities(prob, half.data(), &m_engine->pool());
         } else if (st.is_ok()) {
-          Result<double> share = m_engine->matte_render(s.matte, task.frame.rgb.view(), prob.data(), &out);
+          Result<double> share = m_engine->matte_render(s.matte, task.frame.rgb.view(), map.value(), &out);
           if (share.is_ok()) foreground = share.value();
           else st = share.status();
         }
-        if (st.is_ok() && m_reference) reference_compare(s, prob.data());
+        if (st.is_ok() && m_reference) reference_compare(s, prob);
         if (st.is_ok() && s.preview && s.preview->wants(task.frame.index)) {
           half.resize(static_cast<size_t>(s.info.width) * s.info.height);
-          if (!is_array_output(m_kind)) s.matte.probabilities(prob.data(), half.data(), &m_engine->pool());
+          if (!is_array_output(m_kind)) s.matte.probabilities(prob, half.data(), &m_engine->pool());
           s.preview->sample(task.frame.index, task.frame.time_s, task.frame.rgb.view(), half.data(), s.info.width,
                             s.info.height);
         }

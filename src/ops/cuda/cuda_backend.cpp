@@ -126,6 +126,9 @@ class CudaBackend final : public Backend {
   Status device_upload(const void* host, void* device, size_t bytes) override {
     KILN_CUDA_CHECK(cudaSetDevice(m_device));
     KILN_CUDA_CHECK(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice));
+    // From pageable memory cudaMemcpy may return once the bytes are staged, before their DMA ends; kiln's kernels
+    // run on non-blocking streams, which do not wait for the legacy stream's copy.
+    KILN_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
     return Status::ok();
   }
 

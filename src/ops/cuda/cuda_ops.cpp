@@ -287,6 +287,7 @@ constexpr CudaOp kCudaOps[] = {
     {OpKind::kWarp, warp_cuda_supports, with_fault<warp_cuda>},
     {OpKind::kMask, mask_cuda_supports, with_fault<mask_cuda>},
     {OpKind::kMatte, matte_cuda_supports, with_fault<matte_cuda>},
+    {OpKind::kProbability, probability_cuda_supports, with_fault<probability_cuda>},
 };
 static_assert(op_table_unique(kCudaOps));
 

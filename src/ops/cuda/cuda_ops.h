@@ -133,5 +133,6 @@ KILN_CUDA_FAMILY(enhance);
 KILN_CUDA_FAMILY(warp);
 KILN_CUDA_FAMILY(mask);
 KILN_CUDA_FAMILY(matte);
+KILN_CUDA_FAMILY(probability);
 
 }  // namespace kiln

@@ -165,6 +165,7 @@ constexpr OpenclOp kOpenclOps[] = {
     {OpKind::kWarp, warp_opencl_supports, warp_opencl},
     {OpKind::kMask, mask_opencl_supports, mask_opencl},
     {OpKind::kMatte, matte_opencl_supports, matte_opencl},
+    {OpKind::kProbability, probability_opencl_supports, probability_opencl},
 };
 static_assert(op_table_unique(kOpenclOps));
 

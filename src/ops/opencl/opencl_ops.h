@@ -85,5 +85,6 @@ KILN_OPENCL_FAMILY(enhance);
 KILN_OPENCL_FAMILY(warp);
 KILN_OPENCL_FAMILY(mask);
 KILN_OPENCL_FAMILY(matte);
+KILN_OPENCL_FAMILY(probability);
 
 }  // namespace kiln::opencl

@@ -2,9 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include "apps/segment/mask_temporal.h"
+#include "kiln/image_ops.h"
+#include "ops/probability_px.h"
 
 namespace kiln {
 namespace {
@@ -51,6 +54,40 @@ TEST(MaskTemporal, ReducesFlicker) {
     previous = state;
   }
   EXPECT_LT(smooth_swing, raw_swing * 0.5f);
+}
+
+// One map of w x h through the probability op on the CPU into `state`.
+Status probability_op(std::vector<float> values, int32_t w, int32_t h, const ProbabilityParams& p,
+                      std::vector<float>* state) {
+  state->resize(static_cast<size_t>(w) * h);
+  const ImageView iv = image_view_packed(values.data(), w, h, 1, PixelType::kF32);
+  const ImageView ov = image_view_packed(state->data(), w, h, 1, PixelType::kF32);
+  const VarShapeBatch ib = VarShapeBatch::wrap({iv}), ob = VarShapeBatch::wrap({ov});
+  ExecOptions cpu;
+  cpu.mode = ExecMode::kCpu;
+  return probability_maps(p, ib.view(), ob.view(), cpu);
+}
+
+// The probability op smoothing its maps on the CPU gives the bits of kiln segment's host smoothing (the op's own
+// backends are compared with its CPU in tests/backend_ops/probability_parity_test.cpp).
+TEST(MaskTemporal, TheProbabilityOpSmoothsToTheSameBits) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-6.0f, 6.0f);
+  const int32_t w = 64, h = 48;
+  std::vector<float> state_op, state_host(static_cast<size_t>(w) * h, 0.0f);
+  ProbabilityParams p;
+  ASSERT_TRUE(probability_op(std::vector<float>(state_host.size(), 0.0f), w, h, p, &state_op).is_ok());
+  state_host = state_op;
+  p.temporal = 0.7f;
+  for (int frame = 0; frame < 5; ++frame) {
+    std::vector<float> logits(state_host.size());
+    for (float& v : logits) v = u(rng);
+    ASSERT_TRUE(probability_op(logits, w, h, p, &state_op).is_ok());
+    std::vector<float> prob(logits.size());
+    for (size_t i = 0; i < logits.size(); ++i) prob[i] = kiln_prob_of_value(logits[i], 1);
+    mask_temporal_smooth(prob.data(), state_host.data(), prob.size(), p.temporal);
+    ASSERT_EQ(state_op, state_host) << "frame " << frame;
+  }
 }
 
 }  // namespace

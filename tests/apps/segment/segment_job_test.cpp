@@ -185,6 +185,7 @@ TEST_F(SegmentJob, OnCudaEveryStageRunsThereAndTheMasksAreTheCpus) {
   EXPECT_EQ(s.preprocess, "cuda");
   EXPECT_EQ(s.matte, "cuda");
   EXPECT_EQ(s.model_input.rfind("device (", 0), 0u) << s.model_input;  // no round trip through the host
+  EXPECT_EQ(s.probabilities.rfind("device (", 0), 0u) << s.probabilities;  // nor from the model to the matte
   EXPECT_EQ(s.streams[0].written, kFrames);
   EXPECT_GE(s.iou, 0.97);
 }

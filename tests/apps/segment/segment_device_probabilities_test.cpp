@@ -1,0 +1,154 @@
+// The segment job with the model's outputs left on the device (InferSession::run_to_device): each frame's output
+// becomes its smoothed person probability there (the probability op into the stream's map), the matte is made from
+// that map there, and only the frame-size mask comes down. Against the CPU provider's run: the same masks (IoU), with
+// the largest-component filter too (the map comes down for it). A failed step on the device brings the stream's map
+// to the host with the reason (mode auto: the same masks) or stops the job (mode gpu). Every
+// test here needs a CUDA device and ONNX Runtime's CUDA provider: SKIPPED here, failing under KILN_REQUIRE_GPU=1.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
+
+#include "common/cuda_provider.h"
+#include "common/gpu_required.h"
+#include "common/photo_video.h"
+#include "core/fault.h"
+#include "io/video/video_reader.h"
+#include "kiln/apps/segment.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kW = 320, kH = 240, kFrames = 24;
+
+class SegmentDeviceProbabilities : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!test::cuda_provider_available()) {
+      KILN_GPU_SKIP("no CUDA device with ONNX Runtime's CUDA provider: outputs left on the device need one");
+    }
+    m_dir = fs::temp_directory_path() / ("kiln_segment_device_probabilities_" + std::to_string(::getpid()));
+    fs::create_directories(m_dir);
+    m_video = (m_dir / "person.mp4").string();
+    test::photo_video_write(test::kAstronautPhoto, m_video, kW, kH, kFrames);
+  }
+  void TearDown() override {
+    if (!m_dir.empty()) fs::remove_all(m_dir);
+  }
+
+  // Lossless masks from the software decode (NVDEC is another test's subject).
+  SegmentJobConfig config(const std::string& output, ExecMode mode, bool largest_component) {
+    SegmentJobConfig c;
+    c.output_dir = (m_dir / output).string();
+    c.output = SegmentOutput::kMask;
+    c.codec = "ffv1";
+    c.exec.mode = mode;
+    c.exec.threads = 2;
+    c.hw_decode = "none";
+    c.segment.largest_component = largest_component;
+    return c;
+  }
+
+  // The mean IoU of two mask videos' frames (> 127 is the person); fails when their frame counts differ.
+  static double masks_iou(const std::string& a, const std::string& b) {
+    const std::vector<ImageBuffer> fa = masks_read(a), fb = masks_read(b);
+    EXPECT_EQ(fa.size(), fb.size());
+    EXPECT_EQ(fa.size(), static_cast<size_t>(kFrames));
+    if (fa.empty() || fa.size() != fb.size()) return 0;
+    double sum = 0;
+    for (size_t i = 0; i < fa.size(); ++i) {
+      EXPECT_EQ(fa[i].pixels.size(), fb[i].pixels.size());
+      int64_t both = 0, either = 0;
+      for (size_t k = 0; k < std::min(fa[i].pixels.size(), fb[i].pixels.size()); ++k) {
+        const bool x = fa[i].pixels[k] > 127, y = fb[i].pixels[k] > 127;
+        both += x && y ? 1 : 0;
+        either += x || y ? 1 : 0;
+      }
+      sum += either == 0 ? 1.0 : static_cast<double>(both) / static_cast<double>(either);
+    }
+    return sum / static_cast<double>(fa.size());
+  }
+
+  static std::vector<ImageBuffer> masks_read(const std::string& path) {
+    std::vector<ImageBuffer> frames;
+    auto reader = VideoReader::open(path);
+    EXPECT_TRUE(reader.is_ok()) << reader.status().to_string();
+    if (!reader.is_ok()) return frames;
+    for (;;) {
+      VideoFrame f;
+      bool end = false;
+      if (!reader.value()->read(&f, &end).is_ok() || end) break;
+      frames.push_back(std::move(f.rgb));
+    }
+    return frames;
+  }
+
+  // Person pixels in the last frame of a mask video: a filter that removed the person would leave none.
+  static double person_share(const std::string& path) {
+    const std::vector<ImageBuffer> frames = masks_read(path);
+    if (frames.empty()) return 0;
+    int64_t on = 0;
+    for (const uint8_t v : frames.back().pixels) on += v > 127 ? 1 : 0;
+    return static_cast<double>(on) / static_cast<double>(frames.back().pixels.size());
+  }
+
+  std::string out(const std::string& name) const { return (m_dir / name).string(); }
+
+  fs::path m_dir;
+  std::string m_video;
+};
+
+TEST_F(SegmentDeviceProbabilities, MasksFromMapsSmoothedOnTheDeviceAreTheCpuRunsMasks) {
+  for (const bool largest : {false, true}) {
+    SCOPED_TRACE(largest ? "largest_component" : "every region");
+    const std::string tag = largest ? "_largest" : "";
+    auto cpu = segment_job_run(config("cpu" + tag + ".mkv", ExecMode::kCpu, largest), {m_video});
+    ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
+    EXPECT_EQ(cpu.value().probabilities, "host");
+    auto gpu = segment_job_run(config("gpu" + tag + ".mkv", ExecMode::kGpu, largest), {m_video});
+    ASSERT_TRUE(gpu.is_ok()) << gpu.status().to_string();
+    const SegmentJobSummary& s = gpu.value();
+    EXPECT_EQ(s.infer.provider, "cuda");
+    EXPECT_EQ(s.matte, "cuda");
+    // The first batch of the input size runs on the host (it teaches the session the outputs' shapes); the rest
+    // leave their outputs on the device.
+    EXPECT_EQ(s.probabilities.rfind("device (", 0), 0u) << s.probabilities;
+    EXPECT_EQ(s.probabilities.find("then host"), std::string::npos) << s.probabilities;
+    EXPECT_EQ(s.streams[0].written, kFrames);
+    // The provider convolves in TF32 and batches by timing: probabilities near the threshold move, at the edge only.
+    EXPECT_GE(masks_iou(out("cpu" + tag + ".mkv"), out("gpu" + tag + ".mkv")), 0.97);
+    EXPECT_GT(person_share(out("gpu" + tag + ".mkv")), 0.05);
+  }
+}
+
+// A failed step on the device (KILN_FAULT=device_map:N: the third frame's) brings the stream's map to the host with
+// the reason in mode auto, the masks unchanged; in mode gpu it stops the job.
+TEST_F(SegmentDeviceProbabilities, AFailedDeviceStepMovesTheMapToTheHostOrStopsModeGpu) {
+  auto cpu = segment_job_run(config("cpu.mkv", ExecMode::kCpu, false), {m_video});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
+  ASSERT_TRUE(fault_configure("device_map:3").is_ok());
+  auto moved = segment_job_run(config("auto.mkv", ExecMode::kAuto, false), {m_video});
+  ASSERT_TRUE(fault_configure("device_map:3").is_ok());
+  auto stopped = segment_job_run(config("gpu.mkv", ExecMode::kGpu, false), {m_video});
+  ASSERT_TRUE(fault_configure("").is_ok());
+
+  ASSERT_TRUE(moved.is_ok()) << moved.status().to_string();
+  const SegmentJobSummary& s = moved.value();
+  EXPECT_EQ(s.infer.provider, "cuda");
+  EXPECT_EQ(s.probabilities.rfind("device (2 frames), then host (smoothing on the device: injected", 0), 0u)
+      << s.probabilities;
+  EXPECT_EQ(s.streams[0].written, kFrames);
+  EXPECT_GE(masks_iou(out("cpu.mkv"), out("auto.mkv")), 0.97);
+
+  ASSERT_FALSE(stopped.is_ok()) << "mode gpu does not fall back";
+  EXPECT_NE(stopped.status().message().find("injected failure of the probability map"), std::string::npos)
+      << stopped.status().to_string();
+}
+
+}  // namespace
+}  // namespace kiln
