@@ -4,6 +4,7 @@
 
 #if KILN_HAS_VIDEO
 #include "io/video/photo_frames.h"
+#include "io/video/video_reader.h"
 #endif
 
 namespace kiln::test {
@@ -23,6 +24,24 @@ void photo_video_write(const std::string& photo, const std::string& path, int wi
 #else
   GTEST_FAIL() << "this kiln is built without FFmpeg: cannot write " << path << " from " << photo;
 #endif
+}
+
+std::vector<ImageBuffer> video_frames_read(const std::string& path) {
+  std::vector<ImageBuffer> frames;
+#if KILN_HAS_VIDEO
+  auto reader = VideoReader::open(path);
+  EXPECT_TRUE(reader.is_ok()) << reader.status().to_string();
+  if (!reader.is_ok()) return frames;
+  for (;;) {
+    VideoFrame f;
+    bool end = false;
+    if (!reader.value()->read(&f, &end).is_ok() || end) break;
+    frames.push_back(std::move(f.rgb));
+  }
+#else
+  ADD_FAILURE() << "this kiln is built without FFmpeg: cannot read " << path;
+#endif
+  return frames;
 }
 
 }  // namespace kiln::test

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "kiln/codec.h"
 
 namespace kiln::test {
 
@@ -14,5 +17,8 @@ inline constexpr const char* kRocketPhoto = "/usr/lib/python3/dist-packages/skim
 // (nearest) to the frame's height, moving 3 px right per frame over a grey canvas. A failed ASSERT on error.
 void photo_video_write(const std::string& photo, const std::string& path, int width = 320, int height = 240,
                        int frames = 16);
+
+// Every frame of a video as kiln's reader gives it (RGB); a failed EXPECT on error.
+std::vector<ImageBuffer> video_frames_read(const std::string& path);
 
 }  // namespace kiln::test

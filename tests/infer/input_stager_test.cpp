@@ -134,6 +134,21 @@ class StagedOnCuda : public StagedPhotos {
     }
     StagedPhotos::SetUp();
   }
+
+  // A mode-gpu session (`session`), its stager on `executor` (`stager`) and the photos staged by it.
+  void gpu_staged(OpExecutor& executor, StagedInput* staged) {
+    InferOptions options;
+    options.mode = ExecMode::kGpu;
+    auto opened = InferSession::open(model.file, options);
+    ASSERT_TRUE(opened.is_ok()) << opened.status().to_string();
+    session = std::move(opened).value();
+    stager = stager_make(*session, executor);
+    ExecReport report;
+    ASSERT_TRUE(stager->stage(VarShapeBatch::wrap(views).view(), staged, &report).is_ok());
+  }
+
+  std::unique_ptr<InferSession> session;
+  std::unique_ptr<InputStager> stager;
 };
 
 TEST_F(StagedOnCuda, ThePreprocessWritesDeviceMemoryTheProviderReadsInPlace) {
@@ -185,15 +200,9 @@ TEST_F(StagedOnCuda, AfterAFallbackToTheCpuProviderADeviceBatchIsCopiedToTheHost
 // Outputs left in device memory: not before a run of this input size taught the session their shapes; then the
 // provider writes them there, equal to the host-bound run's; a block a consumer still holds is not written again.
 TEST_F(StagedOnCuda, OutputsLeftOnTheDeviceAreTheBoundRunsOutputs) {
-  InferOptions options;
-  options.mode = ExecMode::kGpu;
-  auto session = InferSession::open(model.file, options);
-  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
   OpExecutor executor;
-  const std::unique_ptr<InputStager> stager = stager_make(*session.value(), executor);
   StagedInput staged;
-  ExecReport report;
-  ASSERT_TRUE(stager->stage(VarShapeBatch::wrap(views).view(), &staged, &report).is_ok());
+  ASSERT_NO_FATAL_FAILURE(gpu_staged(executor, &staged));
   std::vector<DeviceTensor> on_device;
   const Status early = stager->run_to_device(staged, &on_device);
   EXPECT_EQ(early.code(), Errc::kNotImplemented) << early.to_string();
@@ -205,10 +214,10 @@ TEST_F(StagedOnCuda, OutputsLeftOnTheDeviceAreTheBoundRunsOutputs) {
   ASSERT_EQ(on_device.size(), bound.size());
   EXPECT_EQ(on_device[0].shape, bound[0].shape);
   std::vector<float> got(static_cast<size_t>(on_device[0].elements()));
-  ASSERT_TRUE(session.value()->device_backend()->device_download(on_device[0].data(), got.data(),
+  ASSERT_TRUE(session->device_backend()->device_download(on_device[0].data(), got.data(),
                                                                  got.size() * sizeof(float)).is_ok());
   test::expect_rows_close(Tensor{on_device[0].name, on_device[0].shape, got}, cpu_outputs[0], shape[0]);
-  EXPECT_EQ(session.value()->report().device_output_runs, 1);
+  EXPECT_EQ(session->report().device_output_runs, 1);
 
   const std::shared_ptr<DeviceBlock> held = on_device[0].memory;  // a consumer still reads it
   ASSERT_TRUE(stager->run_to_device(staged, &on_device).is_ok());
@@ -219,15 +228,9 @@ TEST_F(StagedOnCuda, OutputsLeftOnTheDeviceAreTheBoundRunsOutputs) {
 }
 
 TEST_F(StagedOnCuda, RunningOutOfMemoryThereComesBackAsItIsAndIsNotHalved) {
-  InferOptions options;
-  options.mode = ExecMode::kGpu;
-  auto session = InferSession::open(model.file, options);
-  ASSERT_TRUE(session.is_ok()) << session.status().to_string();
   OpExecutor executor;
-  const std::unique_ptr<InputStager> stager = stager_make(*session.value(), executor);
   StagedInput staged;
-  ExecReport report;
-  ASSERT_TRUE(stager->stage(VarShapeBatch::wrap(views).view(), &staged, &report).is_ok());
+  ASSERT_NO_FATAL_FAILURE(gpu_staged(executor, &staged));
   std::vector<HostTensor> bound;
   ASSERT_TRUE(stager->run(staged, &bound).is_ok());
   ASSERT_TRUE(fault_configure("provider_oom:1").is_ok());
@@ -235,8 +238,8 @@ TEST_F(StagedOnCuda, RunningOutOfMemoryThereComesBackAsItIsAndIsNotHalved) {
   const Status st = stager->run_to_device(staged, &on_device);
   ASSERT_TRUE(fault_configure("").is_ok());
   EXPECT_EQ(st.code(), Errc::kOutOfMemory) << st.to_string();
-  EXPECT_EQ(session.value()->report().oom_halvings, 0);
-  EXPECT_EQ(session.value()->report().provider, "cuda");
+  EXPECT_EQ(session->report().oom_halvings, 0);
+  EXPECT_EQ(session->report().provider, "cuda");
   EXPECT_TRUE(stager->run_to_device(staged, &on_device).is_ok());
 }
 

@@ -6,16 +6,12 @@
 // and NVDEC: SKIPPED here, failing under KILN_REQUIRE_GPU=1.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <vector>
 
-#include "common/cuda_provider.h"
-#include "common/gpu_required.h"
-#include "common/photo_video.h"
+#include "common/person_video_on_cuda.h"
 #include "core/fault.h"
 #include "io/video/video_reader.h"
 #include "kiln/apps/segment.h"
@@ -23,24 +19,11 @@
 namespace kiln {
 namespace {
 
-namespace fs = std::filesystem;
+constexpr int kFrames = 16;
 
-constexpr int kW = 320, kH = 240, kFrames = 16;
-
-class SegmentDeviceFrames : public ::testing::Test {
+class SegmentDeviceFrames : public test::PersonVideoOnCuda {
  protected:
-  void SetUp() override {
-    if (!test::cuda_provider_available()) {
-      KILN_GPU_SKIP("no CUDA device with ONNX Runtime's CUDA provider: NVDEC frames on the device need one");
-    }
-    m_dir = fs::temp_directory_path() / ("kiln_segment_device_frames_" + std::to_string(::getpid()));
-    fs::create_directories(m_dir);
-    m_video = (m_dir / "person.mp4").string();
-    test::photo_video_write(test::kAstronautPhoto, m_video, kW, kH, kFrames);
-  }
-  void TearDown() override {
-    if (!m_dir.empty()) fs::remove_all(m_dir);
-  }
+  SegmentDeviceFrames() : PersonVideoOnCuda("segment_device_frames", kFrames, "NVDEC frames on the device need one") {}
 
   // Lossless output, so the comparisons see the pipeline's pixels and not an encoder's.
   SegmentJobConfig config(const std::string& output, SegmentOutput kind, ExecMode mode) {
@@ -64,22 +47,6 @@ class SegmentDeviceFrames : public ::testing::Test {
     return result;
   }
 
-  static std::vector<VideoFrame> frames_read(const std::string& path) {
-    std::vector<VideoFrame> frames;
-    auto reader = VideoReader::open(path);
-    EXPECT_TRUE(reader.is_ok()) << reader.status().to_string();
-    if (!reader.is_ok()) return frames;
-    for (;;) {
-      VideoFrame f;
-      bool end = false;
-      if (!reader.value()->read(&f, &end).is_ok() || end) break;
-      frames.push_back(std::move(f));
-    }
-    return frames;
-  }
-
-  fs::path m_dir;
-  std::string m_video;
   std::string m_nvdec_missing;
 };
 
@@ -108,22 +75,22 @@ TEST_F(SegmentDeviceFrames, FromNvdecTheModelReadsThemOnTheGpuAndTheOutputIsTheS
   auto composite = run_on_nvdec(config("composite_gpu.mkv", SegmentOutput::kComposite, ExecMode::kGpu));
   ASSERT_TRUE(composite.is_ok()) << composite.status().to_string();
   EXPECT_EQ(composite.value().streams[0].device_frames, kFrames);
-  const std::vector<VideoFrame> want = frames_read((m_dir / "composite_cpu.mkv").string());
-  const std::vector<VideoFrame> got = frames_read((m_dir / "composite_gpu.mkv").string());
+  const std::vector<ImageBuffer> want = test::video_frames_read((m_dir / "composite_cpu.mkv").string());
+  const std::vector<ImageBuffer> got = test::video_frames_read((m_dir / "composite_gpu.mkv").string());
   ASSERT_EQ(got.size(), want.size());
   ASSERT_EQ(got.size(), static_cast<size_t>(kFrames));
   // The NV12 conversion is within 2 levels of swscale's on average (NvdecDeviceFrames); the masks differ at the
   // person's edge (IoU >= 0.97). A wrong, stale or misaddressed frame is tens of levels off.
   for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_EQ(got[i].rgb.pixels.size(), want[i].rgb.pixels.size());
+    ASSERT_EQ(got[i].pixels.size(), want[i].pixels.size());
     double sum = 0;
     size_t far = 0;
-    for (size_t k = 0; k < got[i].rgb.pixels.size(); ++k) {
-      const int d = std::abs(static_cast<int>(got[i].rgb.pixels[k]) - static_cast<int>(want[i].rgb.pixels[k]));
+    for (size_t k = 0; k < got[i].pixels.size(); ++k) {
+      const int d = std::abs(static_cast<int>(got[i].pixels[k]) - static_cast<int>(want[i].pixels[k]));
       sum += d;
       far += d > 24 ? 1 : 0;
     }
-    const double n = static_cast<double>(got[i].rgb.pixels.size());
+    const double n = static_cast<double>(got[i].pixels.size());
     EXPECT_LE(sum / n, 4.0) << "frame " << i << ": mean |difference| from the CPU's composite";
     EXPECT_LE(static_cast<double>(far) / n, 0.05) << "frame " << i << ": values more than 24 levels off";
   }

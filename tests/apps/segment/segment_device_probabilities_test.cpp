@@ -6,40 +6,23 @@
 // test here needs a CUDA device and ONNX Runtime's CUDA provider: SKIPPED here, failing under KILN_REQUIRE_GPU=1.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
-#include <cstdlib>
+#include <algorithm>
 #include <filesystem>
 #include <vector>
 
-#include "common/cuda_provider.h"
-#include "common/gpu_required.h"
-#include "common/photo_video.h"
+#include "common/person_video_on_cuda.h"
 #include "core/fault.h"
-#include "io/video/video_reader.h"
 #include "kiln/apps/segment.h"
 
 namespace kiln {
 namespace {
 
-namespace fs = std::filesystem;
+constexpr int kFrames = 24;
 
-constexpr int kW = 320, kH = 240, kFrames = 24;
-
-class SegmentDeviceProbabilities : public ::testing::Test {
+class SegmentDeviceProbabilities : public test::PersonVideoOnCuda {
  protected:
-  void SetUp() override {
-    if (!test::cuda_provider_available()) {
-      KILN_GPU_SKIP("no CUDA device with ONNX Runtime's CUDA provider: outputs left on the device need one");
-    }
-    m_dir = fs::temp_directory_path() / ("kiln_segment_device_probabilities_" + std::to_string(::getpid()));
-    fs::create_directories(m_dir);
-    m_video = (m_dir / "person.mp4").string();
-    test::photo_video_write(test::kAstronautPhoto, m_video, kW, kH, kFrames);
-  }
-  void TearDown() override {
-    if (!m_dir.empty()) fs::remove_all(m_dir);
-  }
+  SegmentDeviceProbabilities()
+      : PersonVideoOnCuda("segment_device_probabilities", kFrames, "outputs left on the device need one") {}
 
   // Lossless masks from the software decode (NVDEC is another test's subject).
   SegmentJobConfig config(const std::string& output, ExecMode mode, bool largest_component) {
@@ -56,7 +39,7 @@ class SegmentDeviceProbabilities : public ::testing::Test {
 
   // The mean IoU of two mask videos' frames (> 127 is the person); fails when their frame counts differ.
   static double masks_iou(const std::string& a, const std::string& b) {
-    const std::vector<ImageBuffer> fa = masks_read(a), fb = masks_read(b);
+    const std::vector<ImageBuffer> fa = test::video_frames_read(a), fb = test::video_frames_read(b);
     EXPECT_EQ(fa.size(), fb.size());
     EXPECT_EQ(fa.size(), static_cast<size_t>(kFrames));
     if (fa.empty() || fa.size() != fb.size()) return 0;
@@ -74,23 +57,9 @@ class SegmentDeviceProbabilities : public ::testing::Test {
     return sum / static_cast<double>(fa.size());
   }
 
-  static std::vector<ImageBuffer> masks_read(const std::string& path) {
-    std::vector<ImageBuffer> frames;
-    auto reader = VideoReader::open(path);
-    EXPECT_TRUE(reader.is_ok()) << reader.status().to_string();
-    if (!reader.is_ok()) return frames;
-    for (;;) {
-      VideoFrame f;
-      bool end = false;
-      if (!reader.value()->read(&f, &end).is_ok() || end) break;
-      frames.push_back(std::move(f.rgb));
-    }
-    return frames;
-  }
-
   // Person pixels in the last frame of a mask video: a filter that removed the person would leave none.
   static double person_share(const std::string& path) {
-    const std::vector<ImageBuffer> frames = masks_read(path);
+    const std::vector<ImageBuffer> frames = test::video_frames_read(path);
     if (frames.empty()) return 0;
     int64_t on = 0;
     for (const uint8_t v : frames.back().pixels) on += v > 127 ? 1 : 0;
@@ -99,8 +68,6 @@ class SegmentDeviceProbabilities : public ::testing::Test {
 
   std::string out(const std::string& name) const { return (m_dir / name).string(); }
 
-  fs::path m_dir;
-  std::string m_video;
 };
 
 TEST_F(SegmentDeviceProbabilities, MasksFromMapsSmoothedOnTheDeviceAreTheCpuRunsMasks) {
