@@ -6,6 +6,16 @@
 
 namespace kiln {
 
+namespace {
+
+// The bytes from an image's first pixel to past its last.
+int64_t extent_bytes(const ImageView& v) {
+  const int64_t planes = v.layout == Layout::kCHW && v.channels > 1 ? (v.channels - 1) * v.plane_stride : 0;
+  return planes + v.row_stride * v.height;
+}
+
+}  // namespace
+
 Status probability_validate(const OpCall& call) {
   const auto* params = static_cast<const ProbabilityParams*>(call.params);
   if (params == nullptr) return invalid_argument("probability: no parameters");
@@ -45,6 +55,11 @@ Status probability_validate(const OpCall& call) {
                               " for an input of " + std::to_string(in.width) + "x" + std::to_string(in.height));
     }
     if (in.row_stride > INT32_MAX || out.row_stride > INT32_MAX) return invalid_argument(at + "row stride too large");
+    const auto* in_begin = static_cast<const uint8_t*>(in.data);
+    const auto* out_begin = static_cast<const uint8_t*>(out.data);
+    if (in_begin < out_begin + extent_bytes(out) && out_begin < in_begin + extent_bytes(in)) {
+      return invalid_argument(at + "the output overlaps the input");  // kernels read one while writing the other
+    }
   }
   return Status::ok();
 }

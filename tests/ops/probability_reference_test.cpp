@@ -114,6 +114,13 @@ TEST(ProbabilityCpu, BadCallsAreRefused) {
   const Status st = probability_of({0.0f, 0.0f}, 1, 1, 2, Layout::kCHW, p, &got);
   EXPECT_EQ(st.code(), Errc::kInvalidArgument);
   EXPECT_NE(st.message().find("channel 2"), std::string::npos) << st.message();
+  std::vector<float> map(16, 0.0f);  // a map smoothed into itself: kernels would read what others wrote
+  const ImageView view = image_view_packed(map.data(), 4, 4, 1, PixelType::kF32);
+  const VarShapeBatch same = VarShapeBatch::wrap({view});
+  p = {};
+  const Status overlap = probability_maps(p, same.view(), same.view(), cpu_only());
+  EXPECT_EQ(overlap.code(), Errc::kInvalidArgument);
+  EXPECT_NE(overlap.message().find("overlaps"), std::string::npos) << overlap.message();
 }
 
 }  // namespace

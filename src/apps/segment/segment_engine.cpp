@@ -224,14 +224,14 @@ Result<double> SegmentEngine::matte_render(const FrameMatte& matte, const ImageV
   return share;
 }
 
-Status SegmentEngine::probability_on_device(const ImageView& output, const ProbabilityParams& params,
+Status SegmentEngine::probability_on_device(Backend& device, const ImageView& output, const ProbabilityParams& params,
                                             const ImageView& map) {
   const OpCall call{OpKind::kProbability, &params, VarShapeBatchView{&output, 1, MemorySpace::kDevice},
                     VarShapeBatchView{&map, 1, MemorySpace::kDevice}, nullptr};
   KILN_TRY_ASSIGN(const Placement placement, m_executor.place(call));
-  if (placement.backend != m_model->session().device_backend()) {
+  if (placement.backend != &device) {
     return Status(Errc::kNotImplemented, "the probability op is placed on " + placement.backend->name() + " (" +
-                                             placement.reason + ")");
+                                             placement.reason + "), not on " + device.name());
   }
   if (fault_should_fail(FaultSite::kDeviceMap)) {
     return Status(Errc::kDeviceError, "injected failure of the probability map on the device (KILN_FAULT)");
@@ -312,11 +312,18 @@ void SegmentEngine::infer_loop() {
 Status SegmentEngine::batch_infer(const StagedInput& input, Batch<SegmentFrame>& batch) {
   // The provider writes into device memory wherever the batch was staged; the job's image ops decide (in the
   // streams' smoothers) whether the outputs are read there.
-  const bool device_job = m_config.exec.mode != ExecMode::kCpu && !m_executor.moved_to_cpu();
-  if (!m_device_probabilities_off && device_job && m_model->session().device_backend() != nullptr) {
+  Backend* const device = m_model->session().device_backend();
+  const char* const moved = m_executor.moved_to_cpu() ? "the job's image ops moved to the CPU"
+                            : device == nullptr       ? "the model moved to the CPU provider"
+                                                      : nullptr;
+  if (moved != nullptr && m_device_outputs_seen) device_probabilities_end(moved);
+  const auto items = static_cast<int64_t>(batch.items.size());
+  if (!m_device_probabilities_off && m_config.exec.mode != ExecMode::kCpu && moved == nullptr &&
+      items <= m_device_batch_limit) {
     SegmentDeviceOutput out;
     const Status st = m_model->run_to_device(*m_stager, input, &out);
     if (st.is_ok()) {
+      m_device_outputs_seen = true;
       for (size_t i = 0; i < batch.items.size(); ++i) {
         SegmentFrame& f = batch.items[i].request;
         f.output_device = out.memory;
@@ -329,9 +336,11 @@ Status SegmentEngine::batch_infer(const StagedInput& input, Batch<SegmentFrame>&
       return st;
     }
     // NotImplemented: not yet (the outputs' shapes, the activation are learned from a batch on the host). Out of
-    // memory: the host run below may fit, or halves the batch. A failed run ends the device path for the job, and
-    // the host run below moves to the next provider.
-    if (st.code() != Errc::kNotImplemented && st.code() != Errc::kOutOfMemory) {
+    // memory: the host run below may fit, or halves the batch; batches as large are not tried there again. A failed
+    // run ends the device path for the job, and the host run below moves to the next provider.
+    if (st.code() == Errc::kOutOfMemory) {
+      m_device_batch_limit = items - 1;
+    } else if (st.code() != Errc::kNotImplemented) {
       device_probabilities_end("the model's run into device memory: " + st.message());
     }
   }

@@ -148,10 +148,11 @@ class SegmentEngine {
   // the host for it, and the rest of the job's probabilities stay on the host (device_probabilities_end).
   Result<double> matte_render(const FrameMatte& matte, const ImageView& frame, const ProbabilityMap& map,
                               ImageBuffer* out);
-  // The probability op on a frame's model output left on the device (SegmentFrame::output_device_view) into a map
+  // The probability op on a frame's model output left on `device` (SegmentFrame::output_device_view) into a map
   // in the same device's memory (its previous smoothed map on entry when params.temporal > 0). NotImplemented where
   // the executor does not place the op on that device; KILN_FAULT=device_map:N fails the N-th call.
-  Status probability_on_device(const ImageView& output, const ProbabilityParams& params, const ImageView& map);
+  Status probability_on_device(Backend& device, const ImageView& output, const ProbabilityParams& params,
+                               const ImageView& map);
   // Probabilities are no longer kept on the device, for the rest of the job (`why`, for the summary): later batches'
   // outputs come to the host. Safe from any thread.
   void device_probabilities_end(const std::string& why);
@@ -218,6 +219,8 @@ class SegmentEngine {
   std::string m_matte_backend;
   std::atomic<bool> m_device_probabilities_off{false};
   std::atomic<int64_t> m_device_probability_frames{0};  // made and smoothed on the device
+  bool m_device_outputs_seen = false;  // a batch left its outputs there (the inference thread's)
+  int64_t m_device_batch_limit = INT64_MAX;  // batches above it ran out of memory there (the inference thread's)
   std::string m_device_probabilities_note;  // why they stopped (m_state_mutex)
 };
 

@@ -122,6 +122,7 @@ Status SegmentModel::run(InputStager& stager, const StagedInput& input, std::vec
   KILN_TRY_ASSIGN(const OutputLayout layout, output_check(out.shape, out.elements(), batch));
   const int64_t plane = static_cast<int64_t>(layout.width) * layout.height;
   const int32_t channels = layout.channels;
+  m_channels = channels;  // a symbolic count is known now
   const std::span<const float> values = out.values();
   if (m_activation == "auto") {  // settled once, on the first batch
     const bool within = std::all_of(values.begin(), values.end(), [](float v) { return v >= 0.0f && v <= 1.0f; });

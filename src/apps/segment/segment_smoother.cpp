@@ -26,9 +26,16 @@ Result<ProbabilityMap> SegmentSmoother::update(SegmentFrame& frame, const Segmen
       if (!m_engine.device_fallback_allowed(st)) return st;
       m_engine.device_probabilities_end("smoothing on the device: " + st.message());
     }
-    KILN_TRY(output_to_host(frame));
+    const Status down = output_to_host(frame);
+    if (!down.is_ok()) {
+      if (!m_engine.device_fallback_allowed(down)) return down;
+      frame.dropped = true;  // its output is lost with the device: the last map stands for it
+    }
   }
-  if (!frame.dropped && m_on_device) KILN_TRY(state_to_host());
+  if (!frame.dropped && m_on_device) {
+    const Status down = state_to_host();  // lost on failure: the host starts the map again from this frame
+    if (!down.is_ok() && !m_engine.device_fallback_allowed(down)) return down;
+  }
   update_on_host(frame, settings);
   return result(settings);
 }
@@ -51,7 +58,7 @@ Status SegmentSmoother::update_on_device(const SegmentFrame& frame, const Segmen
   ProbabilityParams params = frame.output_params;
   params.temporal = fresh ? 0.0f : settings.temporal;
   const ImageView map = image_view_packed(m_device_state.data(), width, height, 1, PixelType::kF32);
-  KILN_TRY(m_engine.probability_on_device(frame.output_device_view, params, map));
+  KILN_TRY(m_engine.probability_on_device(device, frame.output_device_view, params, map));
   m_width = width;
   m_height = height;
   m_on_device = true;
