@@ -9,17 +9,12 @@
 #include <random>
 #include <vector>
 
+#include "common/image_ops_util.h"
 #include "kiln/image_ops.h"
 #include "ops/probability.h"
 
 namespace kiln {
 namespace {
-
-ExecOptions cpu_only() {
-  ExecOptions o;
-  o.mode = ExecMode::kCpu;
-  return o;
-}
 
 // One map of w x h from `values` (C channels in `layout`) into `state` (its previous smoothed map when temporal > 0).
 Status probability_of(std::vector<float> values, int32_t w, int32_t h, int32_t c, Layout layout,
@@ -28,7 +23,7 @@ Status probability_of(std::vector<float> values, int32_t w, int32_t h, int32_t c
   const ImageView iv = image_view_packed(values.data(), w, h, c, PixelType::kF32, layout);
   const ImageView ov = image_view_packed(state->data(), w, h, 1, PixelType::kF32);
   const VarShapeBatch ib = VarShapeBatch::wrap({iv}), ob = VarShapeBatch::wrap({ov});
-  return probability_maps(p, ib.view(), ob.view(), cpu_only());
+  return probability_maps(p, ib.view(), ob.view(), test::cpu_exec());
 }
 
 TEST(ProbabilityCpu, ActivationsFollowTheirFormulas) {
@@ -118,7 +113,7 @@ TEST(ProbabilityCpu, BadCallsAreRefused) {
   const ImageView view = image_view_packed(map.data(), 4, 4, 1, PixelType::kF32);
   const VarShapeBatch same = VarShapeBatch::wrap({view});
   p = {};
-  const Status overlap = probability_maps(p, same.view(), same.view(), cpu_only());
+  const Status overlap = probability_maps(p, same.view(), same.view(), test::cpu_exec());
   EXPECT_EQ(overlap.code(), Errc::kInvalidArgument);
   EXPECT_NE(overlap.message().find("overlaps"), std::string::npos) << overlap.message();
 }
