@@ -262,6 +262,21 @@ def test_matte_on_opencl_gives_the_cpu_frames(tmp_path, videos, kind):
     assert framemd5(gpu) == frames
 
 
+def test_image_processing_gpu_false_keeps_the_image_ops_on_the_cpu(tmp_path, videos):
+    # The predecessor's per-operation switch: the preprocess and the matte stay on the CPU while the job runs in mode
+    # gpu (OpenCL here); the frames are the CPU run's.
+    cpu, gpu = tmp_path / "cpu.mp4", tmp_path / "gpu.mp4"
+    run_kiln("segment", videos["h264"], "-o", cpu, "--threads", 2, "--mode", "cpu", "--hw-decode", "none", "-q")
+    env = {"GPU_BACKEND": "opencl", "KILN_OPENCL_DEVICE_TYPE": "all", "IMAGE_PROCESSING_GPU": "false"}
+    result = run_kiln("segment", videos["h264"], "-o", gpu, "--threads", 2, "--mode", "gpu", "--hw-decode", "none",
+                      "--hw-encode", "none", "-q", env=env)
+    assert "preprocess: cpu; matte: cpu" in result.stdout
+    assert framemd5(gpu) == framemd5(cpu)
+    bad = run_kiln("segment", videos["h264"], "-o", tmp_path / "bad.mp4", "-q", check=False,
+                   env={"IMAGE_PROCESSING_GPU": "maybe"})
+    assert bad.returncode != 0 and "IMAGE_PROCESSING_GPU" in bad.stderr
+
+
 def test_image_sequence_and_several_inputs_into_a_folder(tmp_path, videos):
     frames = tmp_path / "shots"
     frames.mkdir()

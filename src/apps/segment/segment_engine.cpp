@@ -7,8 +7,21 @@
 
 namespace kiln {
 
+namespace {
+
+// The image ops' placement: the job's, refined by IMAGE_PROCESSING_GPU (false keeps the preprocess, the colour
+// conversion, the probability op and the matte on the CPU while the model may run on a GPU). A bad value keeps the
+// job's placement here; open() reports it.
+ExecOptions image_ops_options(const ExecSettings& exec, ThreadPool* pool) {
+  ExecOptions options = exec_options_make(exec, pool);
+  ExecOptions refined = options;
+  return exec_options_apply_env(OpKind::kPreprocess, &refined).is_ok() ? refined : options;
+}
+
+}  // namespace
+
 SegmentEngine::SegmentEngine(const SegmentEngineConfig& config)
-    : m_config(config), m_pool(config.exec.threads), m_executor(exec_options_make(config.exec, &m_pool), config.log) {}
+    : m_config(config), m_pool(config.exec.threads), m_executor(image_ops_options(config.exec, &m_pool), config.log) {}
 
 SegmentEngine::~SegmentEngine() {
   stop(Status(Errc::kCancelled, "segment engine closed"));
@@ -22,6 +35,8 @@ Result<std::unique_ptr<SegmentEngine>> SegmentEngine::open(const SegmentEngineCo
 }
 
 Status SegmentEngine::open() {
+  ExecOptions image_ops = exec_options_make(m_config.exec, &m_pool);
+  KILN_TRY(exec_options_apply_env(OpKind::kPreprocess, &image_ops));
   // Throughput batches of 8 feed a GPU; ONNX Runtime's CPU kernels gain nothing from them on this small model and a
   // full batch stalls the stages around it (kiln bench segment: batch 1 is 5-15 % faster than 8 on the CPU), so the
   // CPU provider takes frames one at a time unless a batch size is given.
@@ -318,7 +333,7 @@ Status SegmentEngine::batch_infer(const StagedInput& input, Batch<SegmentFrame>&
                                                       : nullptr;
   if (moved != nullptr && m_device_outputs_seen) device_probabilities_end(moved);
   const auto items = static_cast<int64_t>(batch.items.size());
-  if (!m_device_probabilities_off && m_config.exec.mode != ExecMode::kCpu && moved == nullptr &&
+  if (!m_device_probabilities_off && m_executor.options().mode != ExecMode::kCpu && moved == nullptr &&
       items <= m_device_batch_limit) {
     SegmentDeviceOutput out;
     const Status st = m_model->run_to_device(*m_stager, input, &out);
