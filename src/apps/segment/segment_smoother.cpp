@@ -15,6 +15,7 @@ size_t map_bytes(int32_t width, int32_t height) { return static_cast<size_t>(wid
 
 Result<ProbabilityMap> SegmentSmoother::update(SegmentFrame& frame, const SegmentSettings& settings) {
   m_output_current = false;
+  bool lost = false;  // the frame's output could not come down: the device is gone
   if (!frame.dropped && frame.output_device) {
     // Frames inferred before the job gave the device up still come with their outputs there: they come down.
     if (m_engine.device_probabilities_on()) {
@@ -26,13 +27,14 @@ Result<ProbabilityMap> SegmentSmoother::update(SegmentFrame& frame, const Segmen
       if (!m_engine.device_fallback_allowed(st)) return st;
       m_engine.device_probabilities_end("smoothing on the device: " + st.message());
     }
-    const Status down = output_to_host(frame);
+    const Status down = output_to_host(frame);  // lets the frame's device output go
     if (!down.is_ok()) {
       if (!m_engine.device_fallback_allowed(down)) return down;
-      frame.dropped = true;  // its output is lost with the device: the last map stands for it
+      frame.dropped = true;  // the last map stands for it, on the host
+      lost = true;
     }
   }
-  if (!frame.dropped && m_on_device) {
+  if (m_on_device && (!frame.dropped || lost)) {
     const Status down = state_to_host();  // lost on failure: the host starts the map again from this frame
     if (!down.is_ok() && !m_engine.device_fallback_allowed(down)) return down;
   }
@@ -79,9 +81,9 @@ void SegmentSmoother::update_on_host(const SegmentFrame& frame, const SegmentSet
 
 Status SegmentSmoother::output_to_host(SegmentFrame& frame) {
   const ImageView& view = frame.output_device_view;
+  const std::shared_ptr<DeviceBlock> memory = std::move(frame.output_device);  // let go whatever happens
   std::vector<float> output(view.packed_bytes() / sizeof(float));
-  KILN_TRY(frame.output_device->backend()->device_download(view.data, output.data(), view.packed_bytes()));
-  frame.output_device.reset();
+  KILN_TRY(memory->backend()->device_download(view.data, output.data(), view.packed_bytes()));
   frame.prob.resize(static_cast<size_t>(view.width) * view.height);
   const ImageView host = image_view_packed(output.data(), view.width, view.height, view.channels, view.type,
                                            view.layout);

@@ -22,7 +22,8 @@ class SegmentSmoother {
   // The smoothed map after `frame` (a dropped frame keeps the last one), valid until the next call. A device step
   // that cannot run (not placed on the device; a failure where fallback is allowed) brings the stream's state to the
   // host and ends device probabilities for the job (SegmentEngine::device_probabilities_end); a device failure in
-  // mode gpu is the error. The frame's device output is let go.
+  // mode gpu is the error. The frame's device output is let go; one that cannot come down either (the device gone,
+  // mode auto) marks the frame dropped: it gets the last map, from the host.
   Result<ProbabilityMap> update(SegmentFrame& frame, const SegmentSettings& settings);
   // The last map on the host (brought down once when it is on the device).
   Result<const float*> host();
