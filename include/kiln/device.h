@@ -107,7 +107,8 @@ class Backend {
   virtual Status device_upload(const void* host, void* device, size_t bytes);
   // Copies each host image (any strides) into the device image of the same shape (device-space views inside
   // device_acquire() blocks, any strides); returns when they are there. CUDA packs pageable images into its pinned
-  // staging slots and queues each image's DMA as soon as it is packed. NotImplemented where device_acquire is.
+  // staging slots and queues each image's DMA as soon as it is packed; `host` may also be device images of this
+  // backend (a device-to-device copy). NotImplemented where device_acquire is.
   virtual Status images_upload(const VarShapeBatchView& host, const VarShapeBatchView& device);
   // The device buffer pool's counters (zeros for the CPU).
   virtual PoolStats memory_stats() const;

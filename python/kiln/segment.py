@@ -4,6 +4,8 @@
     p.start()
     p.submit_frame(frame, frame_id)                # uint8 numpy (H, W, 3) RGB; blocks while the pipeline is full
                                                    # (throughput: results not taken count; latency keeps the newest 16)
+    p.submit_frame(torch_cuda_frame, frame_id)     # or any DLPack tensor of one: a CUDA frame stays on the device
+                                                   # (copied there, preprocessed, inferred, matted: the mask comes down)
     result = p.get_result()                        # SegmentResult: frame_id, mask (H, W) uint8 0/255, metadata
     result.metadata["total_latency"]               # ms from submit_frame to the mask
     p.get_stats()                                  # fps, bottleneck_stage, per-stage busy shares, latency p50/p95/p99

@@ -1,7 +1,8 @@
 // kiln.SegmentPipeline from Python: _kiln.SegmentPipeline runs the segment engine (the shared batcher and inference
-// thread of `kiln segment`) on one stream of numpy frames. submit_frame hands a frame in (it blocks while the
-// pipeline's budget of frames in flight is spent); the pipeline's own thread takes the frames back in order, smooths
-// them in time and makes each mask at the frame's size; get_result hands them out. The GIL is released while kiln
+// thread of `kiln segment`) on one stream of frames (numpy, or DLPack tensors: CUDA ones stay on the device).
+// submit_frame hands a frame in (it blocks while the pipeline's budget of frames in flight is spent); the pipeline's
+// own thread takes the frames back in order, smooths them in time and makes each mask at the frame's size; get_result
+// hands them out. The GIL is released while kiln
 // works or waits.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -22,6 +23,7 @@
 #include "apps/segment/segment_engine.h"
 #include "apps/segment/segment_smoother.h"
 #include "bindings.h"
+#include "dlpack_arrays.h"
 #include "errors.h"
 #include "params_py.h"
 #include "py_jobs.h"
@@ -89,16 +91,20 @@ class PySegmentPipeline {
   void submit_frame(const pyb::object& frame, const pyb::object& frame_id) {
     if (!m_started) raise_value_error("SegmentPipeline: call start() before submit_frame()");
     if (m_ended) raise_value_error("SegmentPipeline: stopped; start a new pipeline");
-    const auto array = pyb::array_t<uint8_t, pyb::array::c_style | pyb::array::forcecast>::ensure(frame);
-    if (!array || array.ndim() != 3 || array.shape(2) != 3) {
-      raise_value_error("submit_frame: expected a uint8 numpy array (H, W, 3) RGB");
-    }
     SegmentFrame f;
     f.stream = m_stream;
-    f.frame.rgb.width = static_cast<int32_t>(array.shape(1));
-    f.frame.rgb.height = static_cast<int32_t>(array.shape(0));
-    f.frame.rgb.channels = 3;
-    f.frame.rgb.pixels.assign(array.data(), array.data() + array.size());
+    if (dlpack_offered(frame)) {
+      frame_from_dlpack(frame, &f);
+    } else {
+      const auto array = pyb::array_t<uint8_t, pyb::array::c_style | pyb::array::forcecast>::ensure(frame);
+      if (!array || array.ndim() != 3 || array.shape(2) != 3) {
+        raise_value_error("submit_frame: expected a uint8 numpy array (H, W, 3) RGB, or a DLPack tensor of one");
+      }
+      f.frame.rgb.width = static_cast<int32_t>(array.shape(1));
+      f.frame.rgb.height = static_cast<int32_t>(array.shape(0));
+      f.frame.rgb.channels = 3;
+      f.frame.rgb.pixels.assign(array.data(), array.data() + array.size());
+    }
     // The caller's id travels with the frame; the engine numbers it when it takes its budget slot, so
     // several threads may submit at once.
     if (!frame_id.is_none()) f.caller_id = frame_id.cast<int64_t>();
@@ -109,6 +115,36 @@ class PySegmentPipeline {
       st = m_engine->submit_numbered(std::move(f), &index);
     }
     if (index >= 0) ++m_submitted;
+    status_check(st);
+  }
+
+  // A DLPack tensor's frame (uint8 (H, W, 3), rows at any stride): a CUDA one copied on the device into the model's
+  // memory where the model reads it there (after the stream its producer ordered its writes before), else to the host;
+  // a host one copied from its rows. The tensor is not read after this returns.
+  void frame_from_dlpack(const pyb::object& frame, SegmentFrame* f) {
+    const DlpackImages images = dlpack_images(frame);
+    if (images.views.size() != 1 || images.views[0].channels != 3) {
+      raise_value_error("submit_frame: expected one uint8 (H, W, 3) RGB frame");
+    }
+    const ImageView& v = images.views[0];
+    if (v.width < 1 || v.height < 1) raise_value_error("submit_frame: an empty frame");
+    Status st;
+    {
+      pyb::gil_scoped_release release;
+      if (images.space == MemorySpace::kDevice) {
+        st = images.stream->synchronize();
+        if (st.is_ok()) st = m_engine->frame_from_device(f, v, *images.backend);
+      } else {
+        ImageBuffer& rgb = f->frame.rgb;
+        rgb.width = v.width;
+        rgb.height = v.height;
+        rgb.channels = 3;
+        rgb.pixels.resize(static_cast<size_t>(v.width) * v.height * 3);
+        for (int32_t y = 0; y < v.height; ++y) {
+          std::copy_n(v.row<uint8_t>(y), static_cast<size_t>(v.width) * 3, rgb.pixels.data() + y * v.width * 3);
+        }
+      }
+    }
     status_check(st);
   }
 
@@ -198,6 +234,8 @@ class PySegmentPipeline {
     stats["preprocess"] = m_engine->preprocess_backend();
     stats["matte"] = m_engine->matte_backend();
     stats["probabilities"] = m_engine->probabilities_where();
+    stats["model_input"] = m_engine->model_input();
+    stats["device_frames"] = m_device_frames;  // submitted as CUDA tensors and read by the model where they were
     pyb::list pools;
     for (const SegmentPoolSummary& p : m_engine->pools({"pipeline"})) {
       pyb::dict pool;
@@ -251,7 +289,11 @@ class PySegmentPipeline {
           m_engine->stop(map.status());
           break;
         }
-        const std::array<int32_t, 4> key{f.frame.rgb.width, f.frame.rgb.height, smoother.width(), smoother.height()};
+        // A frame submitted as a CUDA tensor stays on the device (rgb_device) up to the model; the mask does not read
+        // its pixels, so its device memory goes back now.
+        const ImageView frame = f.frame.rgb.empty() ? f.rgb_device_view : f.frame.rgb.view();
+        const std::array<int32_t, 4> key{frame.width, frame.height, smoother.width(), smoother.height()};
+        f.rgb_device_release();
         auto it = mattes.find(key);
         if (it == mattes.end()) {
           const SegmentModel& model = m_engine->model();
@@ -279,6 +321,7 @@ class PySegmentPipeline {
       std::unique_lock<std::mutex> lock(m_mutex);
       r.frame_id = f.caller_id.value_or(f.frame.index);
       ++m_done;
+      if (f.input_from_device) ++m_device_frames;
       if (r.cancelled) ++m_cancelled;
       else if (r.dropped) ++m_dropped;
       else m_latencies.push_back(r.latency_ms);
@@ -307,7 +350,7 @@ class PySegmentPipeline {
   std::deque<SegmentResult> m_results;
   std::vector<double> m_latencies;
   std::atomic<int64_t> m_submitted{0};
-  int64_t m_done = 0, m_dropped = 0, m_cancelled = 0, m_discarded = 0;
+  int64_t m_done = 0, m_dropped = 0, m_cancelled = 0, m_discarded = 0, m_device_frames = 0;
   static constexpr size_t kLatencyResultsKept = 16;
   size_t m_results_limit = kLatencyResultsKept;
   bool m_latency = false, m_stopping = false;

@@ -58,6 +58,7 @@ def test_pipeline_gives_masks_in_order_with_ids_and_stats():
     assert 0 < stats["latency_p50_ms"] <= stats["latency_p99_ms"]
     assert stats["batch_mean"] == 1.0 and stats["provider"] == "cpu"
     assert stats["preprocess"] == "cpu" and stats["matte"] == "cpu" and stats["probabilities"] == "host"
+    assert stats["model_input"] == "host" and stats["device_frames"] == 0
     pools = {p["name"]: p for p in stats["pools"]}
     assert 1 <= pools["frames in flight: pipeline"]["peak"] <= pools["frames in flight: pipeline"]["limit"]
     assert pools["cpu host memory"]["unit"] == "bytes" and pools["cpu host memory"]["peak"] > 0
@@ -235,3 +236,38 @@ def test_a_pipeline_dropped_with_its_results_untaken_goes_away():
     import gc
     gc.collect()
     assert time.monotonic() - started < 30
+
+
+def masks_of(frames, device, wrap=lambda f: f):
+    """Every frame's mask from a throughput pipeline on `device`, each frame given as wrap(frame); and its stats."""
+    pipeline = kiln.SegmentPipeline(mode="throughput", device=device, threads=2).start()
+    results = []
+    for i, frame in enumerate(frames):
+        pipeline.submit_frame(wrap(frame), frame_id=i)
+        while (got := pipeline.get_result(timeout=0)) is not None:  # results not taken would hold submit_frame back
+            results.append(got)
+    pipeline.stop(cancel=False)
+    while (got := pipeline.get_result()) is not None:
+        results.append(got)
+    return [r.mask for r in results], pipeline.get_stats()
+
+
+def test_cuda_frames_stay_on_the_device_and_give_the_cpu_runs_masks():
+    if not any(b["name"] == "cuda" and b["available"] for b in kiln.devices()):
+        pytest.skip("no CUDA device: CUDA frames into kiln.SegmentPipeline are checked on the GPU only")
+    pytest.importorskip("PIL", reason="Pillow reads the photograph the frames are made from")
+    frames = frames_from(ASTRONAUT, 24)
+    want, _ = masks_of(frames, "cpu")
+    try:
+        got, stats = masks_of(frames, "gpu", kiln.to_device)
+    except kiln.KilnDeviceError as e:
+        pytest.skip(f"no CUDA provider for ONNX Runtime here: {e}")
+    assert len(got) == len(want) == len(frames)
+    # The frames went from the caller's device memory to the model there (no upload from the host), the model's
+    # outputs stayed there for the smoothing and the matte.
+    assert stats["device_frames"] == len(frames), stats
+    assert stats["model_input"].startswith("device ("), stats
+    assert stats["probabilities"].startswith("device ("), stats
+    ious = [np.logical_and(g > 127, w > 127).sum() / max(1, np.logical_or(g > 127, w > 127).sum())
+            for g, w in zip(got, want)]
+    assert np.mean(ious) >= 0.97, ious  # the provider convolves in TF32 and batches by timing

@@ -167,7 +167,8 @@ TEST_F(CudaStaging, StridedAndPlanarImagesArePackedAndUnpackedRowByRow) {
 }
 
 // Pageable, pinned and strided host images (and planar floats) into device images that are themselves strided: each
-// comes back byte for byte, and a pageable batch borrows exactly one staging slot.
+// comes back byte for byte, and a pageable batch borrows exactly one staging slot; then from those device images into
+// packed device images (a device-to-device copy).
 TEST_F(CudaStaging, ImagesGoUpOnceIntoDeviceImagesOfAnyStride) {
   const VarShapeBatch big = test::random_batch({{800, 600, 3}, {37, 29, 1}}, 5);
   const VarShapeBatch planar = test::random_batch({{64, 48, 3, PixelType::kF32, Layout::kCHW}}, 6);
@@ -213,6 +214,25 @@ TEST_F(CudaStaging, ImagesGoUpOnceIntoDeviceImagesOfAnyStride) {
   ASSERT_TRUE(backend().images_upload(pinned.batch.view(), device.view()).is_ok());
   ASSERT_NO_FATAL_FAILURE(check_back("pinned"));
   EXPECT_EQ(backend().host_memory_stats().allocations, pinned_before.allocations) << "a pinned batch was staged";
+
+  // From those strided device images into packed ones on the device (kiln.SegmentPipeline's CUDA frames).
+  std::vector<ImageView> packed_views;
+  std::vector<DeviceBlock> packed_blocks;
+  for (const ImageView& h : host.images()) {
+    auto block = DeviceBlock::acquire(backend(), h.packed_bytes());
+    ASSERT_TRUE(block.is_ok()) << block.status().to_string();
+    packed_views.push_back(image_view_packed(block.value().data(), h.width, h.height, h.channels, h.type, h.layout));
+    packed_blocks.push_back(std::move(block).value());
+  }
+  const VarShapeBatch packed = VarShapeBatch::wrap(packed_views, MemorySpace::kDevice);
+  ASSERT_TRUE(backend().images_upload(device.view(), packed.view()).is_ok());
+  for (int64_t i = 0; i < host.count(); ++i) {
+    std::vector<uint8_t> raw(packed[i].packed_bytes());
+    ASSERT_TRUE(backend().device_download(packed[i].data, raw.data(), raw.size()).is_ok());
+    ImageView back = packed[i];
+    back.data = raw.data();
+    EXPECT_TRUE(same_pixels(VarShapeBatch::wrap({back}), VarShapeBatch::wrap({host[i]}))) << "device copy " << i;
+  }
 
   const VarShapeBatch wrong =
       test::random_batch({{10, 10, 3}, {37, 29, 1}, {64, 48, 3, PixelType::kF32, Layout::kCHW}}, 1);

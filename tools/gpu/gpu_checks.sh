@@ -154,7 +154,7 @@ export B L CPU_ONLY
 step suite 150 bash -c 'suite 140'
 unset KILN_REQUIRE_GPU
 # The Python module's device arrays (DLPack in and out, kiln.preprocess and kiln.quality on CUDA images, a CUDA
-# tensor into kiln.Model), where the machine's Python can load the module (Debian's Python 3 ABI, numpy, pytest; with
+# tensor into kiln.Model, CUDA frames into kiln.SegmentPipeline), where the machine's Python can load the module (Debian's Python 3 ABI, numpy, pytest; with
 # PyTorch also host and strided CUDA tensors).
 python_with_pytest=python3
 for p in /usr/bin/python3 python3; do
@@ -162,7 +162,8 @@ for p in /usr/bin/python3 python3; do
 done
 step python_device 60 env KILN_REQUIRE_GPU=$((1 - CPU_ONLY)) PYTHONPATH="$B/python" "$python_with_pytest" -m pytest \
   -q -p no:cacheprovider "$S/python/tests/test_dlpack.py" \
-  "$S/python/tests/test_model.py::test_a_cuda_tensor_is_read_on_the_device_by_the_cuda_provider"
+  "$S/python/tests/test_model.py::test_a_cuda_tensor_is_read_on_the_device_by_the_cuda_provider" \
+  "$S/python/tests/test_segment.py::test_cuda_frames_stay_on_the_device_and_give_the_cpu_runs_masks"
 
 # Every GPU command as a user starts it: a new process whose first model session is on the GPU.
 # shellcheck disable=SC2086

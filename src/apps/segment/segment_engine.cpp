@@ -1,6 +1,7 @@
 #include "apps/segment/segment_engine.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/fault.h"
 #include "kiln/image_ops.h"
@@ -444,6 +445,34 @@ Status SegmentEngine::frame_upload(SegmentFrame* frame) {
   frame->rgb_device_view =
       image_view_packed(block.data(), rgb.width, rgb.height, 3, PixelType::kU8, Layout::kHWC);
   frame->rgb_device = std::move(block);
+  return Status::ok();
+}
+
+Status SegmentEngine::frame_from_device(SegmentFrame* frame, const ImageView& image, Backend& producer) {
+  if (image.type != PixelType::kU8 || image.channels != 3 || image.layout != Layout::kHWC) {
+    return invalid_argument("a frame is uint8 RGB (H, W, 3)");
+  }
+  const VarShapeBatchView from{&image, 1, MemorySpace::kDevice};
+  if (Backend* const device = m_stager->device_path(); device == &producer) {
+    KILN_TRY_ASSIGN(DeviceBlock block, DeviceBlock::acquire(*device, image.packed_bytes()));
+    const ImageView packed = image_view_packed(block.data(), image.width, image.height, 3, PixelType::kU8);
+    KILN_TRY(device->images_upload(from, VarShapeBatchView{&packed, 1, MemorySpace::kDevice}));
+    frame->rgb_device_view = packed;
+    frame->rgb_device = std::move(block);
+    return Status::ok();
+  }
+  // The rows' whole span in one copy, then packed on the host.
+  const size_t row_bytes = static_cast<size_t>(image.width) * 3;
+  std::vector<uint8_t> rows(static_cast<size_t>(image.height - 1) * image.row_stride + row_bytes);
+  KILN_TRY(producer.device_download(image.data, rows.data(), rows.size()));
+  ImageBuffer& rgb = frame->frame.rgb;
+  rgb.width = image.width;
+  rgb.height = image.height;
+  rgb.channels = 3;
+  rgb.pixels.resize(row_bytes * image.height);
+  for (int32_t y = 0; y < image.height; ++y) {
+    std::memcpy(rgb.pixels.data() + y * row_bytes, rows.data() + static_cast<size_t>(y) * image.row_stride, row_bytes);
+  }
   return Status::ok();
 }
 

@@ -126,6 +126,10 @@ class SegmentEngine {
   // The frame's NV12 picture converted to RGB in the model's device memory by the executor's color op (rgb_device),
   // its decoder surface let go; the reason it cannot be as the error (the caller brings the frame to the host).
   Status frame_to_device(SegmentFrame* frame);
+  // A frame given in device memory (kiln.SegmentPipeline's CUDA tensors; `image`: u8 RGB HWC, any row stride, in
+  // `producer`'s memory): copied into the model's device memory (rgb_device) where the model reads it there, else
+  // brought to the host (frame.rgb).
+  Status frame_from_device(SegmentFrame* frame, const ImageView& image, Backend& producer);
   // A frame held on the device brought to the host (frame.rgb; a frame uploaded from there keeps its pixels), its
   // device memory let go; nothing for others.
   Status frame_to_host(SegmentFrame* frame);

@@ -100,6 +100,23 @@ class StreamWait {
   bool m_done = false;
 };
 
+// Device images into device images of the same shapes, plane by plane (any strides on both sides), on ctx.stream.
+Status images_copy_on_device(CudaOpContext& ctx, const VarShapeBatchView& from, const VarShapeBatchView& to) {
+  StreamWait wait(ctx.stream);
+  for (int64_t i = 0; i < from.count; ++i) {
+    const ImageView& d = to[i];
+    KILN_TRY(planes_copy(from[i], image_desc(d),
+                         [&](size_t offset, size_t pitch, const uint8_t* rows, size_t rows_pitch, size_t width,
+                             size_t count) -> Status {
+                           KILN_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<uint8_t*>(d.data) + offset, pitch, rows,
+                                                             rows_pitch, width, count, cudaMemcpyDeviceToDevice,
+                                                             ctx.stream));
+                           return Status::ok();
+                         }));
+  }
+  return wait.now();
+}
+
 // True when every image of a host batch lies in a block of host_acquire() (copied from and to directly).
 bool host_batch_pinned(const PinnedBlocks& pinned, const VarShapeBatchView& batch) {
   for (int64_t i = 0; i < batch.count; ++i) {
@@ -171,8 +188,8 @@ Result<CudaDeviceBatch> cuda_batch_upload(CudaOpContext& ctx, CudaCallMemory& me
 }
 
 Status cuda_images_upload(CudaOpContext& ctx, const VarShapeBatchView& host, const VarShapeBatchView& device) {
-  if (host.space != MemorySpace::kHost || device.space != MemorySpace::kDevice || host.count != device.count) {
-    return invalid_argument("images_upload: host images and as many device images");
+  if (device.space != MemorySpace::kDevice || host.count != device.count) {
+    return invalid_argument("images_upload: host or device images and as many device images");
   }
   for (int64_t i = 0; i < host.count; ++i) {
     const ImageView &h = host[i], &d = device[i];
@@ -181,6 +198,7 @@ Status cuda_images_upload(CudaOpContext& ctx, const VarShapeBatchView& host, con
       return invalid_argument("images_upload: image " + std::to_string(i) + " differs in shape from its device image");
     }
   }
+  if (host.space == MemorySpace::kDevice) return images_copy_on_device(ctx, host, device);
   // Straight from pinned memory; otherwise each image is packed into a staging slot and its DMA queued at once.
   const bool pinned = host_batch_pinned(ctx.pinned, host);
   std::vector<KilnImageDesc> staged_descs;
