@@ -4,7 +4,6 @@
 #include <cmath>
 #include <span>
 
-#include "ops/image_desc.h"
 #include "ops/probability.h"
 
 namespace kiln {
@@ -102,15 +101,13 @@ ProbabilityParams SegmentModel::probability_params(int32_t channels) const {
   return p;
 }
 
-void SegmentModel::probability_fill(const ImageView& output, const ProbabilityParams& params, float* prob) {
-  // The probability op's per-pixel math (ops/probability_px.h): the same bits as a map made on a device.
-  const KilnProbabilityParams p = probability_params_resolve(params);
-  const KilnImageDesc d = image_desc(output);
-  const auto* base = static_cast<const uint8_t*>(output.data);
-  for (int32_t y = 0; y < output.height; ++y) {
-    float* row = prob + static_cast<int64_t>(y) * output.width;
-    for (int32_t x = 0; x < output.width; ++x) row[x] = kiln_prob_at(base, d, x, y, p);
-  }
+Status SegmentModel::probability_fill(const ImageView& output, const ProbabilityParams& params, float* prob) {
+  // The probability op's CPU implementation: the same bits as a map made on a device.
+  const ImageView map = image_view_packed(prob, output.width, output.height, 1, PixelType::kF32);
+  const OpCall call{OpKind::kProbability, &params, VarShapeBatchView{&output, 1, MemorySpace::kHost},
+                    VarShapeBatchView{&map, 1, MemorySpace::kHost}, nullptr};
+  KILN_TRY(probability_validate(call));
+  return probability_cpu(call, nullptr);
 }
 
 Status SegmentModel::run(InputStager& stager, const StagedInput& input, std::vector<std::vector<float>>* probs,
@@ -136,7 +133,7 @@ Status SegmentModel::run(InputStager& stager, const StagedInput& input, std::vec
     const ImageView item = image_view_packed(const_cast<float*>(values.data() + b * plane * channels), layout.width,
                                              layout.height, channels, PixelType::kF32,
                                              layout.hwc ? Layout::kHWC : Layout::kCHW);
-    probability_fill(item, params, p.data());
+    KILN_TRY(probability_fill(item, params, p.data()));
   }
   *width = layout.width;
   *height = layout.height;

@@ -45,7 +45,7 @@ class SegmentModel {
   Status run_to_device(InputStager& stager, const StagedInput& input, SegmentDeviceOutput* out);
   // One frame's output (host memory) as its person probability (output's width x height) as the probability op
   // makes it.
-  static void probability_fill(const ImageView& output, const ProbabilityParams& params, float* prob);
+  static Status probability_fill(const ImageView& output, const ProbabilityParams& params, float* prob);
   // The map's size as the model declares it (symbolic sizes: the input's). Fixed after open: safe from any thread.
   int32_t prob_width() const { return m_prob_width; }
   int32_t prob_height() const { return m_prob_height; }

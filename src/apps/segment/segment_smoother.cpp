@@ -87,8 +87,7 @@ Status SegmentSmoother::output_to_host(SegmentFrame& frame) {
   frame.prob.resize(static_cast<size_t>(view.width) * view.height);
   const ImageView host = image_view_packed(output.data(), view.width, view.height, view.channels, view.type,
                                            view.layout);
-  SegmentModel::probability_fill(host, frame.output_params, frame.prob.data());
-  return Status::ok();
+  return SegmentModel::probability_fill(host, frame.output_params, frame.prob.data());
 }
 
 Status SegmentSmoother::state_to_host() {

@@ -100,19 +100,23 @@ class StreamWait {
   bool m_done = false;
 };
 
-// Device images into device images of the same shapes, plane by plane (any strides on both sides), on ctx.stream.
+// Queues the copy of `from` (host or device memory, as `kind` says) into the device image `to` of the same shape,
+// plane by plane (any strides on both sides), on `stream`.
+Status planes_to_device(const ImageView& from, const ImageView& to, cudaMemcpyKind kind, cudaStream_t stream) {
+  return planes_copy(from, image_desc(to),
+                     [&](size_t offset, size_t pitch, const uint8_t* rows, size_t rows_pitch, size_t width,
+                         size_t count) -> Status {
+                       KILN_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<uint8_t*>(to.data) + offset, pitch, rows,
+                                                         rows_pitch, width, count, kind, stream));
+                       return Status::ok();
+                     });
+}
+
+// Device images into device images of the same shapes, on ctx.stream, which it synchronizes.
 Status images_copy_on_device(CudaOpContext& ctx, const VarShapeBatchView& from, const VarShapeBatchView& to) {
   StreamWait wait(ctx.stream);
   for (int64_t i = 0; i < from.count; ++i) {
-    const ImageView& d = to[i];
-    KILN_TRY(planes_copy(from[i], image_desc(d),
-                         [&](size_t offset, size_t pitch, const uint8_t* rows, size_t rows_pitch, size_t width,
-                             size_t count) -> Status {
-                           KILN_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<uint8_t*>(d.data) + offset, pitch, rows,
-                                                             rows_pitch, width, count, cudaMemcpyDeviceToDevice,
-                                                             ctx.stream));
-                           return Status::ok();
-                         }));
+    KILN_TRY(planes_to_device(from[i], to[i], cudaMemcpyDeviceToDevice, ctx.stream));
   }
   return wait.now();
 }
@@ -222,7 +226,6 @@ Status cuda_images_upload(CudaOpContext& ctx, const VarShapeBatchView& host, con
   for (int64_t i = 0; i < host.count; ++i) {
     const ImageView& h = host[i];
     const ImageView& d = device[i];
-    const KilnImageDesc to = image_desc(d);
     if (!pinned) {
       KILN_TRY(planes_copy(h, staged_descs[static_cast<size_t>(i)],
                            [&](size_t offset, size_t pitch, const uint8_t* rows, size_t rows_pitch, size_t width,
@@ -235,14 +238,7 @@ Status cuda_images_upload(CudaOpContext& ctx, const VarShapeBatchView& host, con
     const ImageView from = pinned ? h
                                   : image_view_packed(staged + staged_descs[static_cast<size_t>(i)].offset, h.width,
                                                       h.height, h.channels, h.type, h.layout);
-    KILN_TRY(planes_copy(from, to,
-                         [&](size_t offset, size_t pitch, const uint8_t* rows, size_t rows_pitch, size_t width,
-                             size_t count) -> Status {
-                           KILN_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<uint8_t*>(d.data) + offset, pitch, rows,
-                                                             rows_pitch, width, count, cudaMemcpyHostToDevice,
-                                                             ctx.stream));
-                           return Status::ok();
-                         }));
+    KILN_TRY(planes_to_device(from, d, cudaMemcpyHostToDevice, ctx.stream));
   }
   return wait.now();
 }
