@@ -72,9 +72,11 @@ inline Status mask_postprocess(const MaskParams& params, const VarShapeBatchView
 }
 
 // in: f32 1-channel probability maps; out: u8 1-channel images, any sizes (each its map's matte at that size).
+// person_counts (in.count of them, host memory), when given: each matte's person pixels.
 inline Status matte_render(const MatteParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
-                           const ExecOptions& exec = {}, ExecReport* report = nullptr) {
-  return op_run(OpCall{OpKind::kMatte, &params, in, out, nullptr}, exec, report);
+                           const ExecOptions& exec = {}, ExecReport* report = nullptr,
+                           int64_t* person_counts = nullptr) {
+  return op_run(OpCall{OpKind::kMatte, &params, in, out, person_counts}, exec, report);
 }
 
 // in: model outputs (f32/f16, C channels); out: f32 1-channel maps of the same sizes (their previous smoothed maps

@@ -26,13 +26,14 @@ Status matte_validate(const OpCall& call) {
   if (!(p.feather >= 0.0f && p.feather <= 1.0f)) {
     return invalid_argument("matte: feather " + std::to_string(p.feather) + " outside [0, 1]");
   }
-  if (p.foreground == 0) return invalid_argument("matte: foreground must be 1..255");
+  if (p.foreground == p.background) {
+    return invalid_argument("matte: foreground and background are both " + std::to_string(p.foreground));
+  }
   const MatteRegion& r = p.region;
   if (!std::isfinite(r.x) || !std::isfinite(r.y) || !std::isfinite(r.width) || !std::isfinite(r.height) ||
       r.x < 0.0f || r.y < 0.0f || r.width < 0.0f || r.height < 0.0f) {
     return invalid_argument("matte: the region needs finite, non-negative coordinates and sizes");
   }
-  if (call.results != nullptr) return invalid_argument("matte: takes an output batch, not results");
   if (call.out.count != call.in.count) {
     return invalid_argument("matte: " + std::to_string(call.in.count) + " inputs but " +
                             std::to_string(call.out.count) + " outputs");
@@ -63,6 +64,7 @@ KilnMatteParams matte_params_resolve(const MatteParams& params) {
   KilnMatteParams p{};
   p.alpha = params.output == MatteOutput::kAlpha ? 1 : 0;
   p.foreground = params.foreground;
+  p.background = params.background;
   p.threshold = params.threshold;
   const float band = std::max(params.feather, 1e-3f);  // a zero band would divide by zero: a hard edge instead
   p.alpha_low = params.threshold - band / 2;
@@ -72,6 +74,21 @@ KilnMatteParams matte_params_resolve(const MatteParams& params) {
   p.region_width = params.region.width;
   p.region_height = params.region.height;
   return p;
+}
+
+int64_t matte_person_count(const ImageView& matte, const KilnMatteParams& params) {
+  int64_t count = 0;
+  for (int32_t y = 0; y < matte.height; ++y) {
+    const uint8_t* row = matte.row<uint8_t>(y);
+    for (int32_t x = 0; x < matte.width; ++x) count += kiln_matte_person(row[x], params);
+  }
+  return count;
+}
+
+void matte_person_counts(const OpCall& call, const KilnMatteParams& params) {
+  if (call.results == nullptr) return;
+  auto* counts = static_cast<int64_t*>(call.results);
+  for (int64_t i = 0; i < call.out.count; ++i) counts[i] = matte_person_count(call.out[i], params);
 }
 
 MatteTaps matte_taps_make(int32_t out_size, float start, float extent, int32_t in_size) {

@@ -16,6 +16,11 @@ Status matte_validate(const OpCall& call);
 // The kernels' parameters of validated params.
 KilnMatteParams matte_params_resolve(const MatteParams& params);
 
+// The person pixels of host mattes (kiln_matte_person), into call.results when it is given: the CPU and OpenCL count
+// their outputs once written (CUDA counts in its kernel, for device outputs too).
+int64_t matte_person_count(const ImageView& matte, const KilnMatteParams& params);
+void matte_person_counts(const OpCall& call, const KilnMatteParams& params);
+
 // kiln_matte_tap for every output position along one axis (the CPU's tables; kiln segment samples its arrays and
 // IoU with them too).
 struct MatteTaps {

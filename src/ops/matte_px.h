@@ -4,7 +4,8 @@
  * half-pixel centres over the region: u = clamp(rx + (x + 0.5) * (rw / out_w) - 0.5, 0, in_w - 1), the same along
  * y; the two source columns are each blended vertically first, then the pair horizontally (the order the CPU's
  * row loop uses: one vertical blend per source column serves a whole output row). The value then becomes a mask
- * byte (p >= threshold: foreground, else 0) or an alpha byte (the feather band ramped to 0..255, rounded). */
+ * byte (p >= threshold: foreground, else background) or an alpha byte (the feather band ramped to 0..255, rounded).
+ * A person pixel (the counts): a mask's foreground, an alpha of 128 or more. */
 #ifndef KILN_OPS_MATTE_PX_H
 #define KILN_OPS_MATTE_PX_H
 
@@ -13,7 +14,8 @@
 /* Resolved parameters of one call (the same on every backend; passed by value to kernels). */
 typedef struct KilnMatteParams {
   int32_t alpha;      /* 0: mask, 1: alpha */
-  int32_t foreground; /* mask: 1..255 */
+  int32_t foreground; /* mask: 0..255, not the background */
+  int32_t background;
   float threshold;
   float alpha_low;    /* alpha: (p - alpha_low) * alpha_scale, clamped to [0, 1] */
   float alpha_scale;
@@ -50,9 +52,14 @@ KILN_KERNEL_FN float kiln_matte_column(KILN_GLOBAL const uint8_t* base, KilnImag
 
 /* The byte of a probability. */
 KILN_KERNEL_FN uint8_t kiln_matte_byte(float p, KilnMatteParams m) {
-  if (!m.alpha) return p >= m.threshold ? (uint8_t)m.foreground : (uint8_t)0;
+  if (!m.alpha) return p >= m.threshold ? (uint8_t)m.foreground : (uint8_t)m.background;
   const float a = kiln_clampf((p - m.alpha_low) * m.alpha_scale, 0.0f, 1.0f);
   return (uint8_t)(a * 255.0f + 0.5f);
+}
+
+/* 1 when a matte byte is a person pixel. */
+KILN_KERNEL_FN int32_t kiln_matte_person(uint8_t byte, KilnMatteParams m) {
+  return m.alpha ? byte >= 128 : byte == m.foreground;
 }
 
 /* Output pixel (x, y) of an out_w x out_h matte of the map `d`. */

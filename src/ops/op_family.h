@@ -15,7 +15,7 @@ struct OpFamily {
   const char* name;        // "resize"
   const char* gpu_switch;  // the predecessor's environment switch that governs it
   Status (*validate)(const OpCall& call);  // the family's own checks, after the generic batch checks
-  size_t result_size;      // bytes of one per-image result (quality), 0 for families that write images
+  size_t result_size;      // bytes of one per-image result (quality; matte's optional counts), 0 for none
   // A copy of the params whose per-image arrays start at image `first`; nullptr for families without any.
   std::shared_ptr<const void> (*params_slice)(const void* params, int64_t first);
 };

@@ -1,5 +1,5 @@
 // matte on the CPU (the reference): hand-computed values, the run-by-run mask rows against matte_px.h's per-pixel
-// function on maps with long runs, noise and values on the threshold, threading, and validation.
+// function on maps with long runs, noise and values on the threshold, the person counts, threading, and validation.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -40,6 +40,9 @@ TEST(MatteCpu, HandComputedValues) {
   mask.foreground = 1;
   mask.threshold = 0.25f;  // p >= threshold, so the 0.25 sample is in
   EXPECT_EQ(matte_of({0.0f, 1.0f}, 2, 1, 4, 1, mask), (std::vector<uint8_t>{0, 1, 1, 1}));
+  mask.foreground = 235;  // an encoder's limited-range white and black luma
+  mask.background = 16;
+  EXPECT_EQ(matte_of({0.0f, 1.0f}, 2, 1, 4, 1, mask), (std::vector<uint8_t>{16, 235, 235, 235}));
   MatteParams alpha;
   alpha.output = MatteOutput::kAlpha;
   alpha.feather = 1.0f;  // the ramp is p itself: round(p * 255)
@@ -92,6 +95,7 @@ TEST(MatteCpu, EqualsThePerPixelFunction) {
           p.region = r;
           p.threshold = kind == 2 ? 0.5f : 0.37f;
           p.foreground = 200;
+          p.background = kind == 1 ? 16 : 0;  // an encoder's black luma
           SCOPED_TRACE(testing::Message() << s.mw << "x" << s.mh << " -> " << s.w << "x" << s.h << " kind " << kind
                                           << " region " << r.x << "," << r.y << " " << r.width << "x" << r.height
                                           << " " << matte_output_name(output));
@@ -103,9 +107,11 @@ TEST(MatteCpu, EqualsThePerPixelFunction) {
             return VarShapeBatch::wrap({image_view_packed(out.data(), s.w, s.h, 1, PixelType::kU8)});
           };
           const VarShapeBatch a = view(serial), b = view(threaded);
-          ASSERT_TRUE(matte_cpu(OpCall{OpKind::kMatte, &p, ib.view(), a.view(), nullptr}, nullptr).is_ok());
-          ASSERT_TRUE(matte_cpu(OpCall{OpKind::kMatte, &p, ib.view(), b.view(), nullptr}, &pool).is_ok());
+          int64_t counted[2] = {-1, -1};
+          ASSERT_TRUE(matte_cpu(OpCall{OpKind::kMatte, &p, ib.view(), a.view(), &counted[0]}, nullptr).is_ok());
+          ASSERT_TRUE(matte_cpu(OpCall{OpKind::kMatte, &p, ib.view(), b.view(), &counted[1]}, &pool).is_ok());
           EXPECT_EQ(serial, threaded);
+          EXPECT_EQ(counted[0], counted[1]);
           const KilnMatteParams kp = matte_params_resolve(p);
           const KilnImageDesc d = image_desc(iv);
           int64_t differ = 0, on = 0;
@@ -113,10 +119,11 @@ TEST(MatteCpu, EqualsThePerPixelFunction) {
             for (int32_t x = 0; x < s.w; ++x) {
               const uint8_t want = kiln_matte_at(reinterpret_cast<const uint8_t*>(in.data()), d, s.w, s.h, x, y, kp);
               differ += serial[static_cast<size_t>(y) * s.w + x] != want;
-              on += want != 0;
+              on += output == MatteOutput::kMask ? want == p.foreground : want >= 128;
             }
           }
           EXPECT_EQ(differ, 0);
+          EXPECT_EQ(counted[0], on) << "person pixels";
           if (kind == 0 && r.width == 0 && s.mw >= 8) {
             EXPECT_GT(on, 0);  // the blob is there
           }
@@ -177,7 +184,9 @@ TEST(MatteValidate, RefusesWrongCalls) {
   check(bad, m, o, "feather");
   bad = ok;
   bad.foreground = 0;
-  check(bad, m, o, "foreground");
+  check(bad, m, o, "foreground and background are both 0");
+  bad.background = 235;
+  EXPECT_TRUE(op_validate(OpCall{OpKind::kMatte, &bad, ib.view(), ob.view(), nullptr}).is_ok());
   bad = ok;
   bad.region = {4, 0, 13, 16};
   check(bad, m, o, "outside the 16x16 map");

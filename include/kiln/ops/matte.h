@@ -1,6 +1,7 @@
 // Segmentation mattes: a batch of f32 1-channel probability maps (a model's output) -> u8 1-channel images of any
 // size (the video frame's): each map is upsampled bilinearly (half-pixel centres) over a region of it to its
-// output's size, then thresholded into a 0/foreground mask or ramped into an alpha over a feather band, in one pass.
+// output's size, then thresholded into a background/foreground mask or ramped into an alpha over a feather band, in
+// one pass. Optionally each output's person pixels are counted (OpCall::results: one int64_t per image).
 #pragma once
 
 #include <cstdint>
@@ -28,7 +29,9 @@ struct MatteParams {
   MatteOutput output = MatteOutput::kMask;
   float threshold = 0.5f;   // mask: probability >= threshold -> foreground; in (0, 1)
   float feather = 0.1f;     // alpha: the band of probabilities, centred on the threshold, ramped from 0 to 255
-  uint8_t foreground = 255; // mask: value of person pixels (1..255)
+  uint8_t foreground = 255; // mask: value of person pixels
+  uint8_t background = 0;   // mask: value of the other pixels (not the foreground's: a video encoder's black and
+                            // white luma, 16 and 235, let a mask go straight into an encoder's frame)
   MatteRegion region;
 };
 

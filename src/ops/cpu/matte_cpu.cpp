@@ -62,10 +62,11 @@ class ImageMatte {
   void mask_row(const float* column, uint8_t* dst) const {
     const float* w = m_x.w.data();
     const auto fg = static_cast<uint8_t>(m_p.foreground);
+    const auto bg = static_cast<uint8_t>(m_p.background);
     int32_t run_begin = 0;
     bool run_on = false;
     const auto run_end = [&](int32_t end) {
-      std::memset(dst + run_begin, run_on ? fg : 0, static_cast<size_t>(end - run_begin));
+      std::memset(dst + run_begin, run_on ? fg : bg, static_cast<size_t>(end - run_begin));
       run_begin = end;
     };
     for (const Span& s : m_spans) {
@@ -111,6 +112,7 @@ Status matte_cpu(const OpCall& call, ThreadPool* pool) {
       body(0, call.out[i].height);
     }
   }
+  matte_person_counts(call, p);
   return Status::ok();
 }
 

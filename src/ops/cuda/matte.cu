@@ -1,7 +1,9 @@
 // The matte family's CUDA kernel around ops/matte_px.h, mirroring src/ops/opencl/matte.cl: one thread per output
-// pixel, grid z over images (looping past gridDim.z). Device batches are used in place: a probability map a
-// model left on the device becomes the frame's matte without a copy through the host.
+// pixel, grid z over images (looping past gridDim.z), each block adding its person pixels to its image's count when
+// counts are asked for. Device batches are used in place: a probability map a model left on the device becomes the
+// frame's matte (or an encoder frame's luma) without a copy through the host.
 #include <algorithm>
+#include <vector>
 
 #include "ops/cuda/common.cuh"
 #include "ops/cuda/cuda_ops.h"
@@ -16,14 +18,24 @@ constexpr int32_t kBlockY = 8;
 constexpr int64_t kMaxGridImages = 65535;
 
 __global__ void matte_kernel(const uint8_t* in_base, const KilnImageDesc* in_descs, uint8_t* out_base,
-                             const KilnImageDesc* out_descs, int64_t count, KilnMatteParams params) {
+                             const KilnImageDesc* out_descs, int64_t count, KilnMatteParams params,
+                             unsigned long long* person_counts) {
   const int32_t x = static_cast<int32_t>(blockIdx.x * blockDim.x + threadIdx.x);
   const int32_t y = static_cast<int32_t>(blockIdx.y * blockDim.y + threadIdx.y);
-  for (int64_t i = blockIdx.z; i < count; i += gridDim.z) {
+  for (int64_t i = blockIdx.z; i < count; i += gridDim.z) {  // the same iterations for the whole block
     const KilnImageDesc dout = out_descs[i];
-    if (x >= dout.width || y >= dout.height) continue;
-    const uint8_t v = kiln_matte_at(in_base, in_descs[i], dout.width, dout.height, x, y, params);
-    out_base[dout.offset + static_cast<int64_t>(y) * dout.row_stride + x] = v;
+    int person = 0;
+    if (x < dout.width && y < dout.height) {
+      const uint8_t v = kiln_matte_at(in_base, in_descs[i], dout.width, dout.height, x, y, params);
+      out_base[dout.offset + static_cast<int64_t>(y) * dout.row_stride + x] = v;
+      person = kiln_matte_person(v, params);
+    }
+    if (person_counts != nullptr) {
+      const int block_count = __syncthreads_count(person);
+      if (threadIdx.x == 0 && threadIdx.y == 0 && block_count > 0) {
+        atomicAdd(&person_counts[i], static_cast<unsigned long long>(block_count));
+      }
+    }
   }
 }
 
@@ -37,15 +49,30 @@ Status matte_cuda(CudaOpContext& ctx, const OpCall& call) {
   CudaCallMemory memory(ctx.device_pool, ctx.stream);
   KILN_TRY_ASSIGN(CudaDeviceBatch in, cuda_batch_upload(ctx, memory, call.in));
   KILN_TRY_ASSIGN(CudaDeviceBatch out, cuda_batch_alloc(ctx, memory, call.out));
+  unsigned long long* counts = nullptr;
+  const size_t count_bytes = static_cast<size_t>(out.count) * sizeof(unsigned long long);
+  if (call.results != nullptr) {
+    KILN_TRY_ASSIGN(void* block, memory.acquire(count_bytes, "matte person counts"));
+    counts = static_cast<unsigned long long*>(block);
+    KILN_CUDA_CHECK(cudaMemsetAsync(counts, 0, count_bytes, ctx.stream));
+  }
   if (out.max_width > 0 && out.max_height > 0) {
     const dim3 grid(static_cast<unsigned>(ceil_div(out.max_width, kBlockX)),
                     static_cast<unsigned>(ceil_div(out.max_height, kBlockY)),
                     static_cast<unsigned>(std::min<int64_t>(out.count, kMaxGridImages)));
     matte_kernel<<<grid, dim3(kBlockX, kBlockY, 1), 0, ctx.stream>>>(in.base, in.descs, out.base, out.descs,
-                                                                     out.count, p);
+                                                                     out.count, p, counts);
     KILN_CUDA_CHECK(cudaGetLastError());
   }
-  return cuda_batch_download(ctx, out, call.out);
+  KILN_TRY(cuda_batch_download(ctx, out, call.out));  // waits for the stream
+  if (counts != nullptr) {
+    std::vector<unsigned long long> host(static_cast<size_t>(out.count));
+    KILN_CUDA_CHECK(cudaMemcpyAsync(host.data(), counts, count_bytes, cudaMemcpyDeviceToHost, ctx.stream));
+    KILN_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+    auto* results = static_cast<int64_t*>(call.results);
+    for (size_t i = 0; i < host.size(); ++i) results[i] = static_cast<int64_t>(host[i]);
+  }
+  return Status::ok();
 }
 
 }  // namespace kiln

@@ -22,6 +22,7 @@ Status matte_opencl(OpContext& ctx, const OpCall& call) {
                      static_cast<size_t>(out.count)));
   KILN_TRY(batch_download(ctx, out, call.out));
   buffers.set_pending(false);
+  matte_person_counts(call, p);
   return Status::ok();
 }
 
