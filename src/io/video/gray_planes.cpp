@@ -6,8 +6,8 @@
 namespace kiln {
 
 Result<GrayPlanes> GrayPlanes::make(AVPixelFormat format, int flags) {
-  if (format != AV_PIX_FMT_YUV420P && format != AV_PIX_FMT_YUV444P) {
-    return unsupported_format("gray planes: only yuv420p and yuv444p frames");
+  if (format != AV_PIX_FMT_YUV420P && format != AV_PIX_FMT_NV12 && format != AV_PIX_FMT_YUV444P) {
+    return unsupported_format("gray planes: only yuv420p, nv12 and yuv444p frames");
   }
   constexpr int kWidth = 256, kHeight = 2;
   SwsContextPtr scaler(
@@ -23,9 +23,10 @@ Result<GrayPlanes> GrayPlanes::make(AVPixelFormat format, int flags) {
   sws_scale(scaler.get(), src, src_stride, 0, kHeight, dst, dst_stride);
   GrayPlanes planes;
   std::memcpy(planes.m_luma.data(), y.data(), kWidth);
+  planes.m_interleaved = format == AV_PIX_FMT_NV12;
   planes.m_u = u[0];
-  planes.m_v = v[0];
-  planes.m_subsampled = format == AV_PIX_FMT_YUV420P;
+  planes.m_v = planes.m_interleaved ? u[1] : v[0];
+  planes.m_subsampled = format != AV_PIX_FMT_YUV444P;
   return planes;
 }
 
@@ -39,7 +40,15 @@ void GrayPlanes::convert(const ImageView& gray, AVFrame* frame) const {
   const int32_t chroma_width = m_subsampled ? (gray.width + 1) / 2 : gray.width;
   const int32_t chroma_height = m_subsampled ? (gray.height + 1) / 2 : gray.height;
   for (int32_t row = 0; row < chroma_height; ++row) {
-    std::memset(frame->data[1] + static_cast<ptrdiff_t>(row) * frame->linesize[1], m_u, chroma_width);
+    uint8_t* first = frame->data[1] + static_cast<ptrdiff_t>(row) * frame->linesize[1];
+    if (m_interleaved) {
+      for (int32_t x = 0; x < chroma_width; ++x) {
+        first[2 * x] = m_u;
+        first[2 * x + 1] = m_v;
+      }
+      continue;
+    }
+    std::memset(first, m_u, chroma_width);
     std::memset(frame->data[2] + static_cast<ptrdiff_t>(row) * frame->linesize[2], m_v, chroma_width);
   }
 }

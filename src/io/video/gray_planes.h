@@ -15,15 +15,20 @@ namespace kiln {
 
 class GrayPlanes {
  public:
-  // For YUV420P and YUV444P frames, with the flags the writer's scaler uses; UnsupportedFormat for other formats.
+  // For YUV420P, NV12 and YUV444P frames, with the flags the writer's scaler uses; UnsupportedFormat for others.
   static Result<GrayPlanes> make(AVPixelFormat format, int flags);
   // Fills frame's planes (its format, width x height = the image's) from a u8 one-channel image.
   void convert(const ImageView& gray, AVFrame* frame) const;
+
+  uint8_t luma(uint8_t gray) const { return m_luma[gray]; }
+  uint8_t u() const { return m_u; }
+  uint8_t v() const { return m_v; }
 
  private:
   std::array<uint8_t, 256> m_luma{};
   uint8_t m_u = 128, m_v = 128;
   bool m_subsampled = false;
+  bool m_interleaved = false;  // NV12: one chroma plane of U, V pairs
 };
 
 }  // namespace kiln

@@ -7,6 +7,8 @@
 #include <optional>
 
 #include "io/durable_file.h"
+#include "io/video/audio_passthrough.h"
+#include "io/video/cuda_encoder_frames.h"
 #include "io/video/ffmpeg_util.h"
 #include "io/video/gray_planes.h"
 
@@ -100,6 +102,10 @@ class FfmpegVideoWriter final : public VideoWriter {
       return invalid_argument(path + ": unknown video container (name the file .mp4, .mkv, .mov or .webm)");
     }
     KILN_TRY_ASSIGN(EncoderChoice choice, encoder_choose(container, options));
+    if (options.device_frames && options.pixels != VideoPixels::kGray) {
+      return invalid_argument(path + ": device frames are gray (a mask) only");
+    }
+    m_device_why = options.device_frames ? "the encoder is not NVENC" : "device frames not asked for";
     std::string fallback;  // why NVENC is not used, when it was tried
     const AVCodec* encoder = nullptr;
     if (options.codec.empty() && options.hw_encode != VideoHwEncode::kNone) {
@@ -143,7 +149,7 @@ class FfmpegVideoWriter final : public VideoWriter {
     if (int rc = avcodec_parameters_from_context(m_video->codecpar, m_codec.get()); rc < 0) {
       return io_error(path + ": " + av_error_text(rc));
     }
-    if (!options.audio_from.empty()) KILN_TRY(audio_open(container));
+    if (!options.audio_from.empty()) KILN_TRY(m_audio.open(options.audio_from, container, m_output, &m_notes));
 
     if (int rc = avio_open(&m_output->pb, m_temp.c_str(), AVIO_FLAG_WRITE); rc < 0) {
       return io_error(path + ": cannot create " + m_temp + ": " + av_error_text(rc));
@@ -170,7 +176,7 @@ class FfmpegVideoWriter final : public VideoWriter {
     }
     const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(choice.format);
     m_description = std::string(avcodec_get_name(encoder->id)) + " (" + choice.name + ", " + (d ? d->name : "?") +
-                    ") in " + container->name + fallback;
+                    (m_cuda_frames ? " in device memory" : "") + ") in " + container->name + fallback;
     return Status::ok();
   }
 
@@ -182,10 +188,7 @@ class FfmpegVideoWriter final : public VideoWriter {
                               std::to_string(m_options.height) + "x" +
                               std::to_string(pixel_channels(m_options.pixels)));
     }
-    if (m_frames > 0 && pts <= m_last_pts) {
-      return invalid_argument(m_path + ": frame timestamps must increase (" + std::to_string(pts) + " after " +
-                              std::to_string(m_last_pts) + ")");
-    }
+    KILN_TRY(pts_check(pts));
     if (int rc = av_frame_make_writable(m_frame.get()); rc < 0) {
       return Status(Errc::kOutOfMemory, m_path + ": " + av_error_text(rc));
     }
@@ -199,13 +202,34 @@ class FfmpegVideoWriter final : public VideoWriter {
     m_frame->pts = pts;
     m_last_pts = pts;
     ++m_frames;
+    if (m_cuda_frames) {
+      KILN_TRY_ASSIGN(AVFrame * uploaded, m_cuda_frames->upload(*m_frame));
+      return encode(uploaded);
+    }
     return encode(m_frame.get());
+  }
+
+  Result<VideoDeviceFrame> device_frame() override {
+    if (!m_cuda_frames || !m_gray) {
+      return Status(Errc::kNotImplemented, m_path + ": no device frames: " + m_device_why);
+    }
+    return m_cuda_frames->next(*m_gray);
+  }
+
+  Status write_device(int64_t pts) override {
+    if (m_finished) return invalid_argument(m_path + ": write after finish");
+    if (!m_cuda_frames) return Status(Errc::kNotImplemented, m_path + ": no device frames: " + m_device_why);
+    KILN_TRY(pts_check(pts));
+    KILN_TRY_ASSIGN(AVFrame * frame, m_cuda_frames->take(pts));
+    m_last_pts = pts;
+    ++m_frames;
+    return encode(frame);
   }
 
   Status finish() override {
     if (m_finished) return Status::ok();
     KILN_TRY(encode(nullptr));
-    KILN_TRY(audio_copy_until(-1));
+    KILN_TRY(m_audio.copy_until(-1, m_output, m_path, &m_notes));
     if (int rc = av_write_trailer(m_output); rc < 0) {
       return io_error(m_path + ": cannot write the trailer: " + av_error_text(rc));
     }
@@ -218,16 +242,25 @@ class FfmpegVideoWriter final : public VideoWriter {
 
   std::string description() const override {
     std::string text = m_description;
-    if (!m_audio_map.empty()) {
-      int copied = 0;
-      for (const AVStream* s : m_audio_map) copied += s != nullptr ? 1 : 0;
-      if (copied > 0) text += ", " + std::to_string(copied) + " audio stream" + (copied > 1 ? "s" : "") + " copied";
+    if (m_cuda_frames) {
+      text += ", " + std::to_string(m_cuda_frames->taken()) + " of " + std::to_string(m_frames) +
+              " frames from device memory";
     }
+    const int copied = m_audio.streams();
+    if (copied > 0) text += ", " + std::to_string(copied) + " audio stream" + (copied > 1 ? "s" : "") + " copied";
     return text;
   }
   const std::vector<std::string>& notes() const override { return m_notes; }
 
  private:
+  Status pts_check(int64_t pts) const {
+    if (m_frames > 0 && pts <= m_last_pts) {
+      return invalid_argument(m_path + ": frame timestamps must increase (" + std::to_string(pts) + " after " +
+                              std::to_string(m_last_pts) + ")");
+    }
+    return Status::ok();
+  }
+
   // Allocates and opens m_codec for `encoder`; FFmpeg's error code when it cannot (m_codec is then empty).
   int codec_open(const AVCodec* encoder, const EncoderChoice& choice, const AVOutputFormat* container,
                  AVBufferRef* hw_device) {
@@ -278,6 +311,11 @@ class FfmpegVideoWriter final : public VideoWriter {
       m_codec->hw_device_ctx = av_buffer_ref(hw_device);
       if (m_codec->hw_device_ctx == nullptr) return AVERROR(ENOMEM);
     }
+    if (m_cuda_frames) {  // the encoder reads CUDA frames of the pool; choice.format is the host frames' format
+      m_codec->pix_fmt = AV_PIX_FMT_CUDA;
+      m_codec->hw_frames_ctx = av_buffer_ref(m_cuda_frames->frames_context());
+      if (m_codec->hw_frames_ctx == nullptr) return AVERROR(ENOMEM);
+    }
     const int rc = avcodec_open2(m_codec.get(), encoder, nullptr);
     if (rc < 0) m_codec.reset();
     return rc;
@@ -302,6 +340,20 @@ class FfmpegVideoWriter final : public VideoWriter {
     auto device = cuda_hw_device_open(m_options.cuda_device);
     if (!device.is_ok()) return Status(Errc::kDeviceError, "NVENC: " + device.status().message());
     const bool odd = (m_options.width % 2) != 0 || (m_options.height % 2) != 0;
+    if (m_options.device_frames) {
+      auto frames = CudaEncoderFrames::make(device.value().get(), m_options.width, m_options.height);
+      const AvLogCapture capture;
+      if (frames.is_ok()) {
+        m_cuda_frames = std::move(frames).value();
+        const EncoderChoice choice{kNvenc, AV_PIX_FMT_NV12};
+        const int rc = codec_open(encoder, choice, container, device.value().get());
+        if (rc >= 0) return std::make_pair(encoder, choice);
+        m_device_why = "NVENC could not start on CUDA frames (" + capture.text(av_error_text(rc)) + ")";
+        m_cuda_frames.reset();
+      } else {
+        m_device_why = frames.status().message();
+      }
+    }
     const EncoderChoice choice{kNvenc, odd ? AV_PIX_FMT_YUV444P : AV_PIX_FMT_YUV420P};
     const AvLogCapture capture;
     if (int rc = codec_open(encoder, choice, container, device.value().get()); rc < 0) {
@@ -321,106 +373,11 @@ class FfmpegVideoWriter final : public VideoWriter {
       av_packet_rescale_ts(m_packet.get(), m_codec->time_base, m_video->time_base);
       m_packet->stream_index = m_video->index;
       const int64_t dts = m_packet->dts != AV_NOPTS_VALUE ? m_packet->dts : m_packet->pts;
-      KILN_TRY(audio_copy_until(av_rescale_q(dts, m_video->time_base, AV_TIME_BASE_Q)));
+      KILN_TRY(m_audio.copy_until(av_rescale_q(dts, m_video->time_base, AV_TIME_BASE_Q), m_output, m_path, &m_notes));
       if (int w = av_interleaved_write_frame(m_output, m_packet.get()); w < 0) {
         return io_error(m_path + ": writing: " + av_error_text(w));
       }
     }
-  }
-
-  Status audio_open(const AVOutputFormat* container) {
-    AVFormatContext* raw = nullptr;
-    if (int rc = avformat_open_input(&raw, m_options.audio_from.c_str(), nullptr, nullptr); rc < 0) {
-      m_notes.push_back("audio not copied: cannot open " + m_options.audio_from + ": " + av_error_text(rc));
-      return Status::ok();
-    }
-    m_audio_input.reset(raw);
-    if (avformat_find_stream_info(raw, nullptr) < 0) {
-      m_notes.push_back("audio not copied: cannot read the streams of " + m_options.audio_from);
-      m_audio_input.reset();
-      return Status::ok();
-    }
-    m_audio_map.assign(raw->nb_streams, nullptr);
-    m_audio_times.assign(raw->nb_streams, AudioTimes{});
-    for (unsigned i = 0; i < raw->nb_streams; ++i) {
-      const AVCodecParameters* par = raw->streams[i]->codecpar;
-      if (par->codec_type != AVMEDIA_TYPE_AUDIO) continue;
-      if (avformat_query_codec(container, par->codec_id, FF_COMPLIANCE_NORMAL) == 0) {
-        m_notes.push_back(std::string("audio stream ") + std::to_string(i) + " (" + avcodec_get_name(par->codec_id) +
-                          ") not copied: a " + container->name + " file cannot hold it");
-        continue;
-      }
-      AVStream* out = avformat_new_stream(m_output, nullptr);
-      if (out == nullptr || avcodec_parameters_copy(out->codecpar, par) < 0) {
-        return Status(Errc::kOutOfMemory, m_path + ": cannot add an audio stream");
-      }
-      out->codecpar->codec_tag = 0;
-      out->time_base = raw->streams[i]->time_base;
-      m_audio_map[i] = out;
-    }
-    m_audio_packet.reset(av_packet_alloc());
-    return Status::ok();
-  }
-
-  // Copies audio packets up to `until_us` (AV_TIME_BASE units; -1 = all), keeping the first later one for the
-  // next call, so that audio and video stay interleaved.
-  Status audio_copy_until(int64_t until_us) {
-    if (!m_audio_input || !m_audio_packet) return Status::ok();
-    for (;;) {
-      if (!m_audio_pending) {
-        const int rc = av_read_frame(m_audio_input.get(), m_audio_packet.get());
-        if (rc < 0) {
-          if (rc != AVERROR_EOF) m_notes.push_back("audio copy stopped early: " + av_error_text(rc));
-          m_audio_input.reset();
-          return Status::ok();
-        }
-        const int s = m_audio_packet->stream_index;
-        if (s < 0 || static_cast<size_t>(s) >= m_audio_map.size() || m_audio_map[s] == nullptr) {
-          av_packet_unref(m_audio_packet.get());
-          continue;
-        }
-        audio_timestamps_follow_on(*m_audio_packet);
-        m_audio_pending = true;
-      }
-      const AVStream* in = m_audio_input->streams[m_audio_packet->stream_index];
-      const int64_t ts = m_audio_packet->dts != AV_NOPTS_VALUE ? m_audio_packet->dts : m_audio_packet->pts;
-      if (until_us >= 0 && ts != AV_NOPTS_VALUE && av_rescale_q(ts, in->time_base, AV_TIME_BASE_Q) > until_us) {
-        return Status::ok();
-      }
-      AVStream* out = m_audio_map[m_audio_packet->stream_index];
-      av_packet_rescale_ts(m_audio_packet.get(), in->time_base, out->time_base);
-      m_audio_packet->stream_index = out->index;
-      m_audio_packet->pos = -1;
-      m_audio_pending = false;
-      if (int w = av_interleaved_write_frame(m_output, m_audio_packet.get()); w < 0) {
-        return io_error(m_path + ": writing audio: " + av_error_text(w));
-      }
-    }
-  }
-
-  // Where the input's audio timestamps go back or stand still (files joined end to end), the rest of that stream is
-  // shifted to follow on, as the reader does for the video: the muxer takes only increasing timestamps, and both
-  // streams stay together.
-  void audio_timestamps_follow_on(AVPacket& packet) {
-    const auto s = static_cast<size_t>(packet.stream_index);
-    AudioTimes& t = m_audio_times[s];
-    if (packet.dts == AV_NOPTS_VALUE) packet.dts = packet.pts;
-    if (packet.dts == AV_NOPTS_VALUE) return;
-    packet.dts += t.shift;
-    if (packet.pts != AV_NOPTS_VALUE) packet.pts += t.shift;
-    if (t.last != AV_NOPTS_VALUE && packet.dts <= t.last) {
-      const int64_t follow_on = t.last + std::max<int64_t>(t.last_duration, 1);
-      const int64_t shift = follow_on - packet.dts;
-      t.shift += shift;
-      packet.dts += shift;
-      if (packet.pts != AV_NOPTS_VALUE) packet.pts += shift;
-      if (!t.noted) {
-        m_notes.push_back("audio stream " + std::to_string(s) + ": the timestamps go back; shifted to follow on");
-        t.noted = true;
-      }
-    }
-    t.last = packet.dts;
-    t.last_duration = packet.duration;
   }
 
   void close_output() {
@@ -437,20 +394,12 @@ class FfmpegVideoWriter final : public VideoWriter {
   AVStream* m_video = nullptr;
   AvCodecContextPtr m_codec;
   SwsContextPtr m_scaler;
-  std::optional<GrayPlanes> m_gray;  // gray frames into yuv420p / yuv444p without the scaler
+  std::optional<GrayPlanes> m_gray;  // gray frames into yuv420p / nv12 / yuv444p without the scaler
+  std::optional<CudaEncoderFrames> m_cuda_frames;  // NVENC reads CUDA frames (device_frames)
+  std::string m_device_why;  // why device_frame() has none
   AvFramePtr m_frame;
   AvPacketPtr m_packet;
-  AvInputPtr m_audio_input;
-  AvPacketPtr m_audio_packet;
-  bool m_audio_pending = false;
-  std::vector<AVStream*> m_audio_map;  // input stream index -> output stream (nullptr: not copied)
-  struct AudioTimes {
-    int64_t shift = 0;  // added to the input's timestamps (its time base)
-    int64_t last = AV_NOPTS_VALUE;
-    int64_t last_duration = 0;
-    bool noted = false;
-  };
-  std::vector<AudioTimes> m_audio_times;  // by input stream index
+  AudioPassthrough m_audio;
   std::vector<std::string> m_notes;
   std::string m_description;
   int64_t m_frames = 0;

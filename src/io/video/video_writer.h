@@ -19,7 +19,7 @@ enum class VideoPixels : uint8_t { kRgb = 0, kRgba, kGray };
 
 // Hardware encode, when no codec is named: auto tries NVENC (h264_nvenc, for mp4, mkv and mov without alpha) and
 // falls back to the container's software encoder, saying why in description(); cuda insists (an error when NVENC
-// cannot start); none is software only. Frames still come from host memory.
+// cannot start); none is software only.
 enum class VideoHwEncode : uint8_t { kAuto = 0, kCuda, kNone };
 
 struct VideoWriterOptions {
@@ -41,6 +41,20 @@ struct VideoWriterOptions {
   VideoColour colour;
   VideoHwEncode hw_encode = VideoHwEncode::kNone;
   int32_t cuda_device = 0;  // NVENC's device: the CUDA backend's (BackendRegistry::options()), as the caller says
+  // Gray frames only: NVENC reads CUDA frames (NV12 in device memory), which device_frame() hands out to be filled
+  // on the device; host frames given to write() go up through FFmpeg. Ignored where NVENC does not start or the
+  // size is odd (device_frame() says so).
+  bool device_frames = false;
+};
+
+// The encoder's next input frame in device memory: its NV12 planes as one u8 1-channel view (the luma rows, then
+// from chroma_row the interleaved U, V rows, at one pitch) on the CUDA device of VideoWriterOptions::cuda_device, and
+// the bytes a gray frame takes there (those write() makes of a host gray frame, so both paths give the same picture).
+struct VideoDeviceFrame {
+  ImageView nv12;  // device memory, (height + chroma rows) x width, valid until write_device()
+  int32_t chroma_row = 0;
+  uint8_t black = 16, white = 235;  // the luma of gray 0 and 255
+  uint8_t u = 128, v = 128;         // every gray level's chroma
 };
 
 class VideoWriter {
@@ -53,10 +67,16 @@ class VideoWriter {
 
   // One frame (u8 HWC with the channels of options.pixels, the options' size); pts strictly increasing.
   virtual Status write(const ImageView& image, int64_t pts) = 0;
+  // Device frames (VideoWriterOptions::device_frames): the frame to fill, then encode it with its pts. device_frame()
+  // is NotImplemented, with the reason, where the encoder reads host frames; the frame it hands out is reused by
+  // later calls until write_device() takes it.
+  virtual Result<VideoDeviceFrame> device_frame() = 0;
+  virtual Status write_device(int64_t pts) = 0;
   // Drains the encoder, copies the rest of the audio, writes the trailer and moves the file into place.
   virtual Status finish() = 0;
   // "h264 (libx264, yuv420p) in mp4, 1 audio stream copied"; after a fallback from NVENC, "...; software encode:
-  // NVENC could not start (<FFmpeg's reason>)"
+  // NVENC could not start (<FFmpeg's reason>)"; with device frames "h264 (h264_nvenc, nv12 in device memory) in
+  // mp4, 170 of 180 frames from device memory"
   virtual std::string description() const = 0;
   virtual const std::vector<std::string>& notes() const = 0;  // e.g. an audio stream the container cannot hold
 };

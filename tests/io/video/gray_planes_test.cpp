@@ -24,9 +24,9 @@ AvFramePtr frame_make(AVPixelFormat format, int width, int height) {
   return frame;
 }
 
-// Compares the planes' visible bytes.
-void expect_planes_equal(const AVFrame& a, const AVFrame& b, int chroma_width, int chroma_height) {
-  for (int plane = 0; plane < 3; ++plane) {
+// Compares the planes' visible bytes (chroma_width in bytes).
+void expect_planes_equal(const AVFrame& a, const AVFrame& b, int planes, int chroma_width, int chroma_height) {
+  for (int plane = 0; plane < planes; ++plane) {
     const int w = plane == 0 ? a.width : chroma_width;
     const int h = plane == 0 ? a.height : chroma_height;
     for (int row = 0; row < h; ++row) {
@@ -58,14 +58,28 @@ void check(AVPixelFormat format, int width, int height, uint32_t seed) {
   ASSERT_TRUE(planes.is_ok()) << planes.status().to_string();
   AvFramePtr got = frame_make(format, width, height);
   planes->convert(image_view_packed(gray.data(), width, height, 1, PixelType::kU8), got.get());
-  const bool sub = format == AV_PIX_FMT_YUV420P;
-  expect_planes_equal(*expected, *got, sub ? (width + 1) / 2 : width, sub ? (height + 1) / 2 : height);
+  const bool nv12 = format == AV_PIX_FMT_NV12;
+  const bool sub = format == AV_PIX_FMT_YUV420P || nv12;
+  expect_planes_equal(*expected, *got, nv12 ? 2 : 3, nv12 ? width : sub ? (width + 1) / 2 : width,
+                      sub ? (height + 1) / 2 : height);
 }
 
 TEST(GrayPlanes, EqualSwscaleForYuv420) {
   check(AV_PIX_FMT_YUV420P, 1280, 720, 1);
   check(AV_PIX_FMT_YUV420P, 64, 36, 2);
   check(AV_PIX_FMT_YUV420P, 256, 2, 3);
+}
+
+// NV12: the host side of NVENC's device frames (kiln segment's masks written on the device take these levels).
+TEST(GrayPlanes, EqualSwscaleForNv12) {
+  check(AV_PIX_FMT_NV12, 1280, 720, 6);
+  check(AV_PIX_FMT_NV12, 64, 36, 7);
+  auto planes = GrayPlanes::make(AV_PIX_FMT_NV12, kFlags);
+  ASSERT_TRUE(planes.is_ok());
+  EXPECT_EQ(planes->luma(0), 16);  // limited range, as the encoder is told
+  EXPECT_EQ(planes->luma(255), 235);
+  EXPECT_EQ(planes->u(), 128);
+  EXPECT_EQ(planes->v(), 128);
 }
 
 TEST(GrayPlanes, EqualSwscaleForYuv444OfOddSizes) {

@@ -1,0 +1,144 @@
+// VideoWriterOptions::device_frames: NVENC reading masks from device memory (kiln segment's mask outputs on a GPU).
+// Here (no GPU) the writer says why it has none and takes host frames as before; on a GPU with NVENC, frames filled
+// on the device and host frames mix in one file, which decodes to the masks. (The H100 and H200 have no NVENC: there
+// the NVENC test skips with the reason even under KILN_REQUIRE_GPU=1, as the other NVENC test does.)
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <vector>
+
+#include "common/gpu_required.h"
+#include "io/video/video_reader.h"
+#include "io/video/video_writer.h"
+#include "kiln/device.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int32_t kMaskWidth = 320, kMaskHeight = 240, kMaskFrames = 12;
+
+// A person-like blob that moves: 255 inside, 0 outside.
+ImageBuffer mask_frame(int index) {
+  ImageBuffer img;
+  img.width = kMaskWidth;
+  img.height = kMaskHeight;
+  img.channels = 1;
+  img.pixels.resize(static_cast<size_t>(kMaskWidth) * kMaskHeight);
+  for (int32_t y = 0; y < kMaskHeight; ++y) {
+    for (int32_t x = 0; x < kMaskWidth; ++x) {
+      const bool in = x >= 40 + 8 * index && x < 140 + 8 * index && y >= 30 && y < 220;
+      img.pixels[static_cast<size_t>(y) * kMaskWidth + x] = in ? 255 : 0;
+    }
+  }
+  return img;
+}
+
+fs::path device_frames_path(const char* name) {
+  const fs::path dir = fs::temp_directory_path() / ("kiln_device_frames_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir / name;
+}
+
+VideoWriterOptions mask_options() {
+  VideoWriterOptions o;
+  o.width = kMaskWidth;
+  o.height = kMaskHeight;
+  o.pixels = VideoPixels::kGray;
+  o.time_base = {1, 30};
+  o.hw_encode = VideoHwEncode::kAuto;
+  o.device_frames = true;
+  return o;
+}
+
+// Every frame decoded, each within `tolerance` (mean absolute) of its mask.
+void expect_masks(const fs::path& path, double tolerance) {
+  auto reader = VideoReader::open(path.string());
+  ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
+  int frames = 0;
+  for (;; ++frames) {
+    VideoFrame f;
+    bool end = false;
+    ASSERT_TRUE(reader.value()->read(&f, &end).is_ok());
+    if (end) break;
+    const ImageBuffer want = mask_frame(frames);
+    double sum = 0;
+    for (size_t i = 0; i < want.pixels.size(); ++i) sum += std::abs(int(f.rgb.pixels[i * 3]) - int(want.pixels[i]));
+    EXPECT_LT(sum / static_cast<double>(want.pixels.size()), tolerance) << "frame " << frames;
+  }
+  EXPECT_EQ(frames, kMaskFrames);
+}
+
+TEST(VideoDeviceFrames, WithoutNvencTheWriterSaysWhyAndTakesHostFrames) {
+  const fs::path path = device_frames_path("host.mp4");
+  auto writer = VideoWriter::open(path.string(), mask_options());
+  ASSERT_TRUE(writer.is_ok()) << writer.status().to_string();
+  if (writer.value()->description().find("h264_nvenc") != std::string::npos) {
+    GTEST_SKIP() << "this machine has NVENC: VideoDeviceFrames.NvencEncodesMasksFilledOnTheDevice covers it";
+  }
+  const Result<VideoDeviceFrame> frame = writer.value()->device_frame();
+  EXPECT_EQ(frame.status().code(), Errc::kNotImplemented);
+  EXPECT_NE(frame.status().message().find("no device frames: the encoder is not NVENC"), std::string::npos)
+      << frame.status().to_string();
+  EXPECT_EQ(writer.value()->write_device(0).code(), Errc::kNotImplemented);
+  for (int i = 0; i < kMaskFrames; ++i) ASSERT_TRUE(writer.value()->write(mask_frame(i).view(), i).is_ok());
+  ASSERT_TRUE(writer.value()->finish().is_ok());
+  EXPECT_EQ(writer.value()->description().find("device memory"), std::string::npos) << writer.value()->description();
+  expect_masks(path, 2.0);
+
+  VideoWriterOptions rgb = mask_options();
+  rgb.pixels = VideoPixels::kRgb;
+  const auto refused = VideoWriter::open(device_frames_path("rgb.mp4").string(), rgb);
+  EXPECT_EQ(refused.status().code(), Errc::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("device frames are gray (a mask) only"), std::string::npos);
+  fs::remove_all(path.parent_path());
+}
+
+// Even frames filled on the device (the NV12 planes a mask takes, uploaded as kiln segment's matte kernel writes
+// them), odd frames from the host: one file, every frame its mask.
+TEST(VideoDeviceFrames, NvencEncodesMasksFilledOnTheDevice) {
+  Backend* cuda = BackendRegistry::instance().find(BackendKind::kCuda);
+  if (cuda == nullptr) KILN_GPU_SKIP("no CUDA device here: NVENC's device frames need one");
+  const fs::path path = device_frames_path("device.mp4");
+  auto writer = VideoWriter::open(path.string(), mask_options());
+  ASSERT_TRUE(writer.is_ok()) << writer.status().to_string();
+  const std::string opened = writer.value()->description();
+  if (opened.find("h264_nvenc") == std::string::npos) GTEST_SKIP() << "this GPU has no NVENC: " << opened;
+  EXPECT_NE(opened.find("(h264_nvenc, nv12 in device memory)"), std::string::npos) << opened;
+  for (int i = 0; i < kMaskFrames; ++i) {
+    const ImageBuffer mask = mask_frame(i);
+    if (i % 2 == 1) {
+      ASSERT_TRUE(writer.value()->write(mask.view(), i).is_ok());
+      continue;
+    }
+    Result<VideoDeviceFrame> frame = writer.value()->device_frame();
+    ASSERT_TRUE(frame.is_ok()) << frame.status().to_string();
+    const VideoDeviceFrame& f = frame.value();
+    ASSERT_EQ(f.chroma_row, kMaskHeight);
+    ASSERT_EQ(f.nv12.height, kMaskHeight + kMaskHeight / 2);
+    std::vector<uint8_t> nv12(static_cast<size_t>(kMaskWidth) * f.nv12.height);
+    for (size_t p = 0; p < mask.pixels.size(); ++p) nv12[p] = mask.pixels[p] != 0 ? f.white : f.black;
+    for (size_t p = mask.pixels.size(); p < nv12.size(); p += 2) {
+      nv12[p] = f.u;
+      nv12[p + 1] = f.v;
+    }
+    const VarShapeBatch host =
+        VarShapeBatch::wrap({image_view_packed(nv12.data(), kMaskWidth, f.nv12.height, 1, PixelType::kU8)});
+    const VarShapeBatch device = VarShapeBatch::wrap({f.nv12}, MemorySpace::kDevice);
+    ASSERT_TRUE(cuda->images_upload(host.view(), device.view()).is_ok());
+    ASSERT_TRUE(writer.value()->write_device(i).is_ok());
+  }
+  ASSERT_TRUE(writer.value()->finish().is_ok());
+  EXPECT_NE(writer.value()->description().find(std::to_string(kMaskFrames / 2) + " of " + std::to_string(kMaskFrames) +
+                                               " frames from device memory"),
+            std::string::npos)
+      << writer.value()->description();
+  expect_masks(path, 3.0);
+  fs::remove_all(path.parent_path());
+}
+
+}  // namespace
+}  // namespace kiln
