@@ -209,6 +209,26 @@ Status FrameMatte::matte_make(const ProbabilityMap& map, uint8_t* matte, OpExecu
   return map.device->device_download(block.data(), matte, host_out.packed_bytes());
 }
 
+Result<double> FrameMatte::mask_on_device(const ProbabilityMap& map, const ImageView& device_out, uint8_t white,
+                                          uint8_t black, OpExecutor& exec, ExecReport* report) const {
+  if (m_output != SegmentOutput::kMask || map.device == nullptr) {
+    return invalid_argument("mask_on_device: a mask output of a device map");
+  }
+  MatteParams params = m_params;
+  params.foreground = white;
+  params.background = black;
+  int64_t person = 0;
+  const OpCall call{OpKind::kMatte, &params, VarShapeBatchView{&map.view, 1, MemorySpace::kDevice},
+                    VarShapeBatchView{&device_out, 1, MemorySpace::kDevice}, &person};
+  KILN_TRY_ASSIGN(const Placement placement, exec.place(call));
+  if (placement.backend != map.device) {
+    return Status(Errc::kNotImplemented, "the matte is placed on " + placement.backend->name() + " (" +
+                                             placement.reason + "), not on " + map.device->name());
+  }
+  KILN_TRY(exec.run(call, report));
+  return static_cast<double>(person) / (static_cast<double>(m_width) * m_height);
+}
+
 Result<double> FrameMatte::render(const ImageView& frame, const float* prob, ImageBuffer* out, OpExecutor& exec,
                                   ExecReport* report) const {
   return render(frame, ProbabilityMap::on_host(prob, m_prob_width, m_prob_height), out, exec, report);

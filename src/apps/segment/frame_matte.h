@@ -54,6 +54,11 @@ class FrameMatte {
   // comes down); NotImplemented where `exec` does not place the matte on that device.
   Result<double> render(const ImageView& frame, const ProbabilityMap& map, ImageBuffer* out, OpExecutor& exec,
                         ExecReport* report = nullptr) const;
+  // Mask outputs, a map in device memory: its mask written into `device_out` (frame size, device memory of the
+  // map's device: an encoder frame's luma rows), `white` for person pixels and `black` for the others; returns the
+  // share of person pixels, counted on the device. NotImplemented where `exec` does not place the matte there.
+  Result<double> mask_on_device(const ProbabilityMap& map, const ImageView& device_out, uint8_t white, uint8_t black,
+                                OpExecutor& exec, ExecReport* report = nullptr) const;
   // npy / h5: the upsampled probabilities as IEEE half, frame_width x frame_height; returns the share as above.
   double probabilities(const float* prob, uint16_t* out, ThreadPool* pool) const;
   // The IoU of this frame's mask with a reference mask (channel 0 > 127 is the person; frame size); 1 when both are

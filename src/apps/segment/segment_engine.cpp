@@ -222,24 +222,6 @@ std::string SegmentEngine::preprocess_backend() const {
   return m_preprocess_backend.empty() ? "cpu" : m_preprocess_backend;
 }
 
-Result<double> SegmentEngine::matte_render(const FrameMatte& matte, const ImageView& frame, const ProbabilityMap& map,
-                                           ImageBuffer* out) {
-  ExecReport report;
-  Result<double> share = matte.render(frame, map, out, m_executor, &report);
-  if (!share.is_ok() && map.device != nullptr && device_fallback_allowed(share.status())) {
-    device_probabilities_end("the matte on the device: " + share.status().message());
-    std::vector<float> host(static_cast<size_t>(map.view.width) * map.view.height);
-    KILN_TRY(map.device->device_download(map.view.data, host.data(), host.size() * sizeof(float)));
-    report = ExecReport();
-    share = matte.render(frame, ProbabilityMap::on_host(host.data(), map.view.width, map.view.height), out,
-                         m_executor, &report);
-  }
-  if (!share.is_ok()) return share;
-  std::lock_guard<std::mutex> lock(m_state_mutex);
-  if (m_matte_backend.empty()) m_matte_backend = report.backend;
-  return share;
-}
-
 Status SegmentEngine::probability_on_device(Backend& device, const ImageView& output, const ProbabilityParams& params,
                                             const ImageView& map) {
   const OpCall call{OpKind::kProbability, &params, VarShapeBatchView{&output, 1, MemorySpace::kDevice},

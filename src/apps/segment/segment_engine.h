@@ -152,6 +152,11 @@ class SegmentEngine {
   // the host for it, and the rest of the job's probabilities stay on the host (device_probabilities_end).
   Result<double> matte_render(const FrameMatte& matte, const ImageView& frame, const ProbabilityMap& map,
                               ImageBuffer* out);
+  // Mask outputs into NVENC's device frames: a device map's mask written into `device_out` (device memory of the
+  // map's device: the encoder frame's luma rows) with `white` / `black`, its person share counted there; nothing
+  // comes to the host (FrameMatte::mask_on_device). On an error the caller makes the frame with matte_render.
+  Result<double> mask_on_device(const FrameMatte& matte, const ProbabilityMap& map, const ImageView& device_out,
+                                uint8_t white, uint8_t black);
   // The probability op on a frame's model output left on `device` (SegmentFrame::output_device_view) into a map
   // in the same device's memory (its previous smoothed map on entry when params.temporal > 0). NotImplemented where
   // the executor does not place the op on that device; KILN_FAULT=device_map:N fails the N-th call.

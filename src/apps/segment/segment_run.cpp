@@ -13,6 +13,7 @@
 
 #include "apps/segment/frame_matte.h"
 #include "apps/segment/frame_source.h"
+#include "apps/segment/nvenc_mask_frames.h"
 #include "apps/segment/segment_engine.h"
 #include "apps/segment/segment_smoother.h"
 #include "io/tensor_writer.h"
@@ -33,6 +34,7 @@ struct Stream {
   FrameMatte matte;
   int32_t matte_prob_width = 0, matte_prob_height = 0;
   std::unique_ptr<VideoWriter> video;
+  NvencMaskFrames nvenc_masks;  // mask outputs encoded from device memory
   TensorWriter arrays;
   std::vector<std::string> names;
   double foreground_sum = 0;
@@ -256,6 +258,7 @@ class SegmentRun {
                   : m_config.hw_encode == "none" ? VideoHwEncode::kNone
                                                  : VideoHwEncode::kAuto;
     if (m_config.exec.mode == ExecMode::kCpu && o.hw_encode == VideoHwEncode::kAuto) o.hw_encode = VideoHwEncode::kNone;
+    o.device_frames = m_kind == SegmentOutput::kMask && o.hw_encode != VideoHwEncode::kNone;
     if (const auto backend = BackendRegistry::instance().options(); backend.is_ok()) {
       o.cuda_device = backend.value().device_id;
     }
@@ -343,6 +346,7 @@ class SegmentRun {
     SegmentFrame task;
     while (m_engine->take(s.id, &task)) {
       double foreground = 0;
+      bool encoded_on_device = false;  // the mask is in the encoder's device frame
       Status st;
       {
         StageTimer timer(m_post);
@@ -366,7 +370,12 @@ class SegmentRun {
           half.resize(static_cast<size_t>(s.info.width) * s.info.height);
           foreground = s.matte.probabilities(prob, half.data(), &m_engine->pool());
         } else if (st.is_ok()) {
-          Result<double> share = m_engine->matte_render(s.matte, task.frame.rgb.view(), map.value(), &out);
+          Result<double> share = Status(Errc::kNotImplemented, "not a mask");
+          if (m_kind == SegmentOutput::kMask) share = s.nvenc_masks.fill(*m_engine, s.matte, map.value(), *s.video);
+          encoded_on_device = share.is_ok();
+          if (share.status().code() == Errc::kNotImplemented) {
+            share = m_engine->matte_render(s.matte, task.frame.rgb.view(), map.value(), &out);
+          }
           if (share.is_ok()) foreground = share.value();
           else st = share.status();
         }
@@ -384,6 +393,8 @@ class SegmentRun {
         if (is_array_output(m_kind)) {
           st = s.arrays.append(half.data(), 1);
           s.names.push_back(s.summary.input + "@" + std::to_string(task.frame.time_s));
+        } else if (encoded_on_device) {
+          st = s.video->write_device(task.frame.pts);
         } else {
           st = s.video->write(out.view(), task.frame.pts);
         }
@@ -420,6 +431,7 @@ class SegmentRun {
     out.error_count = s.source->error_count();
     if (s.video) {
       out.encode = s.video->description();
+      if (!s.nvenc_masks.ended_why().empty()) out.encode += "; host frames from then on: " + s.nvenc_masks.ended_why();
       for (const std::string& note : s.video->notes()) out.errors.push_back(note);
     } else {
       out.encode = m_kind == SegmentOutput::kNpy ? "npy, float16" : "h5, float16";

@@ -177,6 +177,7 @@ class FfmpegVideoWriter final : public VideoWriter {
     const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(choice.format);
     m_description = std::string(avcodec_get_name(encoder->id)) + " (" + choice.name + ", " + (d ? d->name : "?") +
                     (m_cuda_frames ? " in device memory" : "") + ") in " + container->name + fallback;
+    if (options.device_frames && choice.name == kNvenc && !m_cuda_frames) m_description += "; host frames: " + m_device_why;
     return Status::ok();
   }
 

@@ -2,7 +2,8 @@
 // becomes its smoothed person probability there (the probability op into the stream's map), the matte is made from
 // that map there, and only the frame-size mask comes down. Against the CPU provider's run: the same masks (IoU), with
 // the largest-component filter too (the map comes down for it). A failed step on the device brings the stream's map
-// to the host with the reason (mode auto: the same masks) or stops the job (mode gpu). Every
+// to the host with the reason (mode auto: the same masks) or stops the job (mode gpu). Mask outputs encoded by NVENC
+// take the mask from the device straight into the encoder's device frames (where the GPU has NVENC). Every
 // test here needs a CUDA device and ONNX Runtime's CUDA provider: SKIPPED here, failing under KILN_REQUIRE_GPU=1.
 #include <gtest/gtest.h>
 
@@ -91,6 +92,30 @@ TEST_F(SegmentDeviceProbabilities, MasksFromMapsSmoothedOnTheDeviceAreTheCpuRuns
     EXPECT_GE(masks_iou(out("cpu" + tag + ".mkv"), out("gpu" + tag + ".mkv")), 0.97);
     EXPECT_GT(person_share(out("gpu" + tag + ".mkv")), 0.05);
   }
+}
+
+// An H.264 mask output with --hw-encode auto: on a GPU with NVENC each frame whose map is on the device has its mask
+// written into the encoder's CUDA frame and is encoded from there (nothing comes down); without NVENC (the H100 and
+// H200 have none) libx264 encodes the masks from the host. The same masks either way.
+TEST_F(SegmentDeviceProbabilities, MasksEncodedByNvencFromDeviceMemoryAreTheCpuRunsMasks) {
+  auto cpu = segment_job_run(config("cpu.mkv", ExecMode::kCpu, false), {m_video});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
+  SegmentJobConfig c = config("gpu.mp4", ExecMode::kGpu, false);
+  c.codec.clear();
+  c.hw_encode = "auto";
+  auto gpu = segment_job_run(c, {m_video});
+  ASSERT_TRUE(gpu.is_ok()) << gpu.status().to_string();
+  const SegmentStreamSummary& stream = gpu.value().streams[0];
+  EXPECT_EQ(stream.written, kFrames);
+  EXPECT_GE(masks_iou(out("cpu.mkv"), out("gpu.mp4")), 0.97) << stream.encode;
+  if (stream.encode.find("h264_nvenc") == std::string::npos) GTEST_SKIP() << "this GPU has no NVENC: " << stream.encode;
+  EXPECT_NE(stream.encode.find("(h264_nvenc, nv12 in device memory)"), std::string::npos) << stream.encode;
+  // The first batch's maps are made on the host (its outputs teach the session their shapes): at most 8 frames.
+  const size_t at = stream.encode.find(" of " + std::to_string(kFrames) + " frames from device memory");
+  ASSERT_NE(at, std::string::npos) << stream.encode;
+  const int device_frames = std::stoi(stream.encode.substr(stream.encode.rfind(", ", at) + 2));
+  EXPECT_GE(device_frames, kFrames - 8) << stream.encode;
+  EXPECT_EQ(stream.encode.find("host frames from then on"), std::string::npos) << stream.encode;
 }
 
 // A failed step on the device (KILN_FAULT=device_map:N: the third frame's) brings the stream's map to the host with

@@ -1,0 +1,35 @@
+// SegmentEngine's mattes: each frame's matte from its probability map, through the engine's executor.
+#include <vector>
+
+#include "apps/segment/segment_engine.h"
+
+namespace kiln {
+
+Result<double> SegmentEngine::matte_render(const FrameMatte& matte, const ImageView& frame, const ProbabilityMap& map,
+                                           ImageBuffer* out) {
+  ExecReport report;
+  Result<double> share = matte.render(frame, map, out, m_executor, &report);
+  if (!share.is_ok() && map.device != nullptr && device_fallback_allowed(share.status())) {
+    device_probabilities_end("the matte on the device: " + share.status().message());
+    std::vector<float> host(static_cast<size_t>(map.view.width) * map.view.height);
+    KILN_TRY(map.device->device_download(map.view.data, host.data(), host.size() * sizeof(float)));
+    report = ExecReport();
+    share = matte.render(frame, ProbabilityMap::on_host(host.data(), map.view.width, map.view.height), out,
+                         m_executor, &report);
+  }
+  if (!share.is_ok()) return share;
+  std::lock_guard<std::mutex> lock(m_state_mutex);
+  if (m_matte_backend.empty()) m_matte_backend = report.backend;
+  return share;
+}
+
+Result<double> SegmentEngine::mask_on_device(const FrameMatte& matte, const ProbabilityMap& map,
+                                             const ImageView& device_out, uint8_t white, uint8_t black) {
+  ExecReport report;
+  KILN_TRY_ASSIGN(const double share, matte.mask_on_device(map, device_out, white, black, m_executor, &report));
+  std::lock_guard<std::mutex> lock(m_state_mutex);
+  if (m_matte_backend.empty()) m_matte_backend = report.backend;
+  return share;
+}
+
+}  // namespace kiln
