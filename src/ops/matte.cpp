@@ -11,14 +11,31 @@ namespace {
 
 bool region_whole(const MatteRegion& r) { return r.width <= 0.0f || r.height <= 0.0f; }
 
+// A composite's frame or background: u8 RGB HWC at the output's size.
+Status composite_image_check(const ImageView& image, const ImageView& out, const char* what, const std::string& at) {
+  if (image.data == nullptr || image.type != PixelType::kU8 || image.channels != 3 || image.layout != Layout::kHWC ||
+      image.width != out.width || image.height != out.height) {
+    return invalid_argument(at + "the " + what + " must be uint8 RGB HWC of the output's " + std::to_string(out.width) +
+                            "x" + std::to_string(out.height));
+  }
+  if (image.row_stride < int64_t{3} * image.width || image.row_stride > INT32_MAX) {
+    return invalid_argument(at + "the " + what + "'s row stride is wrong");
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Status matte_validate(const OpCall& call) {
   const auto* params = static_cast<const MatteParams*>(call.params);
   if (params == nullptr) return invalid_argument("matte: no parameters");
   const MatteParams& p = *params;
-  if (static_cast<uint8_t>(p.output) > static_cast<uint8_t>(MatteOutput::kAlpha)) {
+  if (static_cast<uint8_t>(p.output) > static_cast<uint8_t>(MatteOutput::kComposite)) {
     return invalid_argument("matte: unknown output");
+  }
+  const bool composite = p.output == MatteOutput::kComposite;
+  if (composite && (p.frames == nullptr || p.backgrounds == nullptr)) {
+    return invalid_argument("matte: a composite needs its frames and backgrounds");
   }
   if (!(p.threshold > 0.0f && p.threshold < 1.0f)) {
     return invalid_argument("matte: threshold " + std::to_string(p.threshold) + " outside (0, 1)");
@@ -47,9 +64,12 @@ Status matte_validate(const OpCall& call) {
       return invalid_argument(at + "input must be float32 probabilities, not " + pixel_type_name(in.type));
     }
     if (in.channels != 1) return invalid_argument(at + "input must have 1 channel");
-    if (out.type != PixelType::kU8 || out.channels != 1) {
-      return invalid_argument(at + "output must be uint8, 1 channel");
+    const int32_t channels = composite ? 3 : 1;
+    if (out.type != PixelType::kU8 || out.channels != channels || (composite && out.layout != Layout::kHWC)) {
+      return invalid_argument(at + "output must be uint8, " + (composite ? "RGB HWC" : "1 channel"));
     }
+    if (composite) KILN_TRY(composite_image_check(p.frames[i], out, "frame", at));
+    if (composite) KILN_TRY(composite_image_check(p.backgrounds[i], out, "background", at));
     if (in.row_stride > INT32_MAX || out.row_stride > INT32_MAX) return invalid_argument(at + "row stride too large");
     if (!region_whole(r) && (r.x + r.width > static_cast<float>(in.width) ||
                              r.y + r.height > static_cast<float>(in.height))) {
@@ -62,7 +82,8 @@ Status matte_validate(const OpCall& call) {
 
 KilnMatteParams matte_params_resolve(const MatteParams& params) {
   KilnMatteParams p{};
-  p.alpha = params.output == MatteOutput::kAlpha ? 1 : 0;
+  p.alpha = params.output == MatteOutput::kMask ? 0 : 1;
+  p.composite = params.output == MatteOutput::kComposite ? 1 : 0;
   p.foreground = params.foreground;
   p.background = params.background;
   p.threshold = params.threshold;
@@ -76,19 +97,11 @@ KilnMatteParams matte_params_resolve(const MatteParams& params) {
   return p;
 }
 
-int64_t matte_person_count(const ImageView& matte, const KilnMatteParams& params) {
-  int64_t count = 0;
-  for (int32_t y = 0; y < matte.height; ++y) {
-    const uint8_t* row = matte.row<uint8_t>(y);
-    for (int32_t x = 0; x < matte.width; ++x) count += kiln_matte_person(row[x], params);
-  }
-  return count;
-}
-
-void matte_person_counts(const OpCall& call, const KilnMatteParams& params) {
-  if (call.results == nullptr) return;
-  auto* counts = static_cast<int64_t*>(call.results);
-  for (int64_t i = 0; i < call.out.count; ++i) counts[i] = matte_person_count(call.out[i], params);
+std::shared_ptr<const void> matte_params_slice(const void* params, int64_t first) {
+  auto sliced = std::make_shared<MatteParams>(*static_cast<const MatteParams*>(params));
+  if (sliced->frames != nullptr) sliced->frames += first;
+  if (sliced->backgrounds != nullptr) sliced->backgrounds += first;
+  return sliced;
 }
 
 MatteTaps matte_taps_make(int32_t out_size, float start, float extent, int32_t in_size) {

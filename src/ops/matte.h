@@ -2,6 +2,7 @@
 // entry points (params in include/kiln/ops/matte.h, per-pixel math in matte_px.h).
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "kiln/ops/matte.h"
@@ -16,10 +17,8 @@ Status matte_validate(const OpCall& call);
 // The kernels' parameters of validated params.
 KilnMatteParams matte_params_resolve(const MatteParams& params);
 
-// The person pixels of host mattes (kiln_matte_person), into call.results when it is given: the CPU and OpenCL count
-// their outputs once written (CUDA counts in its kernel, for device outputs too).
-int64_t matte_person_count(const ImageView& matte, const KilnMatteParams& params);
-void matte_person_counts(const OpCall& call, const KilnMatteParams& params);
+// A copy of the params whose composite frames and backgrounds start at image `first`.
+std::shared_ptr<const void> matte_params_slice(const void* params, int64_t first);
 
 // kiln_matte_tap for every output position along one axis (the CPU's tables; kiln segment samples its arrays and
 // IoU with them too).

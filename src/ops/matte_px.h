@@ -5,7 +5,8 @@
  * y; the two source columns are each blended vertically first, then the pair horizontally (the order the CPU's
  * row loop uses: one vertical blend per source column serves a whole output row). The value then becomes a mask
  * byte (p >= threshold: foreground, else background) or an alpha byte (the feather band ramped to 0..255, rounded).
- * A person pixel (the counts): a mask's foreground, an alpha of 128 or more. */
+ * A composite blends the frame over the background by that alpha. A person pixel (the counts): a mask's foreground,
+ * an alpha of 128 or more. */
 #ifndef KILN_OPS_MATTE_PX_H
 #define KILN_OPS_MATTE_PX_H
 
@@ -13,7 +14,8 @@
 
 /* Resolved parameters of one call (the same on every backend; passed by value to kernels). */
 typedef struct KilnMatteParams {
-  int32_t alpha;      /* 0: mask, 1: alpha */
+  int32_t alpha;      /* 0: mask, 1: alpha (alpha and composite) */
+  int32_t composite;  /* 1: the alpha blends a frame over a background */
   int32_t foreground; /* mask: 0..255, not the background */
   int32_t background;
   float threshold;
@@ -74,6 +76,25 @@ KILN_KERNEL_FN uint8_t kiln_matte_at(KILN_GLOBAL const uint8_t* base, KilnImageD
   const float c0 = kiln_matte_column(base, d, x0, y0, y1, wy);
   const float c1 = kiln_matte_column(base, d, x1, y0, y1, wy);
   return kiln_matte_byte(c0 + (c1 - c0) * wx, m);
+}
+
+/* A composite's channel: the frame's value over the background's by alpha (0..255), rounded; the float steps of
+ * the host's blend (b + (f - b) * (alpha / 255), no fused multiply-add). */
+KILN_KERNEL_FN uint8_t kiln_matte_blend(uint8_t front, uint8_t back, uint8_t alpha) {
+  const float b = (float)back;
+  return (uint8_t)(b + ((float)front - b) * ((float)alpha / 255.0f) + 0.5f);
+}
+
+/* Composite pixel (x, y) with alpha `a`: the three channels of `frame` over `back` into `out` (u8 RGB HWC). */
+KILN_KERNEL_FN void kiln_matte_composite_px(KILN_GLOBAL const uint8_t* frame_base, KilnImageDesc frame,
+                                            KILN_GLOBAL const uint8_t* back_base, KilnImageDesc back,
+                                            KILN_GLOBAL uint8_t* out_base, KilnImageDesc out, int32_t x, int32_t y,
+                                            uint8_t a) {
+  int32_t c;
+  for (c = 0; c < 3; ++c) {
+    out_base[kiln_px_offset(out, x, y, c)] = kiln_matte_blend(frame_base[kiln_px_offset(frame, x, y, c)],
+                                                              back_base[kiln_px_offset(back, x, y, c)], a);
+  }
 }
 
 #endif

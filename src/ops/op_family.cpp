@@ -44,7 +44,7 @@ constexpr OpFamily kFamilies[] = {
     {OpKind::kEnhance, "enhance", "IMAGE_ENHANCEMENT_GPU", enhance_validate, 0, nullptr},
     {OpKind::kWarp, "warp", kImageProcessing, warp_validate, 0, warp_params_slice},
     {OpKind::kMask, "mask", kImageProcessing, mask_validate, 0, nullptr},
-    {OpKind::kMatte, "matte", kImageProcessing, matte_validate, sizeof(int64_t), nullptr},
+    {OpKind::kMatte, "matte", kImageProcessing, matte_validate, sizeof(int64_t), matte_params_slice},
     {OpKind::kProbability, "probability", kImageProcessing, probability_validate, 0, nullptr},
 };
 static_assert(std::size(kFamilies) == kOpKindCount);

@@ -68,6 +68,75 @@ TEST_F(MatteParity, GpuMatchesCpu) {
   }
 }
 
+// Composites: the frame blended over the background by the alpha, host batches (OpenCL here; CUDA on a GPU) and,
+// on CUDA, maps, frames, backgrounds and outputs all in device memory (kiln segment's NVDEC frames).
+TEST_F(MatteParity, CompositesMatchTheCpu) {
+  MatteParams p;
+  p.output = MatteOutput::kComposite;
+  p.threshold = 0.45f;
+  p.feather = 0.3f;
+  p.region = {0.0f, 4.0f, 40.0f, 30.0f};
+  const std::vector<ImageShape> maps = {{40, 40, 1, PixelType::kF32, Layout::kHWC},
+                                        {48, 38, 1, PixelType::kF32, Layout::kHWC}};
+  const std::vector<ImageShape> rgb = {{320, 240, 3, PixelType::kU8, Layout::kHWC},
+                                       {97, 61, 3, PixelType::kU8, Layout::kHWC}};
+  const auto in = test::random_batch(maps, 500, 0.0f, 1.0f);
+  const auto frames = test::random_batch(rgb, 501), backs = test::random_batch(rgb, 502);
+  const std::vector<ImageView> frame_views = {frames[0], frames[1]}, back_views = {backs[0], backs[1]};
+  p.frames = frame_views.data();
+  p.backgrounds = back_views.data();
+  const auto want = test::filled_batch(rgb, 0xCD);
+  std::vector<int64_t> want_counts(2, -1);
+  ASSERT_NO_FATAL_FAILURE(
+      test::cpu_reference_run(*m_cpu, OpCall{OpKind::kMatte, &p, in.view(), want.view(), want_counts.data()}));
+  EXPECT_GT(want_counts[0], 0);
+  for (auto& named : m_backends) {
+    SCOPED_TRACE(named.name);
+    const auto got = test::filled_batch(rgb, 0xAB);
+    std::vector<int64_t> got_counts(2, -2);
+    ASSERT_NO_FATAL_FAILURE(
+        test::gpu_run(named, OpCall{OpKind::kMatte, &p, in.view(), got.view(), got_counts.data()}));
+    for (int64_t i = 0; i < 2; ++i) {
+      const test::ImageDiff d = test::image_diff(want[i], got[i]);
+      EXPECT_EQ(d.over, 0) << "image " << i << ": " << d.over << " values differ, first " << d.first;
+    }
+    EXPECT_EQ(got_counts, want_counts) << "person pixels";
+    if (named.name != "cuda") continue;
+    Backend& cuda = *named.backend;  // everything in device memory
+    std::vector<DeviceBlock> blocks;
+    const auto on_device = [&](const VarShapeBatch& host) {
+      std::vector<ImageView> views;
+      for (int64_t i = 0; i < host.count(); ++i) {
+        auto block = DeviceBlock::acquire(cuda, host[i].packed_bytes());
+        EXPECT_TRUE(block.is_ok());
+        views.push_back(image_view_packed(block.value().data(), host[i].width, host[i].height, host[i].channels,
+                                          host[i].type));
+        blocks.push_back(std::move(block).value());
+      }
+      VarShapeBatch device = VarShapeBatch::wrap(views, MemorySpace::kDevice);
+      EXPECT_TRUE(cuda.images_upload(host.view(), device.view()).is_ok());
+      return device;
+    };
+    const VarShapeBatch in_dev = on_device(in), frames_dev = on_device(frames), backs_dev = on_device(backs);
+    const VarShapeBatch out_dev = on_device(got);
+    const std::vector<ImageView> device_frames = {frames_dev[0], frames_dev[1]};
+    const std::vector<ImageView> device_backs = {backs_dev[0], backs_dev[1]};
+    MatteParams on = p;
+    on.frames = device_frames.data();
+    on.backgrounds = device_backs.data();
+    std::vector<int64_t> device_counts(2, -3);
+    ASSERT_NO_FATAL_FAILURE(
+        test::gpu_run(named, OpCall{OpKind::kMatte, &on, in_dev.view(), out_dev.view(), device_counts.data()}));
+    const auto down = test::filled_batch(rgb, 0x11);
+    for (int64_t i = 0; i < 2; ++i) {
+      ASSERT_TRUE(cuda.device_download(out_dev[i].data, down[i].data, down[i].packed_bytes()).is_ok());
+      const test::ImageDiff d = test::image_diff(want[i], down[i]);
+      EXPECT_EQ(d.over, 0) << "device image " << i << ": " << d.over << " values differ, first " << d.first;
+    }
+    EXPECT_EQ(device_counts, want_counts) << "person pixels of device composites";
+  }
+}
+
 // The NVENC path of kiln segment: a map the model left on the device becomes the luma rows of an encoder's frame
 // (a pitch wider than the picture, limited-range black and white), and its person pixels are counted on the device.
 TEST_F(MatteParity, CudaWritesDeviceMattesAtAPitchAndCountsThem) {

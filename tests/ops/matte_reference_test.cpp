@@ -157,6 +157,67 @@ TEST(MatteCpu, StridedViewsAndBatches) {
   }
 }
 
+// A composite is the alpha op's bytes blending the frame over the background (round(b + (f - b) * a / 255)), the
+// person pixels those alphas of 128 or more; batches split by image across threads (the frames and backgrounds
+// sliced with them) give the same bytes as one thread.
+TEST(MatteCpu, CompositeBlendsTheFrameOverTheBackgroundByTheAlpha) {
+  EXPECT_EQ(kiln_matte_blend(200, 10, 0), 10);
+  EXPECT_EQ(kiln_matte_blend(200, 10, 255), 200);
+  EXPECT_EQ(kiln_matte_blend(200, 10, 128), 105);  // 10 + 190 * 128 / 255 = 105.37
+  EXPECT_EQ(kiln_matte_blend(10, 200, 128), 105);  // 200 - 190 * 128 / 255 = 104.63
+  ThreadPool pool(2);
+  constexpr int32_t kCount = 3, kMap = 32;
+  const int32_t widths[kCount] = {96, 41, 64}, heights[kCount] = {54, 23, 64};
+  std::vector<std::vector<float>> maps;
+  std::vector<ImageView> map_views, frame_views, back_views;
+  std::vector<ImageShape> rgb, gray;
+  for (int32_t i = 0; i < kCount; ++i) {
+    maps.push_back(map_make(kMap, kMap, 0, 20 + i));
+    rgb.push_back({widths[i], heights[i], 3, PixelType::kU8, Layout::kHWC});
+    gray.push_back({widths[i], heights[i], 1, PixelType::kU8, Layout::kHWC});
+  }
+  const auto frames = test::random_batch(rgb, 11), backs = test::random_batch(rgb, 12);
+  for (int32_t i = 0; i < kCount; ++i) {
+    map_views.push_back(image_view_packed(maps[i].data(), kMap, kMap, 1, PixelType::kF32));
+    frame_views.push_back(frames[i]);
+    back_views.push_back(backs[i]);
+  }
+  MatteParams p;
+  p.output = MatteOutput::kComposite;
+  p.feather = 0.3f;
+  p.frames = frame_views.data();
+  p.backgrounds = back_views.data();
+  const VarShapeBatch in = VarShapeBatch::wrap(map_views);
+  const auto serial = test::filled_batch(rgb), threaded = test::filled_batch(rgb), alphas = test::filled_batch(gray);
+  std::vector<int64_t> serial_counts(kCount, -1), threaded_counts(kCount, -1);
+  ASSERT_TRUE(matte_render(p, in.view(), serial.view(), cpu_exec(), nullptr, serial_counts.data()).is_ok());
+  ExecOptions with_pool = cpu_exec();
+  with_pool.pool = &pool;
+  ASSERT_TRUE(matte_render(p, in.view(), threaded.view(), with_pool, nullptr, threaded_counts.data()).is_ok());
+  MatteParams alpha = p;
+  alpha.output = MatteOutput::kAlpha;
+  ASSERT_TRUE(matte_render(alpha, in.view(), alphas.view(), cpu_exec()).is_ok());
+  for (int32_t i = 0; i < kCount; ++i) {
+    int64_t differ = 0, person = 0;
+    for (int32_t y = 0; y < heights[i]; ++y) {
+      for (int32_t x = 0; x < widths[i]; ++x) {
+        const uint8_t a = alphas[i].row<uint8_t>(y)[x];
+        person += a >= 128;
+        for (int32_t c = 0; c < 3; ++c) {
+          const uint8_t want =
+              kiln_matte_blend(frames[i].row<uint8_t>(y)[3 * x + c], backs[i].row<uint8_t>(y)[3 * x + c], a);
+          differ += serial[i].row<uint8_t>(y)[3 * x + c] != want;
+          differ += threaded[i].row<uint8_t>(y)[3 * x + c] != want;
+        }
+      }
+    }
+    EXPECT_EQ(differ, 0) << "image " << i;
+    EXPECT_GT(person, 0) << "image " << i;
+    EXPECT_EQ(serial_counts[i], person) << "image " << i;
+    EXPECT_EQ(threaded_counts[i], person) << "image " << i;
+  }
+}
+
 TEST(MatteValidate, RefusesWrongCalls) {
   std::vector<float> map(16 * 16, 0.5f);
   std::vector<uint8_t> out8(32 * 32), out_rgb(32 * 32 * 3);
@@ -194,6 +255,22 @@ TEST(MatteValidate, RefusesWrongCalls) {
   check(bad, m, o, "non-negative");
   bad.region = {0, 0, NAN, 4};
   check(bad, m, o, "finite");
+  std::vector<uint8_t> frame(32 * 32 * 3), small(16 * 16 * 3);
+  const ImageView rgb = image_view_packed(out_rgb.data(), 32, 32, 3, PixelType::kU8);
+  const ImageView frame_view = image_view_packed(frame.data(), 32, 32, 3, PixelType::kU8);
+  const ImageView small_view = image_view_packed(small.data(), 16, 16, 3, PixelType::kU8);
+  MatteParams composite = ok;
+  composite.output = MatteOutput::kComposite;
+  check(composite, m, rgb, "needs its frames and backgrounds");
+  composite.frames = &frame_view;
+  composite.backgrounds = &small_view;
+  check(composite, m, rgb, "the background must be uint8 RGB HWC of the output's 32x32");
+  composite.backgrounds = &frame_view;
+  check(composite, m, o, "output must be uint8, RGB HWC");
+  {
+    const VarShapeBatch rgb_batch = VarShapeBatch::wrap({rgb});
+    EXPECT_TRUE(op_validate(OpCall{OpKind::kMatte, &composite, ib.view(), rgb_batch.view(), nullptr}).is_ok());
+  }
   const VarShapeBatch two = VarShapeBatch::wrap({o, o});
   const Status st = op_validate(OpCall{OpKind::kMatte, &ok, ib.view(), two.view(), nullptr});
   EXPECT_NE(st.message().find("1 inputs but 2 outputs"), std::string::npos) << st.message();

@@ -1,6 +1,8 @@
 // The matte family on the CPU: the reference implementation. Per output row, each source column is blended
 // vertically once (vectorized), then every output pixel blends its two columns: the order of matte_px.h, so the
-// bytes equal kiln_matte_at's. Mask rows are written run by run (see mask_row). Threaded by rows.
+// bytes equal kiln_matte_at's. Mask rows are written run by run (see mask_row); a composite's row blends the frame
+// over the background by the row's alphas. Threaded by rows; person pixels counted per row when asked for.
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -17,7 +19,10 @@ struct Span {  // output columns [begin, end) that blend the same two source col
 
 class ImageMatte {
  public:
-  ImageMatte(const ImageView& in, const ImageView& out, const KilnMatteParams& p) : m_in(in), m_out(out), m_p(p) {
+  // frame, back: a composite's (else unused).
+  ImageMatte(const ImageView& in, const ImageView& out, const KilnMatteParams& p, const ImageView& frame,
+             const ImageView& back)
+      : m_in(in), m_out(out), m_p(p), m_frame(frame), m_back(back) {
     float r[4];
     kiln_matte_region(p, in.width, in.height, r);
     m_x = matte_taps_make(out.width, r[0], r[2], in.width);
@@ -28,17 +33,26 @@ class ImageMatte {
     }
   }
 
-  void rows(int32_t begin, int32_t end) const {
+  // Rows [begin, end); returns their person pixels when `count`, else 0.
+  int64_t rows(int32_t begin, int32_t end, bool count) const {
     std::vector<float> column(static_cast<size_t>(m_in.width));
+    std::vector<uint8_t> alpha(m_p.composite ? static_cast<size_t>(m_out.width) : 0);
+    int64_t person = 0;
     for (int32_t y = begin; y < end; ++y) {
       column_fill(y, column.data());
       uint8_t* dst = m_out.row<uint8_t>(y);
+      uint8_t* matte = m_p.composite ? alpha.data() : dst;
       if (m_p.alpha) {
-        alpha_row(column.data(), dst);
+        alpha_row(column.data(), matte);
       } else {
-        mask_row(column.data(), dst);
+        mask_row(column.data(), matte);
+      }
+      if (m_p.composite) composite_row(y, matte, dst);
+      if (count) {
+        for (int32_t x = 0; x < m_out.width; ++x) person += kiln_matte_person(matte[x], m_p);
       }
     }
+    return person;
   }
 
  private:
@@ -88,8 +102,17 @@ class ImageMatte {
     run_end(m_out.width);
   }
 
+  void composite_row(int32_t y, const uint8_t* alpha, uint8_t* dst) const {
+    const uint8_t* front = m_frame.row<uint8_t>(y);
+    const uint8_t* back = m_back.row<uint8_t>(y);
+    for (int32_t x = 0; x < m_out.width; ++x) {
+      for (int32_t c = 0; c < 3; ++c) dst[3 * x + c] = kiln_matte_blend(front[3 * x + c], back[3 * x + c], alpha[x]);
+    }
+  }
+
   ImageView m_in, m_out;
   KilnMatteParams m_p;
+  ImageView m_frame, m_back;
   MatteTaps m_x, m_y;
   std::vector<Span> m_spans;  // m_x grouped by source column pair, left to right
 };
@@ -100,19 +123,23 @@ Status matte_cpu(const OpCall& call, ThreadPool* pool) {
   if (call.in.space != MemorySpace::kHost || call.out.space != MemorySpace::kHost) {
     return invalid_argument("matte: the CPU takes host batches only");
   }
-  const KilnMatteParams p = matte_params_resolve(*static_cast<const MatteParams*>(call.params));
+  const auto& params = *static_cast<const MatteParams*>(call.params);
+  const KilnMatteParams p = matte_params_resolve(params);
+  auto* counts = static_cast<int64_t*>(call.results);
   for (int64_t i = 0; i < call.in.count; ++i) {
-    const ImageMatte matte(call.in[i], call.out[i], p);
+    const ImageMatte matte(call.in[i], call.out[i], p, p.composite ? params.frames[i] : ImageView{},
+                           p.composite ? params.backgrounds[i] : ImageView{});
+    std::atomic<int64_t> person{0};
     const auto body = [&](int64_t begin, int64_t end) {
-      matte.rows(static_cast<int32_t>(begin), static_cast<int32_t>(end));
+      person += matte.rows(static_cast<int32_t>(begin), static_cast<int32_t>(end), counts != nullptr);
     };
     if (pool != nullptr) {
       pool->parallel_for(call.out[i].height, body);
     } else {
       body(0, call.out[i].height);
     }
+    if (counts != nullptr) counts[i] = person.load();
   }
-  matte_person_counts(call, p);
   return Status::ok();
 }
 
