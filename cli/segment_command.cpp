@@ -50,6 +50,10 @@ void summary_print(const SegmentJobSummary& s) {
       std::printf("  frames on the device from decode to the model: %lld of %lld\n",
                   static_cast<long long>(st.device_frames), static_cast<long long>(st.written));
     }
+    if (st.device_composites > 0) {
+      std::printf("  composites blended on the device: %lld of %lld\n", static_cast<long long>(st.device_composites),
+                  static_cast<long long>(st.written));
+    }
     if (st.error_count > 0) {
       std::printf("  damaged input: %lld problems, the frames that decoded were processed:\n",
                   static_cast<long long>(st.error_count));

@@ -43,7 +43,7 @@ Status matte_validate(const OpCall& call) {
   if (!(p.feather >= 0.0f && p.feather <= 1.0f)) {
     return invalid_argument("matte: feather " + std::to_string(p.feather) + " outside [0, 1]");
   }
-  if (p.foreground == p.background) {
+  if (p.output == MatteOutput::kMask && p.foreground == p.background) {
     return invalid_argument("matte: foreground and background are both " + std::to_string(p.foreground));
   }
   const MatteRegion& r = p.region;

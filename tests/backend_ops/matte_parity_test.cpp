@@ -1,7 +1,8 @@
 // matte: every GPU backend (OpenCL on PoCL here; CUDA where a device exists) against the CPU reference: random and
-// smooth probability maps, up- and downsampling, whole maps and letterbox regions, masks and alphas, var-shape
-// batches, and the person counts of each. Tolerance 0: the per-pixel math is matte_px.h on every backend, with no FMA contraction and IEEE division
-// anywhere, and the CPU's run-by-run mask rows equal that function (tests/ops/matte_reference_test.cpp).
+// smooth probability maps, up- and downsampling, whole maps and letterbox regions, masks, alphas and composites,
+// var-shape batches, and the person counts of each. Tolerance 0: the per-pixel math is matte_px.h on every backend,
+// with no FMA contraction and IEEE division anywhere, and the CPU's run-by-run mask rows equal that function
+// (tests/ops/matte_reference_test.cpp).
 #include <gtest/gtest.h>
 
 #include <vector>

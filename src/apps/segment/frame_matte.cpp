@@ -229,6 +229,36 @@ Result<double> FrameMatte::mask_on_device(const ProbabilityMap& map, const Image
   return static_cast<double>(person) / (static_cast<double>(m_width) * m_height);
 }
 
+Result<double> FrameMatte::composite_on_device(const ImageView& frame, const ImageView& background,
+                                               const ProbabilityMap& map, ImageBuffer* out, OpExecutor& exec,
+                                               ExecReport* report) const {
+  if (m_output != SegmentOutput::kComposite || map.device == nullptr) {
+    return invalid_argument("composite_on_device: a composite output of a device map");
+  }
+  const size_t bytes = static_cast<size_t>(m_width) * m_height * 3;
+  KILN_TRY_ASSIGN(const DeviceBlock block, DeviceBlock::acquire(*map.device, bytes));
+  const ImageView device_out = image_view_packed(block.data(), m_width, m_height, 3, PixelType::kU8);
+  MatteParams params = m_params;
+  params.output = MatteOutput::kComposite;
+  params.frames = &frame;
+  params.backgrounds = &background;
+  int64_t person = 0;
+  const OpCall call{OpKind::kMatte, &params, VarShapeBatchView{&map.view, 1, MemorySpace::kDevice},
+                    VarShapeBatchView{&device_out, 1, MemorySpace::kDevice}, &person};
+  KILN_TRY_ASSIGN(const Placement placement, exec.place(call));
+  if (placement.backend != map.device) {
+    return Status(Errc::kNotImplemented, "the matte is placed on " + placement.backend->name() + " (" +
+                                             placement.reason + "), not on " + map.device->name());
+  }
+  KILN_TRY(exec.run(call, report));
+  out->width = m_width;
+  out->height = m_height;
+  out->channels = 3;
+  out->pixels.resize(static_cast<size_t>(m_width) * m_height * 3);
+  KILN_TRY(map.device->device_download(block.data(), out->pixels.data(), out->pixels.size()));
+  return static_cast<double>(person) / (static_cast<double>(m_width) * m_height);
+}
+
 Result<double> FrameMatte::render(const ImageView& frame, const float* prob, ImageBuffer* out, OpExecutor& exec,
                                   ExecReport* report) const {
   return render(frame, ProbabilityMap::on_host(prob, m_prob_width, m_prob_height), out, exec, report);
@@ -271,8 +301,6 @@ Result<double> FrameMatte::render(const ImageView& frame, const ProbabilityMap& 
     box_blur(&small, m_small_width, m_small_height, m_blur_radius, &tmp);
   }
 
-  std::array<float, 256> unit{};  // alpha byte -> [0, 1]
-  for (size_t k = 0; k < unit.size(); ++k) unit[k] = static_cast<float>(k) / 255.0f;
   std::vector<int64_t> counts(static_cast<size_t>(m_height), 0);
   const auto rows = [&](int64_t begin, int64_t end) {
     std::vector<uint8_t> blurred(m_output == SegmentOutput::kBlur ? static_cast<size_t>(m_width) * 3 : 0);
@@ -300,10 +328,7 @@ Result<double> FrameMatte::render(const ImageView& frame, const ProbabilityMap& 
           dst[x * 4 + 2] = src[x * 3 + 2];
           dst[x * 4 + 3] = a[x];
         } else {
-          for (int c = 0; c < 3; ++c) {
-            const float v = bg[x * 3 + c] + (src[x * 3 + c] - bg[x * 3 + c]) * unit[a[x]];
-            dst[x * 3 + c] = static_cast<uint8_t>(v + 0.5f);
-          }
+          for (int c = 0; c < 3; ++c) dst[x * 3 + c] = kiln_matte_blend(src[x * 3 + c], bg[x * 3 + c], a[x]);
         }
       }
       counts[y] = count;

@@ -2,7 +2,8 @@
 // placed by the engine's executor: the CPU, or the GPU where inference runs) upsamples the probability bilinearly
 // (half-pixel centres) to the frame's size over the part of the model input the frame covers (all of it when
 // stretched, the letterbox rectangle otherwise) and thresholds it into a mask, or ramps it into an alpha over the
-// feather band; the alpha, composite and blur outputs are blended from that alpha on the host.
+// feather band; the alpha, composite and blur outputs are blended from that alpha on the host (kiln_matte_blend), or,
+// for a composite whose frame and map are on the device, by the matte op there.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +60,15 @@ class FrameMatte {
   // share of person pixels, counted on the device. NotImplemented where `exec` does not place the matte there.
   Result<double> mask_on_device(const ProbabilityMap& map, const ImageView& device_out, uint8_t white, uint8_t black,
                                 OpExecutor& exec, ExecReport* report = nullptr) const;
+  // Composite outputs whose frame (u8 RGB, frame size) and map are in device memory of the map's device: the
+  // composite made there over `background` (the same, device memory: background_rgb() uploaded once) and brought
+  // down into `out`; returns the person share, counted there. NotImplemented where `exec` does not place it there.
+  Result<double> composite_on_device(const ImageView& frame, const ImageView& background, const ProbabilityMap& map,
+                                     ImageBuffer* out, OpExecutor& exec, ExecReport* report = nullptr) const;
+  // composite: the frame-size background (u8 RGB, host memory).
+  ImageView background_rgb() const {
+    return image_view_packed(const_cast<uint8_t*>(m_background.data()), m_width, m_height, 3, PixelType::kU8);
+  }
   // npy / h5: the upsampled probabilities as IEEE half, frame_width x frame_height; returns the share as above.
   double probabilities(const float* prob, uint16_t* out, ThreadPool* pool) const;
   // The IoU of this frame's mask with a reference mask (channel 0 > 127 is the person; frame size); 1 when both are

@@ -8,18 +8,22 @@ Result<double> NvencMaskFrames::fill(SegmentEngine& engine, const FrameMatte& ma
                                      VideoWriter& video) {
   if (m_ended || map.device == nullptr) return Status(Errc::kNotImplemented, "the mask is made on the host");
   Result<VideoDeviceFrame> frame = video.device_frame();
-  if (!frame.is_ok()) {  // the writer's description says why it has no device frames
-    m_ended = true;
-    return frame.status();
+  Result<double> share = frame.status();
+  if (frame.is_ok()) {
+    const VideoDeviceFrame& f = frame.value();
+    const ImageView luma = f.nv12.crop(0, 0, f.nv12.width, f.chroma_row);
+    share = engine.mask_on_device(matte, map, luma, f.white, f.black);
+    if (share.is_ok()) {
+      const Status filled = chroma_fill(*map.device, f);
+      if (!filled.is_ok()) share = filled;
+    }
   }
-  const VideoDeviceFrame& f = frame.value();
-  const ImageView luma = f.nv12.crop(0, 0, f.nv12.width, f.chroma_row);
-  Result<double> share = engine.mask_on_device(matte, map, luma, f.white, f.black);
-  Status st = share.status();
-  if (st.is_ok()) st = chroma_fill(*map.device, f);
+  const Status st = share.status();
   if (st.is_ok()) return share;
   if (!engine.device_fallback_allowed(st)) return st;
   m_ended = true;
+  // A writer that never had device frames says why in its description (the encode line).
+  if (st.message().find("no device frames: ") != std::string::npos) return st;
   m_ended_why = st.message();
   return Status(Errc::kNotImplemented, "NVENC's device frames: " + st.message());
 }

@@ -147,7 +147,8 @@ class SegmentEngine {
   std::string preprocess_backend() const;
   // Where the model read its input (InputStager::where).
   std::string model_input() const;
-  // One frame's matte through the engine's executor (the CPU, or the GPU where the job's image ops run); returns its person share (FrameMatte::render). matte_backend() names where the first one ran. A map
+  // One frame's matte through the engine's executor (the CPU, or the GPU where the job's image ops run); returns its
+  // person share (FrameMatte::render). matte_backend() names where the first one ran. A map
   // on the device whose matte cannot be made there (not placed there; a failure where fallback is allowed) comes to
   // the host for it, and the rest of the job's probabilities stay on the host (device_probabilities_end).
   Result<double> matte_render(const FrameMatte& matte, const ImageView& frame, const ProbabilityMap& map,
@@ -157,6 +158,11 @@ class SegmentEngine {
   // comes to the host (FrameMatte::mask_on_device). On an error the caller makes the frame with matte_render.
   Result<double> mask_on_device(const FrameMatte& matte, const ProbabilityMap& map, const ImageView& device_out,
                                 uint8_t white, uint8_t black);
+  // Composite outputs of frames held on the device (NVDEC's, CUDA tensors): blended there over `background` (device
+  // memory) and brought down into `out` (FrameMatte::composite_on_device); on an error the caller brings the frame
+  // to the host and makes it with matte_render.
+  Result<double> composite_on_device(const FrameMatte& matte, const ImageView& frame, const ImageView& background,
+                                     const ProbabilityMap& map, ImageBuffer* out);
   // The probability op on a frame's model output left on `device` (SegmentFrame::output_device_view) into a map
   // in the same device's memory (its previous smoothed map on entry when params.temporal > 0). NotImplemented where
   // the executor does not place the op on that device; KILN_FAULT=device_map:N fails the N-th call.

@@ -32,4 +32,14 @@ Result<double> SegmentEngine::mask_on_device(const FrameMatte& matte, const Prob
   return share;
 }
 
+Result<double> SegmentEngine::composite_on_device(const FrameMatte& matte, const ImageView& frame,
+                                                  const ImageView& background, const ProbabilityMap& map,
+                                                  ImageBuffer* out) {
+  ExecReport report;
+  KILN_TRY_ASSIGN(const double share, matte.composite_on_device(frame, background, map, out, m_executor, &report));
+  std::lock_guard<std::mutex> lock(m_state_mutex);
+  if (m_matte_backend.empty()) m_matte_backend = report.backend;
+  return share;
+}
+
 }  // namespace kiln

@@ -21,6 +21,7 @@ Result<std::map<int64_t, SegmentStreamSummary>> SegmentParts::open(const std::st
       s.written = h.at("written").get<int64_t>();
       s.dropped = h.at("dropped").get<int64_t>();
       s.device_frames = h.value("device_frames", int64_t{0});
+      s.device_composites = h.value("device_composites", int64_t{0});
       s.foreground = h.at("foreground").get<double>();
       s.errors = h.at("errors").get<std::vector<std::string>>();
       s.error_count = h.at("error_count").get<int64_t>();
@@ -48,6 +49,7 @@ Status SegmentParts::output_done(int64_t index, const SegmentStreamSummary& s) c
   part.header = {{"input", s.input},          {"output", s.output},       {"decode", s.decode},
                  {"encode", s.encode},        {"frames", s.frames},       {"written", s.written},
                  {"dropped", s.dropped},      {"device_frames", s.device_frames},
+                 {"device_composites", s.device_composites},
                  {"foreground", s.foreground}, {"errors", s.errors},
                  {"error_count", s.error_count}, {"output_crc32", crc}};
   return m_parts.write(index, part);

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "apps/segment/device_composite.h"
 #include "apps/segment/frame_matte.h"
 #include "apps/segment/frame_source.h"
 #include "apps/segment/nvenc_mask_frames.h"
@@ -35,6 +36,7 @@ struct Stream {
   int32_t matte_prob_width = 0, matte_prob_height = 0;
   std::unique_ptr<VideoWriter> video;
   NvencMaskFrames nvenc_masks;  // mask outputs encoded from device memory
+  DeviceComposite composites;   // composite outputs of frames held on the device, blended there
   TensorWriter arrays;
   std::vector<std::string> names;
   double foreground_sum = 0;
@@ -328,11 +330,13 @@ class SegmentRun {
   }
 
   // The output shows this frame's pixels (alpha, composite, blur, a preview sample): a frame held on the device
-  // comes to the host; otherwise its device memory is let go now.
+  // comes to the host, except for a composite that may be blended there; otherwise its device memory is let go now.
   Status frame_pixels_fetch(Stream& s, SegmentFrame* task) {
     if (task->rgb_device.data() == nullptr) return Status::ok();
+    const bool sampled = s.preview && s.preview->wants(task->frame.index);
+    if (m_kind == SegmentOutput::kComposite && !sampled && s.composites.wanted(*task)) return Status::ok();
     const bool shown = m_kind == SegmentOutput::kAlpha || m_kind == SegmentOutput::kComposite ||
-                       m_kind == SegmentOutput::kBlur || (s.preview && s.preview->wants(task->frame.index));
+                       m_kind == SegmentOutput::kBlur || sampled;
     if (shown) return m_engine->frame_to_host(task);
     task->rgb_device_release();
     return Status::ok();
@@ -370,12 +374,18 @@ class SegmentRun {
           half.resize(static_cast<size_t>(s.info.width) * s.info.height);
           foreground = s.matte.probabilities(prob, half.data(), &m_engine->pool());
         } else if (st.is_ok()) {
-          Result<double> share = Status(Errc::kNotImplemented, "not a mask");
+          Result<double> share = Status(Errc::kNotImplemented, "made on the host");
           if (m_kind == SegmentOutput::kMask) share = s.nvenc_masks.fill(*m_engine, s.matte, map.value(), *s.video);
-          encoded_on_device = share.is_ok();
-          if (share.status().code() == Errc::kNotImplemented) {
-            share = m_engine->matte_render(s.matte, task.frame.rgb.view(), map.value(), &out);
+          if (m_kind == SegmentOutput::kComposite) {
+            share = s.composites.make(*m_engine, s.matte, task, map.value(), &out);
           }
+          encoded_on_device = m_kind == SegmentOutput::kMask && share.is_ok();
+          if (share.status().code() == Errc::kNotImplemented) {
+            Status fetched = m_kind == SegmentOutput::kComposite ? m_engine->frame_to_host(&task) : Status::ok();
+            share = fetched.is_ok() ? m_engine->matte_render(s.matte, task.frame.rgb.view(), map.value(), &out)
+                                    : Result<double>(fetched);
+          }
+          task.rgb_device_release();
           if (share.is_ok()) foreground = share.value();
           else st = share.status();
         }
@@ -432,6 +442,10 @@ class SegmentRun {
     if (s.video) {
       out.encode = s.video->description();
       if (!s.nvenc_masks.ended_why().empty()) out.encode += "; host frames from then on: " + s.nvenc_masks.ended_why();
+      out.device_composites = s.composites.made();
+      if (!s.composites.ended_why().empty()) {
+        out.errors.push_back("composites blended on the host from then on: " + s.composites.ended_why());
+      }
       for (const std::string& note : s.video->notes()) out.errors.push_back(note);
     } else {
       out.encode = m_kind == SegmentOutput::kNpy ? "npy, float16" : "h5, float16";

@@ -1,5 +1,7 @@
 #include "io/video/audio_passthrough.h"
 
+#include <algorithm>
+
 namespace kiln {
 
 Status AudioPassthrough::open(const std::string& from, const AVOutputFormat* container, AVFormatContext* output,

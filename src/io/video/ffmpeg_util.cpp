@@ -1,5 +1,7 @@
 #include "io/video/ffmpeg_util.h"
 
+#include <dlfcn.h>
+
 #include <cstdarg>
 #include <mutex>
 
@@ -28,6 +30,32 @@ void log_callback(void* object, int level, const char* format, va_list args) {
     if (!text.empty()) t_capture->add(std::move(text));
   }
   av_log_default_callback(object, level, format, args);
+}
+
+// FFmpeg retains the primary context only with blocking-sync scheduling and refuses it ("Primary context already
+// active with incompatible flags") once the CUDA runtime (kiln's kernels, ONNX Runtime) has made it active with its
+// default flags, which it always has in kiln segment and kiln infer before a reader or writer opens. The driver lets
+// an active primary context's flags be set (cuDevicePrimaryCtxSetFlags_v2), so they are set to FFmpeg's here; the
+// runtime's waits then block instead of spinning. Through the libcuda the runtime loaded (nothing links it); false
+// with no driver or device.
+bool primary_context_flags_for_ffmpeg(int32_t index) {
+  constexpr unsigned kBlockingSync = 0x04;  // CU_CTX_SCHED_BLOCKING_SYNC
+  static void* const cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);  // kept loaded: FFmpeg loads it next
+  if (cuda == nullptr) return false;
+  using Init = int (*)(unsigned);
+  using DeviceGet = int (*)(int*, int);
+  using GetState = int (*)(int, unsigned*, int*);
+  using SetFlags = int (*)(int, unsigned);
+  const auto init = reinterpret_cast<Init>(dlsym(cuda, "cuInit"));
+  const auto device_get = reinterpret_cast<DeviceGet>(dlsym(cuda, "cuDeviceGet"));
+  const auto get_state = reinterpret_cast<GetState>(dlsym(cuda, "cuDevicePrimaryCtxGetState"));
+  const auto set_flags = reinterpret_cast<SetFlags>(dlsym(cuda, "cuDevicePrimaryCtxSetFlags_v2"));
+  int device = 0, active = 0;
+  unsigned flags = 0;
+  const bool set = init != nullptr && device_get != nullptr && get_state != nullptr && set_flags != nullptr &&
+                   init(0) == 0 && device_get(&device, index) == 0 && get_state(device, &flags, &active) == 0 &&
+                   (flags == kBlockingSync || set_flags(device, kBlockingSync) == 0);
+  return set;
 }
 
 }  // namespace
@@ -59,6 +87,7 @@ int sws_colorspace(int32_t space) {
 
 Result<AvBufferPtr> cuda_hw_device_open(int32_t index) {
   const std::string name = std::to_string(index);
+  (void)primary_context_flags_for_ffmpeg(index);  // where it cannot, FFmpeg's own check below says why
   AVDictionary* options = nullptr;
   av_dict_set(&options, "primary_ctx", "1", 0);
   AVBufferRef* device = nullptr;

@@ -67,7 +67,8 @@ class AvLogCapture {
 int sws_colorspace(int32_t space);
 
 // CUDA device `index` for FFmpeg's hardware codecs, in the primary context the CUDA runtime (kiln's kernels, ONNX
-// Runtime) uses too, instead of a context of its own; the reason when there is none.
+// Runtime) uses too, instead of a context of its own (its scheduling set to blocking sync, which FFmpeg insists on,
+// even when the runtime made it active first); the reason when there is none.
 Result<AvBufferPtr> cuda_hw_device_open(int32_t index);
 
 }  // namespace kiln

@@ -117,6 +117,7 @@ class FfmpegVideoWriter final : public VideoWriter {
         return unsupported_format(path + ": hardware encode (cuda) asked for, but " + nvenc.status().message());
       } else {
         fallback = "; software encode: " + nvenc.status().message();
+        m_device_why = "the encoder is not NVENC";  // not the CUDA frames' reason: NVENC itself did not start
       }
     }
     if (encoder == nullptr) {
@@ -177,7 +178,9 @@ class FfmpegVideoWriter final : public VideoWriter {
     const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(choice.format);
     m_description = std::string(avcodec_get_name(encoder->id)) + " (" + choice.name + ", " + (d ? d->name : "?") +
                     (m_cuda_frames ? " in device memory" : "") + ") in " + container->name + fallback;
-    if (options.device_frames && choice.name == kNvenc && !m_cuda_frames) m_description += "; host frames: " + m_device_why;
+    if (options.device_frames && choice.name == kNvenc && !m_cuda_frames) {
+      m_description += "; host frames: " + m_device_why;
+    }
     return Status::ok();
   }
 
@@ -201,16 +204,17 @@ class FfmpegVideoWriter final : public VideoWriter {
       sws_scale(m_scaler.get(), src, src_stride, 0, image.height, m_frame->data, m_frame->linesize);
     }
     m_frame->pts = pts;
+    AVFrame* frame = m_frame.get();
+    if (m_cuda_frames) {
+      KILN_TRY_ASSIGN(frame, m_cuda_frames->upload(*m_frame));
+    }
     m_last_pts = pts;
     ++m_frames;
-    if (m_cuda_frames) {
-      KILN_TRY_ASSIGN(AVFrame * uploaded, m_cuda_frames->upload(*m_frame));
-      return encode(uploaded);
-    }
-    return encode(m_frame.get());
+    return encode(frame);
   }
 
   Result<VideoDeviceFrame> device_frame() override {
+    if (m_finished) return invalid_argument(m_path + ": device frame after finish");
     if (!m_cuda_frames || !m_gray) {
       return Status(Errc::kNotImplemented, m_path + ": no device frames: " + m_device_why);
     }
@@ -342,8 +346,8 @@ class FfmpegVideoWriter final : public VideoWriter {
     if (!device.is_ok()) return Status(Errc::kDeviceError, "NVENC: " + device.status().message());
     const bool odd = (m_options.width % 2) != 0 || (m_options.height % 2) != 0;
     if (m_options.device_frames) {
-      auto frames = CudaEncoderFrames::make(device.value().get(), m_options.width, m_options.height);
       const AvLogCapture capture;
+      auto frames = CudaEncoderFrames::make(device.value().get(), m_options.width, m_options.height);
       if (frames.is_ok()) {
         m_cuda_frames = std::move(frames).value();
         const EncoderChoice choice{kNvenc, AV_PIX_FMT_NV12};

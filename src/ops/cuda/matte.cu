@@ -1,7 +1,7 @@
 // The matte family's CUDA kernel around ops/matte_px.h, mirroring src/ops/opencl/matte.cl: one thread per output
 // pixel (a composite's three channels), grid z over images (looping past gridDim.z), each block adding its person
-// pixels to its image's count when counts are asked for. Device batches are used in place: a probability map a model left on the device becomes the
-// frame's matte (or an encoder frame's luma) without a copy through the host.
+// pixels to its image's count when counts are asked for. Device batches are used in place: a probability map a
+// model left on the device becomes the frame's matte (or an encoder frame's luma) without a copy through the host.
 #include <algorithm>
 #include <vector>
 

@@ -1,0 +1,42 @@
+#include "apps/segment/device_composite.h"
+
+namespace kiln {
+
+Result<double> DeviceComposite::make(SegmentEngine& engine, const FrameMatte& matte, const SegmentFrame& frame,
+                                     const ProbabilityMap& map, ImageBuffer* out) {
+  if (!wanted(frame) || map.device == nullptr || frame.rgb_device.backend() != map.device) {
+    return Status(Errc::kNotImplemented, "the composite is made on the host");
+  }
+  const ImageView host_background = matte.background_rgb();
+  Status st;
+  if (m_background.data() == nullptr || m_background.backend() != map.device) {
+    Result<DeviceBlock> block = DeviceBlock::acquire(*map.device, host_background.packed_bytes());
+    st = block.status();
+    if (st.is_ok()) {
+      m_background = std::move(block).value();
+      const VarShapeBatch host = VarShapeBatch::wrap({host_background});
+      const VarShapeBatch device = VarShapeBatch::wrap(
+          {image_view_packed(m_background.data(), host_background.width, host_background.height, 3, PixelType::kU8)},
+          MemorySpace::kDevice);
+      st = map.device->images_upload(host.view(), device.view());
+      if (!st.is_ok()) m_background.reset();
+    }
+  }
+  Result<double> share = st;
+  if (st.is_ok()) {
+    const ImageView background = image_view_packed(m_background.data(), host_background.width,
+                                                   host_background.height, 3, PixelType::kU8);
+    share = engine.composite_on_device(matte, frame.rgb_device_view, background, map, out);
+    st = share.status();
+  }
+  if (st.is_ok()) {
+    ++m_made;
+    return share;
+  }
+  if (!engine.device_fallback_allowed(st)) return st;
+  m_ended = true;
+  m_ended_why = st.message();
+  return Status(Errc::kNotImplemented, "the composite on the device: " + st.message());
+}
+
+}  // namespace kiln

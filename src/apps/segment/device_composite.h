@@ -1,0 +1,35 @@
+// kiln segment's composite outputs of frames held in device memory (NVDEC's, converted there): the frame is blended
+// over the background on the device (the matte op's composite; the background uploaded once per stream) and only the
+// composite comes down, instead of the frame's RGB and its alpha for a blend on the host. A frame on the host, and
+// every frame after the path ended (the matte not placed on the map's device, a device failure where fallback is
+// allowed), takes the host way.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "apps/segment/frame_matte.h"
+#include "apps/segment/segment_engine.h"
+#include "core/backend_block.h"
+
+namespace kiln {
+
+class DeviceComposite {
+ public:
+  // Whether `frame`'s composite may be made on the device: its RGB and its map there, the path not ended.
+  bool wanted(const SegmentFrame& frame) const { return !m_ended && frame.rgb_device.data() != nullptr; }
+  // The composite of `frame` (held on the device) over the matte's background, into `out`; its person share.
+  // NotImplemented: this frame takes the host way. Other errors stop the job (a device failure in mode gpu).
+  Result<double> make(SegmentEngine& engine, const FrameMatte& matte, const SegmentFrame& frame,
+                      const ProbabilityMap& map, ImageBuffer* out);
+  int64_t made() const { return m_made; }
+  const std::string& ended_why() const { return m_ended_why; }
+
+ private:
+  bool m_ended = false;
+  std::string m_ended_why;
+  int64_t m_made = 0;
+  DeviceBlock m_background;  // the matte's background in the map's device memory
+};
+
+}  // namespace kiln
