@@ -1,6 +1,6 @@
 // The segment job with NVDEC's frames left on the device (VideoReaderOptions::device_frames): each is converted to
 // RGB on the CUDA backend as it is read, the model reads it there, and it comes to the host only where the output
-// shows its pixels. Against the CPU's run on the software decode: the same masks (IoU) and the same composite
+// shows its pixels (a composite is blended on the device and comes down made). Against the CPU's run on the software decode: the same masks (IoU) and the same composite
 // pictures within the NV12 conversion's tolerance. A conversion that fails brings the frames to the host with the
 // reason (mode auto) or stops the job (mode gpu). Every test here needs a CUDA device, ONNX Runtime's CUDA provider
 // and NVDEC: SKIPPED here, failing under KILN_REQUIRE_GPU=1.
@@ -71,10 +71,13 @@ TEST_F(SegmentDeviceFrames, FromNvdecTheModelReadsThemOnTheGpuAndTheOutputIsTheS
   EXPECT_EQ(masks.value().model_input.rfind("device (", 0), 0u) << masks.value().model_input;
   EXPECT_GE(masks.value().iou, 0.97) << "the masks of the CPU's run on the software decode";
 
-  // Composite: each frame comes down after the model, for the blend.
+  // Composite: blended on the device once the frame's map is there (the first batch's maps are made on the host, its
+  // frames come down for the host's blend: at most 8); only the composite comes down.
   auto composite = run_on_nvdec(config("composite_gpu.mkv", SegmentOutput::kComposite, ExecMode::kGpu));
   ASSERT_TRUE(composite.is_ok()) << composite.status().to_string();
   EXPECT_EQ(composite.value().streams[0].device_frames, kFrames);
+  EXPECT_GE(composite.value().streams[0].device_composites, kFrames - 8);
+  EXPECT_TRUE(composite.value().streams[0].errors.empty()) << composite.value().streams[0].errors.front();
   const std::vector<ImageBuffer> want = test::video_frames_read((m_dir / "composite_cpu.mkv").string());
   const std::vector<ImageBuffer> got = test::video_frames_read((m_dir / "composite_gpu.mkv").string());
   ASSERT_EQ(got.size(), want.size());
