@@ -32,6 +32,29 @@ Status nv12_validate(const ImageView& in, const ImageView& out, const ColorParam
   return Status::ok();
 }
 
+// The RGB -> NV12 output of input `in`: one u8 1-channel view of both planes (color.h, kRgbToNv12).
+Status to_nv12_validate(const ImageView& in, const ImageView& out, const ColorParams& params, const std::string& at) {
+  if (in.type != PixelType::kU8 || out.type != PixelType::kU8) return invalid_argument(at + ": needs u8 images");
+  if (in.channels != 3) return invalid_argument(at + ": needs 3 input channels");
+  if (out.channels != 1 || out.layout != Layout::kHWC) {
+    return invalid_argument(at + ": needs the NV12 planes as one 1-channel HWC view");
+  }
+  if (in.width != out.width || in.width % 2 != 0) {
+    return invalid_argument(at + ": needs an even width, the same for the input and the output");
+  }
+  const int32_t chroma_row = params.nv12_chroma_row > 0 ? params.nv12_chroma_row : in.height;
+  if (params.nv12_chroma_row < 0 || chroma_row < in.height) {
+    return invalid_argument(at + ": the chroma plane must start after the " + std::to_string(in.height) + " luma rows");
+  }
+  if (out.height < chroma_row + (in.height + 1) / 2) {
+    return invalid_argument(at + ": the output's " + std::to_string(out.height) + " rows end before its chroma plane (" +
+                            std::to_string((in.height + 1) / 2) + " rows from row " + std::to_string(chroma_row) +
+                            ")");
+  }
+  if (in.row_stride > INT32_MAX || out.row_stride > INT32_MAX) return invalid_argument(at + ": row stride too large");
+  return Status::ok();
+}
+
 }  // namespace
 
 KilnYuvConsts color_yuv_consts(const ColorParams& params) {
@@ -50,6 +73,17 @@ KilnYuvConsts color_yuv_consts(const ColorParams& params) {
   k.cub = fixed(2.0 * (1.0 - kb) * chroma_scale);
   k.cug = fixed(-2.0 * kb * (1.0 - kb) / kg * chroma_scale);
   k.cvg = fixed(-2.0 * kr * (1.0 - kr) / kg * chroma_scale);
+  // RGB -> YUV: the inverse scales; the green terms are what makes each row's sum exact (see KilnYuvConsts).
+  const double luma_out = 1.0 / luma_scale, chroma_out = 1.0 / chroma_scale;
+  k.eyr = fixed(kr * luma_out);
+  k.eyb = fixed(kb * luma_out);
+  k.eyg = fixed(luma_out) - k.eyr - k.eyb;
+  k.eur = fixed(-kr / (2.0 * (1.0 - kb)) * chroma_out);
+  k.eub = fixed(0.5 * chroma_out);
+  k.eug = -(k.eur + k.eub);
+  k.evr = fixed(0.5 * chroma_out);
+  k.evb = fixed(-kb / (2.0 * (1.0 - kr)) * chroma_out);
+  k.evg = -(k.evr + k.evb);
   return k;
 }
 
@@ -64,6 +98,10 @@ Status color_validate(const OpCall& call) {
     const std::string at = std::string("color ") + name + ": image " + std::to_string(i);
     if (params.conversion == ColorConversion::kNv12ToRgb) {
       KILN_TRY(nv12_validate(in, out, params, at));
+      continue;
+    }
+    if (params.conversion == ColorConversion::kRgbToNv12) {
+      KILN_TRY(to_nv12_validate(in, out, params, at));
       continue;
     }
     if (in.width != out.width || in.height != out.height) return invalid_argument(at + ": input and output sizes differ");
@@ -98,6 +136,7 @@ Status color_validate(const OpCall& call) {
         }
         break;
       case ColorConversion::kNv12ToRgb:
+      case ColorConversion::kRgbToNv12:
         break;  // validated above
     }
     if (in.channels != want_in) return invalid_argument(at + ": needs " + std::to_string(want_in) + " input channels");

@@ -15,7 +15,7 @@ class ThreadPool;
 Status color_validate(const OpCall& call);
 // The CPU implementation (the reference every other backend is compared with).
 Status color_cpu(const OpCall& call, ThreadPool* pool);
-// The fixed-point NV12 -> RGB constants of params' matrix and range (unused by the other conversions).
+// The fixed-point NV12 <-> RGB constants of params' matrix and range (unused by the other conversions).
 KilnYuvConsts color_yuv_consts(const ColorParams& params);
 
 // The descriptor of a host image for the _px.h functions (base = image.data, offset 0, the view's strides).

@@ -1,5 +1,5 @@
 /* Per-pixel math of the color family (C subset; see kernel_defs.h): channel swap, gray with OpenCV's weights,
- * gray -> RGB, HWC <-> CHW, NV12 -> RGB. One call writes every channel of output pixel (x, y); the layouts of `in` and `out`
+ * gray -> RGB, HWC <-> CHW, NV12 <-> RGB. One call writes every channel of output pixel (x, y); the layouts of `in` and `out`
  * come from their descriptors, so layout conversion is a plain copy between differently laid out images.
  *
  * Copies move the stored bits (u8 bytes, f16/f32 bit patterns), so they are exact for every value, NaN included.
@@ -19,6 +19,7 @@
 #define KILN_COLOR_HWC_TO_CHW 4
 #define KILN_COLOR_CHW_TO_HWC 5
 #define KILN_COLOR_NV12_TO_RGB 6
+#define KILN_COLOR_RGB_TO_NV12 7
 
 /* NV12 -> RGB in 20-bit fixed point (integers: every backend gives the same bytes), as OpenCV's YUV2RGB_NV12 with the
  * exact coefficients of the video's matrix and range (color.cpp, color_yuv_consts): per pixel its luma, per 2x2
@@ -26,9 +27,13 @@
  * (cug U + cvg V) and B (cub U), U and V centred on 128, each clamped to [0, 255]; luma below y_offset counts as
  * y_offset. */
 typedef struct KilnYuvConsts {
-  int32_t chroma_row; /* the input row of the chroma plane's first row; 0: the output height (right after luma) */
+  int32_t chroma_row; /* the NV12 view's row of the chroma plane's first row; 0: right after the luma */
   int32_t y_offset;
   int32_t cy, cvr, cug, cvg, cub;
+  /* RGB -> NV12, 20-bit: Y = (eyr R + eyg G + eyb B + 2^19) >> 20 + y_offset; U (V) from the 2x2 block's sums,
+   * 128 + (eur SR + eug SG + eub SB + 2^21) >> 22, clamped. eyr + eyg + eyb is the luma scale and each chroma row
+   * sums to 0 exactly, so a gray level keeps U = V = 128. */
+  int32_t eyr, eyg, eyb, eur, eug, eub, evr, evg, evb;
 } KilnYuvConsts;
 /* OpenCV 4's u8 RGB2Gray fixed point (color_rgb.simd.hpp RY15/GY15/BY15, 15 bits, sum 32768); the older 14-bit
  * coefficients (4899, 9617, 1868) differ from cv::cvtColor 4.x by one level on ~0.3 % of random pixels. */
@@ -96,12 +101,45 @@ KILN_KERNEL_FN void kiln_color_nv12_pixel(KILN_GLOBAL const uint8_t* in_base, Ki
   out_base[kiln_px_offset(out, x, y, 2)] = kiln_yuv_level(yy + k.cub * u);
 }
 
-/* Writes output pixel (x, y) for `conversion` (KILN_COLOR_*); `yuv` is read by NV12 -> RGB only. */
+/* Output byte (x, y) of an NV12 view from u8 RGB `in`: a luma row below in.height, a chroma row from chroma_row (U at
+ * even x, V at odd x, of the 2x2 block's summed channels; an odd height's last block takes its one row twice); the
+ * rows between are left as they are. The sums are offset to stay non-negative before the shift. */
+KILN_KERNEL_FN void kiln_color_to_nv12_px(KILN_GLOBAL const uint8_t* in_base, KilnImageDesc in,
+                                          KILN_GLOBAL uint8_t* out_base, KilnImageDesc out, KilnYuvConsts k,
+                                          int32_t x, int32_t y) {
+  const int32_t chroma_row = k.chroma_row > 0 ? k.chroma_row : in.height;
+  int32_t sum[3] = {0, 0, 0};
+  int32_t c, dy;
+  if (y < in.height) {
+    for (c = 0; c < 3; ++c) sum[c] = in_base[kiln_px_offset(in, x, y, c)];
+    const int32_t luma = ((k.eyr * sum[0] + k.eyg * sum[1] + k.eyb * sum[2] + (1 << 19)) >> 20) + k.y_offset;
+    out_base[kiln_px_offset(out, x, y, 0)] = (uint8_t)kiln_mini(luma, 255);
+    return;
+  }
+  const int32_t top = (y - chroma_row) * 2;
+  if (y < chroma_row || top >= in.height) return;
+  const int32_t left = x - x % 2;
+  for (dy = 0; dy < 2; ++dy) {
+    const int32_t row = kiln_mini(top + dy, in.height - 1);
+    for (c = 0; c < 3; ++c) {
+      sum[c] += in_base[kiln_px_offset(in, left, row, c)] + in_base[kiln_px_offset(in, left + 1, row, c)];
+    }
+  }
+  const int32_t u = x % 2 == 0;
+  const int32_t fixed = (128 << 22) + (1 << 21) + (u ? k.eur : k.evr) * sum[0] + (u ? k.eug : k.evg) * sum[1] +
+                        (u ? k.eub : k.evb) * sum[2];
+  const int32_t v = fixed >> 22;
+  out_base[kiln_px_offset(out, x, y, 0)] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+/* Writes output pixel (x, y) for `conversion` (KILN_COLOR_*); `yuv` is read by the NV12 conversions only. */
 KILN_KERNEL_FN void kiln_color_pixel(KILN_GLOBAL const uint8_t* in_base, KilnImageDesc in, KILN_GLOBAL uint8_t* out_base,
                                      KilnImageDesc out, int32_t conversion, KilnYuvConsts yuv, int32_t x, int32_t y) {
   int32_t c;
   if (conversion == KILN_COLOR_NV12_TO_RGB) {
     kiln_color_nv12_pixel(in_base, in, out_base, out, yuv, x, y);
+  } else if (conversion == KILN_COLOR_RGB_TO_NV12) {
+    kiln_color_to_nv12_px(in_base, in, out_base, out, yuv, x, y);
   } else if (conversion == KILN_COLOR_SWAP_RB) {
     /* both values read before either is written: in place (out == in) works */
     const uint32_t first = kiln_color_bits_load(in_base, in, x, y, 0);

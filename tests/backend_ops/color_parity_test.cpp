@@ -98,5 +98,49 @@ TEST_F(ColorParity, Nv12ToRgbMatchesCpuExactly) {
   }
 }
 
+TEST_F(ColorParity, RgbToNv12MatchesCpuExactly) {
+  // NVENC's device frames of composites: every matrix and range, the chroma right after the luma and after padding
+  // rows, odd heights, strided RGB, several frames in one batch.
+  const std::vector<std::pair<int32_t, int32_t>> sizes = {{2, 1}, {6, 5}, {32, 18}, {130, 9}, {64, 48}};
+  uint32_t seed = 950;
+  for (auto& named : m_backends) {
+    for (YuvMatrix matrix : {YuvMatrix::kBt601, YuvMatrix::kBt709, YuvMatrix::kBt2020}) {
+      for (bool full : {false, true}) {
+        for (int32_t padding : {0, 7}) {
+          ColorParams params;
+          params.conversion = ColorConversion::kRgbToNv12;
+          params.yuv_matrix = matrix;
+          params.yuv_full_range = full;
+          const int32_t tallest = 48;
+          params.nv12_chroma_row = padding > 0 ? tallest + padding : 0;
+          std::vector<ImageShape> in_shapes, out_shapes;
+          for (auto [w, h] : sizes) {
+            const int32_t chroma_row = padding > 0 ? tallest + padding : h;
+            in_shapes.push_back({w, h, 3, PixelType::kU8, Layout::kHWC});
+            out_shapes.push_back({w, chroma_row + (h + 1) / 2, 1, PixelType::kU8, Layout::kHWC});
+          }
+          const auto in = test::random_batch(in_shapes, ++seed);
+          const auto want = test::filled_batch(out_shapes, 0x33);
+          const auto got = test::filled_batch(out_shapes, 0x44);
+          ASSERT_NO_FATAL_FAILURE(test::parity_run(
+              *m_cpu, named, OpCall{OpKind::kColor, &params, in.view(), want.view(), nullptr}, got.view()));
+          // The planes' rows (a host batch's rows between them come back from a GPU as whatever its buffer held).
+          for (int64_t i = 0; i < in.count(); ++i) {
+            const int32_t h = in[i].height, chroma_row = padding > 0 ? tallest + padding : h;
+            const size_t luma = static_cast<size_t>(in[i].width) * h;
+            const size_t chroma = static_cast<size_t>(in[i].width) * ((h + 1) / 2);
+            const size_t from = static_cast<size_t>(in[i].width) * chroma_row;
+            const auto* w = static_cast<const uint8_t*>(want[i].data);
+            const auto* g = static_cast<const uint8_t*>(got[i].data);
+            EXPECT_TRUE(std::memcmp(w, g, luma) == 0 && std::memcmp(w + from, g + from, chroma) == 0)
+                << named.name << " " << enum_name(kYuvMatrixNames, matrix) << (full ? " full" : " limited")
+                << " padding " << padding << " image " << i << " (" << in[i].width << "x" << in[i].height << ")";
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln
