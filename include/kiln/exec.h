@@ -67,6 +67,9 @@ class OpExecutor {
   Status run(const OpCall& call, ExecReport* report = nullptr);
   // Where `call` would run now (nothing is validated or run); the first placement names the job's backend.
   Result<Placement> place(const OpCall& call);
+  // run() for a call on `device`'s memory (its device batches, left where they are): NotImplemented, with the
+  // placement's reason, where the call would be placed on another backend.
+  Status run_on(Backend& device, const OpCall& call, ExecReport* report = nullptr);
 
   const ExecOptions& options() const { return m_options; }
   bool moved_to_cpu() const { return m_on_cpu.load(); }

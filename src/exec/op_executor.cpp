@@ -56,6 +56,16 @@ Result<Placement> OpExecutor::place(const OpCall& call) {
   return placement;
 }
 
+Status OpExecutor::run_on(Backend& device, const OpCall& call, ExecReport* report) {
+  KILN_TRY_ASSIGN(const Placement placement, place(call));
+  if (placement.backend != &device) {
+    return Status(Errc::kNotImplemented, std::string(op_kind_name(call.op)) + " is placed on " +
+                                             placement.backend->name() + " (" + placement.reason + "), not on " +
+                                             device.name());
+  }
+  return run(call, report);
+}
+
 Status OpExecutor::run(const OpCall& call, ExecReport* report) {
   KILN_TRY(op_validate(call));
   if (call.in.count == 0) return Status::ok();

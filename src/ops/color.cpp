@@ -47,9 +47,9 @@ Status to_nv12_validate(const ImageView& in, const ImageView& out, const ColorPa
     return invalid_argument(at + ": the chroma plane must start after the " + std::to_string(in.height) + " luma rows");
   }
   if (out.height < chroma_row + (in.height + 1) / 2) {
-    return invalid_argument(at + ": the output's " + std::to_string(out.height) + " rows end before its chroma plane (" +
-                            std::to_string((in.height + 1) / 2) + " rows from row " + std::to_string(chroma_row) +
-                            ")");
+    return invalid_argument(at + ": the output's " + std::to_string(out.height) +
+                            " rows end before its chroma plane (" + std::to_string((in.height + 1) / 2) +
+                            " rows from row " + std::to_string(chroma_row) + ")");
   }
   if (in.row_stride > INT32_MAX || out.row_stride > INT32_MAX) return invalid_argument(at + ": row stride too large");
   return Status::ok();

@@ -1,6 +1,6 @@
 /* Per-pixel math of the color family (C subset; see kernel_defs.h): channel swap, gray with OpenCV's weights,
- * gray -> RGB, HWC <-> CHW, NV12 <-> RGB. One call writes every channel of output pixel (x, y); the layouts of `in` and `out`
- * come from their descriptors, so layout conversion is a plain copy between differently laid out images.
+ * gray -> RGB, HWC <-> CHW, NV12 <-> RGB. One call writes every channel of output pixel (x, y); the layouts of `in`
+ * and `out` come from their descriptors, so layout conversion is a plain copy between differently laid out images.
  *
  * Copies move the stored bits (u8 bytes, f16/f32 bit patterns), so they are exact for every value, NaN included.
  * Gray: u8 uses OpenCV 4's 15-bit fixed point (kiln_gray_u8 in image_px.h: bit-exact with cv::cvtColor);

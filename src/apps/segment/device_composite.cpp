@@ -3,7 +3,9 @@
 namespace kiln {
 
 Result<double> DeviceComposite::make(SegmentEngine& engine, const FrameMatte& matte, const SegmentFrame& frame,
-                                     const ProbabilityMap& map, ImageBuffer* out) {
+                                     const ProbabilityMap& map, VideoWriter& video, ImageBuffer* out,
+                                     bool* encoder_frame) {
+  *encoder_frame = false;
   if (!wanted(frame) || map.device == nullptr || frame.rgb_device.backend() != map.device) {
     return Status(Errc::kNotImplemented, "the composite is made on the host");
   }
@@ -26,8 +28,14 @@ Result<double> DeviceComposite::make(SegmentEngine& engine, const FrameMatte& ma
   if (st.is_ok()) {
     const ImageView background = image_view_packed(m_background.data(), host_background.width,
                                                    host_background.height, 3, PixelType::kU8);
-    share = engine.composite_on_device(matte, frame.rgb_device_view, background, map, out);
+    Result<VideoDeviceFrame> target = Status(Errc::kNotImplemented, "the writer's device frames ended");
+    if (!m_writer_frames_ended) target = video.device_frame();
+    // A writer without device frames says why in its description; the composite then comes down.
+    if (!target.is_ok()) m_writer_frames_ended = true;
+    share = engine.composite_on_device(matte, frame.rgb_device_view, background, map,
+                                       target.is_ok() ? &target.value() : nullptr, out);
     st = share.status();
+    *encoder_frame = st.is_ok() && target.is_ok();
   }
   if (st.is_ok()) {
     ++m_made;

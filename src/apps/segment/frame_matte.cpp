@@ -200,12 +200,7 @@ Status FrameMatte::matte_make(const ProbabilityMap& map, uint8_t* matte, OpExecu
   const ImageView device_out = image_view_packed(block.data(), m_width, m_height, 1, PixelType::kU8);
   const OpCall call{OpKind::kMatte, &m_params, VarShapeBatchView{&map.view, 1, MemorySpace::kDevice},
                     VarShapeBatchView{&device_out, 1, MemorySpace::kDevice}, nullptr};
-  KILN_TRY_ASSIGN(const Placement placement, exec.place(call));
-  if (placement.backend != map.device) {
-    return Status(Errc::kNotImplemented, "the matte is placed on " + placement.backend->name() + " (" +
-                                             placement.reason + "), not on " + map.device->name());
-  }
-  KILN_TRY(exec.run(call, report));
+  KILN_TRY(exec.run_on(*map.device, call, report));
   return map.device->device_download(block.data(), matte, host_out.packed_bytes());
 }
 
@@ -220,24 +215,16 @@ Result<double> FrameMatte::mask_on_device(const ProbabilityMap& map, const Image
   int64_t person = 0;
   const OpCall call{OpKind::kMatte, &params, VarShapeBatchView{&map.view, 1, MemorySpace::kDevice},
                     VarShapeBatchView{&device_out, 1, MemorySpace::kDevice}, &person};
-  KILN_TRY_ASSIGN(const Placement placement, exec.place(call));
-  if (placement.backend != map.device) {
-    return Status(Errc::kNotImplemented, "the matte is placed on " + placement.backend->name() + " (" +
-                                             placement.reason + "), not on " + map.device->name());
-  }
-  KILN_TRY(exec.run(call, report));
+  KILN_TRY(exec.run_on(*map.device, call, report));
   return static_cast<double>(person) / (static_cast<double>(m_width) * m_height);
 }
 
 Result<double> FrameMatte::composite_on_device(const ImageView& frame, const ImageView& background,
-                                               const ProbabilityMap& map, ImageBuffer* out, OpExecutor& exec,
-                                               ExecReport* report) const {
+                                               const ProbabilityMap& map, const ImageView& device_out,
+                                               OpExecutor& exec, ExecReport* report) const {
   if (m_output != SegmentOutput::kComposite || map.device == nullptr) {
     return invalid_argument("composite_on_device: a composite output of a device map");
   }
-  const size_t bytes = static_cast<size_t>(m_width) * m_height * 3;
-  KILN_TRY_ASSIGN(const DeviceBlock block, DeviceBlock::acquire(*map.device, bytes));
-  const ImageView device_out = image_view_packed(block.data(), m_width, m_height, 3, PixelType::kU8);
   MatteParams params = m_params;
   params.output = MatteOutput::kComposite;
   params.frames = &frame;
@@ -245,17 +232,7 @@ Result<double> FrameMatte::composite_on_device(const ImageView& frame, const Ima
   int64_t person = 0;
   const OpCall call{OpKind::kMatte, &params, VarShapeBatchView{&map.view, 1, MemorySpace::kDevice},
                     VarShapeBatchView{&device_out, 1, MemorySpace::kDevice}, &person};
-  KILN_TRY_ASSIGN(const Placement placement, exec.place(call));
-  if (placement.backend != map.device) {
-    return Status(Errc::kNotImplemented, "the matte is placed on " + placement.backend->name() + " (" +
-                                             placement.reason + "), not on " + map.device->name());
-  }
-  KILN_TRY(exec.run(call, report));
-  out->width = m_width;
-  out->height = m_height;
-  out->channels = 3;
-  out->pixels.resize(static_cast<size_t>(m_width) * m_height * 3);
-  KILN_TRY(map.device->device_download(block.data(), out->pixels.data(), out->pixels.size()));
+  KILN_TRY(exec.run_on(*map.device, call, report));
   return static_cast<double>(person) / (static_cast<double>(m_width) * m_height);
 }
 

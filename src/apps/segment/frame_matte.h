@@ -61,10 +61,12 @@ class FrameMatte {
   Result<double> mask_on_device(const ProbabilityMap& map, const ImageView& device_out, uint8_t white, uint8_t black,
                                 OpExecutor& exec, ExecReport* report = nullptr) const;
   // Composite outputs whose frame (u8 RGB, frame size) and map are in device memory of the map's device: the
-  // composite made there over `background` (the same, device memory: background_rgb() uploaded once) and brought
-  // down into `out`; returns the person share, counted there. NotImplemented where `exec` does not place it there.
+  // composite made there over `background` (the same, device memory: background_rgb() uploaded once) into
+  // `device_out` (u8 RGB, frame size, there too); returns the person share, counted there. NotImplemented where
+  // `exec` does not place it there.
   Result<double> composite_on_device(const ImageView& frame, const ImageView& background, const ProbabilityMap& map,
-                                     ImageBuffer* out, OpExecutor& exec, ExecReport* report = nullptr) const;
+                                     const ImageView& device_out, OpExecutor& exec,
+                                     ExecReport* report = nullptr) const;
   // composite: the frame-size background (u8 RGB, host memory).
   ImageView background_rgb() const {
     return image_view_packed(const_cast<uint8_t*>(m_background.data()), m_width, m_height, 3, PixelType::kU8);

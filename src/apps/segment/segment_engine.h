@@ -22,6 +22,7 @@
 #include "core/backend_block.h"
 #include "core/thread_pool.h"
 #include "io/video/video_reader.h"
+#include "io/video/video_writer.h"
 #include "kiln/apps/segment.h"
 #include "pipeline/adaptive_batch_sizer.h"
 #include "pipeline/batcher.h"
@@ -159,10 +160,12 @@ class SegmentEngine {
   Result<double> mask_on_device(const FrameMatte& matte, const ProbabilityMap& map, const ImageView& device_out,
                                 uint8_t white, uint8_t black);
   // Composite outputs of frames held on the device (NVDEC's, CUDA tensors): blended there over `background` (device
-  // memory) and brought down into `out` (FrameMatte::composite_on_device); on an error the caller brings the frame
-  // to the host and makes it with matte_render.
+  // memory, frame size; FrameMatte::composite_on_device), then converted into `encoder_frame` (NVENC's device
+  // frame) when given, else brought down into `out`; on an error the caller brings the frame to the host and makes
+  // it with matte_render.
   Result<double> composite_on_device(const FrameMatte& matte, const ImageView& frame, const ImageView& background,
-                                     const ProbabilityMap& map, ImageBuffer* out);
+                                     const ProbabilityMap& map, const VideoDeviceFrame* encoder_frame,
+                                     ImageBuffer* out);
   // The probability op on a frame's model output left on `device` (SegmentFrame::output_device_view) into a map
   // in the same device's memory (its previous smoothed map on entry when params.temporal > 0). NotImplemented where
   // the executor does not place the op on that device; KILN_FAULT=device_map:N fails the N-th call.

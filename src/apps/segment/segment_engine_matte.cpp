@@ -1,6 +1,8 @@
 // SegmentEngine's mattes: each frame's matte from its probability map, through the engine's executor.
 #include <vector>
 
+#include "kiln/ops/color.h"
+
 #include "apps/segment/segment_engine.h"
 
 namespace kiln {
@@ -34,11 +36,33 @@ Result<double> SegmentEngine::mask_on_device(const FrameMatte& matte, const Prob
 
 Result<double> SegmentEngine::composite_on_device(const FrameMatte& matte, const ImageView& frame,
                                                   const ImageView& background, const ProbabilityMap& map,
-                                                  ImageBuffer* out) {
+                                                  const VideoDeviceFrame* encoder_frame, ImageBuffer* out) {
   ExecReport report;
-  KILN_TRY_ASSIGN(const double share, matte.composite_on_device(frame, background, map, out, m_executor, &report));
-  std::lock_guard<std::mutex> lock(m_state_mutex);
-  if (m_matte_backend.empty()) m_matte_backend = report.backend;
+  const ImageView& shape = background;  // the frame's size, RGB
+  KILN_TRY_ASSIGN(const DeviceBlock block, DeviceBlock::acquire(*map.device, shape.packed_bytes()));
+  const ImageView composite = image_view_packed(block.data(), shape.width, shape.height, 3, PixelType::kU8);
+  KILN_TRY_ASSIGN(const double share,
+                  matte.composite_on_device(frame, background, map, composite, m_executor, &report));
+  {
+    std::lock_guard<std::mutex> lock(m_state_mutex);
+    if (m_matte_backend.empty()) m_matte_backend = report.backend;
+  }
+  if (encoder_frame == nullptr) {
+    out->width = shape.width;
+    out->height = shape.height;
+    out->channels = 3;
+    out->pixels.resize(shape.packed_bytes());
+    KILN_TRY(map.device->device_download(block.data(), out->pixels.data(), out->pixels.size()));
+    return share;
+  }
+  ColorParams params;
+  params.conversion = ColorConversion::kRgbToNv12;
+  params.yuv_matrix = encoder_frame->matrix;
+  params.yuv_full_range = encoder_frame->full_range;
+  params.nv12_chroma_row = encoder_frame->chroma_row;
+  const OpCall call{OpKind::kColor, &params, VarShapeBatchView{&composite, 1, MemorySpace::kDevice},
+                    VarShapeBatchView{&encoder_frame->nv12, 1, MemorySpace::kDevice}, nullptr};
+  KILN_TRY(m_executor.run_on(*map.device, call));
   return share;
 }
 

@@ -260,7 +260,8 @@ class SegmentRun {
                   : m_config.hw_encode == "none" ? VideoHwEncode::kNone
                                                  : VideoHwEncode::kAuto;
     if (m_config.exec.mode == ExecMode::kCpu && o.hw_encode == VideoHwEncode::kAuto) o.hw_encode = VideoHwEncode::kNone;
-    o.device_frames = m_kind == SegmentOutput::kMask && o.hw_encode != VideoHwEncode::kNone;
+    o.device_frames = (m_kind == SegmentOutput::kMask || m_kind == SegmentOutput::kComposite) &&
+                      o.hw_encode != VideoHwEncode::kNone;
     if (const auto backend = BackendRegistry::instance().options(); backend.is_ok()) {
       o.cuda_device = backend.value().device_id;
     }
@@ -377,9 +378,9 @@ class SegmentRun {
           Result<double> share = Status(Errc::kNotImplemented, "made on the host");
           if (m_kind == SegmentOutput::kMask) share = s.nvenc_masks.fill(*m_engine, s.matte, map.value(), *s.video);
           if (m_kind == SegmentOutput::kComposite) {
-            share = s.composites.make(*m_engine, s.matte, task, map.value(), &out);
+            share = s.composites.make(*m_engine, s.matte, task, map.value(), *s.video, &out, &encoded_on_device);
           }
-          encoded_on_device = m_kind == SegmentOutput::kMask && share.is_ok();
+          if (m_kind == SegmentOutput::kMask) encoded_on_device = share.is_ok();
           if (share.status().code() == Errc::kNotImplemented) {
             Status fetched = m_kind == SegmentOutput::kComposite ? m_engine->frame_to_host(&task) : Status::ok();
             share = fetched.is_ok() ? m_engine->matte_render(s.matte, task.frame.rgb.view(), map.value(), &out)

@@ -35,7 +35,7 @@ Result<CudaEncoderFrames> CudaEncoderFrames::make(AVBufferRef* device, int32_t w
   return out;
 }
 
-Result<VideoDeviceFrame> CudaEncoderFrames::next(const GrayPlanes& gray) {
+Result<VideoDeviceFrame> CudaEncoderFrames::next() {
   if (!m_next) {
     AvFramePtr frame(av_frame_alloc());
     if (!frame) return Status(Errc::kOutOfMemory, "NVENC's device frames: cannot allocate a frame");
@@ -54,10 +54,6 @@ Result<VideoDeviceFrame> CudaEncoderFrames::next(const GrayPlanes& gray) {
   out.nv12 = image_view_packed(f.data[0], m_width, rows, 1, PixelType::kU8);
   out.nv12.row_stride = f.linesize[0];
   out.chroma_row = m_height;
-  out.black = gray.luma(0);
-  out.white = gray.luma(255);
-  out.u = gray.u();
-  out.v = gray.v();
   return out;
 }
 

@@ -5,7 +5,6 @@
 #include <cstdint>
 
 #include "io/video/ffmpeg_util.h"
-#include "io/video/gray_planes.h"
 #include "io/video/video_writer.h"
 
 namespace kiln {
@@ -16,9 +15,9 @@ class CudaEncoderFrames {
   static Result<CudaEncoderFrames> make(AVBufferRef* device, int32_t width, int32_t height);
   AVBufferRef* frames_context() const { return m_frames.get(); }
 
-  // The next frame to fill, with the levels of a gray frame (`gray`: the writer's NV12 table); the same frame until
-  // take(). NotImplemented when FFmpeg's frame does not hold its chroma rows right after the luma at one pitch.
-  Result<VideoDeviceFrame> next(const GrayPlanes& gray);
+  // The next frame to fill (its planes; the caller adds the colour); the same frame until take(). NotImplemented
+  // when FFmpeg's frame does not hold its chroma rows right after the luma at one pitch.
+  Result<VideoDeviceFrame> next();
   // The filled frame, stamped with pts, to be sent to the encoder (which takes its own reference).
   Result<AVFrame*> take(int64_t pts);
   // A host frame of the pool's software format, copied into a frame of the pool.

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "io/video/ffmpeg_util.h"
+#include "io/video/video_writer.h"
 #include "kiln/image.h"
 #include "kiln/status.h"
 
@@ -23,6 +24,13 @@ class GrayPlanes {
   uint8_t luma(uint8_t gray) const { return m_luma[gray]; }
   uint8_t u() const { return m_u; }
   uint8_t v() const { return m_v; }
+  // A device frame's gray levels: the luma of 0 and 255, the chroma.
+  void levels_fill(VideoDeviceFrame* frame) const {
+    frame->black = m_luma[0];
+    frame->white = m_luma[255];
+    frame->u = m_u;
+    frame->v = m_v;
+  }
 
  private:
   std::array<uint8_t, 256> m_luma{};

@@ -9,6 +9,7 @@
 #include "io/durable_file.h"
 #include "io/video/audio_passthrough.h"
 #include "io/video/cuda_encoder_frames.h"
+#include "io/video/device_frame.h"
 #include "io/video/ffmpeg_util.h"
 #include "io/video/gray_planes.h"
 
@@ -102,8 +103,8 @@ class FfmpegVideoWriter final : public VideoWriter {
       return invalid_argument(path + ": unknown video container (name the file .mp4, .mkv, .mov or .webm)");
     }
     KILN_TRY_ASSIGN(EncoderChoice choice, encoder_choose(container, options));
-    if (options.device_frames && options.pixels != VideoPixels::kGray) {
-      return invalid_argument(path + ": device frames are gray (a mask) only");
+    if (options.device_frames && options.pixels == VideoPixels::kRgba) {
+      return invalid_argument(path + ": device frames are gray or RGB (NVENC has no alpha)");
     }
     m_device_why = options.device_frames ? "the encoder is not NVENC" : "device frames not asked for";
     std::string fallback;  // why NVENC is not used, when it was tried
@@ -215,10 +216,12 @@ class FfmpegVideoWriter final : public VideoWriter {
 
   Result<VideoDeviceFrame> device_frame() override {
     if (m_finished) return invalid_argument(m_path + ": device frame after finish");
-    if (!m_cuda_frames || !m_gray) {
-      return Status(Errc::kNotImplemented, m_path + ": no device frames: " + m_device_why);
-    }
-    return m_cuda_frames->next(*m_gray);
+    if (!m_cuda_frames) return Status(Errc::kNotImplemented, m_path + ": no device frames: " + m_device_why);
+    KILN_TRY_ASSIGN(VideoDeviceFrame frame, m_cuda_frames->next());
+    if (m_gray) m_gray->levels_fill(&frame);
+    frame.matrix = yuv_matrix_of(m_options.colour.space);
+    frame.full_range = m_options.colour.range == AVCOL_RANGE_JPEG;
+    return frame;
   }
 
   Status write_device(int64_t pts) override {

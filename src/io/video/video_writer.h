@@ -11,6 +11,7 @@
 
 #include "io/video/video_reader.h"
 #include "kiln/image.h"
+#include "kiln/ops/color.h"
 #include "kiln/status.h"
 
 namespace kiln {
@@ -41,20 +42,24 @@ struct VideoWriterOptions {
   VideoColour colour;
   VideoHwEncode hw_encode = VideoHwEncode::kNone;
   int32_t cuda_device = 0;  // NVENC's device: the CUDA backend's (BackendRegistry::options()), as the caller says
-  // Gray frames only: NVENC reads CUDA frames (NV12 in device memory), which device_frame() hands out to be filled
-  // on the device; host frames given to write() go up through FFmpeg. Ignored where NVENC does not start or the
-  // size is odd (device_frame() says so).
+  // Gray and RGB frames: NVENC reads CUDA frames (NV12 in device memory), which device_frame() hands out to be
+  // filled on the device; host frames given to write() go up through FFmpeg. Ignored where NVENC does not start or
+  // the size is odd (device_frame() says so).
   bool device_frames = false;
 };
 
 // The encoder's next input frame in device memory: its NV12 planes as one u8 1-channel view (the luma rows, then
-// from chroma_row the interleaved U, V rows, at one pitch) on the CUDA device of VideoWriterOptions::cuda_device, and
-// the bytes a gray frame takes there (those write() makes of a host gray frame, so both paths give the same picture).
+// from chroma_row the interleaved U, V rows, at one pitch) on the CUDA device of VideoWriterOptions::cuda_device;
+// for gray frames the bytes a gray frame takes there (those write() makes of a host gray frame, so both paths give
+// the same picture), for RGB frames the matrix and range to convert with (the color op's rgb_to_nv12; those the
+// output is tagged with).
 struct VideoDeviceFrame {
   ImageView nv12;  // device memory, (height + chroma rows) x width, valid until write_device()
   int32_t chroma_row = 0;
-  uint8_t black = 16, white = 235;  // the luma of gray 0 and 255
-  uint8_t u = 128, v = 128;         // every gray level's chroma
+  uint8_t black = 16, white = 235;  // gray: the luma of gray 0 and 255
+  uint8_t u = 128, v = 128;         // gray: every gray level's chroma
+  YuvMatrix matrix = YuvMatrix::kBt601;  // RGB
+  bool full_range = false;
 };
 
 class VideoWriter {

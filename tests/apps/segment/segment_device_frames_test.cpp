@@ -1,7 +1,8 @@
 // The segment job with NVDEC's frames left on the device (VideoReaderOptions::device_frames): each is converted to
 // RGB on the CUDA backend as it is read, the model reads it there, and it comes to the host only where the output
-// shows its pixels (a composite is blended on the device and comes down made). Against the CPU's run on the software decode: the same masks (IoU) and the same composite
-// pictures within the NV12 conversion's tolerance. A conversion that fails brings the frames to the host with the
+// shows its pixels (a composite is blended on the device and comes down made, or goes to NVENC from there). Against
+// the CPU's run on the software decode: the same masks (IoU) and the same composite pictures within the NV12
+// conversion's tolerance. A conversion that fails brings the frames to the host with the
 // reason (mode auto) or stops the job (mode gpu). Every test here needs a CUDA device, ONNX Runtime's CUDA provider
 // and NVDEC: SKIPPED here, failing under KILN_REQUIRE_GPU=1.
 #include <gtest/gtest.h>
@@ -47,6 +48,28 @@ class SegmentDeviceFrames : public test::PersonVideoOnCuda {
     return result;
   }
 
+  // Each frame of the composite video `got` within `mean_limit` levels (mean |difference|) of `want`'s, and at most
+  // 5 % of its values more than 24 levels off.
+  void expect_composites_close(const std::string& want_name, const std::string& got_name, double mean_limit) {
+    const std::vector<ImageBuffer> want = test::video_frames_read((m_dir / want_name).string());
+    const std::vector<ImageBuffer> got = test::video_frames_read((m_dir / got_name).string());
+    ASSERT_EQ(got.size(), want.size());
+    ASSERT_EQ(got.size(), static_cast<size_t>(kFrames));
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i].pixels.size(), want[i].pixels.size());
+      double sum = 0;
+      size_t far = 0;
+      for (size_t k = 0; k < got[i].pixels.size(); ++k) {
+        const int d = std::abs(static_cast<int>(got[i].pixels[k]) - static_cast<int>(want[i].pixels[k]));
+        sum += d;
+        far += d > 24 ? 1 : 0;
+      }
+      const double n = static_cast<double>(got[i].pixels.size());
+      EXPECT_LE(sum / n, mean_limit) << got_name << " frame " << i << ": mean |difference| from " << want_name;
+      EXPECT_LE(static_cast<double>(far) / n, 0.05) << got_name << " frame " << i << ": values more than 24 off";
+    }
+  }
+
   std::string m_nvdec_missing;
 };
 
@@ -78,25 +101,32 @@ TEST_F(SegmentDeviceFrames, FromNvdecTheModelReadsThemOnTheGpuAndTheOutputIsTheS
   EXPECT_EQ(composite.value().streams[0].device_frames, kFrames);
   EXPECT_GE(composite.value().streams[0].device_composites, kFrames - 8);
   EXPECT_TRUE(composite.value().streams[0].errors.empty()) << composite.value().streams[0].errors.front();
-  const std::vector<ImageBuffer> want = test::video_frames_read((m_dir / "composite_cpu.mkv").string());
-  const std::vector<ImageBuffer> got = test::video_frames_read((m_dir / "composite_gpu.mkv").string());
-  ASSERT_EQ(got.size(), want.size());
-  ASSERT_EQ(got.size(), static_cast<size_t>(kFrames));
   // The NV12 conversion is within 2 levels of swscale's on average (NvdecDeviceFrames); the masks differ at the
   // person's edge (IoU >= 0.97). A wrong, stale or misaddressed frame is tens of levels off.
-  for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_EQ(got[i].pixels.size(), want[i].pixels.size());
-    double sum = 0;
-    size_t far = 0;
-    for (size_t k = 0; k < got[i].pixels.size(); ++k) {
-      const int d = std::abs(static_cast<int>(got[i].pixels[k]) - static_cast<int>(want[i].pixels[k]));
-      sum += d;
-      far += d > 24 ? 1 : 0;
-    }
-    const double n = static_cast<double>(got[i].pixels.size());
-    EXPECT_LE(sum / n, 4.0) << "frame " << i << ": mean |difference| from the CPU's composite";
-    EXPECT_LE(static_cast<double>(far) / n, 0.05) << "frame " << i << ": values more than 24 levels off";
-  }
+  expect_composites_close("composite_cpu.mkv", "composite_gpu.mkv", 4.0);
+}
+
+// Composites to NVENC (a GPU that has it; the H100 and H200 have none): blended on the device, converted into the
+// encoder's device frame there and encoded from it: none of those frames comes down. Against the CPU's lossless
+// composites, H.264 (constant quality 20) adds its own loss to the conversion's.
+TEST_F(SegmentDeviceFrames, CompositesGoToNvencFromDeviceMemory) {
+  auto cpu = segment_job_run(config("composite_cpu.mkv", SegmentOutput::kComposite, ExecMode::kCpu), {m_video});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
+  SegmentJobConfig c = config("composite_nvenc.mp4", SegmentOutput::kComposite, ExecMode::kGpu);
+  c.codec.clear();
+  c.hw_encode = "auto";
+  auto gpu = run_on_nvdec(c);
+  if (!m_nvdec_missing.empty()) KILN_GPU_SKIP("no NVDEC for this video: " << m_nvdec_missing);
+  ASSERT_TRUE(gpu.is_ok()) << gpu.status().to_string();
+  const SegmentStreamSummary& stream = gpu.value().streams[0];
+  EXPECT_EQ(stream.written, kFrames);
+  EXPECT_GE(stream.device_composites, kFrames - 8) << "blended on the device after the first batch";
+  expect_composites_close("composite_cpu.mkv", "composite_nvenc.mp4", 8.0);
+  if (stream.encode.find("h264_nvenc") == std::string::npos) GTEST_SKIP() << "this GPU has no NVENC: " << stream.encode;
+  EXPECT_NE(stream.encode.find("(h264_nvenc, nv12 in device memory)"), std::string::npos) << stream.encode;
+  EXPECT_NE(stream.encode.find(" of " + std::to_string(kFrames) + " frames from device memory"), std::string::npos)
+      << stream.encode;
+  EXPECT_EQ(stream.encode.find(", 0 of "), std::string::npos) << stream.encode;
 }
 
 TEST_F(SegmentDeviceFrames, AConversionThatFailsBringsTheFramesToTheHostOrStopsModeGpu) {
