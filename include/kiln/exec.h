@@ -68,7 +68,8 @@ class OpExecutor {
   // Where `call` would run now (nothing is validated or run); the first placement names the job's backend.
   Result<Placement> place(const OpCall& call);
   // run() for a call on `device`'s memory (its device batches, left where they are): NotImplemented, with the
-  // placement's reason, where the call would be placed on another backend.
+  // placement's reason, where the call would be placed on another backend (a placement that fails comes back as
+  // its error).
   Status run_on(Backend& device, const OpCall& call, ExecReport* report = nullptr);
 
   const ExecOptions& options() const { return m_options; }

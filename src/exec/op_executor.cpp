@@ -57,6 +57,7 @@ Result<Placement> OpExecutor::place(const OpCall& call) {
 }
 
 Status OpExecutor::run_on(Backend& device, const OpCall& call, ExecReport* report) {
+  KILN_TRY(op_validate(call));  // placement reads the call's parameters
   KILN_TRY_ASSIGN(const Placement placement, place(call));
   if (placement.backend != &device) {
     return Status(Errc::kNotImplemented, std::string(op_kind_name(call.op)) + " is placed on " +

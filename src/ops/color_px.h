@@ -103,7 +103,8 @@ KILN_KERNEL_FN void kiln_color_nv12_pixel(KILN_GLOBAL const uint8_t* in_base, Ki
 
 /* Output byte (x, y) of an NV12 view from u8 RGB `in`: a luma row below in.height, a chroma row from chroma_row (U at
  * even x, V at odd x, of the 2x2 block's summed channels; an odd height's last block takes its one row twice); the
- * rows between are left as they are. The sums are offset to stay non-negative before the shift. */
+ * rows between are not written (a GPU backend's host-batch output brings them back as its buffer held them). The
+ * sums are offset to stay non-negative before the shift. */
 KILN_KERNEL_FN void kiln_color_to_nv12_px(KILN_GLOBAL const uint8_t* in_base, KilnImageDesc in,
                                           KILN_GLOBAL uint8_t* out_base, KilnImageDesc out, KilnYuvConsts k,
                                           int32_t x, int32_t y) {

@@ -26,13 +26,21 @@ class DeviceComposite {
                       const ProbabilityMap& map, VideoWriter& video, ImageBuffer* out, bool* encoder_frame);
   int64_t made() const { return m_made; }
   const std::string& ended_why() const { return m_ended_why; }
+  // Why the composites stopped going into the writer's device frames during the run ("" when they did not).
+  const std::string& writer_why() const { return m_writer_why; }
 
  private:
+  // The composite into the writer's next device frame: ok, or NotImplemented (the composite comes down instead), or
+  // an error that stops the job.
+  Status encoder_frame_fill(SegmentEngine& engine, Backend& device, const ImageView& composite, VideoWriter& video);
+
   bool m_ended = false;
   bool m_writer_frames_ended = false;  // the writer has no device frames (or no more): composites come down
   std::string m_ended_why;
+  std::string m_writer_why;
   int64_t m_made = 0;
   DeviceBlock m_background;  // the matte's background in the map's device memory
+  DeviceBlock m_composite;   // the frame's composite there
 };
 
 }  // namespace kiln

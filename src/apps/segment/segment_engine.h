@@ -159,13 +159,14 @@ class SegmentEngine {
   // comes to the host (FrameMatte::mask_on_device). On an error the caller makes the frame with matte_render.
   Result<double> mask_on_device(const FrameMatte& matte, const ProbabilityMap& map, const ImageView& device_out,
                                 uint8_t white, uint8_t black);
-  // Composite outputs of frames held on the device (NVDEC's, CUDA tensors): blended there over `background` (device
-  // memory, frame size; FrameMatte::composite_on_device), then converted into `encoder_frame` (NVENC's device
-  // frame) when given, else brought down into `out`; on an error the caller brings the frame to the host and makes
-  // it with matte_render.
+  // Composite outputs of frames held on the device (NVDEC's, CUDA tensors): blended there over `background` into
+  // `device_out` (device memory, frame size; FrameMatte::composite_on_device); on an error the caller brings the
+  // frame to the host and makes it with matte_render.
   Result<double> composite_on_device(const FrameMatte& matte, const ImageView& frame, const ImageView& background,
-                                     const ProbabilityMap& map, const VideoDeviceFrame* encoder_frame,
-                                     ImageBuffer* out);
+                                     const ProbabilityMap& map, const ImageView& device_out);
+  // `rgb` (u8 RGB in `device`'s memory) converted into NVENC's device frame (the color op's rgb_to_nv12 with the
+  // frame's matrix and range); NotImplemented where the executor does not place it on `device`.
+  Status encoder_frame_fill(Backend& device, const ImageView& rgb, const VideoDeviceFrame& frame);
   // The probability op on a frame's model output left on `device` (SegmentFrame::output_device_view) into a map
   // in the same device's memory (its previous smoothed map on entry when params.temporal > 0). NotImplemented where
   // the executor does not place the op on that device; KILN_FAULT=device_map:N fails the N-th call.

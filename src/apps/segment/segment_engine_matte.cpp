@@ -36,34 +36,24 @@ Result<double> SegmentEngine::mask_on_device(const FrameMatte& matte, const Prob
 
 Result<double> SegmentEngine::composite_on_device(const FrameMatte& matte, const ImageView& frame,
                                                   const ImageView& background, const ProbabilityMap& map,
-                                                  const VideoDeviceFrame* encoder_frame, ImageBuffer* out) {
+                                                  const ImageView& device_out) {
   ExecReport report;
-  const ImageView& shape = background;  // the frame's size, RGB
-  KILN_TRY_ASSIGN(const DeviceBlock block, DeviceBlock::acquire(*map.device, shape.packed_bytes()));
-  const ImageView composite = image_view_packed(block.data(), shape.width, shape.height, 3, PixelType::kU8);
   KILN_TRY_ASSIGN(const double share,
-                  matte.composite_on_device(frame, background, map, composite, m_executor, &report));
-  {
-    std::lock_guard<std::mutex> lock(m_state_mutex);
-    if (m_matte_backend.empty()) m_matte_backend = report.backend;
-  }
-  if (encoder_frame == nullptr) {
-    out->width = shape.width;
-    out->height = shape.height;
-    out->channels = 3;
-    out->pixels.resize(shape.packed_bytes());
-    KILN_TRY(map.device->device_download(block.data(), out->pixels.data(), out->pixels.size()));
-    return share;
-  }
+                  matte.composite_on_device(frame, background, map, device_out, m_executor, &report));
+  std::lock_guard<std::mutex> lock(m_state_mutex);
+  if (m_matte_backend.empty()) m_matte_backend = report.backend;
+  return share;
+}
+
+Status SegmentEngine::encoder_frame_fill(Backend& device, const ImageView& rgb, const VideoDeviceFrame& frame) {
   ColorParams params;
   params.conversion = ColorConversion::kRgbToNv12;
-  params.yuv_matrix = encoder_frame->matrix;
-  params.yuv_full_range = encoder_frame->full_range;
-  params.nv12_chroma_row = encoder_frame->chroma_row;
-  const OpCall call{OpKind::kColor, &params, VarShapeBatchView{&composite, 1, MemorySpace::kDevice},
-                    VarShapeBatchView{&encoder_frame->nv12, 1, MemorySpace::kDevice}, nullptr};
-  KILN_TRY(m_executor.run_on(*map.device, call));
-  return share;
+  params.yuv_matrix = frame.matrix;
+  params.yuv_full_range = frame.full_range;
+  params.nv12_chroma_row = frame.chroma_row;
+  const OpCall call{OpKind::kColor, &params, VarShapeBatchView{&rgb, 1, MemorySpace::kDevice},
+                    VarShapeBatchView{&frame.nv12, 1, MemorySpace::kDevice}, nullptr};
+  return m_executor.run_on(device, call);
 }
 
 }  // namespace kiln

@@ -447,6 +447,7 @@ class SegmentRun {
       if (!s.composites.ended_why().empty()) {
         out.errors.push_back("composites blended on the host from then on: " + s.composites.ended_why());
       }
+      if (!s.composites.writer_why().empty()) out.encode += "; host frames from then on: " + s.composites.writer_why();
       for (const std::string& note : s.video->notes()) out.errors.push_back(note);
     } else {
       out.encode = m_kind == SegmentOutput::kNpy ? "npy, float16" : "h5, float16";

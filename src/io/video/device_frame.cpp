@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include "io/video/ffmpeg_util.h"
+
 extern "C" {
 #include <libavutil/frame.h>
 #include <libavutil/hwcontext.h>
@@ -62,6 +64,15 @@ YuvMatrix yuv_matrix_of(int32_t av_colorspace) {
     case AVCOL_SPC_BT2020_NCL:
     case AVCOL_SPC_BT2020_CL: return YuvMatrix::kBt2020;
     default: return YuvMatrix::kBt601;  // swscale's default (SWS_CS_DEFAULT), as the software path
+  }
+}
+
+bool yuv_matrix_is_swscales(int32_t av_colorspace) {
+  switch (sws_colorspace(av_colorspace)) {
+    case SWS_CS_ITU709: return yuv_matrix_of(av_colorspace) == YuvMatrix::kBt709;
+    case SWS_CS_BT2020: return yuv_matrix_of(av_colorspace) == YuvMatrix::kBt2020;
+    case SWS_CS_DEFAULT: return yuv_matrix_of(av_colorspace) == YuvMatrix::kBt601;
+    default: return false;
   }
 }
 

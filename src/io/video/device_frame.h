@@ -18,5 +18,8 @@ Result<std::shared_ptr<const DeviceVideoFrame>> device_frame_wrap(const AVFrame*
 
 // The YUV matrix of FFmpeg's AVColorSpace, as the software path's colour conversion reads it (unspecified: BT.601).
 YuvMatrix yuv_matrix_of(int32_t av_colorspace);
+// Whether yuv_matrix_of() is the matrix swscale uses for that colour space (sws_colorspace): not for FCC and
+// SMPTE 240M, which kiln's conversions do not have.
+bool yuv_matrix_is_swscales(int32_t av_colorspace);
 
 }  // namespace kiln

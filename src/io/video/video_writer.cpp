@@ -217,6 +217,10 @@ class FfmpegVideoWriter final : public VideoWriter {
   Result<VideoDeviceFrame> device_frame() override {
     if (m_finished) return invalid_argument(m_path + ": device frame after finish");
     if (!m_cuda_frames) return Status(Errc::kNotImplemented, m_path + ": no device frames: " + m_device_why);
+    if (!m_gray && !yuv_matrix_is_swscales(m_options.colour.space)) {  // FCC, SMPTE 240M: no such kiln matrix
+      return Status(Errc::kNotImplemented, m_path + ": no device frames: the output's colour space (" +
+                                               std::to_string(m_options.colour.space) + ") has no kiln YUV matrix");
+    }
     KILN_TRY_ASSIGN(VideoDeviceFrame frame, m_cuda_frames->next());
     if (m_gray) m_gray->levels_fill(&frame);
     frame.matrix = yuv_matrix_of(m_options.colour.space);

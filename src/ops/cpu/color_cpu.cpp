@@ -205,14 +205,14 @@ Status color_cpu(const OpCall& call, ThreadPool* pool) {
     const KilnImageDesc& out = out_descs[i];
     const auto* in_base = static_cast<const uint8_t*>(call.in[image].data);
     auto* out_base = static_cast<uint8_t*>(call.out[image].data);
-    const uint8_t* src = in_base + in.offset + static_cast<int64_t>(y) * in.row_stride;
-    uint8_t* dst = out_base + out.offset + static_cast<int64_t>(y) * out.row_stride;
-    if (gray_u8[i] != nullptr) {
-      gray_u8[i](src, dst, in.width);
-      return;
-    }
-    if (gray_f32[i] != nullptr) {
-      gray_f32[i](reinterpret_cast<const float*>(src), reinterpret_cast<float*>(dst), in.width, w0, w2);
+    if (gray_u8[i] != nullptr || gray_f32[i] != nullptr) {  // same sizes: row y of the input exists
+      const uint8_t* src = in_base + in.offset + static_cast<int64_t>(y) * in.row_stride;
+      uint8_t* dst = out_base + out.offset + static_cast<int64_t>(y) * out.row_stride;
+      if (gray_u8[i] != nullptr) {
+        gray_u8[i](src, dst, in.width);
+      } else {
+        gray_f32[i](reinterpret_cast<const float*>(src), reinterpret_cast<float*>(dst), in.width, w0, w2);
+      }
       return;
     }
     for (int32_t x = 0; x < out.width; ++x) kiln_color_pixel(in_base, in, out_base, out, conversion, yuv, x, y);

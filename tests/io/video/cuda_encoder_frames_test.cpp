@@ -6,6 +6,8 @@
 // failing under KILN_REQUIRE_GPU=1.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 #include "common/gpu_required.h"
@@ -15,6 +17,7 @@
 #include "io/video/gray_planes.h"
 #include "kiln/device.h"
 #include "kiln/image_ops.h"
+#include "kiln/ops/color.h"
 
 extern "C" {
 #include <libavutil/hwcontext.h>
@@ -109,6 +112,75 @@ TEST(CudaEncoderFrames, AFrameFilledOnTheDeviceHoldsTheHostPathsPlanes) {
   }
   EXPECT_EQ(differ, 0) << "bytes differ between the device-filled frame and the host path's";
   EXPECT_GT(white, 0);
+}
+
+// A composite's way into NVENC: RGB in device memory converted by the color op's rgb_to_nv12 straight into a pool
+// frame (a pitched device output), brought down by FFmpeg: swscale's NV12 of the same picture, within a level (the
+// conversion host frames of the same output get).
+TEST(CudaEncoderFrames, RgbConvertedIntoAFrameIsSwscalesNv12WithinALevel) {
+  Backend* cuda = BackendRegistry::instance().find(BackendKind::kCuda);
+  if (cuda == nullptr) KILN_GPU_SKIP("no CUDA device here");
+  auto device = cuda_hw_device_open(0);
+  ASSERT_TRUE(device.is_ok()) << device.status().to_string();
+  auto frames = CudaEncoderFrames::make(device.value().get(), kFrameWidth, kFrameHeight);
+  ASSERT_TRUE(frames.is_ok()) << frames.status().to_string();
+  auto next = frames.value().next();
+  ASSERT_TRUE(next.is_ok()) << next.status().to_string();
+  const VideoDeviceFrame f = next.value();
+
+  std::vector<uint8_t> rgb(static_cast<size_t>(kFrameWidth) * kFrameHeight * 3);
+  for (int32_t y = 0; y < kFrameHeight; ++y) {
+    for (int32_t x = 0; x < kFrameWidth; ++x) {
+      uint8_t* p = &rgb[(static_cast<size_t>(y) * kFrameWidth + x) * 3];
+      p[0] = static_cast<uint8_t>(40 + x / 2);
+      p[1] = static_cast<uint8_t>(200 - y / 2);
+      p[2] = static_cast<uint8_t>(80 + (x + y) / 4);
+    }
+  }
+  const ImageView rgb_view = image_view_packed(rgb.data(), kFrameWidth, kFrameHeight, 3, PixelType::kU8);
+  auto rgb_block = DeviceBlock::acquire(*cuda, rgb.size());
+  ASSERT_TRUE(rgb_block.is_ok());
+  const VarShapeBatch rgb_host = VarShapeBatch::wrap({rgb_view});
+  const VarShapeBatch rgb_dev = VarShapeBatch::wrap(
+      {image_view_packed(rgb_block.value().data(), kFrameWidth, kFrameHeight, 3, PixelType::kU8)},
+      MemorySpace::kDevice);
+  ASSERT_TRUE(cuda->images_upload(rgb_host.view(), rgb_dev.view()).is_ok());
+  ColorParams params;
+  params.conversion = ColorConversion::kRgbToNv12;
+  params.yuv_matrix = f.matrix;  // an untagged output's: BT.601, limited range
+  params.yuv_full_range = f.full_range;
+  params.nv12_chroma_row = f.chroma_row;
+  ExecOptions gpu;
+  gpu.mode = ExecMode::kGpu;
+  gpu.gpu_only = BackendKind::kCuda;
+  const VarShapeBatch nv12 = VarShapeBatch::wrap({f.nv12}, MemorySpace::kDevice);
+  ASSERT_TRUE(color_convert(params, rgb_dev.view(), nv12.view(), gpu).is_ok());
+  auto taken = frames.value().take(0);
+  ASSERT_TRUE(taken.is_ok());
+  AvFramePtr got(av_frame_alloc());
+  got->format = AV_PIX_FMT_NV12;
+  ASSERT_EQ(av_hwframe_transfer_data(got.get(), taken.value(), 0), 0);
+
+  SwsContextPtr scaler(sws_getContext(kFrameWidth, kFrameHeight, AV_PIX_FMT_RGB24, kFrameWidth, kFrameHeight,
+                                      AV_PIX_FMT_NV12, kWriterFlags, nullptr, nullptr, nullptr));
+  ASSERT_TRUE(scaler);
+  AvFramePtr want(av_frame_alloc());
+  want->format = AV_PIX_FMT_NV12;
+  want->width = kFrameWidth;
+  want->height = kFrameHeight;
+  ASSERT_EQ(av_frame_get_buffer(want.get(), 0), 0);
+  const uint8_t* src[4] = {rgb.data(), nullptr, nullptr, nullptr};
+  const int src_stride[4] = {kFrameWidth * 3, 0, 0, 0};
+  sws_scale(scaler.get(), src, src_stride, 0, kFrameHeight, want->data, want->linesize);
+  int worst = 0;
+  for (int plane = 0; plane < 2; ++plane) {
+    for (int32_t y = 0; y < (plane == 0 ? kFrameHeight : kFrameHeight / 2); ++y) {
+      const uint8_t* a = want->data[plane] + static_cast<ptrdiff_t>(y) * want->linesize[plane];
+      const uint8_t* b = got->data[plane] + static_cast<ptrdiff_t>(y) * got->linesize[plane];
+      for (int32_t x = 0; x < kFrameWidth; ++x) worst = std::max(worst, std::abs(int(a[x]) - int(b[x])));
+    }
+  }
+  EXPECT_LE(worst, 1);
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "common/gpu_required.h"
+#include "io/video/device_frame.h"
+#include "io/video/ffmpeg_util.h"
 #include "io/video/video_reader.h"
 #include "io/video/video_writer.h"
 #include "kiln/device.h"
@@ -95,6 +97,52 @@ TEST(VideoDeviceFrames, WithoutNvencTheWriterSaysWhyAndTakesHostFrames) {
   EXPECT_EQ(refused.status().code(), Errc::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("device frames are gray or RGB"), std::string::npos);
   fs::remove_all(path.parent_path());
+}
+
+// RGB outputs (kiln segment's composites) may ask for device frames too; without NVENC they write as before.
+TEST(VideoDeviceFrames, RgbWritersAskingForDeviceFramesWriteWithoutNvenc) {
+  const fs::path path = device_frames_path("rgb.mp4");
+  VideoWriterOptions o = mask_options();
+  o.pixels = VideoPixels::kRgb;
+  auto writer = VideoWriter::open(path.string(), o);
+  ASSERT_TRUE(writer.is_ok()) << writer.status().to_string();
+  if (writer.value()->description().find("h264_nvenc") != std::string::npos) GTEST_SKIP() << "NVENC here";
+  EXPECT_EQ(writer.value()->device_frame().status().code(), Errc::kNotImplemented);
+  ImageBuffer rgb;
+  rgb.width = kMaskWidth;
+  rgb.height = kMaskHeight;
+  rgb.channels = 3;
+  rgb.pixels.assign(static_cast<size_t>(kMaskWidth) * kMaskHeight * 3, 90);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(writer.value()->write(rgb.view(), i).is_ok());
+  ASSERT_TRUE(writer.value()->finish().is_ok());
+  auto reader = VideoReader::open(path.string());
+  ASSERT_TRUE(reader.is_ok());
+  int frames = 0;
+  for (bool end = false; !end; ++frames) {
+    VideoFrame f;
+    ASSERT_TRUE(reader.value()->read(&f, &end).is_ok());
+    if (end) break;
+    EXPECT_NEAR(f.rgb.pixels[0], 90, 3);
+  }
+  EXPECT_EQ(frames, 3);
+  fs::remove_all(path.parent_path());
+}
+
+// The matrix a device frame is converted with is the one swscale gives host frames of the same output, or there are
+// no device frames (FCC, SMPTE 240M: kiln has no such matrix).
+TEST(VideoDeviceFrames, TheirMatrixIsSwscalesForEveryColourSpace) {
+  for (int32_t space = 0; space <= AVCOL_SPC_ICTCP; ++space) {
+    const int sws = sws_colorspace(space);
+    const YuvMatrix kiln = yuv_matrix_of(space);
+    const bool same = (sws == SWS_CS_ITU709 && kiln == YuvMatrix::kBt709) ||
+                      (sws == SWS_CS_BT2020 && kiln == YuvMatrix::kBt2020) ||
+                      (sws == SWS_CS_DEFAULT && kiln == YuvMatrix::kBt601);
+    EXPECT_EQ(yuv_matrix_is_swscales(space), same) << "colour space " << space;
+  }
+  EXPECT_FALSE(yuv_matrix_is_swscales(AVCOL_SPC_FCC));
+  EXPECT_FALSE(yuv_matrix_is_swscales(AVCOL_SPC_SMPTE240M));
+  EXPECT_TRUE(yuv_matrix_is_swscales(AVCOL_SPC_BT709));
+  EXPECT_TRUE(yuv_matrix_is_swscales(AVCOL_SPC_UNSPECIFIED));
 }
 
 // Even frames filled on the device (the NV12 planes a mask takes, uploaded as kiln segment's matte kernel writes
