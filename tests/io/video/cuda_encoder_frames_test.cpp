@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <vector>
 
 #include "common/gpu_required.h"
@@ -40,38 +41,93 @@ TEST(CudaEncoderFrames, FfmpegOpensTheDeviceAfterKilnsKernelsMadeItsContextActiv
   ASSERT_TRUE(device.is_ok()) << device.status().to_string();
 }
 
-TEST(CudaEncoderFrames, AFrameFilledOnTheDeviceHoldsTheHostPathsPlanes) {
-  Backend* cuda = BackendRegistry::instance().find(BackendKind::kCuda);
-  if (cuda == nullptr) KILN_GPU_SKIP("no CUDA device here");
-  auto device = cuda_hw_device_open(0);
-  ASSERT_TRUE(device.is_ok()) << device.status().to_string();
-  auto frames = CudaEncoderFrames::make(device.value().get(), kFrameWidth, kFrameHeight);
-  ASSERT_TRUE(frames.is_ok()) << frames.status().to_string();
+// A pool frame of FFmpeg's CUDA device (the primary context kiln's kernels use) to fill, and the ways to check it.
+class CudaEncoderFramesFilled : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    m_cuda = BackendRegistry::instance().find(BackendKind::kCuda);
+    if (m_cuda == nullptr) KILN_GPU_SKIP("no CUDA device here");
+    auto device = cuda_hw_device_open(0);
+    ASSERT_TRUE(device.is_ok()) << device.status().to_string();
+    m_device = std::move(device).value();
+    auto frames = CudaEncoderFrames::make(m_device.get(), kFrameWidth, kFrameHeight);
+    ASSERT_TRUE(frames.is_ok()) << frames.status().to_string();
+    m_frames.emplace(std::move(frames).value());
+    auto next = m_frames->next();
+    ASSERT_TRUE(next.is_ok()) << next.status().to_string();
+    m_frame = next.value();
+    ASSERT_EQ(m_frame.chroma_row, kFrameHeight);
+    ASSERT_GE(m_frame.nv12.row_stride, kFrameWidth);
+  }
+
+  // The filled frame, brought down by FFmpeg (NV12).
+  AvFramePtr frame_down() {
+    auto taken = m_frames->take(0);
+    EXPECT_TRUE(taken.is_ok());
+    AvFramePtr got(av_frame_alloc());
+    got->format = AV_PIX_FMT_NV12;
+    if (taken.is_ok()) EXPECT_EQ(av_hwframe_transfer_data(got.get(), taken.value(), 0), 0);
+    return got;
+  }
+
+  // A host NV12 frame of the frame's size.
+  static AvFramePtr nv12_frame() {
+    AvFramePtr frame(av_frame_alloc());
+    frame->format = AV_PIX_FMT_NV12;
+    frame->width = kFrameWidth;
+    frame->height = kFrameHeight;
+    EXPECT_EQ(av_frame_get_buffer(frame.get(), 0), 0);
+    return frame;
+  }
+
+  // The largest difference of two NV12 frames' visible bytes; `luma_of` counts a's luma bytes of that value.
+  static int planes_max_diff(const AVFrame& a, const AVFrame& b, uint8_t luma_of = 0, int64_t* luma_count = nullptr) {
+    int worst = 0;
+    for (int plane = 0; plane < 2; ++plane) {
+      for (int32_t y = 0; y < (plane == 0 ? kFrameHeight : kFrameHeight / 2); ++y) {
+        const uint8_t* pa = a.data[plane] + static_cast<ptrdiff_t>(y) * a.linesize[plane];
+        const uint8_t* pb = b.data[plane] + static_cast<ptrdiff_t>(y) * b.linesize[plane];
+        for (int32_t x = 0; x < kFrameWidth; ++x) {
+          worst = std::max(worst, std::abs(int(pa[x]) - int(pb[x])));
+          if (luma_count != nullptr && plane == 0 && pa[x] == luma_of) ++*luma_count;
+        }
+      }
+    }
+    return worst;
+  }
+
+  static ExecOptions on_cuda() {
+    ExecOptions gpu;
+    gpu.mode = ExecMode::kGpu;
+    gpu.gpu_only = BackendKind::kCuda;
+    return gpu;
+  }
+
+  Backend* m_cuda = nullptr;
+  AvBufferPtr m_device;
+  std::optional<CudaEncoderFrames> m_frames;
+  VideoDeviceFrame m_frame;
+};
+
+TEST_F(CudaEncoderFramesFilled, AMaskWrittenThereHoldsTheHostPathsPlanes) {
   auto gray = GrayPlanes::make(AV_PIX_FMT_NV12, kWriterFlags);
   ASSERT_TRUE(gray.is_ok());
-  auto next = frames.value().next();
-  ASSERT_TRUE(next.is_ok()) << next.status().to_string();
-  VideoDeviceFrame f = next.value();
+  VideoDeviceFrame f = m_frame;
   gray.value().levels_fill(&f);  // as the writer does for gray frames
-  ASSERT_EQ(f.chroma_row, kFrameHeight);
-  ASSERT_GE(f.nv12.row_stride, kFrameWidth);
 
   // The probability map on the device, its mask written into the frame's luma rows, the chroma copied in.
   const auto map = test::random_batch({{kMapSize, kMapSize, 1, PixelType::kF32, Layout::kHWC}}, 9, 0.0f, 1.0f);
-  auto map_block = DeviceBlock::acquire(*cuda, map[0].packed_bytes());
+  auto map_block = DeviceBlock::acquire(*m_cuda, map[0].packed_bytes());
   ASSERT_TRUE(map_block.is_ok());
   const VarShapeBatch map_dev = VarShapeBatch::wrap(
       {image_view_packed(map_block.value().data(), kMapSize, kMapSize, 1, PixelType::kF32)}, MemorySpace::kDevice);
-  ASSERT_TRUE(cuda->images_upload(map.view(), map_dev.view()).is_ok());
+  ASSERT_TRUE(m_cuda->images_upload(map.view(), map_dev.view()).is_ok());
   MatteParams params;
   params.foreground = f.white;
   params.background = f.black;
-  ExecOptions gpu;
-  gpu.mode = ExecMode::kGpu;
-  gpu.gpu_only = BackendKind::kCuda;
   const VarShapeBatch luma =
       VarShapeBatch::wrap({f.nv12.crop(0, 0, kFrameWidth, kFrameHeight)}, MemorySpace::kDevice);
-  ASSERT_TRUE(matte_render(params, map_dev.view(), luma.view(), gpu).is_ok());
+  ASSERT_TRUE(matte_render(params, map_dev.view(), luma.view(), on_cuda()).is_ok());
   std::vector<uint8_t> pairs(static_cast<size_t>(kFrameWidth) * kFrameHeight / 2);
   for (size_t i = 0; i < pairs.size(); i += 2) {
     pairs[i] = f.u;
@@ -81,53 +137,25 @@ TEST(CudaEncoderFrames, AFrameFilledOnTheDeviceHoldsTheHostPathsPlanes) {
       VarShapeBatch::wrap({image_view_packed(pairs.data(), kFrameWidth, kFrameHeight / 2, 1, PixelType::kU8)});
   const VarShapeBatch chroma =
       VarShapeBatch::wrap({f.nv12.crop(0, kFrameHeight, kFrameWidth, kFrameHeight / 2)}, MemorySpace::kDevice);
-  ASSERT_TRUE(cuda->images_upload(chroma_host.view(), chroma.view()).is_ok());
-  auto taken = frames.value().take(0);
-  ASSERT_TRUE(taken.is_ok());
+  ASSERT_TRUE(m_cuda->images_upload(chroma_host.view(), chroma.view()).is_ok());
+  const AvFramePtr got = frame_down();
 
   // The host path: the CPU's mask (0 / 255) through the writer's gray table into an NV12 frame.
   const auto mask = test::filled_batch({{kFrameWidth, kFrameHeight, 1, PixelType::kU8, Layout::kHWC}});
   ExecOptions cpu;
   cpu.mode = ExecMode::kCpu;
   ASSERT_TRUE(matte_render(MatteParams{}, map.view(), mask.view(), cpu).is_ok());
-  AvFramePtr want(av_frame_alloc()), got(av_frame_alloc());
-  want->format = AV_PIX_FMT_NV12;
-  want->width = kFrameWidth;
-  want->height = kFrameHeight;
-  ASSERT_EQ(av_frame_get_buffer(want.get(), 0), 0);
+  const AvFramePtr want = nv12_frame();
   gray.value().convert(mask[0], want.get());
-  got->format = AV_PIX_FMT_NV12;
-  ASSERT_EQ(av_hwframe_transfer_data(got.get(), taken.value(), 0), 0);
-  int64_t differ = 0, white = 0;
-  for (int plane = 0; plane < 2; ++plane) {
-    const int32_t rows = plane == 0 ? kFrameHeight : kFrameHeight / 2;
-    for (int32_t y = 0; y < rows; ++y) {
-      const uint8_t* a = want->data[plane] + static_cast<ptrdiff_t>(y) * want->linesize[plane];
-      const uint8_t* b = got->data[plane] + static_cast<ptrdiff_t>(y) * got->linesize[plane];
-      for (int32_t x = 0; x < kFrameWidth; ++x) {
-        differ += a[x] != b[x];
-        white += plane == 0 && b[x] == f.white;
-      }
-    }
-  }
-  EXPECT_EQ(differ, 0) << "bytes differ between the device-filled frame and the host path's";
+  int64_t white = 0;
+  EXPECT_EQ(planes_max_diff(*got, *want, f.white, &white), 0) << "the device-filled frame differs from the host's";
   EXPECT_GT(white, 0);
 }
 
 // A composite's way into NVENC: RGB in device memory converted by the color op's rgb_to_nv12 straight into a pool
 // frame (a pitched device output), brought down by FFmpeg: swscale's NV12 of the same picture, within a level (the
 // conversion host frames of the same output get).
-TEST(CudaEncoderFrames, RgbConvertedIntoAFrameIsSwscalesNv12WithinALevel) {
-  Backend* cuda = BackendRegistry::instance().find(BackendKind::kCuda);
-  if (cuda == nullptr) KILN_GPU_SKIP("no CUDA device here");
-  auto device = cuda_hw_device_open(0);
-  ASSERT_TRUE(device.is_ok()) << device.status().to_string();
-  auto frames = CudaEncoderFrames::make(device.value().get(), kFrameWidth, kFrameHeight);
-  ASSERT_TRUE(frames.is_ok()) << frames.status().to_string();
-  auto next = frames.value().next();
-  ASSERT_TRUE(next.is_ok()) << next.status().to_string();
-  const VideoDeviceFrame f = next.value();
-
+TEST_F(CudaEncoderFramesFilled, RgbConvertedThereIsSwscalesNv12WithinALevel) {
   std::vector<uint8_t> rgb(static_cast<size_t>(kFrameWidth) * kFrameHeight * 3);
   for (int32_t y = 0; y < kFrameHeight; ++y) {
     for (int32_t x = 0; x < kFrameWidth; ++x) {
@@ -137,50 +165,31 @@ TEST(CudaEncoderFrames, RgbConvertedIntoAFrameIsSwscalesNv12WithinALevel) {
       p[2] = static_cast<uint8_t>(80 + (x + y) / 4);
     }
   }
-  const ImageView rgb_view = image_view_packed(rgb.data(), kFrameWidth, kFrameHeight, 3, PixelType::kU8);
-  auto rgb_block = DeviceBlock::acquire(*cuda, rgb.size());
+  auto rgb_block = DeviceBlock::acquire(*m_cuda, rgb.size());
   ASSERT_TRUE(rgb_block.is_ok());
-  const VarShapeBatch rgb_host = VarShapeBatch::wrap({rgb_view});
+  const VarShapeBatch rgb_host =
+      VarShapeBatch::wrap({image_view_packed(rgb.data(), kFrameWidth, kFrameHeight, 3, PixelType::kU8)});
   const VarShapeBatch rgb_dev = VarShapeBatch::wrap(
       {image_view_packed(rgb_block.value().data(), kFrameWidth, kFrameHeight, 3, PixelType::kU8)},
       MemorySpace::kDevice);
-  ASSERT_TRUE(cuda->images_upload(rgb_host.view(), rgb_dev.view()).is_ok());
+  ASSERT_TRUE(m_cuda->images_upload(rgb_host.view(), rgb_dev.view()).is_ok());
   ColorParams params;
   params.conversion = ColorConversion::kRgbToNv12;
-  params.yuv_matrix = f.matrix;  // an untagged output's: BT.601, limited range
-  params.yuv_full_range = f.full_range;
-  params.nv12_chroma_row = f.chroma_row;
-  ExecOptions gpu;
-  gpu.mode = ExecMode::kGpu;
-  gpu.gpu_only = BackendKind::kCuda;
-  const VarShapeBatch nv12 = VarShapeBatch::wrap({f.nv12}, MemorySpace::kDevice);
-  ASSERT_TRUE(color_convert(params, rgb_dev.view(), nv12.view(), gpu).is_ok());
-  auto taken = frames.value().take(0);
-  ASSERT_TRUE(taken.is_ok());
-  AvFramePtr got(av_frame_alloc());
-  got->format = AV_PIX_FMT_NV12;
-  ASSERT_EQ(av_hwframe_transfer_data(got.get(), taken.value(), 0), 0);
+  params.yuv_matrix = m_frame.matrix;  // an untagged output's: BT.601, limited range
+  params.yuv_full_range = m_frame.full_range;
+  params.nv12_chroma_row = m_frame.chroma_row;
+  const VarShapeBatch nv12 = VarShapeBatch::wrap({m_frame.nv12}, MemorySpace::kDevice);
+  ASSERT_TRUE(color_convert(params, rgb_dev.view(), nv12.view(), on_cuda()).is_ok());
+  const AvFramePtr got = frame_down();
 
   SwsContextPtr scaler(sws_getContext(kFrameWidth, kFrameHeight, AV_PIX_FMT_RGB24, kFrameWidth, kFrameHeight,
                                       AV_PIX_FMT_NV12, kWriterFlags, nullptr, nullptr, nullptr));
   ASSERT_TRUE(scaler);
-  AvFramePtr want(av_frame_alloc());
-  want->format = AV_PIX_FMT_NV12;
-  want->width = kFrameWidth;
-  want->height = kFrameHeight;
-  ASSERT_EQ(av_frame_get_buffer(want.get(), 0), 0);
+  const AvFramePtr want = nv12_frame();
   const uint8_t* src[4] = {rgb.data(), nullptr, nullptr, nullptr};
   const int src_stride[4] = {kFrameWidth * 3, 0, 0, 0};
   sws_scale(scaler.get(), src, src_stride, 0, kFrameHeight, want->data, want->linesize);
-  int worst = 0;
-  for (int plane = 0; plane < 2; ++plane) {
-    for (int32_t y = 0; y < (plane == 0 ? kFrameHeight : kFrameHeight / 2); ++y) {
-      const uint8_t* a = want->data[plane] + static_cast<ptrdiff_t>(y) * want->linesize[plane];
-      const uint8_t* b = got->data[plane] + static_cast<ptrdiff_t>(y) * got->linesize[plane];
-      for (int32_t x = 0; x < kFrameWidth; ++x) worst = std::max(worst, std::abs(int(a[x]) - int(b[x])));
-    }
-  }
-  EXPECT_LE(worst, 1);
+  EXPECT_LE(planes_max_diff(*got, *want), 1);
 }
 
 }  // namespace
