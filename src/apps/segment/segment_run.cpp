@@ -351,7 +351,7 @@ class SegmentRun {
     SegmentFrame task;
     while (m_engine->take(s.id, &task)) {
       double foreground = 0;
-      bool encoded_on_device = false;  // the mask is in the encoder's device frame
+      bool encoded_on_device = false;  // the frame's picture is in the encoder's device frame
       Status st;
       {
         StageTimer timer(m_post);
