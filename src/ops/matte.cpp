@@ -97,6 +97,15 @@ KilnMatteParams matte_params_resolve(const MatteParams& params) {
   return p;
 }
 
+const std::array<float, 256>& matte_blend_units() {
+  static const std::array<float, 256> units = [] {
+    std::array<float, 256> u{};
+    for (size_t k = 0; k < u.size(); ++k) u[k] = static_cast<float>(k) / 255.0f;
+    return u;
+  }();
+  return units;
+}
+
 std::shared_ptr<const void> matte_params_slice(const void* params, int64_t first) {
   auto sliced = std::make_shared<MatteParams>(*static_cast<const MatteParams*>(params));
   if (sliced->frames != nullptr) sliced->frames += first;

@@ -2,6 +2,7 @@
 // entry points (params in include/kiln/ops/matte.h, per-pixel math in matte_px.h).
 #pragma once
 
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -17,6 +18,8 @@ Status matte_validate(const OpCall& call);
 // The kernels' parameters of validated params.
 KilnMatteParams matte_params_resolve(const MatteParams& params);
 
+// alpha / 255 for every alpha byte (kiln_matte_blend_unit's weights: the CPU's blends divide nothing per pixel).
+const std::array<float, 256>& matte_blend_units();
 // A copy of the params whose composite frames and backgrounds start at image `first`.
 std::shared_ptr<const void> matte_params_slice(const void* params, int64_t first);
 

@@ -78,11 +78,15 @@ KILN_KERNEL_FN uint8_t kiln_matte_at(KILN_GLOBAL const uint8_t* base, KilnImageD
   return kiln_matte_byte(c0 + (c1 - c0) * wx, m);
 }
 
-/* A composite's channel: the frame's value over the background's by alpha (0..255), rounded; the float steps of
- * the host's blend (b + (f - b) * (alpha / 255), no fused multiply-add). */
-KILN_KERNEL_FN uint8_t kiln_matte_blend(uint8_t front, uint8_t back, uint8_t alpha) {
+/* A composite's channel: the frame's value over the background's by the weight alpha / 255 (`unit`, computed as
+ * (float)alpha / 255.0f: the CPU takes it from a table of the 256 values), rounded; no fused multiply-add. */
+KILN_KERNEL_FN uint8_t kiln_matte_blend_unit(uint8_t front, uint8_t back, float unit) {
   const float b = (float)back;
-  return (uint8_t)(b + ((float)front - b) * ((float)alpha / 255.0f) + 0.5f);
+  return (uint8_t)(b + ((float)front - b) * unit + 0.5f);
+}
+
+KILN_KERNEL_FN uint8_t kiln_matte_blend(uint8_t front, uint8_t back, uint8_t alpha) {
+  return kiln_matte_blend_unit(front, back, (float)alpha / 255.0f);
 }
 
 /* Composite pixel (x, y) with alpha `a`: the three channels of `frame` over `back` into `out` (u8 RGB HWC). */

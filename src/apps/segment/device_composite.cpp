@@ -16,11 +16,7 @@ Result<double> DeviceComposite::make(SegmentEngine& engine, const FrameMatte& ma
     st = block.status();
     if (st.is_ok()) {
       m_background = std::move(block).value();
-      const VarShapeBatch host = VarShapeBatch::wrap({host_background});
-      const VarShapeBatch device = VarShapeBatch::wrap(
-          {image_view_packed(m_background.data(), host_background.width, host_background.height, 3, PixelType::kU8)},
-          MemorySpace::kDevice);
-      st = map.device->images_upload(host.view(), device.view());
+      st = map.device->device_upload(host_background.data, m_background.data(), host_background.packed_bytes());
       if (!st.is_ok()) m_background.reset();
     }
   }

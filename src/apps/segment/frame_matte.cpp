@@ -204,6 +204,15 @@ Status FrameMatte::matte_make(const ProbabilityMap& map, uint8_t* matte, OpExecu
   return map.device->device_download(block.data(), matte, host_out.packed_bytes());
 }
 
+Result<double> FrameMatte::device_matte(const MatteParams& params, const ProbabilityMap& map,
+                                        const ImageView& device_out, OpExecutor& exec, ExecReport* report) const {
+  int64_t person = 0;
+  const OpCall call{OpKind::kMatte, &params, VarShapeBatchView{&map.view, 1, MemorySpace::kDevice},
+                    VarShapeBatchView{&device_out, 1, MemorySpace::kDevice}, &person};
+  KILN_TRY(exec.run_on(*map.device, call, report));
+  return static_cast<double>(person) / (static_cast<double>(m_width) * m_height);
+}
+
 Result<double> FrameMatte::mask_on_device(const ProbabilityMap& map, const ImageView& device_out, uint8_t white,
                                           uint8_t black, OpExecutor& exec, ExecReport* report) const {
   if (m_output != SegmentOutput::kMask || map.device == nullptr) {
@@ -212,11 +221,7 @@ Result<double> FrameMatte::mask_on_device(const ProbabilityMap& map, const Image
   MatteParams params = m_params;
   params.foreground = white;
   params.background = black;
-  int64_t person = 0;
-  const OpCall call{OpKind::kMatte, &params, VarShapeBatchView{&map.view, 1, MemorySpace::kDevice},
-                    VarShapeBatchView{&device_out, 1, MemorySpace::kDevice}, &person};
-  KILN_TRY(exec.run_on(*map.device, call, report));
-  return static_cast<double>(person) / (static_cast<double>(m_width) * m_height);
+  return device_matte(params, map, device_out, exec, report);
 }
 
 Result<double> FrameMatte::composite_on_device(const ImageView& frame, const ImageView& background,
@@ -229,11 +234,7 @@ Result<double> FrameMatte::composite_on_device(const ImageView& frame, const Ima
   params.output = MatteOutput::kComposite;
   params.frames = &frame;
   params.backgrounds = &background;
-  int64_t person = 0;
-  const OpCall call{OpKind::kMatte, &params, VarShapeBatchView{&map.view, 1, MemorySpace::kDevice},
-                    VarShapeBatchView{&device_out, 1, MemorySpace::kDevice}, &person};
-  KILN_TRY(exec.run_on(*map.device, call, report));
-  return static_cast<double>(person) / (static_cast<double>(m_width) * m_height);
+  return device_matte(params, map, device_out, exec, report);
 }
 
 Result<double> FrameMatte::render(const ImageView& frame, const float* prob, ImageBuffer* out, OpExecutor& exec,
@@ -278,6 +279,7 @@ Result<double> FrameMatte::render(const ImageView& frame, const ProbabilityMap& 
     box_blur(&small, m_small_width, m_small_height, m_blur_radius, &tmp);
   }
 
+  const std::array<float, 256>& units = matte_blend_units();
   std::vector<int64_t> counts(static_cast<size_t>(m_height), 0);
   const auto rows = [&](int64_t begin, int64_t end) {
     std::vector<uint8_t> blurred(m_output == SegmentOutput::kBlur ? static_cast<size_t>(m_width) * 3 : 0);
@@ -305,7 +307,8 @@ Result<double> FrameMatte::render(const ImageView& frame, const ProbabilityMap& 
           dst[x * 4 + 2] = src[x * 3 + 2];
           dst[x * 4 + 3] = a[x];
         } else {
-          for (int c = 0; c < 3; ++c) dst[x * 3 + c] = kiln_matte_blend(src[x * 3 + c], bg[x * 3 + c], a[x]);
+          const float unit = units[a[x]];
+          for (int c = 0; c < 3; ++c) dst[x * 3 + c] = kiln_matte_blend_unit(src[x * 3 + c], bg[x * 3 + c], unit);
         }
       }
       counts[y] = count;

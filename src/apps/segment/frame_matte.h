@@ -2,8 +2,8 @@
 // placed by the engine's executor: the CPU, or the GPU where inference runs) upsamples the probability bilinearly
 // (half-pixel centres) to the frame's size over the part of the model input the frame covers (all of it when
 // stretched, the letterbox rectangle otherwise) and thresholds it into a mask, or ramps it into an alpha over the
-// feather band; the alpha, composite and blur outputs are blended from that alpha on the host (kiln_matte_blend), or,
-// for a composite whose frame and map are on the device, by the matte op there.
+// feather band; the alpha, composite and blur outputs are blended from that alpha on the host
+// (kiln_matte_blend_unit), or, for a composite whose frame and map are on the device, by the matte op there.
 #pragma once
 
 #include <cstdint>
@@ -78,6 +78,9 @@ class FrameMatte {
   double iou(const float* prob, const ImageView& reference) const;
 
  private:
+  // The matte op with `params` of a device map into `device_out` on the map's device; the person share.
+  Result<double> device_matte(const MatteParams& params, const ProbabilityMap& map, const ImageView& device_out,
+                              OpExecutor& exec, ExecReport* report) const;
   // The matte op of `map` into `matte` (host, frame size), on the map's device for a device map.
   Status matte_make(const ProbabilityMap& map, uint8_t* matte, OpExecutor& exec, ExecReport* report) const;
   void column_blend_fill(const float* prob, int32_t y, float* column_blend) const;  // the vertical blend of row y

@@ -38,10 +38,7 @@ Status NvencMaskFrames::chroma_fill(Backend& device, const VideoDeviceFrame& fra
       pairs[i + 1] = frame.v;
     }
     KILN_TRY_ASSIGN(m_chroma, DeviceBlock::acquire(device, pairs.size()));
-    const VarShapeBatch host = VarShapeBatch::wrap({image_view_packed(pairs.data(), width, rows, 1, PixelType::kU8)});
-    const VarShapeBatch block = VarShapeBatch::wrap(
-        {image_view_packed(m_chroma.data(), width, rows, 1, PixelType::kU8)}, MemorySpace::kDevice);
-    KILN_TRY(device.images_upload(host.view(), block.view()));
+    KILN_TRY(device.device_upload(pairs.data(), m_chroma.data(), pairs.size()));
     m_chroma_width = width;
     m_chroma_rows = rows;
   }

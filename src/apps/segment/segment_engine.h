@@ -187,6 +187,7 @@ class SegmentEngine {
   std::vector<SegmentPoolSummary> pools(const std::vector<std::string>& stream_names);
 
  private:
+  void matte_backend_record(const ExecReport& report);  // the first matte's backend, for matte_backend()
   struct Link {  // one stream's side of the engine
     std::mutex mutex;
     std::condition_variable cv;

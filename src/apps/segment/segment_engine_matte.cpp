@@ -7,6 +7,11 @@
 
 namespace kiln {
 
+void SegmentEngine::matte_backend_record(const ExecReport& report) {
+  std::lock_guard<std::mutex> lock(m_state_mutex);
+  if (m_matte_backend.empty()) m_matte_backend = report.backend;
+}
+
 Result<double> SegmentEngine::matte_render(const FrameMatte& matte, const ImageView& frame, const ProbabilityMap& map,
                                            ImageBuffer* out) {
   ExecReport report;
@@ -19,9 +24,7 @@ Result<double> SegmentEngine::matte_render(const FrameMatte& matte, const ImageV
     share = matte.render(frame, ProbabilityMap::on_host(host.data(), map.view.width, map.view.height), out,
                          m_executor, &report);
   }
-  if (!share.is_ok()) return share;
-  std::lock_guard<std::mutex> lock(m_state_mutex);
-  if (m_matte_backend.empty()) m_matte_backend = report.backend;
+  if (share.is_ok()) matte_backend_record(report);
   return share;
 }
 
@@ -29,8 +32,7 @@ Result<double> SegmentEngine::mask_on_device(const FrameMatte& matte, const Prob
                                              const ImageView& device_out, uint8_t white, uint8_t black) {
   ExecReport report;
   KILN_TRY_ASSIGN(const double share, matte.mask_on_device(map, device_out, white, black, m_executor, &report));
-  std::lock_guard<std::mutex> lock(m_state_mutex);
-  if (m_matte_backend.empty()) m_matte_backend = report.backend;
+  matte_backend_record(report);
   return share;
 }
 
@@ -40,8 +42,7 @@ Result<double> SegmentEngine::composite_on_device(const FrameMatte& matte, const
   ExecReport report;
   KILN_TRY_ASSIGN(const double share,
                   matte.composite_on_device(frame, background, map, device_out, m_executor, &report));
-  std::lock_guard<std::mutex> lock(m_state_mutex);
-  if (m_matte_backend.empty()) m_matte_backend = report.backend;
+  matte_backend_record(report);
   return share;
 }
 

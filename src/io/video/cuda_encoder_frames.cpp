@@ -14,6 +14,13 @@ Status frame_error(const std::string& what, int rc) {
   return Status(Errc::kDeviceError, "NVENC's device frames: " + what + ": " + av_error_text(rc));
 }
 
+Result<AvFramePtr> pool_frame(AVBufferRef* frames) {
+  AvFramePtr frame(av_frame_alloc());
+  if (!frame) return Status(Errc::kOutOfMemory, "NVENC's device frames: cannot allocate a frame");
+  if (int rc = av_hwframe_get_buffer(frames, frame.get(), 0); rc < 0) return frame_error("no frame from the pool", rc);
+  return frame;
+}
+
 }  // namespace
 
 Result<CudaEncoderFrames> CudaEncoderFrames::make(AVBufferRef* device, int32_t width, int32_t height) {
@@ -37,12 +44,7 @@ Result<CudaEncoderFrames> CudaEncoderFrames::make(AVBufferRef* device, int32_t w
 
 Result<VideoDeviceFrame> CudaEncoderFrames::next() {
   if (!m_next) {
-    AvFramePtr frame(av_frame_alloc());
-    if (!frame) return Status(Errc::kOutOfMemory, "NVENC's device frames: cannot allocate a frame");
-    if (int rc = av_hwframe_get_buffer(m_frames.get(), frame.get(), 0); rc < 0) {
-      return frame_error("no frame from the pool", rc);
-    }
-    m_next = std::move(frame);
+    KILN_TRY_ASSIGN(m_next, pool_frame(m_frames.get()));
   }
   const AVFrame& f = *m_next;
   // FFmpeg's CUDA pool lays NV12 out as one block; kiln's kernels address both planes through one view.
@@ -66,11 +68,7 @@ Result<AVFrame*> CudaEncoderFrames::take(int64_t pts) {
 }
 
 Result<AVFrame*> CudaEncoderFrames::upload(const AVFrame& host) {
-  AvFramePtr frame(av_frame_alloc());
-  if (!frame) return Status(Errc::kOutOfMemory, "NVENC's device frames: cannot allocate a frame");
-  if (int rc = av_hwframe_get_buffer(m_frames.get(), frame.get(), 0); rc < 0) {
-    return frame_error("no frame from the pool", rc);
-  }
+  KILN_TRY_ASSIGN(AvFramePtr frame, pool_frame(m_frames.get()));
   if (int rc = av_hwframe_transfer_data(frame.get(), &host, 0); rc < 0) return frame_error("upload", rc);
   frame->pts = host.pts;
   m_uploaded = std::move(frame);

@@ -105,8 +105,10 @@ class ImageMatte {
   void composite_row(int32_t y, const uint8_t* alpha, uint8_t* dst) const {
     const uint8_t* front = m_frame.row<uint8_t>(y);
     const uint8_t* back = m_back.row<uint8_t>(y);
+    const std::array<float, 256>& units = matte_blend_units();
     for (int32_t x = 0; x < m_out.width; ++x) {
-      for (int32_t c = 0; c < 3; ++c) dst[3 * x + c] = kiln_matte_blend(front[3 * x + c], back[3 * x + c], alpha[x]);
+      const float unit = units[alpha[x]];
+      for (int32_t c = 0; c < 3; ++c) dst[3 * x + c] = kiln_matte_blend_unit(front[3 * x + c], back[3 * x + c], unit);
     }
   }
 
