@@ -11,6 +11,7 @@
 
 #include "kiln/image.h"
 #include "kiln/image_ops.h"
+#include "kiln/ops/blur.h"
 #include "kiln/ops/color.h"
 #include "kiln/ops/enhance.h"
 #include "kiln/ops/mask.h"
@@ -330,6 +331,31 @@ Case case_matte(const Env& env) {
   return k;
 }
 
+// kiln segment's blurred background at --blur_radius 25 (shrink by 6, two boxes of radius 2, enlarge) against the
+// same steps in OpenCV.
+Case case_blur(const Env& env, int w, int h) {
+  struct State : ImageState<kiln::BlurParams> {
+    cv::Mat small;
+  };
+  auto s = image_state_make<State>(w, h, w, h, 3, 8);
+  s->params = kiln::blur_params_for_radius(25);
+  const int factor = s->params.factor, box = 2 * s->params.radius + 1;
+  Case k{.op = "blur",
+         .size = size_name(w, h),
+         .peer = "opencv",
+         .peer_calls = "resize(INTER_AREA, 1/6) + blur(5x5, BORDER_REPLICATE) x2 + resize(INTER_LINEAR)"};
+  k.kiln_run = [s, env] { return kiln::blur(s->params, s->in.view(), s->out.view(), env.exec, env.report); };
+  k.peer_run = [s, w, h, factor, box] {
+    cv::resize(s->src, s->small, cv::Size(w / factor, h / factor), 0, 0, cv::INTER_AREA);
+    for (int pass = 0; pass < 2; ++pass) {
+      cv::blur(s->small, s->small, cv::Size(box, box), cv::Point(-1, -1), cv::BORDER_REPLICATE);
+    }
+    cv::resize(s->small, s->cv_out, cv::Size(w, h), 0, 0, cv::INTER_LINEAR);
+  };
+  k.check = check_max_abs_diff(s);
+  return k;
+}
+
 }  // namespace
 
 std::vector<Case> ops_peers_cases_make(const Env& env) {
@@ -348,6 +374,8 @@ std::vector<Case> ops_peers_cases_make(const Env& env) {
   cases.push_back(case_unsharp(env, 1920, 1080));
   cases.push_back(case_mask(env));
   cases.push_back(case_matte(env));
+  cases.push_back(case_blur(env, 1280, 720));
+  cases.push_back(case_blur(env, 1920, 1080));
   return cases;
 }
 

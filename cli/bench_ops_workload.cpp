@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "bench/bench_random.h"
+#include "kiln/ops/blur.h"
 #include "kiln/ops/color.h"
 #include "kiln/ops/enhance.h"
 #include "kiln/ops/mask.h"
@@ -109,6 +110,11 @@ const BenchOp kBenchOps[] = {
        p.channel = 1;
        in = {256, 256, 2, PixelType::kF32, Layout::kCHW};
        out = {256, 256, 1, PixelType::kF32, Layout::kHWC};
+     }},
+    // kiln segment's blurred background at its default --blur_radius 25 (shrink by 6, two boxes of radius 2, enlarge).
+    {"blur",
+     [](Workload& w, ImageShape&, ImageShape&, int64_t) {
+       params_make<BlurParams>(w, OpKind::kBlur) = blur_params_for_radius(25);
      }},
     {"normalize",
      [](Workload& w, ImageShape& in, ImageShape& out, int64_t) {

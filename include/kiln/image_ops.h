@@ -3,6 +3,7 @@
 #pragma once
 
 #include "kiln/exec.h"
+#include "kiln/ops/blur.h"
 #include "kiln/ops/color.h"
 #include "kiln/ops/enhance.h"
 #include "kiln/ops/mask.h"
@@ -84,6 +85,12 @@ inline Status matte_render(const MatteParams& params, const VarShapeBatchView& i
 inline Status probability_maps(const ProbabilityParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
                                const ExecOptions& exec = {}, ExecReport* report = nullptr) {
   return op_run(OpCall{OpKind::kProbability, &params, in, out, nullptr}, exec, report);
+}
+
+// u8 HWC, 1/3/4 channels; out has the same shapes (it may be the input batch itself).
+inline Status blur(const BlurParams& params, const VarShapeBatchView& in, const VarShapeBatchView& out,
+                   const ExecOptions& exec = {}, ExecReport* report = nullptr) {
+  return op_run(OpCall{OpKind::kBlur, &params, in, out, nullptr}, exec, report);
 }
 
 }  // namespace kiln

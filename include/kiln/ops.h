@@ -25,8 +25,9 @@ enum class OpKind : uint8_t {
   kMask,        // logits -> u8 masks
   kMatte,       // probability maps -> frame-size u8 masks or alphas (bilinear over a region)
   kProbability, // model outputs -> f32 person probability maps, optionally smoothed in time
+  kBlur,        // wide blurs: shrink, box passes, enlarge (video backgrounds)
 };
-inline constexpr int kOpKindCount = 11;
+inline constexpr int kOpKindCount = 12;
 
 // One call of an op: the family's parameters (the struct its header names), the input batch, and either an output
 // batch or per-image results (quality: one QualityMetrics per input image). Image i of `in` gives image i of `out`
@@ -41,7 +42,8 @@ struct OpCall {
 
 const char* op_kind_name(OpKind op);  // "render", "resize", ...
 // The predecessor's per-operation switch that governs `op`: RENDER_GPU, IMAGE_PROCESSING_GPU (resize, color,
-// preprocess, normalize, warp, mask, matte, probability), IMAGE_ENHANCEMENT_GPU (enhance), QUALITY_CHECKS_GPU (quality).
+// preprocess, normalize, warp, mask, matte, probability, blur), IMAGE_ENHANCEMENT_GPU (enhance), QUALITY_CHECKS_GPU
+// (quality).
 const char* op_gpu_switch_name(OpKind op);
 
 // InvalidArgument when the call's shapes, types or parameters are wrong for its op; checked before any backend

@@ -173,4 +173,16 @@ KILN_KERNEL_FN void kiln_px_store(KILN_GLOBAL uint8_t* base, KilnImageDesc d, in
   }
 }
 
+/* The bilinear tap of output position i along one axis (half-pixel centres over `extent` source pixels from
+ * `start`, clamped to the source): source positions i0 <= i1 and the weight of i1. */
+KILN_KERNEL_FN void kiln_px_linear_tap(int32_t i, int32_t out_size, float start, float extent, int32_t in_size,
+                                       int32_t* i0, int32_t* i1, float* w) {
+  const float step = extent / (float)out_size;
+  const float u = kiln_clampf(start + ((float)i + 0.5f) * step - 0.5f, 0.0f, (float)(in_size - 1));
+  const int32_t a = (int32_t)u;
+  *i0 = a;
+  *i1 = kiln_mini(a + 1, in_size - 1);
+  *w = u - (float)a;
+}
+
 #endif

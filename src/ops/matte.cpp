@@ -119,7 +119,7 @@ MatteTaps matte_taps_make(int32_t out_size, float start, float extent, int32_t i
   t.i1.resize(out_size);
   t.w.resize(out_size);
   for (int32_t i = 0; i < out_size; ++i) {
-    kiln_matte_tap(i, out_size, start, extent, in_size, &t.i0[i], &t.i1[i], &t.w[i]);
+    kiln_px_linear_tap(i, out_size, start, extent, in_size, &t.i0[i], &t.i1[i], &t.w[i]);
   }
   return t;
 }

@@ -23,7 +23,7 @@ const std::array<float, 256>& matte_blend_units();
 // A copy of the params whose composite frames and backgrounds start at image `first`.
 std::shared_ptr<const void> matte_params_slice(const void* params, int64_t first);
 
-// kiln_matte_tap for every output position along one axis (the CPU's tables; kiln segment samples its arrays and
+// kiln_px_linear_tap for every output position along one axis (the CPU's tables; kiln segment samples its arrays and
 // IoU with them too).
 struct MatteTaps {
   std::vector<int32_t> i0, i1;

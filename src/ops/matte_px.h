@@ -24,17 +24,6 @@ typedef struct KilnMatteParams {
   float region_x, region_y, region_width, region_height; /* width or height <= 0: the whole map */
 } KilnMatteParams;
 
-/* The bilinear tap of output position i along one axis: source positions i0 <= i1 and the weight of i1. */
-KILN_KERNEL_FN void kiln_matte_tap(int32_t i, int32_t out_size, float start, float extent, int32_t in_size,
-                                   int32_t* i0, int32_t* i1, float* w) {
-  const float step = extent / (float)out_size;
-  const float u = kiln_clampf(start + ((float)i + 0.5f) * step - 0.5f, 0.0f, (float)(in_size - 1));
-  const int32_t a = (int32_t)u;
-  *i0 = a;
-  *i1 = kiln_mini(a + 1, in_size - 1);
-  *w = u - (float)a;
-}
-
 /* The region of a map of in_w x in_h: {x, y, width, height}. */
 KILN_KERNEL_FN void kiln_matte_region(KilnMatteParams p, int32_t in_w, int32_t in_h, float* r) {
   const int32_t whole = p.region_width <= 0.0f || p.region_height <= 0.0f;
@@ -71,8 +60,8 @@ KILN_KERNEL_FN uint8_t kiln_matte_at(KILN_GLOBAL const uint8_t* base, KilnImageD
   kiln_matte_region(m, d.width, d.height, r);
   int32_t x0, x1, y0, y1;
   float wx, wy;
-  kiln_matte_tap(x, out_w, r[0], r[2], d.width, &x0, &x1, &wx);
-  kiln_matte_tap(y, out_h, r[1], r[3], d.height, &y0, &y1, &wy);
+  kiln_px_linear_tap(x, out_w, r[0], r[2], d.width, &x0, &x1, &wx);
+  kiln_px_linear_tap(y, out_h, r[1], r[3], d.height, &y0, &y1, &wy);
   const float c0 = kiln_matte_column(base, d, x0, y0, y1, wy);
   const float c1 = kiln_matte_column(base, d, x1, y0, y1, wy);
   return kiln_matte_byte(c0 + (c1 - c0) * wx, m);

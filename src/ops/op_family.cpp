@@ -3,6 +3,7 @@
 #include <iterator>
 #include <string>
 
+#include "ops/blur.h"
 #include "ops/color.h"
 #include "ops/enhance.h"
 #include "ops/mask.h"
@@ -46,6 +47,7 @@ constexpr OpFamily kFamilies[] = {
     {OpKind::kMask, "mask", kImageProcessing, mask_validate, 0, nullptr},
     {OpKind::kMatte, "matte", kImageProcessing, matte_validate, sizeof(int64_t), matte_params_slice},
     {OpKind::kProbability, "probability", kImageProcessing, probability_validate, 0, nullptr},
+    {OpKind::kBlur, "blur", kImageProcessing, blur_validate, 0, nullptr},
 };
 static_assert(std::size(kFamilies) == kOpKindCount);
 

@@ -14,7 +14,8 @@
 #   bash BUILD/gpu-run bash tools/gpu/gpu_checks.sh all BUILD
 #       1. proof: every test binary with KILN_REQUIRE_GPU=1; every GPU command in a fresh process (kiln infer, faces,
 #          segment throughput / latency / NVDEC, quality, preprocess, each --mode gpu) against the CPU's output;
-#          compute-sanitizer over the device-input, matte, probability, segment, staging, NVDEC- and encoder-frame tests
+#          compute-sanitizer over the device-input, matte, blur, probability, segment, staging, NVDEC- and encoder-frame
+#          tests
 #       2. figures: kiln segment GPU vs CPU on 1,800-frame 720p and 1080p videos, kiln bench infer (every packaged
 #          model), infer_peers --mode gpu, kiln bench faces, kiln bench segment, kiln bench ops on host and on device
 #          batches, render end to end; the encoder kiln segment's auto picked (NVENC or the reason it could not)
@@ -199,13 +200,14 @@ step segment_gpu_nvdec 90 "$K" segment "$C/person.mp4" -o "$O/segment_nvdec.mp4"
   --threads $T --reference "$O/reference.mkv" -q
 
 # compute-sanitizer (memcheck) over the kernels and device paths: the model input written into device memory, the
-# matte and probability kernels (device maps smoothed in place), the segment engine on CUDA, host batches through
+# matte, blur and probability kernels (device maps smoothed in place), the segment engine on CUDA, host batches through
 # the pinned staging slots, NVDEC's frames converted on the device, encoder frames filled on the device.
 if [[ $CPU_ONLY == 0 ]]; then
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   memcheck=("$sanitizer" --tool memcheck --error-exitcode 3)
   step sanitizer_staged 60 "${memcheck[@]}" "$B/tests/kiln_tests_infer" --gtest_filter='StagedOnCuda*'
   step sanitizer_matte 40 "${memcheck[@]}" "$B/tests/kiln_tests_backend_ops_matte" --gtest_filter='MatteParity*'
+  step sanitizer_blur 40 "${memcheck[@]}" "$B/tests/kiln_tests_backend_ops_blur" --gtest_filter='BlurParity*'
   step sanitizer_probability 40 "${memcheck[@]}" "$B/tests/kiln_tests_backend_ops_probability" \
     --gtest_filter='ProbabilityParity*'
   step sanitizer_segment 60 "${memcheck[@]}" "$B/tests/kiln_tests_apps_segment" --gtest_filter='*OnCuda*'

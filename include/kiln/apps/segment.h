@@ -97,7 +97,7 @@ struct SegmentStreamSummary {
   int64_t written = 0;        // frames in the output (dropped ones are written with the last mask)
   int64_t dropped = 0;        // latency mode: frames not inferred because they waited too long
   int64_t device_frames = 0;  // NVDEC's frames the model read from device memory: never on the host before it
-  int64_t device_composites = 0;  // composite outputs: frames blended on the device (their RGB never came down)
+  int64_t device_composites = 0;  // composite and blur outputs: frames blended on the device (RGB never came down)
   double foreground = 0;      // mean share of person pixels over the frames
   std::vector<std::string> errors;  // damaged input, audio not copied ...
   int64_t error_count = 0;

@@ -9,27 +9,32 @@ Result<double> DeviceComposite::make(SegmentEngine& engine, const FrameMatte& ma
   if (!wanted(frame) || map.device == nullptr || frame.rgb_device.backend() != map.device) {
     return Status(Errc::kNotImplemented, "the composite is made on the host");
   }
-  const ImageView host_background = matte.background_rgb();
+  const bool blur = matte.output() == SegmentOutput::kBlur;
+  const ImageView host_background = matte.background_rgb();  // the matte's frame size (a blur's: no pixels)
+  const int32_t width = host_background.width, height = host_background.height;
+  if (frame.rgb_device_view.width != width || frame.rgb_device_view.height != height) {
+    return Status(Errc::kNotImplemented, "the frame is not the matte's size: made on the host");
+  }
+  const size_t bytes = host_background.packed_bytes();
   Status st;
   if (m_background.data() == nullptr || m_background.backend() != map.device) {
-    Result<DeviceBlock> block = DeviceBlock::acquire(*map.device, host_background.packed_bytes());
+    Result<DeviceBlock> block = DeviceBlock::acquire(*map.device, bytes);
     st = block.status();
-    if (st.is_ok()) {
-      m_background = std::move(block).value();
-      st = map.device->device_upload(host_background.data, m_background.data(), host_background.packed_bytes());
-      if (!st.is_ok()) m_background.reset();
+    if (st.is_ok() && !blur) {  // a composite's background goes up once; a blur's is each frame's own
+      st = map.device->device_upload(host_background.data, block.value().data(), bytes);
     }
+    if (st.is_ok()) m_background = std::move(block).value();
   }
-  const int32_t width = host_background.width, height = host_background.height;
   if (st.is_ok() && (m_composite.data() == nullptr || m_composite.backend() != map.device)) {
-    Result<DeviceBlock> block = DeviceBlock::acquire(*map.device, host_background.packed_bytes());
+    Result<DeviceBlock> block = DeviceBlock::acquire(*map.device, bytes);
     st = block.status();
     if (st.is_ok()) m_composite = std::move(block).value();
   }
+  const ImageView background = image_view_packed(m_background.data(), width, height, 3, PixelType::kU8);
+  if (st.is_ok() && blur) st = engine.blur_on_device(matte, *map.device, frame.rgb_device_view, background);
   Result<double> share = st;
   const ImageView composite = image_view_packed(m_composite.data(), width, height, 3, PixelType::kU8);
   if (st.is_ok()) {
-    const ImageView background = image_view_packed(m_background.data(), width, height, 3, PixelType::kU8);
     share = engine.composite_on_device(matte, frame.rgb_device_view, background, map, composite);
     st = share.status();
   }
@@ -42,7 +47,7 @@ Result<double> DeviceComposite::make(SegmentEngine& engine, const FrameMatte& ma
     out->width = width;
     out->height = height;
     out->channels = 3;
-    out->pixels.resize(host_background.packed_bytes());
+    out->pixels.resize(bytes);
     st = map.device->device_download(m_composite.data(), out->pixels.data(), out->pixels.size());
     if (!st.is_ok()) share = st;
   }

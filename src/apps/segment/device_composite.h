@@ -1,9 +1,10 @@
-// kiln segment's composite outputs of frames held in device memory (NVDEC's, converted there): the frame is blended
-// over the background on the device (the matte op's composite; the background uploaded once per stream), then
-// converted into NVENC's next device frame where the writer has them (the color op's rgb_to_nv12: nothing comes to
-// the host), else the composite comes down, instead of the frame's RGB and its alpha for a blend on the host. A frame
-// on the host, and every frame after the path ended (the matte not placed on the map's device, a device failure where
-// fallback is allowed), takes the host way.
+// kiln segment's composite and blur outputs of frames held in device memory (NVDEC's, converted there): the frame is
+// blended over the background on the device (the matte op's composite; a composite's background uploaded once per
+// stream, a blur's made from each frame there by the blur op), then converted into NVENC's next device frame where
+// the writer has them (the color op's rgb_to_nv12: nothing comes to the host), else the composite comes down,
+// instead of the frame's RGB and its alpha for a blend on the host. A frame on the host, and every frame after the
+// path ended (the matte or the blur not placed on the map's device, a device failure where fallback is allowed),
+// takes the host way.
 #pragma once
 
 #include <cstdint>
@@ -19,9 +20,9 @@ class DeviceComposite {
  public:
   // Whether `frame`'s composite may be made on the device: its RGB and its map there, the path not ended.
   bool wanted(const SegmentFrame& frame) const { return !m_ended && frame.rgb_device.data() != nullptr; }
-  // The composite of `frame` (held on the device) over the matte's background: in `video`'s device frame
-  // (*encoder_frame true: write it with write_device) or in `out`; its person share. NotImplemented: this frame takes
-  // the host way. Other errors stop the job (a device failure in mode gpu).
+  // The composite of `frame` (held on the device) over the matte's background (blur: its own blur): in `video`'s
+  // device frame (*encoder_frame true: write it with write_device) or in `out`; its person share. NotImplemented:
+  // this frame takes the host way. Other errors stop the job (a device failure in mode gpu).
   Result<double> make(SegmentEngine& engine, const FrameMatte& matte, const SegmentFrame& frame,
                       const ProbabilityMap& map, VideoWriter& video, ImageBuffer* out, bool* encoder_frame);
   int64_t made() const { return m_made; }
@@ -39,7 +40,7 @@ class DeviceComposite {
   std::string m_ended_why;
   std::string m_writer_why;
   int64_t m_made = 0;
-  DeviceBlock m_background;  // the matte's background in the map's device memory
+  DeviceBlock m_background;  // the matte's background in the map's device memory (blur: the frame's blur)
   DeviceBlock m_composite;   // the frame's composite there
 };
 

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/backend_block.h"
+#include "kiln/ops/blur.h"
 #include "kiln/ops/resize.h"
 #include "ops/matte.h"
 
@@ -43,33 +44,6 @@ Result<std::vector<uint8_t>> background_make(const std::string& spec, int32_t wi
     }
   }
   return bg;
-}
-
-// One separable box-blur pass (radius r, edges clamped) over an RGB image, in place through `tmp`.
-void box_blur(std::vector<uint8_t>* img, int32_t w, int32_t h, int32_t r, std::vector<uint8_t>* tmp) {
-  tmp->resize(img->size());
-  const float norm = 1.0f / static_cast<float>(2 * r + 1);
-  for (int32_t y = 0; y < h; ++y) {  // horizontal: img -> tmp
-    const uint8_t* row = img->data() + static_cast<size_t>(y) * w * 3;
-    uint8_t* out = tmp->data() + static_cast<size_t>(y) * w * 3;
-    for (int c = 0; c < 3; ++c) {
-      int32_t sum = 0;
-      for (int32_t k = -r; k <= r; ++k) sum += row[std::clamp(k, 0, w - 1) * 3 + c];
-      for (int32_t x = 0; x < w; ++x) {
-        out[x * 3 + c] = static_cast<uint8_t>(static_cast<float>(sum) * norm + 0.5f);
-        sum += row[std::min(x + r + 1, w - 1) * 3 + c] - row[std::max(x - r, 0) * 3 + c];
-      }
-    }
-  }
-  const size_t stride = static_cast<size_t>(w) * 3;
-  for (int32_t x = 0; x < w * 3; ++x) {  // vertical: tmp -> img
-    int32_t sum = 0;
-    for (int32_t k = -r; k <= r; ++k) sum += (*tmp)[std::clamp(k, 0, h - 1) * stride + x];
-    for (int32_t y = 0; y < h; ++y) {
-      (*img)[y * stride + x] = static_cast<uint8_t>(static_cast<float>(sum) * norm + 0.5f);
-      sum += (*tmp)[std::min(y + r + 1, h - 1) * stride + x] - (*tmp)[std::max(y - r, 0) * stride + x];
-    }
-  }
 }
 
 // Non-zero bytes of a mask row, eight at a time: a byte's high bit after ((b & 0x7f) + 0x7f) | b is set exactly
@@ -126,13 +100,7 @@ Result<FrameMatte> FrameMatte::make(int32_t frame_width, int32_t frame_height, i
   }
   if (output == SegmentOutput::kBlur) {
     if (blur_radius < 1) return invalid_argument("blur_radius must be at least 1");
-    // Blurring a quarter-size frame costs a sixteenth; a radius of several pixels hides the difference.
-    m.m_blur_factor = std::clamp(blur_radius / 4, 1, 8);
-    m.m_blur_radius = std::max(1, blur_radius / m.m_blur_factor / 2);  // two box passes ~ one wider Gaussian
-    m.m_small_width = std::max(1, frame_width / m.m_blur_factor);
-    m.m_small_height = std::max(1, frame_height / m.m_blur_factor);
-    m.m_blur_x = matte_taps_make(frame_width, 0, static_cast<float>(m.m_small_width), m.m_small_width);
-    m.m_blur_y = matte_taps_make(frame_height, 0, static_cast<float>(m.m_small_height), m.m_small_height);
+    m.m_blur = blur_params_for_radius(blur_radius);
   }
   return m;
 }
@@ -162,21 +130,6 @@ void FrameMatte::prob_row(const float* prob, int32_t y, float* column_blend, flo
   for (int32_t x = 0; x < m_width; ++x) {
     const float a = column_blend[i0[x]];
     row[x] = a + (column_blend[i1[x]] - a) * w[x];
-  }
-}
-
-void FrameMatte::blurred_row(const std::vector<uint8_t>& small, int32_t y, uint8_t* row) const {
-  const float wy = m_blur_y.w[y];
-  const uint8_t* r0 = small.data() + static_cast<size_t>(m_blur_y.i0[y]) * m_small_width * 3;
-  const uint8_t* r1 = small.data() + static_cast<size_t>(m_blur_y.i1[y]) * m_small_width * 3;
-  for (int32_t x = 0; x < m_width; ++x) {
-    const int32_t a = m_blur_x.i0[x] * 3, b = m_blur_x.i1[x] * 3;
-    const float wx = m_blur_x.w[x];
-    for (int c = 0; c < 3; ++c) {
-      const float top = r0[a + c] + (r0[b + c] - r0[a + c]) * wx;
-      const float bottom = r1[a + c] + (r1[b + c] - r1[a + c]) * wx;
-      row[x * 3 + c] = static_cast<uint8_t>(top + (bottom - top) * wy + 0.5f);
-    }
   }
 }
 
@@ -227,14 +180,22 @@ Result<double> FrameMatte::mask_on_device(const ProbabilityMap& map, const Image
 Result<double> FrameMatte::composite_on_device(const ImageView& frame, const ImageView& background,
                                                const ProbabilityMap& map, const ImageView& device_out,
                                                OpExecutor& exec, ExecReport* report) const {
-  if (m_output != SegmentOutput::kComposite || map.device == nullptr) {
-    return invalid_argument("composite_on_device: a composite output of a device map");
+  if ((m_output != SegmentOutput::kComposite && m_output != SegmentOutput::kBlur) || map.device == nullptr) {
+    return invalid_argument("composite_on_device: a composite or blur output of a device map");
   }
   MatteParams params = m_params;
   params.output = MatteOutput::kComposite;
   params.frames = &frame;
   params.backgrounds = &background;
   return device_matte(params, map, device_out, exec, report);
+}
+
+Status FrameMatte::blur_on_device(Backend& device, const ImageView& frame, const ImageView& device_out,
+                                  OpExecutor& exec) const {
+  if (m_output != SegmentOutput::kBlur) return invalid_argument("blur_on_device: a blur output");
+  const OpCall call{OpKind::kBlur, &m_blur, VarShapeBatchView{&frame, 1, MemorySpace::kDevice},
+                    VarShapeBatchView{&device_out, 1, MemorySpace::kDevice}, nullptr};
+  return exec.run_on(device, call);
 }
 
 Result<double> FrameMatte::render(const ImageView& frame, const float* prob, ImageBuffer* out, OpExecutor& exec,
@@ -256,33 +217,18 @@ Result<double> FrameMatte::render(const ImageView& frame, const ProbabilityMap& 
   KILN_TRY(matte_make(map, matte, exec, report));
   ThreadPool* const pool = exec.options().pool;
 
-  std::vector<uint8_t> small;
-  if (m_output == SegmentOutput::kBlur) {  // area-average to the small size, then two box passes
-    small.assign(static_cast<size_t>(m_small_width) * m_small_height * 3, 0);
-    const int32_t f = m_blur_factor;
-    for (int32_t sy = 0; sy < m_small_height; ++sy) {
-      for (int32_t sx = 0; sx < m_small_width; ++sx) {
-        int32_t sum[3] = {0, 0, 0};
-        for (int32_t dy = 0; dy < f; ++dy) {
-          const uint8_t* p = frame.row<uint8_t>(std::min(sy * f + dy, m_height - 1));
-          for (int32_t dx = 0; dx < f; ++dx) {
-            const int32_t x = std::min(sx * f + dx, m_width - 1);
-            for (int c = 0; c < 3; ++c) sum[c] += p[x * 3 + c];
-          }
-        }
-        for (int c = 0; c < 3; ++c) small[(static_cast<size_t>(sy) * m_small_width + sx) * 3 + c] =
-            static_cast<uint8_t>((sum[c] + f * f / 2) / (f * f));
-      }
-    }
-    std::vector<uint8_t> tmp;
-    box_blur(&small, m_small_width, m_small_height, m_blur_radius, &tmp);
-    box_blur(&small, m_small_width, m_small_height, m_blur_radius, &tmp);
+  std::vector<uint8_t> blurred;  // blur: the frame's blur, the background the person is blended over
+  if (m_output == SegmentOutput::kBlur) {
+    blurred.resize(static_cast<size_t>(m_width) * m_height * 3);
+    const VarShapeBatch frames = VarShapeBatch::wrap({frame});
+    const VarShapeBatch backgrounds =
+        VarShapeBatch::wrap({image_view_packed(blurred.data(), m_width, m_height, 3, PixelType::kU8)});
+    KILN_TRY(exec.run(OpCall{OpKind::kBlur, &m_blur, frames.view(), backgrounds.view(), nullptr}));
   }
 
   const std::array<float, 256>& units = matte_blend_units();
   std::vector<int64_t> counts(static_cast<size_t>(m_height), 0);
   const auto rows = [&](int64_t begin, int64_t end) {
-    std::vector<uint8_t> blurred(m_output == SegmentOutput::kBlur ? static_cast<size_t>(m_width) * 3 : 0);
     for (int64_t yy = begin; yy < end; ++yy) {
       const auto y = static_cast<int32_t>(yy);
       const uint8_t* a = matte + static_cast<size_t>(y) * m_width;
@@ -295,10 +241,7 @@ Result<double> FrameMatte::render(const ImageView& frame, const ProbabilityMap& 
       const uint8_t* src = frame.row<uint8_t>(y);
       const uint8_t* bg = nullptr;
       if (m_output == SegmentOutput::kComposite) bg = m_background.data() + static_cast<size_t>(y) * m_width * 3;
-      if (m_output == SegmentOutput::kBlur) {
-        blurred_row(small, y, blurred.data());
-        bg = blurred.data();
-      }
+      if (m_output == SegmentOutput::kBlur) bg = blurred.data() + static_cast<size_t>(y) * m_width * 3;
       for (int32_t x = 0; x < m_width; ++x) {
         count += a[x] >= 128;
         if (m_output == SegmentOutput::kAlpha) {

@@ -3,7 +3,8 @@
 // (half-pixel centres) to the frame's size over the part of the model input the frame covers (all of it when
 // stretched, the letterbox rectangle otherwise) and thresholds it into a mask, or ramps it into an alpha over the
 // feather band; the alpha, composite and blur outputs are blended from that alpha on the host
-// (kiln_matte_blend_unit), or, for a composite whose frame and map are on the device, by the matte op there.
+// (kiln_matte_blend_unit; blur's background is the blur op's), or, for a composite or blur whose frame and map are
+// on the device, by the matte op there (blur's background blurred there by the blur op).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include "kiln/apps/segment.h"
 #include "kiln/codec.h"
 #include "kiln/exec.h"
+#include "kiln/ops/blur.h"
 #include "kiln/ops/matte.h"
 #include "ops/matte.h"
 
@@ -60,14 +62,19 @@ class FrameMatte {
   // share of person pixels, counted on the device. NotImplemented where `exec` does not place the matte there.
   Result<double> mask_on_device(const ProbabilityMap& map, const ImageView& device_out, uint8_t white, uint8_t black,
                                 OpExecutor& exec, ExecReport* report = nullptr) const;
-  // Composite outputs whose frame (u8 RGB, frame size) and map are in device memory of the map's device: the
-  // composite made there over `background` (the same, device memory: background_rgb() uploaded once) into
-  // `device_out` (u8 RGB, frame size, there too); returns the person share, counted there. NotImplemented where
-  // `exec` does not place it there.
+  // Composite and blur outputs whose frame (u8 RGB, frame size) and map are in device memory of the map's device:
+  // the composite made there over `background` (the same, device memory: background_rgb() uploaded once, or the
+  // frame's blur_on_device) into `device_out` (u8 RGB, frame size, there too); returns the person share, counted
+  // there. NotImplemented where `exec` does not place it there.
   Result<double> composite_on_device(const ImageView& frame, const ImageView& background, const ProbabilityMap& map,
                                      const ImageView& device_out, OpExecutor& exec,
                                      ExecReport* report = nullptr) const;
-  // composite: the frame-size background (u8 RGB, host memory).
+  // Blur outputs: the blurred background of `frame` (u8 RGB, frame size, `device`'s memory) into `device_out` (the
+  // same), by the blur op there. NotImplemented where `exec` does not place it there.
+  Status blur_on_device(Backend& device, const ImageView& frame, const ImageView& device_out, OpExecutor& exec) const;
+  SegmentOutput output() const { return m_output; }
+  // composite: the frame-size background (u8 RGB, host memory); other outputs: a view of the frame's size with no
+  // pixels.
   ImageView background_rgb() const {
     return image_view_packed(const_cast<uint8_t*>(m_background.data()), m_width, m_height, 3, PixelType::kU8);
   }
@@ -88,7 +95,6 @@ class FrameMatte {
   // Runs rows(begin, end) over every frame row (on the pool when given); counts[y] holds row y's person pixels after.
   double rows_share(const std::function<void(int64_t, int64_t)>& rows, const std::vector<int64_t>& counts,
                     ThreadPool* pool) const;
-  void blurred_row(const std::vector<uint8_t>& small, int32_t y, uint8_t* row) const;
 
   int32_t m_width = 0, m_height = 0, m_prob_width = 0, m_prob_height = 0;
   SegmentOutput m_output = SegmentOutput::kMask;
@@ -96,9 +102,7 @@ class FrameMatte {
   MatteParams m_params;  // the matte op's: mask for the mask output, alpha for the others
   MatteTaps m_x, m_y;  // the matte op's sampling, for the arrays and the IoU
   std::vector<uint8_t> m_background;  // composite: the frame-size background (RGB)
-  int32_t m_blur_factor = 4, m_blur_radius = 6;
-  MatteTaps m_blur_x, m_blur_y;        // blur: the small blurred frame back to the frame's size
-  int32_t m_small_width = 0, m_small_height = 0;
+  BlurParams m_blur;                  // blur: the background's
 };
 
 }  // namespace kiln

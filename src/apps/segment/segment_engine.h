@@ -164,6 +164,9 @@ class SegmentEngine {
   // frame to the host and makes it with matte_render.
   Result<double> composite_on_device(const FrameMatte& matte, const ImageView& frame, const ImageView& background,
                                      const ProbabilityMap& map, const ImageView& device_out);
+  // Blur outputs of frames held on `device`: the frame's blurred background into `device_out` (device memory, frame
+  // size) for composite_on_device (FrameMatte::blur_on_device).
+  Status blur_on_device(const FrameMatte& matte, Backend& device, const ImageView& frame, const ImageView& device_out);
   // `rgb` (u8 RGB in `device`'s memory) converted into NVENC's device frame (the color op's rgb_to_nv12 with the
   // frame's matrix and range); NotImplemented where the executor does not place it on `device`.
   Status encoder_frame_fill(Backend& device, const ImageView& rgb, const VideoDeviceFrame& frame);

@@ -46,6 +46,11 @@ Result<double> SegmentEngine::composite_on_device(const FrameMatte& matte, const
   return share;
 }
 
+Status SegmentEngine::blur_on_device(const FrameMatte& matte, Backend& device, const ImageView& frame,
+                                     const ImageView& device_out) {
+  return matte.blur_on_device(device, frame, device_out, m_executor);
+}
+
 Status SegmentEngine::encoder_frame_fill(Backend& device, const ImageView& rgb, const VideoDeviceFrame& frame) {
   ColorParams params;
   params.conversion = ColorConversion::kRgbToNv12;

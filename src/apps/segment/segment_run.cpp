@@ -45,6 +45,8 @@ struct Stream {
 };
 
 bool is_array_output(SegmentOutput kind) { return kind == SegmentOutput::kNpy || kind == SegmentOutput::kH5; }
+// The frame blended over a background by the alpha (DeviceComposite's outputs).
+bool blended(SegmentOutput kind) { return kind == SegmentOutput::kComposite || kind == SegmentOutput::kBlur; }
 
 double percentile_ms(std::vector<int64_t> values, double q) {
   if (values.empty()) return 0;
@@ -260,8 +262,7 @@ class SegmentRun {
                   : m_config.hw_encode == "none" ? VideoHwEncode::kNone
                                                  : VideoHwEncode::kAuto;
     if (m_config.exec.mode == ExecMode::kCpu && o.hw_encode == VideoHwEncode::kAuto) o.hw_encode = VideoHwEncode::kNone;
-    o.device_frames = (m_kind == SegmentOutput::kMask || m_kind == SegmentOutput::kComposite) &&
-                      o.hw_encode != VideoHwEncode::kNone;
+    o.device_frames = (m_kind == SegmentOutput::kMask || blended(m_kind)) && o.hw_encode != VideoHwEncode::kNone;
     if (const auto backend = BackendRegistry::instance().options(); backend.is_ok()) {
       o.cuda_device = backend.value().device_id;
     }
@@ -331,11 +332,11 @@ class SegmentRun {
   }
 
   // The output shows this frame's pixels (alpha, composite, blur, a preview sample): a frame held on the device
-  // comes to the host, except for a composite that may be blended there; otherwise its device memory is let go now.
+  // comes to the host unless it may be blended there; otherwise its device memory is let go now.
   Status frame_pixels_fetch(Stream& s, SegmentFrame* task) {
     if (task->rgb_device.data() == nullptr) return Status::ok();
     const bool sampled = s.preview && s.preview->wants(task->frame.index);
-    if (m_kind == SegmentOutput::kComposite && !sampled && s.composites.wanted(*task)) return Status::ok();
+    if (blended(m_kind) && !sampled && s.composites.wanted(*task)) return Status::ok();
     const bool shown = m_kind == SegmentOutput::kAlpha || m_kind == SegmentOutput::kComposite ||
                        m_kind == SegmentOutput::kBlur || sampled;
     if (shown) return m_engine->frame_to_host(task);
@@ -377,12 +378,12 @@ class SegmentRun {
         } else if (st.is_ok()) {
           Result<double> share = Status(Errc::kNotImplemented, "made on the host");
           if (m_kind == SegmentOutput::kMask) share = s.nvenc_masks.fill(*m_engine, s.matte, map.value(), *s.video);
-          if (m_kind == SegmentOutput::kComposite) {
+          if (blended(m_kind)) {
             share = s.composites.make(*m_engine, s.matte, task, map.value(), *s.video, &out, &encoded_on_device);
           }
           if (m_kind == SegmentOutput::kMask) encoded_on_device = share.is_ok();
           if (share.status().code() == Errc::kNotImplemented) {
-            Status fetched = m_kind == SegmentOutput::kComposite ? m_engine->frame_to_host(&task) : Status::ok();
+            Status fetched = blended(m_kind) ? m_engine->frame_to_host(&task) : Status::ok();
             share = fetched.is_ok() ? m_engine->matte_render(s.matte, task.frame.rgb.view(), map.value(), &out)
                                     : Result<double>(fetched);
           }

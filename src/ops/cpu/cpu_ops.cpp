@@ -2,6 +2,7 @@
 
 #include <iterator>
 
+#include "ops/blur.h"
 #include "ops/color.h"
 #include "ops/enhance.h"
 #include "ops/mask.h"
@@ -24,6 +25,7 @@ constexpr CpuOp kCpuOps[] = {
     {OpKind::kPreprocess, preprocess_cpu}, {OpKind::kNormalize, normalize_cpu}, {OpKind::kQuality, quality_cpu},
     {OpKind::kEnhance, enhance_cpu},       {OpKind::kWarp, warp_cpu},     {OpKind::kMask, mask_cpu},
     {OpKind::kMatte, matte_cpu},           {OpKind::kProbability, probability_cpu},
+    {OpKind::kBlur, blur_cpu},
 };
 static_assert(op_table_unique(kCpuOps));
 static_assert(std::size(kCpuOps) == kOpKindCount, "the CPU implements every family");

@@ -302,6 +302,7 @@ constexpr CudaOp kCudaOps[] = {
     {OpKind::kMask, mask_cuda_supports, with_fault<mask_cuda>},
     {OpKind::kMatte, matte_cuda_supports, with_fault<matte_cuda>},
     {OpKind::kProbability, probability_cuda_supports, with_fault<probability_cuda>},
+    {OpKind::kBlur, blur_cuda_supports, with_fault<blur_cuda>},
 };
 static_assert(op_table_unique(kCudaOps));
 

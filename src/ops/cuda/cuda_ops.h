@@ -134,5 +134,6 @@ KILN_CUDA_FAMILY(warp);
 KILN_CUDA_FAMILY(mask);
 KILN_CUDA_FAMILY(matte);
 KILN_CUDA_FAMILY(probability);
+KILN_CUDA_FAMILY(blur);
 
 }  // namespace kiln

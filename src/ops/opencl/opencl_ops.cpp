@@ -166,6 +166,7 @@ constexpr OpenclOp kOpenclOps[] = {
     {OpKind::kMask, mask_opencl_supports, mask_opencl},
     {OpKind::kMatte, matte_opencl_supports, matte_opencl},
     {OpKind::kProbability, probability_opencl_supports, probability_opencl},
+    {OpKind::kBlur, blur_opencl_supports, blur_opencl},
 };
 static_assert(op_table_unique(kOpenclOps));
 

@@ -86,5 +86,6 @@ KILN_OPENCL_FAMILY(warp);
 KILN_OPENCL_FAMILY(mask);
 KILN_OPENCL_FAMILY(matte);
 KILN_OPENCL_FAMILY(probability);
+KILN_OPENCL_FAMILY(blur);
 
 }  // namespace kiln::opencl

@@ -1,8 +1,8 @@
 // The segment job with NVDEC's frames left on the device (VideoReaderOptions::device_frames): each is converted to
 // RGB on the CUDA backend as it is read, the model reads it there, and it comes to the host only where the output
-// shows its pixels (a composite is blended on the device and comes down made, or goes to NVENC from there). Against
-// the CPU's run on the software decode: the same masks (IoU) and the same composite pictures within the NV12
-// conversion's tolerance. A conversion that fails brings the frames to the host with the
+// shows its pixels (a composite or blurred background is blended on the device and comes down made, or goes to NVENC
+// from there). Against the CPU's run on the software decode: the same masks (IoU) and the same composite pictures
+// within the NV12 conversion's tolerance. A conversion that fails brings the frames to the host with the
 // reason (mode auto) or stops the job (mode gpu). Every test here needs a CUDA device, ONNX Runtime's CUDA provider
 // and NVDEC: SKIPPED here, failing under KILN_REQUIRE_GPU=1.
 #include <gtest/gtest.h>
@@ -104,6 +104,22 @@ TEST_F(SegmentDeviceFrames, FromNvdecTheModelReadsThemOnTheGpuAndTheOutputIsTheS
   // The NV12 conversion is within 2 levels of swscale's on average (NvdecDeviceFrames); the masks differ at the
   // person's edge (IoU >= 0.97). A wrong, stale or misaddressed frame is tens of levels off.
   expect_composites_close("composite_cpu.mkv", "composite_gpu.mkv", 4.0);
+}
+
+// Blurred backgrounds of NVDEC's frames: each frame blurred on the device (the blur op in place of a composite's
+// uploaded background), the person blended over it there; only the result comes down. The blur averages the NV12
+// conversion's differences away rather than adding to them.
+TEST_F(SegmentDeviceFrames, BlurredBackgroundsAreMadeOnTheDevice) {
+  auto cpu = segment_job_run(config("blur_cpu.mkv", SegmentOutput::kBlur, ExecMode::kCpu), {m_video});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
+  auto gpu = run_on_nvdec(config("blur_gpu.mkv", SegmentOutput::kBlur, ExecMode::kGpu));
+  if (!m_nvdec_missing.empty()) KILN_GPU_SKIP("no NVDEC for this video: " << m_nvdec_missing);
+  ASSERT_TRUE(gpu.is_ok()) << gpu.status().to_string();
+  const SegmentStreamSummary& stream = gpu.value().streams[0];
+  EXPECT_EQ(stream.device_frames, kFrames);
+  EXPECT_GE(stream.device_composites, kFrames - 8) << "blurred and blended on the device after the first batch";
+  EXPECT_TRUE(stream.errors.empty()) << stream.errors.front();
+  expect_composites_close("blur_cpu.mkv", "blur_gpu.mkv", 4.0);
 }
 
 // Composites to NVENC (a GPU that has it; the H100 and H200 have none): blended on the device, converted into the
