@@ -7,6 +7,7 @@
 #include "kiln/ops.h"
 #include "kiln/ops/blur.h"
 #include "ops/blur_px.h"
+#include "ops/matte.h"
 
 namespace kiln {
 
@@ -21,5 +22,25 @@ KilnBlurArgs blur_args_resolve(const BlurParams& params);
 std::vector<ImageView> blur_small_shapes(const VarShapeBatchView& in, int32_t factor);
 // The CPU implementation (the reference every other backend is compared with).
 Status blur_cpu(const OpCall& call, ThreadPool* pool);
+
+// The CPU's blur of one image (u8 HWC, host memory) handed out row by row: the small image and its box passes are
+// made at construction (rows on `pool` when given), each output row on request, so a caller can blend a row as it
+// is made (kiln segment's blurred background) instead of writing the whole blurred image first. blur_cpu's bytes.
+class BlurRows {
+ public:
+  BlurRows(const ImageView& in, const BlurParams& params, ThreadPool* pool);
+  // Row y (0 <= y < in.height) of the blurred image: in.width * in.channels bytes into `out`.
+  void row(int32_t y, uint8_t* out) const;
+
+  struct Small {  // a packed small image (u8, `channels` interleaved)
+    int32_t width = 0, height = 0, channels = 0;
+    std::vector<uint8_t> pixels;
+    uint8_t* row(int32_t y);
+  };
+
+ private:
+  Small m_small;
+  MatteTaps m_x, m_y;  // the enlargement's taps per output column and row
+};
 
 }  // namespace kiln

@@ -5,10 +5,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "core/backend_block.h"
 #include "kiln/ops/blur.h"
 #include "kiln/ops/resize.h"
+#include "ops/blur.h"
 #include "ops/matte.h"
 
 namespace kiln {
@@ -217,18 +219,14 @@ Result<double> FrameMatte::render(const ImageView& frame, const ProbabilityMap& 
   KILN_TRY(matte_make(map, matte, exec, report));
   ThreadPool* const pool = exec.options().pool;
 
-  std::vector<uint8_t> blurred;  // blur: the frame's blur, the background the person is blended over
-  if (m_output == SegmentOutput::kBlur) {
-    blurred.resize(static_cast<size_t>(m_width) * m_height * 3);
-    const VarShapeBatch frames = VarShapeBatch::wrap({frame});
-    const VarShapeBatch backgrounds =
-        VarShapeBatch::wrap({image_view_packed(blurred.data(), m_width, m_height, 3, PixelType::kU8)});
-    KILN_TRY(exec.run(OpCall{OpKind::kBlur, &m_blur, frames.view(), backgrounds.view(), nullptr}));
-  }
+  // blur: the frame's blur (the blur op's CPU rows), the background the person is blended over, made row by row
+  std::optional<BlurRows> blurred;
+  if (m_output == SegmentOutput::kBlur) blurred.emplace(frame, m_blur, pool);
 
   const std::array<float, 256>& units = matte_blend_units();
   std::vector<int64_t> counts(static_cast<size_t>(m_height), 0);
   const auto rows = [&](int64_t begin, int64_t end) {
+    std::vector<uint8_t> blurred_row(blurred ? static_cast<size_t>(m_width) * 3 : 0);
     for (int64_t yy = begin; yy < end; ++yy) {
       const auto y = static_cast<int32_t>(yy);
       const uint8_t* a = matte + static_cast<size_t>(y) * m_width;
@@ -241,7 +239,10 @@ Result<double> FrameMatte::render(const ImageView& frame, const ProbabilityMap& 
       const uint8_t* src = frame.row<uint8_t>(y);
       const uint8_t* bg = nullptr;
       if (m_output == SegmentOutput::kComposite) bg = m_background.data() + static_cast<size_t>(y) * m_width * 3;
-      if (m_output == SegmentOutput::kBlur) bg = blurred.data() + static_cast<size_t>(y) * m_width * 3;
+      if (blurred) {
+        blurred->row(y, blurred_row.data());
+        bg = blurred_row.data();
+      }
       for (int32_t x = 0; x < m_width; ++x) {
         count += a[x] >= 128;
         if (m_output == SegmentOutput::kAlpha) {

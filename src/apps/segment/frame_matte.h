@@ -3,7 +3,7 @@
 // (half-pixel centres) to the frame's size over the part of the model input the frame covers (all of it when
 // stretched, the letterbox rectangle otherwise) and thresholds it into a mask, or ramps it into an alpha over the
 // feather band; the alpha, composite and blur outputs are blended from that alpha on the host
-// (kiln_matte_blend_unit; blur's background is the blur op's), or, for a composite or blur whose frame and map are
+// (kiln_matte_blend_unit; blur's background the blur op's CPU rows), or, for a composite or blur whose frame and map are
 // on the device, by the matte op there (blur's background blurred there by the blur op).
 #pragma once
 

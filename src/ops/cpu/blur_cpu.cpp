@@ -1,7 +1,8 @@
-// The blur family on the CPU: the reference implementation. Per image: the small image by block sums (rows on the
-// pool), each box pass as running sums (a horizontal one per row, a vertical one down all columns at once), then
-// the enlargement through per-axis tap tables (rows on the pool). Running sums add and drop the clamped samples a
-// window gains and loses, so every sum is blur_px.h's direct one and the bytes equal kiln_blur_*_px's.
+// The blur family on the CPU: the reference implementation (BlurRows, ops/blur.h). Per image: the small image by
+// block sums (rows on the pool), each box pass as running sums (a horizontal one per row, a vertical one down all
+// columns at once), then the enlargement row by row through per-axis tap tables (rows on the pool). Running sums add
+// and drop the clamped samples a window gains and loses, so every sum is blur_px.h's direct one and the bytes equal
+// kiln_blur_*_px's.
 #include <algorithm>
 #include <functional>
 #include <vector>
@@ -22,37 +23,40 @@ void rows_run(ThreadPool* pool, int32_t rows, const std::function<void(int64_t, 
   }
 }
 
-// A packed small image (u8, `channels` interleaved).
-struct Small {
-  int32_t width = 0, height = 0, channels = 0;
-  std::vector<uint8_t> pixels;
-  uint8_t* row(int32_t y) { return pixels.data() + static_cast<size_t>(y) * width * channels; }
-};
-
-void shrink(const ImageView& in, int32_t factor, Small* s, ThreadPool* pool) {
-  const int32_t ch = in.channels, f = factor;
+// Small rows [begin, end) of `s`: each pixel the rounded mean of its block (a constant channel count lets the
+// compiler keep the sums in registers).
+template <int32_t kChannels>
+void shrink_rows(const ImageView& in, int32_t f, BlurRows::Small* s, int32_t begin, int32_t end) {
   const int32_t half = f * f / 2, area = f * f;
-  rows_run(pool, s->height, [&](int64_t begin, int64_t end) {
-    std::vector<int32_t> acc(static_cast<size_t>(s->width) * ch);
-    for (auto sy = static_cast<int32_t>(begin); sy < end; ++sy) {
-      std::fill(acc.begin(), acc.end(), 0);
+  for (int32_t sy = begin; sy < end; ++sy) {
+    uint8_t* out = s->row(sy);
+    for (int32_t sx = 0; sx < s->width; ++sx) {
+      int32_t sum[kChannels] = {};
       for (int32_t dy = 0; dy < f; ++dy) {
         const uint8_t* p = in.row<uint8_t>(std::min(sy * f + dy, in.height - 1));
-        for (int32_t sx = 0; sx < s->width; ++sx) {
-          for (int32_t dx = 0; dx < f; ++dx) {
-            const uint8_t* px = p + static_cast<size_t>(std::min(sx * f + dx, in.width - 1)) * ch;
-            for (int32_t c = 0; c < ch; ++c) acc[static_cast<size_t>(sx) * ch + c] += px[c];
-          }
+        for (int32_t dx = 0; dx < f; ++dx) {
+          const uint8_t* px = p + static_cast<size_t>(std::min(sx * f + dx, in.width - 1)) * kChannels;
+          for (int32_t c = 0; c < kChannels; ++c) sum[c] += px[c];
         }
       }
-      uint8_t* out = s->row(sy);
-      for (size_t k = 0; k < acc.size(); ++k) out[k] = static_cast<uint8_t>((acc[k] + half) / area);
+      for (int32_t c = 0; c < kChannels; ++c) out[sx * kChannels + c] = static_cast<uint8_t>((sum[c] + half) / area);
+    }
+  }
+}
+
+void shrink(const ImageView& in, int32_t factor, BlurRows::Small* s, ThreadPool* pool) {
+  rows_run(pool, s->height, [&](int64_t begin, int64_t end) {
+    const auto b = static_cast<int32_t>(begin), e = static_cast<int32_t>(end);
+    switch (in.channels) {
+      case 1: return shrink_rows<1>(in, factor, s, b, e);
+      case 3: return shrink_rows<3>(in, factor, s, b, e);
+      default: return shrink_rows<4>(in, factor, s, b, e);
     }
   });
 }
 
 // One horizontal box over every row of `s`, through `tmp`.
-void box_horizontal(Small* s, const KilnBlurArgs& a, std::vector<uint8_t>* tmp) {
+void box_horizontal(BlurRows::Small* s, const KilnBlurArgs& a, std::vector<uint8_t>* tmp) {
   const int32_t w = s->width, ch = s->channels, r = a.radius;
   tmp->resize(s->pixels.size());
   for (int32_t y = 0; y < s->height; ++y) {
@@ -70,7 +74,7 @@ void box_horizontal(Small* s, const KilnBlurArgs& a, std::vector<uint8_t>* tmp) 
 }
 
 // One vertical box from `tmp` back into `s`: running sums of every column at once, row by row.
-void box_vertical(Small* s, const KilnBlurArgs& a, const std::vector<uint8_t>& tmp) {
+void box_vertical(BlurRows::Small* s, const KilnBlurArgs& a, const std::vector<uint8_t>& tmp) {
   const int32_t h = s->height, r = a.radius;
   const size_t stride = static_cast<size_t>(s->width) * s->channels;
   const auto at = [&](int32_t y) { return tmp.data() + static_cast<size_t>(y) * stride; };
@@ -88,49 +92,61 @@ void box_vertical(Small* s, const KilnBlurArgs& a, const std::vector<uint8_t>& t
   }
 }
 
-void enlarge(const Small& s, const ImageView& out, ThreadPool* pool) {
-  const int32_t ch = s.channels;
-  const MatteTaps tx = matte_taps_make(out.width, 0.0f, static_cast<float>(s.width), s.width);
-  const MatteTaps ty = matte_taps_make(out.height, 0.0f, static_cast<float>(s.height), s.height);
-  const size_t stride = static_cast<size_t>(s.width) * ch;
-  rows_run(pool, out.height, [&](int64_t begin, int64_t end) {
-    for (auto y = static_cast<int32_t>(begin); y < end; ++y) {
-      const uint8_t* r0 = s.pixels.data() + static_cast<size_t>(ty.i0[y]) * stride;
-      const uint8_t* r1 = s.pixels.data() + static_cast<size_t>(ty.i1[y]) * stride;
-      const float wy = ty.w[y];
-      uint8_t* dst = out.row<uint8_t>(y);
-      for (int32_t x = 0; x < out.width; ++x) {
-        const int32_t a = tx.i0[x] * ch, b = tx.i1[x] * ch;
-        for (int32_t c = 0; c < ch; ++c) {
-          dst[x * ch + c] = kiln_blur_enlarge_level(r0[a + c], r0[b + c], r1[a + c], r1[b + c], tx.w[x], wy);
-        }
-      }
+// One enlarged row from small rows r0 and r1 (weight wy on r1).
+template <int32_t kChannels>
+void enlarge_row(const MatteTaps& tx, const uint8_t* r0, const uint8_t* r1, float wy, uint8_t* out) {
+  const auto width = static_cast<int32_t>(tx.w.size());
+  for (int32_t x = 0; x < width; ++x) {
+    const int32_t a = tx.i0[x] * kChannels, b = tx.i1[x] * kChannels;
+    const float wx = tx.w[x];
+    for (int32_t c = 0; c < kChannels; ++c) {
+      out[x * kChannels + c] = kiln_blur_enlarge_level(r0[a + c], r0[b + c], r1[a + c], r1[b + c], wx, wy);
     }
-  });
+  }
 }
 
 }  // namespace
+
+uint8_t* BlurRows::Small::row(int32_t y) { return pixels.data() + static_cast<size_t>(y) * width * channels; }
+
+BlurRows::BlurRows(const ImageView& in, const BlurParams& params, ThreadPool* pool) {
+  const KilnBlurArgs a = blur_args_resolve(params);
+  m_small.width = kiln_blur_small_size(in.width, a.factor);
+  m_small.height = kiln_blur_small_size(in.height, a.factor);
+  m_small.channels = in.channels;
+  m_small.pixels.resize(static_cast<size_t>(m_small.width) * m_small.height * m_small.channels);
+  shrink(in, a.factor, &m_small, pool);
+  std::vector<uint8_t> tmp;
+  for (int32_t pass = 0; pass < params.passes; ++pass) {
+    box_horizontal(&m_small, a, &tmp);
+    box_vertical(&m_small, a, tmp);
+  }
+  m_x = matte_taps_make(in.width, 0.0f, static_cast<float>(m_small.width), m_small.width);
+  m_y = matte_taps_make(in.height, 0.0f, static_cast<float>(m_small.height), m_small.height);
+}
+
+void BlurRows::row(int32_t y, uint8_t* out) const {
+  const size_t stride = static_cast<size_t>(m_small.width) * m_small.channels;
+  const uint8_t* r0 = m_small.pixels.data() + static_cast<size_t>(m_y.i0[y]) * stride;
+  const uint8_t* r1 = m_small.pixels.data() + static_cast<size_t>(m_y.i1[y]) * stride;
+  switch (m_small.channels) {  // a constant channel count lets the compiler unroll the pixel
+    case 1: return enlarge_row<1>(m_x, r0, r1, m_y.w[y], out);
+    case 3: return enlarge_row<3>(m_x, r0, r1, m_y.w[y], out);
+    default: return enlarge_row<4>(m_x, r0, r1, m_y.w[y], out);
+  }
+}
 
 Status blur_cpu(const OpCall& call, ThreadPool* pool) {
   if (call.in.space != MemorySpace::kHost || call.out.space != MemorySpace::kHost) {
     return invalid_argument("blur: the CPU takes host batches only");
   }
   const auto& params = *static_cast<const BlurParams*>(call.params);
-  const KilnBlurArgs a = blur_args_resolve(params);
-  Small s;
-  std::vector<uint8_t> tmp;
   for (int64_t i = 0; i < call.in.count; ++i) {
-    const ImageView& in = call.in[i];
-    s.width = kiln_blur_small_size(in.width, a.factor);
-    s.height = kiln_blur_small_size(in.height, a.factor);
-    s.channels = in.channels;
-    s.pixels.resize(static_cast<size_t>(s.width) * s.height * s.channels);
-    shrink(in, a.factor, &s, pool);
-    for (int32_t pass = 0; pass < params.passes; ++pass) {
-      box_horizontal(&s, a, &tmp);
-      box_vertical(&s, a, tmp);
-    }
-    enlarge(s, call.out[i], pool);
+    const BlurRows blurred(call.in[i], params, pool);  // reads the whole input before the output is written
+    const ImageView& out = call.out[i];
+    rows_run(pool, out.height, [&](int64_t begin, int64_t end) {
+      for (auto y = static_cast<int32_t>(begin); y < end; ++y) blurred.row(y, out.row<uint8_t>(y));
+    });
   }
   return Status::ok();
 }
