@@ -247,8 +247,9 @@ def framemd5(path):
 
 @pytest.mark.parametrize("kind", ["mask", "blur"])
 def test_matte_on_opencl_gives_the_cpu_frames(tmp_path, videos, kind):
-    # --mode gpu with OpenCL (PoCL here): the fused preprocess, the matte (an alpha for blur) and the blur op run on
-    # the device, the model on ONNX Runtime's CPU provider; every decoded output frame equals the CPU run's.
+    # --mode gpu with OpenCL (PoCL here): the fused preprocess and the matte (blur's alpha, blended on the host over
+    # the blurred frame) run on the device, the model on ONNX Runtime's CPU provider; every decoded output frame
+    # equals the CPU run's.
     cpu, gpu = tmp_path / f"cpu_{kind}.mp4", tmp_path / f"gpu_{kind}.mp4"
     # Software decode on both sides: on a machine with NVDEC, auto would decode the CPU run's frames there.
     run_kiln("segment", videos["h264"], "-o", cpu, "--output", kind, "--threads", 2, "--mode", "cpu",
