@@ -127,7 +127,7 @@ void options_add(CLI::App& app, Options& opt) {
       });
   app.add_option("--ops", opt.ops,
                  "Only these ops, comma-separated: fused_preprocess quality resize_bilinear resize_area cvt_gray "
-                 "warp_affine unsharp mask matte")
+                 "warp_affine unsharp mask matte blur")
       ->type_name("a,b")
       ->delimiter(',');
 }

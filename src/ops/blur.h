@@ -40,7 +40,9 @@ class BlurRows {
 
  private:
   Small m_small;
-  MatteTaps m_x, m_y;  // the enlargement's taps per output column and row
+  MatteTaps m_y;               // the enlargement's taps per output row
+  size_t m_values = 0;         // values of an output row
+  std::vector<float> m_wide;   // each small row blended horizontally to the full width
 };
 
 }  // namespace kiln

@@ -1,8 +1,10 @@
 // The blur family on the CPU: the reference implementation (BlurRows, ops/blur.h). Per image: the small image by
-// block sums (rows on the pool), each box pass as running sums (a horizontal one per row, a vertical one down all
-// columns at once), then the enlargement row by row through per-axis tap tables (rows on the pool). Running sums add
-// and drop the clamped samples a window gains and loses, so every sum is blur_px.h's direct one and the bytes equal
-// kiln_blur_*_px's.
+// block sums (the f rows of a block added column-wise first, vectorized, then f columns per pixel; small rows on the
+// pool), each box pass as running sums (a horizontal one per row, a vertical one down all columns at once), then
+// the enlargement: every small row's horizontal blend to the full width once (float, blur_px.h's first step; rows on
+// the pool), and each output row the vertical blend of its two (vectorized). Integer sums in any order are the same
+// sums, the running sums add and drop the clamped samples a window gains and loses, and the float steps are
+// kiln_blur_enlarge_level's in its order, so the bytes equal kiln_blur_*_px's.
 #include <algorithm>
 #include <functional>
 #include <vector>
@@ -28,16 +30,20 @@ void rows_run(ThreadPool* pool, int32_t rows, const std::function<void(int64_t, 
 template <int32_t kChannels>
 void shrink_rows(const ImageView& in, int32_t f, BlurRows::Small* s, int32_t begin, int32_t end) {
   const int32_t half = f * f / 2, area = f * f;
+  const size_t values = static_cast<size_t>(in.width) * kChannels;
+  std::vector<int32_t> columns(values);  // the block rows' sums per input value
   for (int32_t sy = begin; sy < end; ++sy) {
+    std::fill(columns.begin(), columns.end(), 0);
+    for (int32_t dy = 0; dy < f; ++dy) {
+      const uint8_t* p = in.row<uint8_t>(std::min(sy * f + dy, in.height - 1));
+      for (size_t k = 0; k < values; ++k) columns[k] += p[k];
+    }
     uint8_t* out = s->row(sy);
     for (int32_t sx = 0; sx < s->width; ++sx) {
       int32_t sum[kChannels] = {};
-      for (int32_t dy = 0; dy < f; ++dy) {
-        const uint8_t* p = in.row<uint8_t>(std::min(sy * f + dy, in.height - 1));
-        for (int32_t dx = 0; dx < f; ++dx) {
-          const uint8_t* px = p + static_cast<size_t>(std::min(sx * f + dx, in.width - 1)) * kChannels;
-          for (int32_t c = 0; c < kChannels; ++c) sum[c] += px[c];
-        }
+      for (int32_t dx = 0; dx < f; ++dx) {
+        const int32_t* col = columns.data() + static_cast<size_t>(std::min(sx * f + dx, in.width - 1)) * kChannels;
+        for (int32_t c = 0; c < kChannels; ++c) sum[c] += col[c];
       }
       for (int32_t c = 0; c < kChannels; ++c) out[sx * kChannels + c] = static_cast<uint8_t>((sum[c] + half) / area);
     }
@@ -92,15 +98,15 @@ void box_vertical(BlurRows::Small* s, const KilnBlurArgs& a, const std::vector<u
   }
 }
 
-// One enlarged row from small rows r0 and r1 (weight wy on r1).
+// Small row `r` blended horizontally to the full width (blur_px.h's first enlargement step) into `out`.
 template <int32_t kChannels>
-void enlarge_row(const MatteTaps& tx, const uint8_t* r0, const uint8_t* r1, float wy, uint8_t* out) {
+void widen_row(const MatteTaps& tx, const uint8_t* r, float* out) {
   const auto width = static_cast<int32_t>(tx.w.size());
   for (int32_t x = 0; x < width; ++x) {
     const int32_t a = tx.i0[x] * kChannels, b = tx.i1[x] * kChannels;
     const float wx = tx.w[x];
     for (int32_t c = 0; c < kChannels; ++c) {
-      out[x * kChannels + c] = kiln_blur_enlarge_level(r0[a + c], r0[b + c], r1[a + c], r1[b + c], wx, wy);
+      out[x * kChannels + c] = static_cast<float>(r[a + c]) + static_cast<float>(r[b + c] - r[a + c]) * wx;
     }
   }
 }
@@ -121,18 +127,31 @@ BlurRows::BlurRows(const ImageView& in, const BlurParams& params, ThreadPool* po
     box_horizontal(&m_small, a, &tmp);
     box_vertical(&m_small, a, tmp);
   }
-  m_x = matte_taps_make(in.width, 0.0f, static_cast<float>(m_small.width), m_small.width);
+  const MatteTaps tx = matte_taps_make(in.width, 0.0f, static_cast<float>(m_small.width), m_small.width);
   m_y = matte_taps_make(in.height, 0.0f, static_cast<float>(m_small.height), m_small.height);
+  m_values = static_cast<size_t>(in.width) * in.channels;
+  m_wide.resize(m_values * m_small.height);
+  rows_run(pool, m_small.height, [&](int64_t begin, int64_t end) {
+    for (auto k = static_cast<int32_t>(begin); k < end; ++k) {
+      float* out = m_wide.data() + m_values * k;
+      switch (in.channels) {  // a constant channel count lets the compiler unroll the pixel
+        case 1: widen_row<1>(tx, m_small.row(k), out); break;
+        case 3: widen_row<3>(tx, m_small.row(k), out); break;
+        default: widen_row<4>(tx, m_small.row(k), out); break;
+      }
+    }
+  });
 }
 
 void BlurRows::row(int32_t y, uint8_t* out) const {
-  const size_t stride = static_cast<size_t>(m_small.width) * m_small.channels;
-  const uint8_t* r0 = m_small.pixels.data() + static_cast<size_t>(m_y.i0[y]) * stride;
-  const uint8_t* r1 = m_small.pixels.data() + static_cast<size_t>(m_y.i1[y]) * stride;
-  switch (m_small.channels) {  // a constant channel count lets the compiler unroll the pixel
-    case 1: return enlarge_row<1>(m_x, r0, r1, m_y.w[y], out);
-    case 3: return enlarge_row<3>(m_x, r0, r1, m_y.w[y], out);
-    default: return enlarge_row<4>(m_x, r0, r1, m_y.w[y], out);
+  // Locals and restrict: a byte store may alias anything, which would keep the loop scalar.
+  const float* __restrict top = m_wide.data() + m_values * m_y.i0[y];
+  const float* __restrict bottom = m_wide.data() + m_values * m_y.i1[y];
+  uint8_t* __restrict dst = out;
+  const float wy = m_y.w[y];
+  const size_t n = m_values;
+  for (size_t k = 0; k < n; ++k) {
+    dst[k] = static_cast<uint8_t>(static_cast<int32_t>(top[k] + (bottom[k] - top[k]) * wy + 0.5f));
   }
 }
 
