@@ -13,7 +13,8 @@
 # There, after the parts were carried one per call (command `true`), back to back:
 #   bash BUILD/gpu-run bash tools/gpu/gpu_checks.sh all BUILD
 #       1. proof: every test binary with KILN_REQUIRE_GPU=1; every GPU command in a fresh process (kiln infer, faces,
-#          segment throughput / latency / NVDEC, quality, preprocess, each --mode gpu) against the CPU's output;
+#          segment throughput / latency / NVDEC, quality, preprocess, each --mode gpu) against the CPU's output,
+#          composite and blur of NVDEC's frames blended on the device;
 #          compute-sanitizer over the device-input, matte, blur, probability, segment, staging, NVDEC- and encoder-frame
 #          tests
 #       2. figures: kiln segment GPU vs CPU on 1,800-frame 720p and 1080p videos, kiln bench infer (every packaged
@@ -198,6 +199,15 @@ decode=$([[ $CPU_ONLY == 1 ]] && echo none || echo cuda)  # --hw-decode cuda: NV
 ls -l /usr/lib/x86_64-linux-gnu/libnvcuvid.so* > "$L/nvdec_library.log" 2>&1  # NVDEC needs the driver's libnvcuvid
 step segment_gpu_nvdec 90 "$K" segment "$C/person.mp4" -o "$O/segment_nvdec.mp4" --mode $GPU --hw-decode $decode \
   --threads $T --reference "$O/reference.mkv" -q
+# Composite and blur outputs of NVDEC's frames in a fresh process: blended on the device (the matte op's composite
+# over the uploaded background or the blur op's blur of the frame), which the summary counts; the pixels against the
+# CPU's are SegmentDeviceFrames' (in the suite).
+blended=$([[ $CPU_ONLY == 1 ]] && echo " written, " || echo "composites blended on the device: [1-9]")
+for kind in composite blur; do
+  step "segment_${kind}_gpu_nvdec" 60 bash -c 'out=$("$1" segment "$2" -o "$3" --output "$4" --mode "$5" \
+    --hw-decode "$6" --threads "$7" 2>&1); rc=$?; printf "%s\n" "$out"; ((rc == 0)) && grep -q "$8" <<< "$out"' _ \
+    "$K" "$C/person.mp4" "$O/segment_$kind.mp4" "$kind" $GPU $decode $T "$blended"
+done
 
 # compute-sanitizer (memcheck) over the kernels and device paths: the model input written into device memory, the
 # matte, blur and probability kernels (device maps smoothed in place), the segment engine on CUDA, host batches through
