@@ -458,10 +458,10 @@ Status SegmentEngine::frame_from_device(SegmentFrame* frame, const ImageView& im
   return Status::ok();
 }
 
-Status SegmentEngine::frame_to_host(SegmentFrame* frame) {
+Status SegmentEngine::frame_to_host(SegmentFrame* frame, bool keep_on_device) {
   if (frame->rgb_device.data() == nullptr) return Status::ok();
   if (!frame->frame.rgb.empty()) {  // uploaded from the host (frame_upload): the pixels are still there
-    frame->rgb_device_release();
+    if (!keep_on_device) frame->rgb_device_release();
     return Status::ok();
   }
   const ImageView& v = frame->rgb_device_view;
@@ -471,7 +471,7 @@ Status SegmentEngine::frame_to_host(SegmentFrame* frame) {
   rgb.channels = 3;
   rgb.pixels.resize(static_cast<size_t>(v.width) * v.height * 3);
   KILN_TRY(frame->rgb_device.backend()->device_download(v.data, rgb.pixels.data(), rgb.pixels.size()));
-  frame->rgb_device_release();
+  if (!keep_on_device) frame->rgb_device_release();
   return Status::ok();
 }
 

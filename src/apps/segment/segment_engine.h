@@ -132,8 +132,9 @@ class SegmentEngine {
   // brought to the host (frame.rgb).
   Status frame_from_device(SegmentFrame* frame, const ImageView& image, Backend& producer);
   // A frame held on the device brought to the host (frame.rgb; a frame uploaded from there keeps its pixels), its
-  // device memory let go; nothing for others.
-  Status frame_to_host(SegmentFrame* frame);
+  // device memory let go unless `keep_on_device` (a composite blended there whose frame a preview samples too);
+  // nothing for others.
+  Status frame_to_host(SegmentFrame* frame, bool keep_on_device = false);
   // How many frames of `frame_bytes` fit in half the model's device pool budget (-1: the pool has no budget).
   int64_t device_frames_fit(int64_t frame_bytes) const;
 

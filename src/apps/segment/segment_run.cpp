@@ -332,13 +332,13 @@ class SegmentRun {
   }
 
   // The output shows this frame's pixels (alpha, composite, blur, a preview sample): a frame held on the device
-  // comes to the host unless it may be blended there; otherwise its device memory is let go now.
+  // comes to the host (a preview's sample of one blended there: a copy); otherwise its device memory is let go now.
   Status frame_pixels_fetch(Stream& s, SegmentFrame* task) {
     if (task->rgb_device.data() == nullptr) return Status::ok();
     const bool sampled = s.preview && s.preview->wants(task->frame.index);
-    if (blended(m_kind) && !sampled && s.composites.wanted(*task)) return Status::ok();
-    const bool shown = m_kind == SegmentOutput::kAlpha || m_kind == SegmentOutput::kComposite ||
-                       m_kind == SegmentOutput::kBlur || sampled;
+    const bool device_blend = blended(m_kind) && s.composites.wanted(*task);
+    if (device_blend) return sampled ? m_engine->frame_to_host(task, true) : Status::ok();
+    const bool shown = m_kind == SegmentOutput::kAlpha || blended(m_kind) || sampled;
     if (shown) return m_engine->frame_to_host(task);
     task->rgb_device_release();
     return Status::ok();

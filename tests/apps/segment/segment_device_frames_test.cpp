@@ -108,17 +108,21 @@ TEST_F(SegmentDeviceFrames, FromNvdecTheModelReadsThemOnTheGpuAndTheOutputIsTheS
 
 // Blurred backgrounds of NVDEC's frames: each frame blurred on the device (the blur op in place of a composite's
 // uploaded background), the person blended over it there; only the result comes down. The blur averages the NV12
-// conversion's differences away rather than adding to them.
+// conversion's differences away rather than adding to them. A preview samples every frame of a video this short:
+// the samples are copies, the blends stay on the device.
 TEST_F(SegmentDeviceFrames, BlurredBackgroundsAreMadeOnTheDevice) {
   auto cpu = segment_job_run(config("blur_cpu.mkv", SegmentOutput::kBlur, ExecMode::kCpu), {m_video});
   ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
-  auto gpu = run_on_nvdec(config("blur_gpu.mkv", SegmentOutput::kBlur, ExecMode::kGpu));
+  SegmentJobConfig c = config("blur_gpu.mkv", SegmentOutput::kBlur, ExecMode::kGpu);
+  c.preview = (m_dir / "blur_preview.png").string();
+  auto gpu = run_on_nvdec(c);
   if (!m_nvdec_missing.empty()) KILN_GPU_SKIP("no NVDEC for this video: " << m_nvdec_missing);
   ASSERT_TRUE(gpu.is_ok()) << gpu.status().to_string();
   const SegmentStreamSummary& stream = gpu.value().streams[0];
   EXPECT_EQ(stream.device_frames, kFrames);
   EXPECT_GE(stream.device_composites, kFrames - 8) << "blurred and blended on the device after the first batch";
   EXPECT_TRUE(stream.errors.empty()) << stream.errors.front();
+  EXPECT_TRUE(std::filesystem::exists(c.preview)) << c.preview;
   expect_composites_close("blur_cpu.mkv", "blur_gpu.mkv", 4.0);
 }
 
