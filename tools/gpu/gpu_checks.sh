@@ -204,9 +204,9 @@ step segment_gpu_nvdec 90 "$K" segment "$C/person.mp4" -o "$O/segment_nvdec.mp4"
 # CPU's are SegmentDeviceFrames' (in the suite).
 blended=$([[ $CPU_ONLY == 1 ]] && echo " written, " || echo "composites blended on the device: [1-9]")
 for kind in composite blur; do
-  step "segment_${kind}_gpu_nvdec" 60 bash -c 'out=$("$1" segment "$2" -o "$3" --output "$4" --mode "$5" \
-    --hw-decode "$6" --threads "$7" 2>&1); rc=$?; printf "%s\n" "$out"; ((rc == 0)) && grep -q "$8" <<< "$out"' _ \
-    "$K" "$C/person.mp4" "$O/segment_$kind.mp4" "$kind" $GPU $decode $T "$blended"
+  step "segment_${kind}_gpu_nvdec" 60 "$K" segment "$C/person.mp4" -o "$O/segment_$kind.mp4" --output "$kind" \
+    --mode $GPU --hw-decode $decode --threads $T
+  step "segment_${kind}_blended" 5 grep "$blended" "$L/segment_${kind}_gpu_nvdec.log"
 done
 
 # compute-sanitizer (memcheck) over the kernels and device paths: the model input written into device memory, the

@@ -208,6 +208,11 @@ Result<double> FrameMatte::render(const ImageView& frame, const float* prob, Ima
 Result<double> FrameMatte::render(const ImageView& frame, const ProbabilityMap& map, ImageBuffer* out,
                                   OpExecutor& exec, ExecReport* report) const {
   const int32_t ch = channels();
+  if (m_output != SegmentOutput::kMask &&
+      (frame.width != m_width || frame.height != m_height || frame.channels != 3 || frame.type != PixelType::kU8)) {
+    return invalid_argument("matte: the frame is not " + std::to_string(m_width) + "x" + std::to_string(m_height) +
+                            " RGB");
+  }
   out->width = m_width;
   out->height = m_height;
   out->channels = ch;
