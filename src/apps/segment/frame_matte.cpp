@@ -232,6 +232,8 @@ Result<double> FrameMatte::render(const ImageView& frame, const ProbabilityMap& 
   std::vector<int64_t> counts(static_cast<size_t>(m_height), 0);
   const auto rows = [&](int64_t begin, int64_t end) {
     std::vector<uint8_t> blurred_row(blurred ? static_cast<size_t>(m_width) * 3 : 0);
+    std::optional<BlurRows::Cursor> blur_rows;
+    if (blurred) blur_rows.emplace(*blurred);
     for (int64_t yy = begin; yy < end; ++yy) {
       const auto y = static_cast<int32_t>(yy);
       const uint8_t* a = matte + static_cast<size_t>(y) * m_width;
@@ -244,8 +246,8 @@ Result<double> FrameMatte::render(const ImageView& frame, const ProbabilityMap& 
       const uint8_t* src = frame.row<uint8_t>(y);
       const uint8_t* bg = nullptr;
       if (m_output == SegmentOutput::kComposite) bg = m_background.data() + static_cast<size_t>(y) * m_width * 3;
-      if (blurred) {
-        blurred->row(y, blurred_row.data());
+      if (blur_rows) {
+        blur_rows->row(y, blurred_row.data());
         bg = blurred_row.data();
       }
       for (int32_t x = 0; x < m_width; ++x) {

@@ -1,8 +1,9 @@
 // The blur family on the CPU: the reference implementation (BlurRows, ops/blur.h). Per image: the small image by
 // block sums (the f rows of a block added column-wise first, vectorized, then f columns per pixel; small rows on the
 // pool), each box pass as running sums (a horizontal one per row, a vertical one down all columns at once), then
-// the enlargement: every small row's horizontal blend to the full width once (float, blur_px.h's first step; rows on
-// the pool), and each output row the vertical blend of its two (vectorized). Integer sums in any order are the same
+// the enlargement: a small row's horizontal blend to the full width when an output row first needs it (float,
+// blur_px.h's first step; kept while the next rows need it), and each output row the vertical blend of its two
+// (vectorized; rows on the pool). Integer sums in any order are the same
 // sums, the running sums add and drop the clamped samples a window gains and loses, and the float steps are
 // kiln_blur_enlarge_level's in its order, so the bytes equal kiln_blur_*_px's.
 #include <algorithm>
@@ -113,8 +114,6 @@ void widen_row(const MatteTaps& tx, const uint8_t* r, float* out) {
 
 }  // namespace
 
-uint8_t* BlurRows::Small::row(int32_t y) { return pixels.data() + static_cast<size_t>(y) * width * channels; }
-
 BlurRows::BlurRows(const ImageView& in, const BlurParams& params, ThreadPool* pool) {
   const KilnBlurArgs a = blur_args_resolve(params);
   m_small.width = kiln_blur_small_size(in.width, a.factor);
@@ -127,29 +126,37 @@ BlurRows::BlurRows(const ImageView& in, const BlurParams& params, ThreadPool* po
     box_horizontal(&m_small, a, &tmp);
     box_vertical(&m_small, a, tmp);
   }
-  const MatteTaps tx = matte_taps_make(in.width, 0.0f, static_cast<float>(m_small.width), m_small.width);
+  m_x = matte_taps_make(in.width, 0.0f, static_cast<float>(m_small.width), m_small.width);
   m_y = matte_taps_make(in.height, 0.0f, static_cast<float>(m_small.height), m_small.height);
-  m_values = static_cast<size_t>(in.width) * in.channels;
-  m_wide.resize(m_values * m_small.height);
-  rows_run(pool, m_small.height, [&](int64_t begin, int64_t end) {
-    for (auto k = static_cast<int32_t>(begin); k < end; ++k) {
-      float* out = m_wide.data() + m_values * k;
-      switch (in.channels) {  // a constant channel count lets the compiler unroll the pixel
-        case 1: widen_row<1>(tx, m_small.row(k), out); break;
-        case 3: widen_row<3>(tx, m_small.row(k), out); break;
-        default: widen_row<4>(tx, m_small.row(k), out); break;
-      }
-    }
-  });
 }
 
-void BlurRows::row(int32_t y, uint8_t* out) const {
+BlurRows::Cursor::Cursor(const BlurRows& blur) : m_blur(blur) {
+  for (std::vector<float>& wide : m_wide) wide.resize(blur.m_x.w.size() * static_cast<size_t>(blur.m_small.channels));
+}
+
+const float* BlurRows::Cursor::widened(int32_t k, int32_t keep) {
+  for (int s = 0; s < 2; ++s) {
+    if (m_rows[s] == k) return m_wide[s].data();
+  }
+  const int s = m_rows[0] == keep ? 1 : 0;
+  m_rows[s] = k;
+  float* out = m_wide[s].data();
+  switch (m_blur.m_small.channels) {  // a constant channel count lets the compiler unroll the pixel
+    case 1: widen_row<1>(m_blur.m_x, m_blur.m_small.row(k), out); break;
+    case 3: widen_row<3>(m_blur.m_x, m_blur.m_small.row(k), out); break;
+    default: widen_row<4>(m_blur.m_x, m_blur.m_small.row(k), out); break;
+  }
+  return out;
+}
+
+void BlurRows::Cursor::row(int32_t y, uint8_t* out) {
+  const int32_t k0 = m_blur.m_y.i0[y], k1 = m_blur.m_y.i1[y];
   // Locals and restrict: a byte store may alias anything, which would keep the loop scalar.
-  const float* __restrict top = m_wide.data() + m_values * m_y.i0[y];
-  const float* __restrict bottom = m_wide.data() + m_values * m_y.i1[y];
+  const float* __restrict top = widened(k0, k1);
+  const float* __restrict bottom = widened(k1, k0);
   uint8_t* __restrict dst = out;
-  const float wy = m_y.w[y];
-  const size_t n = m_values;
+  const float wy = m_blur.m_y.w[y];
+  const size_t n = m_wide[0].size();
   for (size_t k = 0; k < n; ++k) {
     dst[k] = static_cast<uint8_t>(static_cast<int32_t>(top[k] + (bottom[k] - top[k]) * wy + 0.5f));
   }
@@ -164,7 +171,8 @@ Status blur_cpu(const OpCall& call, ThreadPool* pool) {
     const BlurRows blurred(call.in[i], params, pool);  // reads the whole input before the output is written
     const ImageView& out = call.out[i];
     rows_run(pool, out.height, [&](int64_t begin, int64_t end) {
-      for (auto y = static_cast<int32_t>(begin); y < end; ++y) blurred.row(y, out.row<uint8_t>(y));
+      BlurRows::Cursor rows(blurred);
+      for (auto y = static_cast<int32_t>(begin); y < end; ++y) rows.row(y, out.row<uint8_t>(y));
     });
   }
   return Status::ok();
