@@ -1,12 +1,13 @@
 // blur on the CPU (the reference): its running sums and tap tables against blur_px.h's per-pixel functions applied
-// pixel by pixel, on odd sizes, images smaller than the factor, padded rows and every channel count, threaded and in
-// place; what a blur must do (a flat image stays flat, a stripe pattern goes, the mean level stays); validation.
+// pixel by pixel, on odd sizes, images smaller than the factor, padded rows and every channel count, threaded, in
+// every ISA variant and in place; what a blur must do (a flat image stays flat, a stripe pattern goes, the mean level stays); validation.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <vector>
 
 #include "common/image_ops_util.h"
+#include "core/cpu_isa.h"
 #include "core/thread_pool.h"
 #include "kiln/image_ops.h"
 #include "ops/blur.h"
@@ -95,16 +96,22 @@ TEST(BlurCpu, EqualsThePerPixelFunctions) {
         test::random_batch({{c.width + 3, c.height, c.channels, PixelType::kU8, Layout::kHWC}}, seed++);
     const ImageView in = padded[0].crop(0, 0, c.width, c.height);
     const std::vector<uint8_t> want = blur_by_pixel(in, c.params);
-    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
-      std::vector<uint8_t> got(want.size(), 0xCD);
-      const VarShapeBatch ib = VarShapeBatch::wrap({in});
-      const VarShapeBatch ob = VarShapeBatch::wrap(
-          {image_view_packed(got.data(), c.width, c.height, c.channels, PixelType::kU8)});
-      ASSERT_TRUE(blur(c.params, ib.view(), ob.view(), blur_cpu_exec(p)).is_ok());
-      int64_t differ = 0;
-      for (size_t k = 0; k < want.size(); ++k) differ += want[k] != got[k];
-      EXPECT_EQ(differ, 0) << (p != nullptr ? "threaded" : "one thread");
+    const CpuIsa saved = cpu_isa_active();
+    for (const CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kGeneric, CpuIsa::kAvx2}) {  // every variant of the loops
+      if (isa == CpuIsa::kAvx2 && cpu_isa_best() != CpuIsa::kAvx2) continue;
+      cpu_isa_set(isa);
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        std::vector<uint8_t> got(want.size(), 0xCD);
+        const VarShapeBatch ib = VarShapeBatch::wrap({in});
+        const VarShapeBatch ob = VarShapeBatch::wrap(
+            {image_view_packed(got.data(), c.width, c.height, c.channels, PixelType::kU8)});
+        ASSERT_TRUE(blur(c.params, ib.view(), ob.view(), blur_cpu_exec(p)).is_ok());
+        int64_t differ = 0;
+        for (size_t k = 0; k < want.size(); ++k) differ += want[k] != got[k];
+        EXPECT_EQ(differ, 0) << cpu_isa_name(isa) << (p != nullptr ? ", threaded" : ", one thread");
+      }
     }
+    cpu_isa_set(saved);
   }
 }
 

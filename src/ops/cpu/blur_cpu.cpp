@@ -3,20 +3,27 @@
 // pool), each box pass as running sums (a horizontal one per row, a vertical one down all columns at once), then
 // the enlargement: a small row's horizontal blend to the full width when an output row first needs it (float,
 // blur_px.h's first step; kept while the next rows need it), and each output row the vertical blend of its two
-// (vectorized; rows on the pool). Integer sums in any order are the same
+// (vectorized; rows on the pool). The two full-width loops have an AVX2 variant (blur_loops.h). Integer sums in any order are the same
 // sums, the running sums add and drop the clamped samples a window gains and loses, and the float steps are
 // kiln_blur_enlarge_level's in its order, so the bytes equal kiln_blur_*_px's.
 #include <algorithm>
 #include <functional>
 #include <vector>
 
+#include "core/cpu_isa.h"
 #include "core/thread_pool.h"
 #include "ops/blur.h"
 #include "ops/matte.h"
 
+#define KILN_BLUR_VARIANT generic
+#include "ops/cpu/blur_loops.h"
+#undef KILN_BLUR_VARIANT
+
 namespace kiln {
 
 namespace {
+
+bool blur_avx2() { return cpu_isa_active() == CpuIsa::kAvx2; }
 
 void rows_run(ThreadPool* pool, int32_t rows, const std::function<void(int64_t, int64_t)>& body) {
   if (pool != nullptr) {
@@ -33,11 +40,11 @@ void shrink_rows(const ImageView& in, int32_t f, BlurRows::Small* s, int32_t beg
   const int32_t half = f * f / 2, area = f * f;
   const size_t values = static_cast<size_t>(in.width) * kChannels;
   std::vector<int32_t> columns(values);  // the block rows' sums per input value
+  const auto columns_add = blur_avx2() ? avx2::blur_columns_add : generic::blur_columns_add;
   for (int32_t sy = begin; sy < end; ++sy) {
     std::fill(columns.begin(), columns.end(), 0);
     for (int32_t dy = 0; dy < f; ++dy) {
-      const uint8_t* p = in.row<uint8_t>(std::min(sy * f + dy, in.height - 1));
-      for (size_t k = 0; k < values; ++k) columns[k] += p[k];
+      columns_add(in.row<uint8_t>(std::min(sy * f + dy, in.height - 1)), columns.data(), values);
     }
     uint8_t* out = s->row(sy);
     for (int32_t sx = 0; sx < s->width; ++sx) {
@@ -151,15 +158,10 @@ const float* BlurRows::Cursor::widened(int32_t k, int32_t keep) {
 
 void BlurRows::Cursor::row(int32_t y, uint8_t* out) {
   const int32_t k0 = m_blur.m_y.i0[y], k1 = m_blur.m_y.i1[y];
-  // Locals and restrict: a byte store may alias anything, which would keep the loop scalar.
-  const float* __restrict top = widened(k0, k1);
-  const float* __restrict bottom = widened(k1, k0);
-  uint8_t* __restrict dst = out;
-  const float wy = m_blur.m_y.w[y];
-  const size_t n = m_wide[0].size();
-  for (size_t k = 0; k < n; ++k) {
-    dst[k] = static_cast<uint8_t>(static_cast<int32_t>(top[k] + (bottom[k] - top[k]) * wy + 0.5f));
-  }
+  const float* top = widened(k0, k1);
+  const float* bottom = widened(k1, k0);
+  const auto blend = blur_avx2() ? avx2::blur_rows_blend : generic::blur_rows_blend;
+  blend(top, bottom, m_blur.m_y.w[y], out, m_wide[0].size());
 }
 
 Status blur_cpu(const OpCall& call, ThreadPool* pool) {
