@@ -156,6 +156,27 @@ TEST(FrameMatte, BlurKeepsThePersonSharpAndSmoothsTheBackground) {
   EXPECT_NEAR(a, 128, 40);
 }
 
+// Outputs that read the frame refuse one of another size or channel count (the blur's rows and the blend would
+// read and write past it); a mask reads no pixels, so any frame does.
+TEST(FrameMatte, AFrameOfAnotherShapeIsRefusedWhereItIsRead) {
+  const std::vector<float> p = half_person();
+  ExecOptions cpu;
+  cpu.mode = ExecMode::kCpu;
+  OpExecutor exec(cpu);
+  ImageBuffer out;
+  const ImageBuffer small = solid(32, 32, 1, 2, 3);
+  for (const SegmentOutput kind : {SegmentOutput::kBlur, SegmentOutput::kComposite, SegmentOutput::kAlpha}) {
+    const Result<double> share = make(kind).render(small.view(), p.data(), &out, exec);
+    EXPECT_EQ(share.status().code(), Errc::kInvalidArgument) << static_cast<int>(kind);
+  }
+  ImageBuffer gray = solid(64, 32, 1, 2, 3);
+  gray.channels = 1;
+  gray.pixels.resize(64 * 32);
+  EXPECT_EQ(make(SegmentOutput::kBlur).render(gray.view(), p.data(), &out, exec).status().code(),
+            Errc::kInvalidArgument);
+  EXPECT_TRUE(make(SegmentOutput::kMask).render(small.view(), p.data(), &out, exec).is_ok());
+}
+
 TEST(FrameMatte, LetterboxRegionMapsBackToTheFrame) {
   // The frame filled rows 1..2 of a 8 x 4 model input: only that band counts.
   std::vector<float> p(8 * 4, 0.0f);
