@@ -170,4 +170,12 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
   range->wait();
 }
 
+void parallel_for(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t min_block) {
+  if (pool != nullptr) {
+    pool->parallel_for(n, fn, min_block);
+  } else if (n > 0) {
+    fn(0, n);
+  }
+}
+
 }  // namespace kiln

@@ -52,4 +52,8 @@ class ThreadPool {
   std::condition_variable m_cv;
 };
 
+// pool->parallel_for(n, fn, min_block), or fn(0, n) on the calling thread where there is no pool.
+void parallel_for(ThreadPool* pool, int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn,
+                  int64_t min_block = 1);
+
 }  // namespace kiln

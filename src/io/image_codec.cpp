@@ -174,12 +174,8 @@ DecodedBatch decode_many(int64_t n, ThreadPool* pool, const DecodeOne& decode_on
   auto work = [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) results[static_cast<size_t>(i)] = decode_one(i);
   };
-  if (pool != nullptr && n > 1) {
-    // Contiguous blocks of inputs per worker; each input writes only its own slot.
-    pool->parallel_for(n, [&](int64_t begin, int64_t end) { work(begin, end); });
-  } else {
-    work(0, n);
-  }
+  // Blocks of inputs per worker; each input writes only its own slot.
+  parallel_for(pool, n, work);
   DecodedBatch batch;
   batch.status.resize(static_cast<size_t>(n));
   batch.index.assign(static_cast<size_t>(n), -1);

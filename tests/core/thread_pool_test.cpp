@@ -6,6 +6,8 @@
 #include <set>
 #include <thread>
 #include <time.h>
+#include <utility>
+#include <vector>
 
 #include "core/thread_pool.h"
 
@@ -59,6 +61,22 @@ TEST(ThreadPool, MinBlockKeepsSmallWorkOnTheCallerAndBlocksAtLeastThatBig) {
   }
   EXPECT_EQ(ThreadPool::min_rows(336), 196);  // a 112 x 112 RGB image stays on one thread
   EXPECT_EQ(ThreadPool::min_rows(1536), 43);
+}
+
+TEST(ThreadPool, WithoutAPoolTheCallerRunsTheWholeRangeOnce) {
+  std::vector<std::pair<int64_t, int64_t>> calls;
+  const auto record = [&](int64_t begin, int64_t end) { calls.emplace_back(begin, end); };
+  parallel_for(nullptr, 0, record);
+  EXPECT_TRUE(calls.empty());
+  parallel_for(nullptr, 37, record, 4);
+  EXPECT_EQ(calls, (std::vector<std::pair<int64_t, int64_t>>{{0, 37}}));
+
+  ThreadPool pool(2);
+  std::vector<std::atomic<int>> hits(1000);
+  parallel_for(&pool, 1000, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) hits[static_cast<size_t>(i)]++;
+  });
+  for (const auto& h : hits) ASSERT_EQ(h.load(), 1);
 }
 
 TEST(ThreadPool, SubmittedTasksRunBeforeDestruction) {

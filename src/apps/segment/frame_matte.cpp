@@ -137,8 +137,7 @@ void FrameMatte::prob_row(const float* prob, int32_t y, float* column_blend, flo
 
 double FrameMatte::rows_share(const std::function<void(int64_t, int64_t)>& rows, const std::vector<int64_t>& counts,
                               ThreadPool* pool) const {
-  if (pool != nullptr) pool->parallel_for(m_height, rows);
-  else rows(0, m_height);
+  parallel_for(pool, m_height, rows);
   int64_t total = 0;
   for (const int64_t c : counts) total += c;
   return static_cast<double>(total) / (static_cast<double>(m_width) * m_height);

@@ -25,14 +25,6 @@ namespace {
 
 bool blur_avx2() { return cpu_isa_active() == CpuIsa::kAvx2; }
 
-void rows_run(ThreadPool* pool, int32_t rows, const std::function<void(int64_t, int64_t)>& body) {
-  if (pool != nullptr) {
-    pool->parallel_for(rows, body);
-  } else {
-    body(0, rows);
-  }
-}
-
 // Small rows [begin, end) of `s`: each pixel the rounded mean of its block (a constant channel count lets the
 // compiler keep the sums in registers).
 template <int32_t kChannels>
@@ -59,7 +51,7 @@ void shrink_rows(const ImageView& in, int32_t f, BlurRows::Small* s, int32_t beg
 }
 
 void shrink(const ImageView& in, int32_t factor, BlurRows::Small* s, ThreadPool* pool) {
-  rows_run(pool, s->height, [&](int64_t begin, int64_t end) {
+  parallel_for(pool, s->height, [&](int64_t begin, int64_t end) {
     const auto b = static_cast<int32_t>(begin), e = static_cast<int32_t>(end);
     switch (in.channels) {
       case 1: return shrink_rows<1>(in, factor, s, b, e);
@@ -172,7 +164,7 @@ Status blur_cpu(const OpCall& call, ThreadPool* pool) {
   for (int64_t i = 0; i < call.in.count; ++i) {
     const BlurRows blurred(call.in[i], params, pool);  // reads the whole input before the output is written
     const ImageView& out = call.out[i];
-    rows_run(pool, out.height, [&](int64_t begin, int64_t end) {
+    parallel_for(pool, out.height, [&](int64_t begin, int64_t end) {
       BlurRows::Cursor rows(blurred);
       for (auto y = static_cast<int32_t>(begin); y < end; ++y) rows.row(y, out.row<uint8_t>(y));
     });

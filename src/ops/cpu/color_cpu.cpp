@@ -33,11 +33,7 @@ void rows_for_each(const VarShapeBatchView& batch, ThreadPool* pool, const RowFn
       row_fn(image, static_cast<int32_t>(r - first_row[static_cast<size_t>(image)]));
     }
   };
-  if (pool == nullptr) {
-    run(0, rows);
-  } else {
-    pool->parallel_for(rows, run);
-  }
+  parallel_for(pool, rows, run);
 }
 
 // One row of u8 gray: CN channels per input pixel, red at R (0 or 2), blue at 2 - R.

@@ -328,11 +328,7 @@ void blur_fixed_run(const EnhanceBlurFixed& f, const Plane& src, const Plane& ds
     b.ring = ring.data();
     rows_fn(f, b, band_row(begin), band_row(end));
   };
-  if (pool == nullptr || bands == 1) {
-    run(0, bands);
-  } else {
-    pool->parallel_for(bands, run);
-  }
+  parallel_for(pool, bands, run);
 }
 
 // The fixed-point kernel for `w` when the fast path runs (not the scalar reference mode, bound below one level).

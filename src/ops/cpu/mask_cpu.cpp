@@ -29,11 +29,7 @@ void rows_for(const std::vector<ImageView>& batch, ThreadPool* pool, const std::
       fn(image, static_cast<int32_t>(k - starts[image]));
     }
   };
-  if (pool == nullptr) {
-    body(0, starts.back());
-  } else {
-    pool->parallel_for(starts.back(), body);
-  }
+  parallel_for(pool, starts.back(), body);
 }
 
 // One smoothing pass src -> dst (u8 1-channel images of the same shapes).
@@ -116,11 +112,7 @@ Status mask_cpu(const OpCall& call, ThreadPool* pool) {
     const auto body = [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) mask_largest_component(out[static_cast<size_t>(i)]);
     };
-    if (pool == nullptr) {
-      body(0, static_cast<int64_t>(out.size()));
-    } else {
-      pool->parallel_for(static_cast<int64_t>(out.size()), body);
-    }
+    parallel_for(pool, static_cast<int64_t>(out.size()), body);
   }
   return Status::ok();
 }

@@ -135,11 +135,7 @@ Status matte_cpu(const OpCall& call, ThreadPool* pool) {
     const auto body = [&](int64_t begin, int64_t end) {
       person += matte.rows(static_cast<int32_t>(begin), static_cast<int32_t>(end), counts != nullptr);
     };
-    if (pool != nullptr) {
-      pool->parallel_for(call.out[i].height, body);
-    } else {
-      body(0, call.out[i].height);
-    }
+    parallel_for(pool, call.out[i].height, body);
     if (counts != nullptr) counts[i] = person.load();
   }
   return Status::ok();

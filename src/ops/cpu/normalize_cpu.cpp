@@ -38,11 +38,7 @@ Status normalize_cpu(const OpCall& call, ThreadPool* pool) {
     }
   };
   const int64_t rows = first_row.back();
-  if (pool == nullptr) {
-    run(0, rows);
-  } else {
-    pool->parallel_for(rows, run);
-  }
+  parallel_for(pool, rows, run);
   return Status::ok();
 }
 

@@ -130,11 +130,7 @@ void preprocess_image(const ImageView& in, const ImageView& out, const ResizePla
       }
     }
   };
-  if (pool == nullptr || out.height < 2) {
-    rows(0, out.height);
-  } else {
-    pool->parallel_for(out.height, rows, ThreadPool::min_rows(static_cast<int64_t>(out.width) * cn));
-  }
+  parallel_for(pool, out.height, rows, ThreadPool::min_rows(static_cast<int64_t>(out.width) * cn));
 }
 
 }  // namespace

@@ -39,11 +39,7 @@ Status probability_cpu(const OpCall& call, ThreadPool* pool) {
         }
       }
     };
-    if (pool != nullptr) {
-      pool->parallel_for(in.height, body);
-    } else {
-      body(0, in.height);
-    }
+    parallel_for(pool, in.height, body);
   }
   return Status::ok();
 }

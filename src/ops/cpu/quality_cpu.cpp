@@ -42,11 +42,7 @@ Status quality_cpu(const OpCall& call, ThreadPool* pool) {
   const auto run = [&](int64_t begin, int64_t end) {
     quality_items(call, items.data(), begin, end, bgr, partial.data());
   };
-  if (pool != nullptr && items.size() > 1) {
-    pool->parallel_for(static_cast<int64_t>(items.size()), run);
-  } else {
-    run(0, static_cast<int64_t>(items.size()));
-  }
+  parallel_for(pool, static_cast<int64_t>(items.size()), run);
 
   // Partial sums combined in block order (exact integers in any case).
   std::vector<KilnQualitySums> totals(static_cast<size_t>(call.in.count), KilnQualitySums{});

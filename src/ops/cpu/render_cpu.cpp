@@ -23,11 +23,7 @@ Status render_cpu(const OpCall& call, ThreadPool* pool) {
   const auto& params = *static_cast<const RenderParams*>(call.params);
   const RenderFn fn = render_fn(cpu_isa_active());
   const int64_t count = call.in.count;
-  if (pool == nullptr || pool->size() <= 1 || count < 2) {
-    fn(params, call.in, call.out, 0, count);
-  } else {
-    pool->parallel_for(count, [&](int64_t begin, int64_t end) { fn(params, call.in, call.out, begin, end); });
-  }
+  parallel_for(pool, count, [&](int64_t begin, int64_t end) { fn(params, call.in, call.out, begin, end); });
   return Status::ok();
 }
 

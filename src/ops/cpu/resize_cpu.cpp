@@ -76,14 +76,6 @@ inline uint8_t u8_round_even(float v) {
   return static_cast<uint8_t>(static_cast<int32_t>((v + 8388608.0f) - 8388608.0f));
 }
 
-void rows_run(ThreadPool* pool, int64_t n, int64_t values_per_row, const std::function<void(int64_t, int64_t)>& fn) {
-  if (pool == nullptr || n < 2) {
-    fn(0, n);
-  } else {
-    pool->parallel_for(n, fn, ThreadPool::min_rows(values_per_row));
-  }
-}
-
 // One image (or one plane, channels = 1) of a resize. Two-tap u8 resizes take the fast path outside the reference
 // mode (resize_bilinear_u8.h: within 1 level of the float expression).
 template <typename T>
@@ -92,7 +84,7 @@ void resize_image(const ImageView& src, const ImageView& dst, int32_t channels, 
   const bool fast = sizeof(T) == 1 && bilinear_u8_usable(plan, src, channels);
   const BilinearU8Tables tables = fast ? bilinear_u8_tables(plan, channels, src.width) : BilinearU8Tables{};
   const size_t span = static_cast<size_t>(plan.x.hi - plan.x.lo + 1) * static_cast<size_t>(channels);
-  rows_run(pool, dst.height, static_cast<int64_t>(dst.width) * channels, [&](int64_t begin, int64_t end) {
+  parallel_for(pool, dst.height, [&](int64_t begin, int64_t end) {
     std::optional<BilinearU8Rows> fast_rows;
     if (fast) fast_rows.emplace(tables);
     std::vector<float> scratch(fast ? 0 : span);
@@ -137,7 +129,7 @@ void resize_image(const ImageView& src, const ImageView& dst, int32_t channels, 
         out[x] = pad_px[x % channels];
       }
     }
-  });
+  }, ThreadPool::min_rows(static_cast<int64_t>(dst.width) * channels));
 }
 
 }  // namespace

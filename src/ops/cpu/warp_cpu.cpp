@@ -176,11 +176,7 @@ Status warp_cpu(const OpCall& call, ThreadPool* pool) {
       begin = image.first_row + y_end;
     }
   };
-  if (pool == nullptr) {
-    run(0, rows);
-  } else {
-    pool->parallel_for(rows, run, ThreadPool::min_rows(values_per_row));
-  }
+  parallel_for(pool, rows, run, ThreadPool::min_rows(values_per_row));
   return Status::ok();
 }
 
