@@ -2,6 +2,8 @@
 // bench_command_add runs the one that was given.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +11,14 @@
 #include "cli/commands.h"
 
 namespace kiln::cli {
+
+struct BenchSize {
+  const char* name;
+  int32_t width;
+  int32_t height;
+};
+// The predecessor's benchmark_gpu.py image sizes (bench ops, bench faces).
+constexpr std::array<BenchSize, 3> kBenchSizes = {{{"small", 300, 300}, {"medium", 800, 600}, {"large", 1920, 1080}}};
 
 Runner bench_render_command_add(CLI::App& bench);
 Runner bench_ops_command_add(CLI::App& bench);

@@ -41,15 +41,8 @@ struct BenchFacesArgs {
   std::string plot;
 };
 
-struct Size {
-  const char* name;
-  int32_t width;
-  int32_t height;
-};
-constexpr Size kSizes[] = {{"small", 300, 300}, {"medium", 800, 600}, {"large", 1920, 1080}};
-
 // Each photo letterboxed to width x height (the face keeps its shape).
-Result<std::vector<ImageBuffer>> photos_at(const std::vector<ImageBuffer>& photos, const Size& size) {
+Result<std::vector<ImageBuffer>> photos_at(const std::vector<ImageBuffer>& photos, const BenchSize& size) {
   std::vector<ImageBuffer> out;
   for (const ImageBuffer& photo : photos) {
     ImageBuffer image;
@@ -195,7 +188,7 @@ int bench_faces_run(const BenchFacesArgs& args) {
   for (const std::string& name : args.operations) {
     for (const auto& [key, mode] : devices) {
       auto op = Operation::open(name, mode, args.threads);
-      for (const Size& size : kSizes) {
+      for (const BenchSize& size : kBenchSizes) {
         if (std::find(args.sizes.begin(), args.sizes.end(), size.name) == args.sizes.end()) continue;
         nlohmann::json row;
         if (!op.is_ok()) {
@@ -218,7 +211,7 @@ int bench_faces_run(const BenchFacesArgs& args) {
         std::fprintf(stderr, "%-19s %-6s %-9s %s\n", name.c_str(), size.name, key.c_str(), line);
       }
     }
-    for (const Size& size : kSizes) {
+    for (const BenchSize& size : kBenchSizes) {
       if (!results[name].contains(size.name)) continue;
       const nlohmann::json& r = results[name][size.name];
       if (!r.contains("gpu_true") || !r.contains("gpu_false") || !r["gpu_true"].contains("mean_time_ms") ||

@@ -40,9 +40,6 @@ struct OpsFlags {
   std::string plot;
 };
 
-// The predecessor's benchmark_gpu.py image sizes.
-constexpr std::array<BenchSize, 3> kSizes = {{{"small", 300, 300}, {"medium", 800, 600}, {"large", 1920, 1080}}};
-
 // Iterations of backend.run on the validated call: one untimed warm-up, then `iterations` timed runs; a failed
 // run counts against the success rate and is left out of the time.
 nlohmann::json bench_op_backend(Backend& backend, const OpCall& call, int32_t iterations, ThreadPool* pool) {
@@ -225,8 +222,11 @@ int bench_ops(const OpsFlags& f) {
   }
   std::vector<BenchSize> sizes;
   for (const auto& name : f.sizes) {
-    const auto it = std::find_if(kSizes.begin(), kSizes.end(), [&](const BenchSize& s) { return name == s.name; });
-    if (it == kSizes.end()) return exit_with(invalid_argument("bench ops: unknown size '" + name + "' (small, medium, large)"));
+    const auto it =
+        std::find_if(kBenchSizes.begin(), kBenchSizes.end(), [&](const BenchSize& s) { return name == s.name; });
+    if (it == kBenchSizes.end()) {
+      return exit_with(invalid_argument("bench ops: unknown size '" + name + "' (small, medium, large)"));
+    }
     sizes.push_back(*it);
   }
   for (int64_t b : f.batch_sizes) {

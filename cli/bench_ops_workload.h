@@ -6,18 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "cli/bench_commands.h"
 #include "kiln/image.h"
 #include "kiln/ops.h"
 #include "kiln/ops/quality.h"
 #include "kiln/status.h"
 
 namespace kiln::cli {
-
-struct BenchSize {
-  const char* name;
-  int32_t width;
-  int32_t height;
-};
 
 struct Workload {
   OpKind kind = OpKind::kResize;

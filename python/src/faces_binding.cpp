@@ -16,6 +16,7 @@
 #include "bindings.h"
 #include "core/thread_pool.h"
 #include "errors.h"
+#include "image_input.h"
 #include "kiln/apps/faces.h"
 #include "kiln/codec.h"
 #include "kiln/image_ops.h"
@@ -34,10 +35,6 @@ struct FaceInput {
   std::string path;
   ImageBuffer pixels;
 };
-
-bool is_path(pyb::handle obj) {
-  return pyb::isinstance<pyb::str>(obj) || PyObject_HasAttrString(obj.ptr(), "__fspath__");
-}
 
 FaceInput face_input_from(pyb::handle obj, const std::string& what) {
   FaceInput input;

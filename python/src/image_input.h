@@ -24,4 +24,9 @@ struct ImageListInput {
 
 ImageListInput images_from_object(pybind11::handle obj);
 
+// A str or an os.PathLike: an image's path, not its bytes or pixels.
+inline bool is_path(pybind11::handle obj) {
+  return pybind11::isinstance<pybind11::str>(obj) || PyObject_HasAttrString(obj.ptr(), "__fspath__");
+}
+
 }  // namespace kiln::py

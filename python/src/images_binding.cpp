@@ -24,10 +24,6 @@ namespace {
 
 namespace pyb = pybind11;
 
-bool is_path(pyb::handle obj) {
-  return pyb::isinstance<pyb::str>(obj) || PyObject_HasAttrString(obj.ptr(), "__fspath__");
-}
-
 // Paths (a path, or a list of them), numpy images or a DLPack tensor; `arrays` or `tensor` keeps the images alive.
 ImageInputs inputs_from(pyb::handle obj, ImageListInput* arrays, DlpackImages* tensor) {
   ImageInputs inputs;

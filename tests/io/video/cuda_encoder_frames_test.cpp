@@ -66,7 +66,9 @@ class CudaEncoderFramesFilled : public ::testing::Test {
     EXPECT_TRUE(taken.is_ok());
     AvFramePtr got(av_frame_alloc());
     got->format = AV_PIX_FMT_NV12;
-    if (taken.is_ok()) EXPECT_EQ(av_hwframe_transfer_data(got.get(), taken.value(), 0), 0);
+    if (taken.is_ok()) {
+      EXPECT_EQ(av_hwframe_transfer_data(got.get(), taken.value(), 0), 0);
+    }
     return got;
   }
 
