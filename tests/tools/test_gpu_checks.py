@@ -135,3 +135,38 @@ def test_the_summary_reads_the_figures_and_judges_the_targets(tmp_path):
     assert ("[NOT met] kiln segment --mode cpu at 16 threads >= 0.95x its rate at 2 (seed's config, steady): "
             "60.0 -> 50.0") in out
     assert "not run (deadline): bench_ops" in out
+
+
+def test_the_summary_lists_the_profiled_kernels_slowest_first_and_says_what_bounds_each(tmp_path):
+    head = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
+            '"Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"\n')
+
+    def row(i, name, section, metric, unit, value):
+        return (f'"{i}","77","kiln","127.0.0.1","{name}","1","13","(16, 16, 1)","(120, 68, 32)","0","9.0",'
+                f'"{section}","{metric}","{unit}","{value}"\n')
+
+    sol, ld = "GPU Speed Of Light Throughput", "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"
+    csv_text = ("==PROF== Connected to process 77 (/b/kiln)\n" + head +
+                row(0, "resize_u8", sol, "Duration", "usecond", "412.35") +
+                row(0, "resize_u8", sol, "Memory Throughput", "%", "82.10") +
+                row(0, "resize_u8", sol, "Compute (SM) Throughput", "%", "21.00") +
+                row(0, "resize_u8", "Occupancy", "Achieved Occupancy", "%", "71.5") +
+                row(0, "resize_u8", "Command line profiler metrics", ld, "%", "37.5") +
+                row(1, "quality_sums", sol, "Duration", "msecond", "1.25") +
+                row(1, "quality_sums", sol, "Memory Throughput", "%", "20.3") +
+                row(1, "quality_sums", sol, "Compute (SM) Throughput", "%", "15") +
+                row(1, "quality_sums", sol, "Elapsed Cycles", "cycle", "2,180,512"))
+    (tmp_path / "ncu_ops.csv").write_text(csv_text)
+    (tmp_path / "steps.tsv").write_text("ncu_ops\t0\t40\n")
+    result = subprocess.run([sys.executable, str(SUMMARY), str(tmp_path), "480"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    profile = result.stdout.split("Profile (Nsight Compute", 1)[1].split("Targets", 1)[0].splitlines()[1:]
+    assert profile[0].startswith("  quality_sums grid (120, 68, 32) block (16, 16, 1): 1250.0 us, memory 20% ")
+    assert profile[0].endswith("latency-bound (a tuning candidate)")
+    assert "412.4 us, memory 82% (DRAM -%), SM 21%, occupancy 72%" in profile[1]
+    assert profile[1].endswith("sectors used by loads 38%, stores -%: memory-bound, uncoalesced")
+
+    (tmp_path / "ncu_ops.csv").write_text("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\n")
+    (tmp_path / "steps.tsv").write_text("ncu_ops\t1\t3\n")
+    result = subprocess.run([sys.executable, str(SUMMARY), str(tmp_path), "480"], capture_output=True, text=True)
+    assert "  no kernels profiled (rc 1): ==ERROR== ERR_NVGPUCTRPERM" in result.stdout

@@ -4,7 +4,9 @@ only (the lent GPU machine has Python 3, nothing more is promised).
 
   checks_summary.py LOG_DIR BUDGET_SECONDS > LOG_DIR/summary.txt
 """
+import csv
 import glob
+import io
 import json
 import os
 import re
@@ -258,6 +260,53 @@ lowest = min(shares, key=shares.get) if shares else None
 target("ops on pinned host batches >= 0.8x the upload bound (issue 37)",
        min(shares.values()) >= 0.8 if shares else None,
        f"lowest {lowest} {fmt(shares[lowest], '.2f')}" if lowest else "no pinned rows with an upload bound")
+
+# 4. Profile
+US_PER = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3, "second": 1e6, "s": 1e6}
+SECTORS = "smsp__sass_average_data_bytes_per_sector_mem_global_op_"
+
+
+def ncu_kernels(raw):
+    """Per profiled launch of ncu's --csv --page details output: name, grid, block and {metric name: value}."""
+    start = raw.find('"ID",')
+    kernels = {}
+    for r in csv.DictReader(io.StringIO(raw[start:] if start >= 0 else "")):
+        if not r.get("Metric Name") or r.get("ID") is None:
+            continue
+        k = kernels.setdefault(r["ID"], {"name": r.get("Kernel Name", "?"), "grid": r.get("Grid Size", "?"),
+                                         "block": r.get("Block Size", "?"), "metrics": {}})
+        try:
+            value = float((r.get("Metric Value") or "").replace(",", ""))
+        except ValueError:
+            continue
+        unit = r.get("Metric Unit") or ""
+        if r["Metric Name"] == "Duration":
+            value *= US_PER.get(unit, 1.0)
+        k["metrics"][r["Metric Name"]] = value
+    return list(kernels.values())
+
+
+kernels = ncu_kernels(text("ncu_ops.csv"))
+ncu_steps = [n for n in ("ncu_ops", "ncu_ops_plain") if n in STEPS]
+if ncu_steps:
+    lines.append("Profile (Nsight Compute, one launch per kernel and configuration of bench ops on device batches, "
+                 "1080p b32)")
+    if not kernels:
+        problem = re.search(r"==ERROR==[^\n]*", text("ncu_ops.csv") + text(ncu_steps[-1] + ".log"))
+        lines.append(f"  no kernels profiled (rc {STEPS[ncu_steps[-1]][0]}): "
+                     f"{problem.group(0)[:150] if problem else 'no ==ERROR== line; see ' + ncu_steps[-1] + '.log'}")
+    for k in sorted(kernels, key=lambda k: -k["metrics"].get("Duration", 0))[:24]:
+        m = k["metrics"].get
+        memory, sm, loads, stores = m("Memory Throughput"), m("Compute (SM) Throughput"), m(SECTORS + "ld.pct"), \
+            m(SECTORS + "st.pct")
+        verdict = "memory-bound" if (memory or 0) >= 60 else "compute-bound" if (sm or 0) >= 60 else \
+            "latency-bound (a tuning candidate)" if memory is not None and sm is not None else "?"
+        if (loads is not None and loads < 50) or (stores is not None and stores < 50):
+            verdict += ", uncoalesced"
+        lines.append(f"  {k['name'][:48]} grid {k['grid']} block {k['block']}: {fmt(m('Duration'))} us, memory "
+                     f"{fmt(memory, '.0f')}% (DRAM {fmt(m('DRAM Throughput'), '.0f')}%), SM {fmt(sm, '.0f')}%, "
+                     f"occupancy {fmt(m('Achieved Occupancy'), '.0f')}%, {fmt(m('Registers Per Thread'), '.0f')} "
+                     f"registers; sectors used by loads {fmt(loads, '.0f')}%, stores {fmt(stores, '.0f')}%: {verdict}")
 
 print("\n".join(lines))
 print("Targets")
