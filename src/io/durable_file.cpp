@@ -73,7 +73,11 @@ Status file_commit(const std::string& tmp, const std::string& final_path) {
 
 Result<std::string> temp_file_create(const std::string& final_path) {
   const fs::path p(final_path);
-  std::string tmpl = (p.parent_path() / ("." + p.filename().string() + ".tmp.XXXXXX")).string();
+  // Appended, not "." + string&&: GCC 12 warns falsely (-Wrestrict) about the insert that operator+ inlines.
+  std::string name = ".";
+  name += p.filename().string();
+  name += ".tmp.XXXXXX";
+  std::string tmpl = (p.parent_path() / name).string();
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0) return errno_status(final_path + ": cannot create a temporary file");
   // mkstemp creates 0600; give the final file the usual 0666 & ~umask.

@@ -56,7 +56,11 @@ Result<std::vector<QualityPreviewCell>> quality_preview_write(const std::string&
     } else {
       sheet.missing(cell_index, "no longer readable");
     }
-    sheet.caption(cell_index, 0, "#" + std::to_string(cell.rank + 1) + "  " + name, ink::kText, true);
+    std::string title = "#";  // appended: "#" + string&& trips GCC 12's false -Wrestrict warning
+    title += std::to_string(cell.rank + 1);
+    title += "  ";
+    title += name;
+    sheet.caption(cell_index, 0, title, ink::kText, true);
     sheet.caption(cell_index, 1, "score " + number(e.score, 3) + (e.pass ? ", passed" : ", failed"),
                   e.pass ? ink::kGood : ink::kBad);
     sheet.caption(cell_index, 2, "blur " + number(e.blur, 1) + "   sharpness " + number(e.sharpness, 1));

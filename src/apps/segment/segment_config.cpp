@@ -38,8 +38,7 @@ std::string dims_text(const YAML::Node& node) {
 }
 
 // root by value: yaml-cpp's const operator[] gives an invalid node for a missing key, the non-const one an empty one.
-Status sections_apply(YAML::Node root, const std::string& path, SegmentJobConfig* config,
-                      std::vector<std::string>* notes);
+Status sections_apply(YAML::Node root, SegmentJobConfig* config, std::vector<std::string>* notes);
 
 }  // namespace
 
@@ -56,7 +55,7 @@ Status segment_config_apply_yaml(const std::string& path, SegmentJobConfig* conf
   // Every value is read through scalar<T>() with its key named; a node of a shape nothing expected (a list where a
   // name was, a mapping as a key) still ends as this one line, never as an exception out of kiln.
   try {
-    return sections_apply(root, path, config, notes);
+    return sections_apply(root, config, notes);
   } catch (const YAML::Exception& e) {
     return invalid_argument(path + ": a section or key of an unexpected shape (" + std::string(e.what()) + ")");
   }
@@ -64,8 +63,7 @@ Status segment_config_apply_yaml(const std::string& path, SegmentJobConfig* conf
 
 namespace {
 
-Status sections_apply(YAML::Node root, const std::string& path, SegmentJobConfig* config,
-                      std::vector<std::string>* notes) {
+Status sections_apply(YAML::Node root, SegmentJobConfig* config, std::vector<std::string>* notes) {
   const auto note = [&](const std::string& text) { notes->push_back("config: " + text); };
 
   if (YAML::Node n = at(root, {"batching", "dynamic"}); n.IsMap()) {
