@@ -146,27 +146,34 @@ def test_the_summary_lists_the_profiled_kernels_slowest_first_and_says_what_boun
                 f'"{section}","{metric}","{unit}","{value}"\n')
 
     sol, ld = "GPU Speed Of Light Throughput", "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"
+    quality = "kiln::(anonymous namespace)::quality_sums(kiln::KilnImageDesc const*, int)"
     csv_text = ("==PROF== Connected to process 77 (/b/kiln)\n" + head +
-                row(0, "resize_u8", sol, "Duration", "usecond", "412.35") +
-                row(0, "resize_u8", sol, "Memory Throughput", "%", "82.10") +
-                row(0, "resize_u8", sol, "Compute (SM) Throughput", "%", "21.00") +
-                row(0, "resize_u8", "Occupancy", "Achieved Occupancy", "%", "71.5") +
-                row(0, "resize_u8", "Command line profiler metrics", ld, "%", "37.5") +
-                row(1, "quality_sums", sol, "Duration", "msecond", "1.25") +
-                row(1, "quality_sums", sol, "Memory Throughput", "%", "20.3") +
-                row(1, "quality_sums", sol, "Compute (SM) Throughput", "%", "15") +
-                row(1, "quality_sums", sol, "Elapsed Cycles", "cycle", "2,180,512"))
+                row(0, "resize_u8", sol, "Duration", "usecond", "980.0") +
+                row(0, "resize_u8", sol, "Memory Throughput", "%", "40") +
+                row(2, "resize_u8", sol, "Duration", "usecond", "412.35") +
+                row(2, "resize_u8", sol, "Memory Throughput", "%", "82.10") +
+                row(2, "resize_u8", sol, "Compute (SM) Throughput", "%", "21.00") +
+                row(2, "resize_u8", "Occupancy", "Achieved Occupancy", "%", "71.5") +
+                row(2, "resize_u8", "Command line profiler metrics", ld, "%", "37.5") + head +
+                row(1, quality, sol, "Duration", "msecond", "1.25") +
+                row(1, quality, sol, "Memory Throughput", "%", "20.3") +
+                row(1, quality, sol, "Compute (SM) Throughput", "%", "15") +
+                row(1, quality, sol, "Elapsed Cycles", "cycle", "2,180,512"))
     (tmp_path / "ncu_ops.csv").write_text(csv_text)
     (tmp_path / "steps.tsv").write_text("ncu_ops\t0\t40\n")
     result = subprocess.run([sys.executable, str(SUMMARY), str(tmp_path), "480"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     profile = result.stdout.split("Profile (Nsight Compute", 1)[1].split("Targets", 1)[0].splitlines()[1:]
-    assert profile[0].startswith("  quality_sums grid (120, 68, 32) block (16, 16, 1): 1250.0 us, memory 20% ")
+    assert len(profile) == 2, profile
+    assert profile[0].startswith("  quality_sums grid (120, 68, 32) block (16, 16, 1) (1 launches): 1250.0 us, "
+                                 "memory 20% ")
     assert profile[0].endswith("latency-bound (a tuning candidate)")
-    assert "412.4 us, memory 82% (DRAM -%), SM 21%, occupancy 72%" in profile[1]
+    assert "(2 launches): 412.4 us, memory 82% (DRAM -%), SM 21%, occupancy 72%" in profile[1]
     assert profile[1].endswith("sectors used by loads 38%, stores -%: memory-bound, uncoalesced")
 
     (tmp_path / "ncu_ops.csv").write_text("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\n")
-    (tmp_path / "steps.tsv").write_text("ncu_ops\t1\t3\n")
+    (tmp_path / "steps.tsv").write_text("ncu_ops\trefused\t3\nncu_ops_plain\t1\t3\n")
     result = subprocess.run([sys.executable, str(SUMMARY), str(tmp_path), "480"], capture_output=True, text=True)
+    assert "ncu refused the sector metrics" in result.stdout
     assert "  no kernels profiled (rc 1): ==ERROR== ERR_NVGPUCTRPERM" in result.stdout
+    assert "failed 1: ncu_ops_plain (rc 1)" in result.stdout

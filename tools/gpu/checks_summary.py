@@ -93,7 +93,7 @@ device = " ".join(text("../nvidia-smi.txt").split("\n")[8:10]).split("|")[1].str
 used = sum(s for _, s in STEPS.values())
 lines.append(f"kiln GPU checks: {os.cpu_count()} cores; {device}; mode {mode}; steps took {used} s of {BUDGET} s")
 not_run = [n for n, (rc, _) in STEPS.items() if rc == "not run"]
-failed = [f"{n} (rc {rc})" for n, (rc, _) in STEPS.items() if rc not in ("0", "not run")]
+failed = [f"{n} (rc {rc})" for n, (rc, _) in STEPS.items() if rc not in ("0", "not run", "refused")]
 lines.append(f"Steps: {len(STEPS)}, failed {len(failed)}: {', '.join(failed) or 'none'}; not run (deadline): "
              f"{', '.join(not_run) or 'none'}")
 
@@ -266,31 +266,45 @@ US_PER = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3
 SECTORS = "smsp__sass_average_data_bytes_per_sector_mem_global_op_"
 
 
+def kernel_name(name):
+    """ncu's kernel name without namespaces and parameters (where --print-kernel-base function was not honoured)."""
+    name = name.replace("(anonymous namespace)::", "").split("(", 1)[0]
+    return re.sub(r"^(?:\w+::)+", "", name).strip() or "?"
+
+
 def ncu_kernels(raw):
-    """Per profiled launch of ncu's --csv --page details output: name, grid, block and {metric name: value}."""
+    """ncu's --csv --page details output, one entry per kernel name and launch configuration: the metrics of its last
+    launch (the ops' timed runs follow their warm-ups) and how many launches were profiled."""
     start = raw.find('"ID",')
-    kernels = {}
+    launches = {}
     for r in csv.DictReader(io.StringIO(raw[start:] if start >= 0 else "")):
-        if not r.get("Metric Name") or r.get("ID") is None:
+        if not r.get("Metric Name") or r.get("ID") in (None, "ID"):
             continue
-        k = kernels.setdefault(r["ID"], {"name": r.get("Kernel Name", "?"), "grid": r.get("Grid Size", "?"),
-                                         "block": r.get("Block Size", "?"), "metrics": {}})
         try:
             value = float((r.get("Metric Value") or "").replace(",", ""))
         except ValueError:
             continue
-        unit = r.get("Metric Unit") or ""
+        launch = launches.setdefault(r["ID"], {"name": kernel_name(r.get("Kernel Name") or "?"),
+                                               "grid": r.get("Grid Size", "?"), "block": r.get("Block Size", "?"),
+                                               "metrics": {}})
         if r["Metric Name"] == "Duration":
-            value *= US_PER.get(unit, 1.0)
-        k["metrics"][r["Metric Name"]] = value
+            value *= US_PER.get(r.get("Metric Unit") or "", 1.0)
+        launch["metrics"][r["Metric Name"]] = value
+    kernels = {}
+    for launch in launches.values():  # in ncu's order: as launched
+        key = (launch["name"], launch["grid"], launch["block"])
+        launch["launches"] = kernels.get(key, {}).get("launches", 0) + 1
+        kernels[key] = launch
     return list(kernels.values())
 
 
 kernels = ncu_kernels(text("ncu_ops.csv"))
 ncu_steps = [n for n in ("ncu_ops", "ncu_ops_plain") if n in STEPS]
 if ncu_steps:
-    lines.append("Profile (Nsight Compute, one launch per kernel and configuration of bench ops on device batches, "
-                 "1080p b32)")
+    lines.append("Profile (Nsight Compute over kiln bench ops on device batches, 1080p b32; per kernel and launch "
+                 "configuration, its last launch)")
+    if STEPS.get("ncu_ops", ("",))[0] == "refused":
+        lines.append("  ncu refused the sector metrics (ncu_ops_refused.csv): profiled without them")
     if not kernels:
         problem = re.search(r"==ERROR==[^\n]*", text("ncu_ops.csv") + text(ncu_steps[-1] + ".log"))
         lines.append(f"  no kernels profiled (rc {STEPS[ncu_steps[-1]][0]}): "
@@ -303,10 +317,11 @@ if ncu_steps:
             "latency-bound (a tuning candidate)" if memory is not None and sm is not None else "?"
         if (loads is not None and loads < 50) or (stores is not None and stores < 50):
             verdict += ", uncoalesced"
-        lines.append(f"  {k['name'][:48]} grid {k['grid']} block {k['block']}: {fmt(m('Duration'))} us, memory "
-                     f"{fmt(memory, '.0f')}% (DRAM {fmt(m('DRAM Throughput'), '.0f')}%), SM {fmt(sm, '.0f')}%, "
-                     f"occupancy {fmt(m('Achieved Occupancy'), '.0f')}%, {fmt(m('Registers Per Thread'), '.0f')} "
-                     f"registers; sectors used by loads {fmt(loads, '.0f')}%, stores {fmt(stores, '.0f')}%: {verdict}")
+        lines.append(f"  {k['name'][:40]} grid {k['grid']} block {k['block']} ({k['launches']} launches): "
+                     f"{fmt(m('Duration'))} us, memory {fmt(memory, '.0f')}% (DRAM {fmt(m('DRAM Throughput'), '.0f')}"
+                     f"%), SM {fmt(sm, '.0f')}%, occupancy {fmt(m('Achieved Occupancy'), '.0f')}%, "
+                     f"{fmt(m('Registers Per Thread'), '.0f')} registers; sectors used by loads {fmt(loads, '.0f')}%, "
+                     f"stores {fmt(stores, '.0f')}%: {verdict}")
 
 print("\n".join(lines))
 print("Targets")
