@@ -146,7 +146,7 @@ def test_the_summary_lists_the_profiled_kernels_slowest_first_and_says_what_boun
                 f'"{section}","{metric}","{unit}","{value}"\n')
 
     sol, ld = "GPU Speed Of Light Throughput", "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"
-    quality = "kiln::(anonymous namespace)::quality_sums(kiln::KilnImageDesc const*, int)"
+    quality = "void kiln::(anonymous namespace)::quality_sums(kiln::KilnImageDesc const*, int)"
     csv_text = ("==PROF== Connected to process 77 (/b/kiln)\n" + head +
                 row(0, "resize_u8", sol, "Duration", "usecond", "980.0") +
                 row(0, "resize_u8", sol, "Memory Throughput", "%", "40") +

@@ -268,8 +268,8 @@ SECTORS = "smsp__sass_average_data_bytes_per_sector_mem_global_op_"
 
 def kernel_name(name):
     """ncu's kernel name without namespaces and parameters (where --print-kernel-base function was not honoured)."""
-    name = name.replace("(anonymous namespace)::", "").split("(", 1)[0]
-    return re.sub(r"^(?:\w+::)+", "", name).strip() or "?"
+    name = re.sub(r"^void\s+", "", name.replace("(anonymous namespace)::", "").split("(", 1)[0].strip())
+    return re.sub(r"^(?:\w+::)+", "", name) or "?"
 
 
 def ncu_kernels(raw):
