@@ -141,34 +141,37 @@ def test_the_summary_lists_the_profiled_kernels_slowest_first_and_says_what_boun
     head = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
             '"Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"\n')
 
-    def row(i, name, section, metric, unit, value):
-        return (f'"{i}","77","kiln","127.0.0.1","{name}","1","13","(16, 16, 1)","(120, 68, 32)","0","9.0",'
+    def row(i, pid, name, section, metric, unit, value):
+        return (f'"{i}","{pid}","kiln","127.0.0.1","{name}","1","13","(16, 16, 1)","(120, 68, 32)","0","9.0",'
                 f'"{section}","{metric}","{unit}","{value}"\n')
 
     sol, ld = "GPU Speed Of Light Throughput", "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"
     quality = "void kiln::(anonymous namespace)::quality_sums(kiln::KilnImageDesc const*, int)"
+    # Process 77 (resize_bilinear): a warm-up and a timed launch of one kernel; 78 (quality): one launch only.
     csv_text = ("==PROF== Connected to process 77 (/b/kiln)\n" + head +
-                row(0, "resize_u8", sol, "Duration", "usecond", "980.0") +
-                row(0, "resize_u8", sol, "Memory Throughput", "%", "40") +
-                row(2, "resize_u8", sol, "Duration", "usecond", "412.35") +
-                row(2, "resize_u8", sol, "Memory Throughput", "%", "82.10") +
-                row(2, "resize_u8", sol, "Compute (SM) Throughput", "%", "21.00") +
-                row(2, "resize_u8", "Occupancy", "Achieved Occupancy", "%", "71.5") +
-                row(2, "resize_u8", "Command line profiler metrics", ld, "%", "37.5") + head +
-                row(1, quality, sol, "Duration", "msecond", "1.25") +
-                row(1, quality, sol, "Memory Throughput", "%", "20.3") +
-                row(1, quality, sol, "Compute (SM) Throughput", "%", "15") +
-                row(1, quality, sol, "Elapsed Cycles", "cycle", "2,180,512"))
+                row(0, 77, "resize_u8", sol, "Duration", "usecond", "980.0") +
+                row(0, 77, "resize_u8", sol, "Memory Throughput", "%", "40") +
+                row(1, 77, "resize_u8", sol, "Duration", "usecond", "412.35") +
+                row(1, 77, "resize_u8", sol, "Memory Throughput", "%", "82.10") +
+                row(1, 77, "resize_u8", sol, "Compute (SM) Throughput", "%", "21.00") +
+                row(1, 77, "resize_u8", "Occupancy", "Achieved Occupancy", "%", "71.5") +
+                row(1, 77, "resize_u8", "Command line profiler metrics", ld, "%", "37.5") + head +
+                row(0, 78, quality, sol, "Duration", "msecond", "1.25") +
+                row(0, 78, quality, sol, "Memory Throughput", "%", "20.3") +
+                row(0, 78, quality, sol, "Compute (SM) Throughput", "%", "15") +
+                row(0, 78, quality, sol, "Elapsed Cycles", "cycle", "2,180,512"))
     (tmp_path / "ncu_ops.csv").write_text(csv_text)
+    (tmp_path / "ncu_ops.pids").write_text("77 resize_bilinear\n78 quality\n")
     (tmp_path / "steps.tsv").write_text("ncu_ops\t0\t40\n")
     result = subprocess.run([sys.executable, str(SUMMARY), str(tmp_path), "480"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     profile = result.stdout.split("Profile (Nsight Compute", 1)[1].split("Targets", 1)[0].splitlines()[1:]
     assert len(profile) == 2, profile
-    assert profile[0].startswith("  quality_sums grid (120, 68, 32) block (16, 16, 1) (1 launches): 1250.0 us, "
+    assert profile[0].startswith("  quality: quality_sums grid (120, 68, 32) block (16, 16, 1): 1250.0 us, "
                                  "memory 20% ")
     assert profile[0].endswith("latency-bound (a tuning candidate)")
-    assert "(2 launches): 412.4 us, memory 82% (DRAM -%), SM 21%, occupancy 72%" in profile[1]
+    assert profile[1].startswith("  resize_bilinear: resize_u8 grid")
+    assert "412.4 us, memory 82% (DRAM -%), SM 21%, occupancy 72%" in profile[1]
     assert profile[1].endswith("sectors used by loads 38%, stores -%: memory-bound, uncoalesced")
 
     (tmp_path / "ncu_ops.csv").write_text("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\n")

@@ -272,9 +272,11 @@ def kernel_name(name):
     return re.sub(r"^(?:\w+::)+", "", name) or "?"
 
 
-def ncu_kernels(raw):
-    """ncu's --csv --page details output, one entry per kernel name and launch configuration: the metrics of its last
-    launch (the ops' timed runs follow their warm-ups) and how many launches were profiled."""
+def ncu_kernels(raw, pids):
+    """The timed launches in ncu's --csv --page details output: each with its op (pids: "PID op" lines, one bench
+    process per op), kernel name, grid, block and {metric: value}. A process whose launches are one sequence twice
+    over (the warm-up, then the timed run) keeps the second; any other keeps them all."""
+    op_of = dict(line.split(None, 1) for line in pids.splitlines() if len(line.split(None, 1)) == 2)
     start = raw.find('"ID",')
     launches = {}
     for r in csv.DictReader(io.StringIO(raw[start:] if start >= 0 else "")):
@@ -284,32 +286,35 @@ def ncu_kernels(raw):
             value = float((r.get("Metric Value") or "").replace(",", ""))
         except ValueError:
             continue
-        launch = launches.setdefault(r["ID"], {"name": kernel_name(r.get("Kernel Name") or "?"),
-                                               "grid": r.get("Grid Size", "?"), "block": r.get("Block Size", "?"),
-                                               "metrics": {}})
+        pid = r.get("Process ID") or "?"
+        launch = launches.setdefault((pid, r["ID"]), {"op": op_of.get(pid, "?"), "pid": pid,
+                                                      "name": kernel_name(r.get("Kernel Name") or "?"),
+                                                      "grid": r.get("Grid Size", "?"),
+                                                      "block": r.get("Block Size", "?"), "metrics": {}})
         if r["Metric Name"] == "Duration":
             value *= US_PER.get(r.get("Metric Unit") or "", 1.0)
         launch["metrics"][r["Metric Name"]] = value
-    kernels = {}
-    for launch in launches.values():  # in ncu's order: as launched
-        key = (launch["name"], launch["grid"], launch["block"])
-        launch["launches"] = kernels.get(key, {}).get("launches", 0) + 1
-        kernels[key] = launch
-    return list(kernels.values())
+    timed = []
+    for pid in dict.fromkeys(launch["pid"] for launch in launches.values()):  # in ncu's order: as launched
+        mine = [launch for launch in launches.values() if launch["pid"] == pid]
+        keys = [(launch["name"], launch["grid"], launch["block"]) for launch in mine]
+        half = len(mine) // 2
+        timed += mine[half:] if len(mine) % 2 == 0 and keys[:half] == keys[half:] else mine
+    return timed
 
 
-kernels = ncu_kernels(text("ncu_ops.csv"))
+kernels = ncu_kernels(text("ncu_ops.csv"), text("ncu_ops.pids"))
 ncu_steps = [n for n in ("ncu_ops", "ncu_ops_plain") if n in STEPS]
 if ncu_steps:
-    lines.append("Profile (Nsight Compute over kiln bench ops on device batches, 1080p b32; per kernel and launch "
-                 "configuration, its last launch)")
+    lines.append("Profile (Nsight Compute over kiln bench ops on device batches, 1080p b32: each op's timed launches, "
+                 "slowest first)")
     if STEPS.get("ncu_ops", ("",))[0] == "refused":
         lines.append("  ncu refused the sector metrics (ncu_ops_refused.csv): profiled without them")
     if not kernels:
         problem = re.search(r"==ERROR==[^\n]*", text("ncu_ops.csv") + text(ncu_steps[-1] + ".log"))
         lines.append(f"  no kernels profiled (rc {STEPS[ncu_steps[-1]][0]}): "
                      f"{problem.group(0)[:150] if problem else 'no ==ERROR== line; see ' + ncu_steps[-1] + '.log'}")
-    for k in sorted(kernels, key=lambda k: -k["metrics"].get("Duration", 0))[:24]:
+    for k in sorted(kernels, key=lambda k: -k["metrics"].get("Duration", 0))[:40]:
         m = k["metrics"].get
         memory, sm, loads, stores = m("Memory Throughput"), m("Compute (SM) Throughput"), m(SECTORS + "ld.pct"), \
             m(SECTORS + "st.pct")
@@ -317,7 +322,7 @@ if ncu_steps:
             "latency-bound (a tuning candidate)" if memory is not None and sm is not None else "?"
         if (loads is not None and loads < 50) or (stores is not None and stores < 50):
             verdict += ", uncoalesced"
-        lines.append(f"  {k['name'][:40]} grid {k['grid']} block {k['block']} ({k['launches']} launches): "
+        lines.append(f"  {k['op']}: {k['name'][:40]} grid {k['grid']} block {k['block']}: "
                      f"{fmt(m('Duration'))} us, memory {fmt(memory, '.0f')}% (DRAM {fmt(m('DRAM Throughput'), '.0f')}"
                      f"%), SM {fmt(sm, '.0f')}%, occupancy {fmt(m('Achieved Occupancy'), '.0f')}%, "
                      f"{fmt(m('Registers Per Thread'), '.0f')} registers; sectors used by loads {fmt(loads, '.0f')}%, "

@@ -112,7 +112,8 @@ on_stop() {
 trap on_stop TERM INT
 
 # step NAME LIMIT COMMAND...: runs COMMAND with LIMIT seconds or what is left before the deadline, its output in
-# NAME.log; a row in steps.tsv (name, exit code, seconds). 124 = cut by its limit; "not run" when no time was left.
+# NAME.log; a row in steps.tsv (name, exit code, seconds). 124 = cut by its limit; "not run" when no time was left;
+# "refused" (section 4) for a profile ncu refused and ran again.
 step() {
   local name=$1 limit=$2 left begin rc
   shift 2
@@ -289,25 +290,34 @@ step cores_segment_${T}_default 60 "$K" segment "$C/person.mp4" -o "$O/s.mp4" --
   --throughput --threads $T -q
 
 # 4. Where the kernels' time goes, for tuning (docs/gpu.md, "Tuning from the profile"): Nsight Compute on every launch
-# of `kiln bench ops --resident device` (1080p, batch 32, a warm-up and one timed run of each op; kernels of two ops
-# may share a name and a launch configuration, so launches are not filtered by either): duration, memory and compute
-# throughput against the peaks, occupancy, and how much of each 32-byte sector global loads and stores use
-# (coalescing). --clock-control none: the clocks the bench ran at, and none left locked by a profile its limit cut.
-# Last: the step the deadline may leave out. The sector metrics come from instrumented code; where ncu refuses them
-# the kernels are profiled again without them, and the refused attempt is marked "refused", not failed.
+# of `kiln bench ops --resident device` (1080p, batch 32, a warm-up and one timed run), one bench process per op so
+# that the summary can say which op each kernel served (ncu_ops.pids: process id and op; the CSV names the process):
+# duration, memory and compute throughput against the peaks, occupancy, and how much of each 32-byte sector global
+# loads and stores use (coalescing). --clock-control none: the clocks the bench ran at, and none left locked by a
+# profile its limit cut. Last: the step the deadline may leave out. The sector metrics come from instrumented code;
+# where ncu refuses them the kernels are profiled again without them, the refused attempt marked "refused".
 if [[ $CPU_ONLY == 0 ]]; then
   ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-  ncu_ops=("$ncu" --csv --page details --print-kernel-base function --clock-control none --launch-count 300
+  "$K" bench ops --help | sed -n 's/.*--ops.*(default all: \(.*\))$/\1/p' | tr -d ' ' | tr ',' '\n' > "$L/ncu_ops.order"
+  ncu_ops=("$ncu" --csv --page details --print-kernel-base function --clock-control none --target-processes all
     --section SpeedOfLight --section Occupancy --section LaunchStats)
-  bench_device=("$K" bench ops --resident device --mode gpu --sizes large --batch-sizes 32 --iterations 1
-    --threads "$T")
+  # shellcheck disable=SC2016
+  bench_each=(bash -c 'while read -r op; do
+      "$1" bench ops --ops "$op" --resident device --mode gpu --sizes large --batch-sizes 32 --iterations 1 \
+        --threads "$2" > /dev/null &
+      echo "$! $op" >> "$4"
+      wait $!
+    done < "$3"' _ "$K" "$T" "$L/ncu_ops.order" "$L/ncu_ops.pids")
   sectors=smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct
   sectors=$sectors,smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct
-  step ncu_ops 90 "${ncu_ops[@]}" --metrics "$sectors" --log-file "$L/ncu_ops.csv" "${bench_device[@]}"
-  if ! grep -q '"Kernel Name"' "$L/ncu_ops.csv" 2> /dev/null && grep -qi 'metric' "$L/ncu_ops.csv" 2> /dev/null; then
+  step ncu_ops 120 "${ncu_ops[@]}" --metrics "$sectors" --log-file "$L/ncu_ops.csv" "${bench_each[@]}"
+  rc=$?
+  if ((rc != 124 && rc != 137)) && ! grep -q '"Kernel Name"' "$L/ncu_ops.csv" 2> /dev/null &&
+    grep -qi '==ERROR==.*metric' "$L/ncu_ops.csv" "$L/ncu_ops.log" 2> /dev/null; then
     sed -i 's/^ncu_ops\t[^\t]*\t/ncu_ops\trefused\t/' "$L/steps.tsv"
     mv "$L/ncu_ops.csv" "$L/ncu_ops_refused.csv"
-    step ncu_ops_plain 90 "${ncu_ops[@]}" --log-file "$L/ncu_ops.csv" "${bench_device[@]}"
+    rm -f "$L/ncu_ops.pids"
+    step ncu_ops_plain 120 "${ncu_ops[@]}" --log-file "$L/ncu_ops.csv" "${bench_each[@]}"
   fi
 fi
 
