@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/image_ops_util.h"
+#include "io/codec_test_util.h"
 #include "kiln/codec.h"
 #include "kiln/image_ops.h"
 #include "kiln/ops/color.h"
