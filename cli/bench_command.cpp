@@ -4,6 +4,17 @@
 
 namespace kiln::cli {
 
+void bench_sizes_option_add(CLI::App* cmd, const std::string& flag, std::vector<std::string>* sizes) {
+  std::vector<std::string> names;
+  std::string help;
+  for (const BenchSize& size : kBenchSizes) {
+    names.emplace_back(size.name);
+    help += (help.empty() ? "" : ", ") + std::string(size.name) + " (" + std::to_string(size.width) + " x " +
+            std::to_string(size.height) + ")";
+  }
+  cmd->add_option(flag, *sizes, help + "; default all")->delimiter(',')->check(CLI::IsMember(names));
+}
+
 void bench_plot_option_add(CLI::App* cmd, std::string* path) {
   cmd->add_option("--plot", *path, "Also draw the results into this PNG (matplotlib; KILN_PYTHON names the Python)");
 }

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,8 @@ struct BenchSize {
 };
 // The predecessor's benchmark_gpu.py image sizes (bench ops, bench faces).
 constexpr std::array<BenchSize, 3> kBenchSizes = {{{"small", 300, 300}, {"medium", 800, 600}, {"large", 1920, 1080}}};
+// `flag` taking names of kBenchSizes (comma-separated too), refusing any other name when the command line is read.
+void bench_sizes_option_add(CLI::App* cmd, const std::string& flag, std::vector<std::string>* sizes);
 
 Runner bench_render_command_add(CLI::App& bench);
 Runner bench_ops_command_add(CLI::App& bench);

@@ -244,7 +244,7 @@ Runner bench_faces_command_add(CLI::App& bench) {
   auto args = std::make_shared<BenchFacesArgs>();
   cmd->add_option("--photos", args->photos, "Face photographs (default: skimage's astronaut, matplotlib's Grace Hopper)");
   cmd->add_option("--operation", args->operations, "face_detection, image_enhancement, thumbnail_creation, quality_checks");
-  cmd->add_option("--image-size", args->sizes, "small (300 x 300), medium (800 x 600), large (1920 x 1080)");
+  bench_sizes_option_add(cmd, "--image-size", &args->sizes);
   cmd->add_option("--iterations", args->iterations, "Timed runs per point (after one warm-up)")
       ->check(CLI::Range(int64_t{1}, int64_t{100000}));
   cmd->add_option("--batch-size", args->batch_size, "Images per run")->check(CLI::Range(int64_t{1}, int64_t{4096}));

@@ -221,13 +221,8 @@ int bench_ops(const OpsFlags& f) {
     }
   }
   std::vector<BenchSize> sizes;
-  for (const auto& name : f.sizes) {
-    const auto it =
-        std::find_if(kBenchSizes.begin(), kBenchSizes.end(), [&](const BenchSize& s) { return name == s.name; });
-    if (it == kBenchSizes.end()) {
-      return exit_with(invalid_argument("bench ops: unknown size '" + name + "' (small, medium, large)"));
-    }
-    sizes.push_back(*it);
+  for (const BenchSize& size : kBenchSizes) {
+    if (std::find(f.sizes.begin(), f.sizes.end(), size.name) != f.sizes.end()) sizes.push_back(size);
   }
   for (int64_t b : f.batch_sizes) {
     if (b < 1) return exit_with(invalid_argument("bench ops: batch sizes must be >= 1"));
@@ -273,8 +268,7 @@ Runner bench_ops_command_add(CLI::App& bench) {
   auto f = std::make_shared<OpsFlags>();
   ops->add_option("--ops", f->ops, "Ops, comma-separated (default all: " + workload_op_names_text() + ")")
       ->delimiter(',');
-  ops->add_option("--sizes", f->sizes, "small (300x300), medium (800x600), large (1920x1080); default all")
-      ->delimiter(',');
+  bench_sizes_option_add(ops, "--sizes", &f->sizes);
   ops->add_option("--batch-sizes", f->batch_sizes, "Batch sizes (default 1,8,32)")->delimiter(',');
   ops->add_option("--iterations", f->iterations, "Timed runs per op, size, backend and batch (default 10)");
   ops->add_option("--mode", f->mode, "auto: every available backend; gpu: GPU backends only; cpu: the CPU only");

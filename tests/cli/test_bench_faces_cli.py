@@ -42,3 +42,9 @@ def test_face_detection_on_the_cpu_and_an_unavailable_gpu_reported(tmp_path):
         assert result["analysis"]["performance_gains"] == {}
     only_cpu = bench(tmp_path, "--no-gpu", "--operation", "image_enhancement", "--image-size", "small")
     assert list(only_cpu["benchmark_results"]["image_enhancement"]["small"]) == ["gpu_false"]
+
+
+def test_an_unknown_image_size_is_refused_before_anything_runs(tmp_path):
+    result = run_kiln("bench", "faces", "--image-size", "huge", "--json", tmp_path / "bench.json", check=False)
+    assert result.returncode != 0 and "huge" in result.stderr and "small" in result.stderr
+    assert not (tmp_path / "bench.json").exists()
