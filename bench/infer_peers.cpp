@@ -2,8 +2,8 @@
 // model over image files one at a time: ONNX Runtime called per image (the predecessors' loop) and OpenCV DNN per
 // image, both with OpenCV decoding and preprocessing; and against the model alone at the same batch size. kiln runs
 // twice: from the image files (decode included) and from the same images already decoded in memory (preprocess and
-// inference only, the figure the GPU target is stated for). Prints one JSON object: images/s of each, and the
-// ratios the inference issue asks for.
+// inference only, the figure the GPU target is stated for), beside the files decoded alone on the same threads.
+// Prints one JSON object: images/s of each, and the ratios the inference issues ask for.
 //
 //   infer_peers [--models fr-embed,selfie] [--batch-sizes 8,32] [--images 128] [--threads 2] [--repeats 3]
 //               [--mode cpu|auto|gpu] [--no-peers] [--json out.json]
@@ -21,6 +21,7 @@
 
 #include "bench_common.h"
 #include "bench_stats.h"
+#include "core/thread_pool.h"
 #include "infer/host_tensor.h"
 #include "kiln/apps/infer.h"
 #include "kiln/codec.h"
@@ -121,6 +122,23 @@ double model_only(const kiln::PackagedModel& model, int64_t batch, int threads, 
   return static_cast<double>(done) / seconds_since(t0);
 }
 
+// The files decoded alone on `threads` threads, as kiln infer decodes them for this model (RGB, JPEGs at a reduced
+// DCT scale where the model's input is much smaller): the issue's bound on kiln infer from files.
+double decode_only(const kiln::PackagedModel& model, const std::vector<std::string>& files, int threads) {
+  kiln::DecodeOptions options;
+  options.channels = 3;
+  options.min_width = model.input.width;
+  options.min_height = model.input.height;
+  kiln::ThreadPool pool(threads);
+  const auto t0 = Clock::now();
+  const kiln::DecodedBatch batch = kiln::image_decode_files(files, options, &pool);
+  const double seconds = seconds_since(t0);
+  for (const kiln::Status& st : batch.status) {
+    if (!st.is_ok()) return failed("decode only", st);
+  }
+  return static_cast<double>(files.size()) / seconds;
+}
+
 double kiln_end_to_end(const std::string& name, const kiln::ImageInputs& inputs, int64_t batch, int threads,
                        kiln::ExecMode mode, const std::string& output) {
   kiln::InferJobConfig config;
@@ -197,13 +215,14 @@ int main(int argc, char** argv) {
     }
     // Rounds of every measurement in turn, so that a slow spell of the shared machine weighs on each of them; each
     // ratio is taken within its round and the medians over the rounds are reported with every round's value.
-    std::vector<double> ort, opencv;
+    std::vector<double> ort, opencv, decode;
     std::map<int64_t, std::vector<double>> e2e, decoded_e2e, alone, vs_loop, vs_alone, decoded_vs_alone;
     for (int r = 0; r < repeats; ++r) {
       if (!no_peers) {
         ort.push_back(ort_loop(model.value(), files, threads));
         opencv.push_back(opencv_loop(model.value(), files));
       }
+      decode.push_back(decode_only(model.value(), files, threads));
       for (const int64_t batch : batch_sizes) {
         e2e[batch].push_back(kiln_end_to_end(name, kiln::ImageInputs{files, {}}, batch, threads, mode, output));
         decoded_e2e[batch].push_back(kiln_end_to_end(name, from_memory, batch, threads, mode, output));
@@ -221,6 +240,8 @@ int main(int argc, char** argv) {
       row["ort_loop_images_per_s_runs"] = ort;
       row["opencv_dnn_loop_images_per_s"] = median_of(opencv);
     }
+    row["decode_only_images_per_s"] = median_of(decode);
+    row["decode_only_images_per_s_runs"] = decode;
     for (const int64_t batch : batch_sizes) {
       const std::string b = std::to_string(batch);
       row["kiln_infer_b" + b + "_images_per_s"] = median_of(e2e[batch]);

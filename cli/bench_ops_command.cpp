@@ -100,9 +100,11 @@ void row_print(const nlohmann::json& row, const std::string& op, const BenchSize
     }
     if (row.contains("of_copy_bound")) {
       const size_t used = std::strlen(diff);
-      std::snprintf(diff + used, sizeof diff - used, "  %.0f%% of the upload bound (%.0f img/s at %.1f GB/s)",
-                    row["of_copy_bound"].get<double>() * 100.0, row["copy_bound_img_per_s"].get<double>(),
-                    row["upload_gb_per_s"].get<double>());
+      const bool down = row["copy_bound_direction"] == "download";
+      std::snprintf(diff + used, sizeof diff - used, "  %.0f%% of the %s bound (%.0f img/s at %.1f GB/s)",
+                    row["of_copy_bound"].get<double>() * 100.0, down ? "download" : "upload",
+                    row["copy_bound_img_per_s"].get<double>(),
+                    row[down ? "download_gb_per_s" : "upload_gb_per_s"].get<double>());
     }
     std::printf("%-16s %-6s %5lld %-8s %10.3f %9.3f %11.1f %7.0f%% %9s%s\n", op.c_str(), size.name,
                 static_cast<long long>(batch), backend.c_str(), row["mean_ms"].get<double>(),
@@ -112,21 +114,30 @@ void row_print(const nlohmann::json& row, const std::string& op, const BenchSize
   std::fflush(stdout);
 }
 
-// A pinned-batch row's bound: images/s the backend's measured upload rate lets through (inputs only: the outputs go
-// down on the other direction of the bus), and the row's share of it.
-void copy_bound_add(Backend& backend, const VarShapeBatch& in, nlohmann::json& row) {
-  static std::map<Backend*, Result<double>> rates;  // measured once per backend and run
+// A pinned-batch row's bound: images/s the backend's measured copy rates let through, in the direction that limits
+// (inputs go up while outputs come down: the bus carries both at once), and the row's share of it.
+void copy_bound_add(Backend& backend, const Workload& workload, nlohmann::json& row) {
+  static std::map<Backend*, Result<CopyRates>> rates;  // measured once per backend and run
   auto it = rates.find(&backend);
-  if (it == rates.end()) it = rates.emplace(&backend, upload_bytes_per_s(backend)).first;
+  if (it == rates.end()) it = rates.emplace(&backend, copy_bytes_per_s(backend)).first;
   if (!it->second.is_ok()) {
     row["copy_bound_error"] = it->second.status().to_string();
     return;
   }
-  size_t bytes = 0;
-  for (const ImageView& v : in.images()) bytes += v.packed_bytes();
-  const double bound = it->second.value() / (static_cast<double>(bytes) / static_cast<double>(in.count()));
-  row["upload_gb_per_s"] = it->second.value() / 1e9;
+  const auto per_image = [](const VarShapeBatch& batch) {
+    size_t bytes = 0;
+    for (const ImageView& v : batch.images()) bytes += v.packed_bytes();
+    return batch.count() > 0 ? static_cast<double>(bytes) / static_cast<double>(batch.count()) : 0.0;
+  };
+  const CopyRates& rate = it->second.value();
+  const double up = rate.up / per_image(workload.in);
+  const double out_bytes = per_image(workload.out);  // 0 for quality: its metrics are a few bytes
+  const double down = out_bytes > 0 ? rate.down / out_bytes : up;
+  const double bound = std::min(up, down);
+  row["upload_gb_per_s"] = rate.up / 1e9;
+  row["download_gb_per_s"] = rate.down / 1e9;
   row["copy_bound_img_per_s"] = bound;
+  row["copy_bound_direction"] = down < up ? "download" : "upload";
   if (row.contains("img_per_s")) row["of_copy_bound"] = row["img_per_s"].get<double>() / bound;
 }
 
@@ -161,7 +172,7 @@ void bench_op(const std::string& op, const BenchSize& size, int64_t batch, const
       if (made.is_ok()) {
         row.update(bench_op_backend(*backend, made.value().call(), f.iterations, nullptr));
         resident.emplace_back(rows.size(), std::move(made).value());
-        if (!on_device) copy_bound_add(*backend, workload.value()->in, row);
+        if (!on_device) copy_bound_add(*backend, *workload.value(), row);
       } else {
         row["backend"] = backend->name();
         row["supported"] = made.status().code() != Errc::kNotImplemented;

@@ -103,17 +103,21 @@ Result<double> ResidentCall::max_abs_diff(const Workload& host) const {
   return worst;
 }
 
-Result<double> upload_bytes_per_s(Backend& backend) {
+Result<CopyRates> copy_bytes_per_s(Backend& backend) {
   constexpr size_t kBytes = size_t{64} << 20;
   KILN_TRY_ASSIGN(HostBlock host, HostBlock::acquire(backend, kBytes));
   KILN_TRY_ASSIGN(DeviceBlock device, DeviceBlock::acquire(backend, kBytes));
   std::memset(host.data(), 1, kBytes);
-  double best = 0;
+  CopyRates best;
   for (int round = 0; round < 6; ++round) {  // the first warms the path up
-    const auto begin = std::chrono::steady_clock::now();
+    auto begin = std::chrono::steady_clock::now();
     KILN_TRY(backend.device_upload(host.data(), device.data(), kBytes));
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    if (round > 0 && seconds > 0) best = std::max(best, static_cast<double>(kBytes) / seconds);
+    const double up = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    begin = std::chrono::steady_clock::now();
+    KILN_TRY(backend.device_download(device.data(), host.data(), kBytes));
+    const double down = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    if (round > 0 && up > 0) best.up = std::max(best.up, static_cast<double>(kBytes) / up);
+    if (round > 0 && down > 0) best.down = std::max(best.down, static_cast<double>(kBytes) / down);
   }
   return best;
 }

@@ -33,8 +33,12 @@ class ResidentCall {
   OpCall m_call;
 };
 
-// The backend's host-to-device copy rate from its own host blocks in bytes/s (the best of five 64 MiB uploads):
-// what bounds a GPU op on pinned host batches. NotImplemented for a backend without device pointers.
-Result<double> upload_bytes_per_s(Backend& backend);
+// The backend's copy rates between its own host blocks and its device memory in bytes/s, each the best of five
+// 64 MiB copies: what bounds a GPU op on pinned host batches. NotImplemented for a backend without device pointers.
+struct CopyRates {
+  double up = 0;    // host to device
+  double down = 0;  // device to host
+};
+Result<CopyRates> copy_bytes_per_s(Backend& backend);
 
 }  // namespace kiln::cli

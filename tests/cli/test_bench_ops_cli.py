@@ -126,8 +126,8 @@ def test_bench_ops_on_device_batches():
 
 def test_bench_ops_on_pinned_host_batches():
     # --resident pinned: GPU backends get host batches in their own host memory (CUDA pinned, OpenCL mapped: PoCL
-    # runs every op here), outputs compared with the CPU's; CUDA rows also carry the measured upload rate and the
-    # images/s it bounds (OpenCL has no device pointer to time an upload into: it says so).
+    # runs every op here), outputs compared with the CPU's; CUDA rows also carry the measured copy rates and the
+    # images/s the limiting direction allows (OpenCL has no device pointer to time a copy into: it says so).
     env = {"KILN_OPENCL_DEVICE_TYPE": "all"}
     out = bench_ops("--resident", "pinned", "--sizes", "small", "--batch-sizes", "2", "--iterations", "1", env=env)
     assert out["resident"] == "pinned"
@@ -143,7 +143,9 @@ def test_bench_ops_on_pinned_host_batches():
         assert row["resident"] == "pinned" and "mean_ms" in row, row
         assert row["max_abs_diff_vs_cpu"] == 0, row
         if row["backend"] == "cuda":
-            assert row["upload_gb_per_s"] > 1 and row["copy_bound_img_per_s"] > 0, row
+            assert row["upload_gb_per_s"] > 1 and row["download_gb_per_s"] > 1 and row["copy_bound_img_per_s"] > 0, row
+            assert row["copy_bound_direction"] in ("upload", "download"), row
+            assert row["op"] != "quality" or row["copy_bound_direction"] == "upload", row  # its outputs: a few bytes
             assert row["of_copy_bound"] == pytest.approx(row["img_per_s"] / row["copy_bound_img_per_s"])
         else:
             assert "copy_bound_img_per_s" not in row and "no device memory" in row["copy_bound_error"], row

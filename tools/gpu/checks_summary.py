@@ -153,8 +153,16 @@ for size in ("720p", "1080p"):
         target("segment 720p GPU >= 300 frames/s (steady)", None if g["steady"] is None else g["steady"] >= 300,
                fmt(g["steady"]))
 lat = segment("segment_720p_gpu_latency")
-lines.append(f"  segment latency: p99 {fmt(lat['p99'])} ms, {fmt(lat['fps'])} frames/s, decode {lat['decode'][:40]}")
-target("segment latency p99 <= 50 ms", None if lat["p99"] is None else lat["p99"] <= 50, f"{fmt(lat['p99'])} ms")
+lines.append(f"  segment latency: p99 {fmt(lat['p99'])} ms, {fmt(lat['fps'])} frames/s, decode {lat['decode'][:40]}, "
+             f"encode {lat['encode'][:60]}")
+# The target is stated with NVDEC and NVENC: a p99 reached with software decode or encode does not measure it (the
+# H100 has no NVENC: then the detail says so and the p99 with libx264 is still shown).
+hardware = [what for what, used in (("NVDEC", "NVDEC" in lat["decode"]), ("NVENC", "nvenc" in lat["encode"]))
+            if not used]
+target("segment latency p99 <= 50 ms with NVDEC and NVENC",
+       None if lat["p99"] is None or (hardware and lat["p99"] <= 50) else lat["p99"] <= 50,
+       f"{fmt(lat['p99'])} ms" + (f" without {' and '.join(hardware)} (decode {lat['decode'][:30]}; encode "
+                                  f"{lat['encode'][:50]})" if hardware else ""))
 for log in sorted(n for n in STEPS if n.startswith("bench_infer_")):
     rows = json_of(log)
     rows = rows if isinstance(rows, list) else []
@@ -163,7 +171,7 @@ for log in sorted(n for n in STEPS if n.startswith("bench_infer_")):
     lines.append(f"  {log[6:]} (images/s): " + ("; ".join(parts) or f"rc {STEPS[log][0]}, no rows"))
 peers = json_of("infer_peers")
 peer_rows = peers.get("results", []) if isinstance(peers, dict) else []
-b32 = []
+b32, from_files, files_detail = [], [], []
 for r in peer_rows:
     lines.append(f"  infer_peers {r.get('model')}: kiln b32 {fmt(r.get('kiln_infer_b32_images_per_s'), '.0f')} "
                  f"images/s from files, model only {fmt(r.get('model_only_b32_images_per_s'), '.0f')}; of model only: "
@@ -172,10 +180,19 @@ for r in peer_rows:
                  f"{fmt(r.get('kiln_decoded_vs_model_only_b32'), '.2f')} (b8 / b32)")
     if r.get("kiln_decoded_vs_model_only_b32") is not None:
         b32.append(r["kiln_decoded_vs_model_only_b32"])
+    # Issue 37: from files >= the lower of 0.9 x the rate these cores decode the files and 0.85 x the model alone.
+    decode, alone, files = (r.get(k) for k in ("decode_only_images_per_s", "model_only_b32_images_per_s",
+                                                "kiln_infer_b32_images_per_s"))
+    bound = min(0.9 * decode, 0.85 * alone) if decode and alone else None
+    from_files.append(None if bound is None or files is None else files >= bound)
+    files_detail.append(f"{r.get('model')} {fmt(files, '.0f')} vs {fmt(bound, '.0f')} (decode {fmt(decode, '.0f')}, "
+                        f"model {fmt(alone, '.0f')})")
 if isinstance(peers, dict) and peers.get("failures"):
     lines.append(f"  infer_peers failures: {json.dumps(peers['failures'])[:150]}")
 target("kiln infer >= 0.85 of model-only (decoded, b32)", min(b32) >= 0.85 if b32 else None,
        ", ".join(fmt(v, ".2f") for v in b32) or "-")
+target("kiln infer from files >= min(0.9 x decode alone, 0.85 x model alone) (b32, images/s)",
+       None if not from_files or None in from_files else all(from_files), "; ".join(files_detail) or "-")
 images_s = r"Time: [0-9.]+ s, ([0-9.]+) images/s"
 fg, fc = number(images_s, "faces_500_gpu"), number(images_s, "cores_faces_16")
 lines.append(f"  faces on 500 photographs: GPU {fmt(fg, '.0f')} images/s, CPU at 16 threads {fmt(fc, '.0f')}: "
@@ -239,8 +256,10 @@ for r in device_rows:
         lines.append(f"  ops on device batches, {r.get('op')} {r.get('backend')}: {str(r.get('error', '-'))[:80]}")
 known = [g for g in gains.values() if g is not None]
 worst = min(gains, key=lambda op: gains[op] if gains[op] is not None else 1e9) if known else None
-target("device-resident ops >= 3x the CPU (issue 37)", min(known) >= 3 if known else None,
-       f"lowest {worst} {fmt(gains.get(worst), '.2f')}x" if worst else "no device rows")
+missing = sorted(op for op in cpu_rate if op not in gains)  # an op the CPU ran but no device row timed: not met
+target("device-resident ops >= 3x the CPU (issue 37)", (min(known) >= 3 and not missing) if known else None,
+       (f"lowest {worst} {fmt(gains.get(worst), '.2f')}x" if worst else "no device rows") +
+       (f"; no device figure for {', '.join(map(str, missing))}" if missing else ""))
 fused = next((r["img_per_s"] for r in on_device if r["op"] == "fused_preprocess"), None)
 target("device-resident fused preprocess >= PyTorch's 30,807 images/s (1080p -> 512x512 float, b32)",
        None if fused is None else fused >= 30807, f"{fmt(fused, '.0f')} images/s")
@@ -252,14 +271,15 @@ pinned_rows = [r for r in (pinned.get("results", []) if isinstance(pinned, dict)
                if r.get("resident") == "pinned" and r.get("img_per_s")]
 for r in pinned_rows:
     lines.append(f"  ops on pinned host batches, {r['op']} {r.get('size')} b{r.get('batch_size')}: {r['backend']} "
-                 f"{fmt(r['img_per_s'], '.0f')}/s, upload bound {fmt(r.get('copy_bound_img_per_s'), '.0f')}/s at "
-                 f"{fmt(r.get('upload_gb_per_s'), '.1f')} GB/s ({fmt(r.get('of_copy_bound'), '.2f')}), "
+                 f"{fmt(r['img_per_s'], '.0f')}/s, {r.get('copy_bound_direction', 'copy')} bound "
+                 f"{fmt(r.get('copy_bound_img_per_s'), '.0f')}/s (up {fmt(r.get('upload_gb_per_s'), '.1f')}, down "
+                 f"{fmt(r.get('download_gb_per_s'), '.1f')} GB/s; {fmt(r.get('of_copy_bound'), '.2f')} of it), "
                  f"max |diff| vs CPU {r.get('max_abs_diff_vs_cpu', '-')}")
 shares = {r["op"]: r["of_copy_bound"] for r in pinned_rows if r.get("of_copy_bound") is not None}
 lowest = min(shares, key=shares.get) if shares else None
-target("ops on pinned host batches >= 0.8x the upload bound (issue 37)",
+target("ops on pinned host batches >= 0.8x the copy bound, the limiting direction (issue 37)",
        min(shares.values()) >= 0.8 if shares else None,
-       f"lowest {lowest} {fmt(shares[lowest], '.2f')}" if lowest else "no pinned rows with an upload bound")
+       f"lowest {lowest} {fmt(shares[lowest], '.2f')}" if lowest else "no pinned rows with a copy bound")
 
 # 4. Profile
 US_PER = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3, "second": 1e6, "s": 1e6}
