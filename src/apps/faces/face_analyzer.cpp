@@ -99,7 +99,8 @@ class Analyzer final : public FaceAnalyzer {
     const bool uploaded = m_device_batches > 0;
     r.batch_memory = uploaded ? "device (" + std::to_string(m_device_batches) +
                                     (m_device_batches == 1 ? " batch" : " batches") +
-                                    ", each uploaded once; aligned there: " + std::to_string(m_device_warps) +
+                                    ", each uploaded once; prepared there: " + std::to_string(m_device_prepared) +
+                                    " images, aligned there: " + std::to_string(m_device_warps) +
                                     " runs, quality there: " + std::to_string(m_device_quality) + " runs)"
                               : "host";
     if (!m_device_note.empty()) r.batch_memory += (uploaded ? ", then host (" : " (") + m_device_note + ")";
@@ -116,9 +117,9 @@ class Analyzer final : public FaceAnalyzer {
         return invalid_argument("faces: image " + std::to_string(i) + " is not 3-channel u8 HWC (RGB)");
       }
     }
-    KILN_TRY(face_images_prepare(images, m_settings, m_enhance_exec, &m_prepared, &m_enhance_report));
-    const std::vector<int32_t>& factors = m_prepared.factors;
-    const VarShapeBatchView prepared = m_prepared.prepared.view();
+    m_host_prepared = false;
+    face_prepare_plan(images, m_settings, &m_prepared, &m_changed, &m_changed_shapes);
+    const std::vector<int32_t> factors = m_prepared.factors;
     const DeviceImagesRelease release_after{m_device};
     bool on_device = false;
     KILN_TRY(device_upload(images, &on_device));
@@ -126,6 +127,7 @@ class Analyzer final : public FaceAnalyzer {
     Status detected = Status(Errc::kNotImplemented, "the images are on the host");
     if (on_device) detected = m_detector->detect(m_device.prepared(), m_exec.batch_size, &found, &factors);
     if (detected.code() == Errc::kNotImplemented) {
+      KILN_TRY_ASSIGN(const VarShapeBatchView prepared, host_prepared(images));
       detected = m_detector->detect(prepared, m_exec.batch_size, &found, &factors);
     }
     KILN_TRY(detected);
@@ -138,7 +140,7 @@ class Analyzer final : public FaceAnalyzer {
     std::vector<float> embeddings;
     std::vector<ImageBuffer> aligned;
     const VarShapeBatchView device_prepared = m_device.prepared();
-    KILN_TRY(embed(prepared, on_device ? &device_prepared : nullptr, all, &embeddings,
+    KILN_TRY(embed(images, on_device ? &device_prepared : nullptr, all, &embeddings,
                    m_settings.keep_aligned ? &aligned : nullptr));
 
     std::vector<ImageView> regions, device_regions;
@@ -209,9 +211,9 @@ class Analyzer final : public FaceAnalyzer {
     return Status(Errc::kNotImplemented, st.message());
   }
 
-  // The batch (originals and prepared copies) into the detector's device memory while its model reads there
-  // (*uploaded); otherwise it stays on the host: this batch when it does not fit, the rest of the job after another
-  // failure (an error instead in mode gpu or without fallback_on_error), with the reason.
+  // The batch into the detector's device memory while its model reads there (*uploaded), its small photos prepared
+  // there (device_prepare); otherwise it stays on the host: this batch when it does not fit, the rest of the job
+  // after another failure (an error instead in mode gpu or without fallback_on_error), with the reason.
   Status device_upload(const VarShapeBatchView& images, bool* uploaded) {
     *uploaded = false;
     m_device.reset();
@@ -222,7 +224,8 @@ class Analyzer final : public FaceAnalyzer {
       }
       return Status::ok();
     }
-    const Status st = m_device.upload(*device, images, m_prepared);
+    Status st = m_device.upload(*device, images, m_changed_shapes);
+    if (st.is_ok()) st = device_prepare(images);
     if (st.is_ok()) {
       ++m_device_batches;
       *uploaded = true;
@@ -237,10 +240,44 @@ class Analyzer final : public FaceAnalyzer {
     return checked.code() == Errc::kNotImplemented ? Status::ok() : checked;
   }
 
+  // The small photos upscaled and enhanced on the device from the uploaded originals where the enhancement stage is
+  // placed there; otherwise prepared on the host and uploaded into their room.
+  Status device_prepare(const VarShapeBatchView& images) {
+    if (m_changed.empty()) return Status::ok();
+    std::vector<ImageView> sources;
+    for (const int64_t i : m_changed) sources.push_back(m_device.originals()[i]);
+    const VarShapeBatch in = VarShapeBatch::wrap(std::move(sources), MemorySpace::kDevice);
+    ResizeParams resize;
+    resize.interp = Interp::kBicubic;
+    const OpCall first_step{OpKind::kResize, &resize, in.view(), m_device.storage(), nullptr};
+    if (face_call_placed_on(m_enhance_exec, first_step, m_device.backend())) {
+      const Status run = face_prepare_run(m_device.originals(), m_changed, m_prepared.enhanced, m_device.storage(),
+                                          m_enhance_exec, &m_enhance_report);
+      KILN_TRY(device_call_checked(run, m_stages.enhancement));  // NotImplemented: the batch stays on the host
+      m_device.prepared_set(m_changed);
+      m_device_prepared += static_cast<int64_t>(m_changed.size());
+      return Status::ok();
+    }
+    KILN_TRY_ASSIGN(const VarShapeBatchView host, host_prepared(images));
+    KILN_TRY(m_device.storage_upload(host, m_changed));
+    m_device.prepared_set(m_changed);
+    return Status::ok();
+  }
+
+  // The batch as the detector sees it on the host, prepared there the first time a stage asks for it.
+  Result<VarShapeBatchView> host_prepared(const VarShapeBatchView& images) {
+    if (!m_host_prepared) {
+      KILN_TRY(face_images_prepare(images, m_settings, m_enhance_exec, &m_prepared, &m_enhance_report));
+      m_host_prepared = true;
+    }
+    return m_prepared.prepared.view();
+  }
+
   // Aligns each face to 112 x 112 (kept in `aligned_faces` unless nullptr) and runs the embedder in batches of
   // batch_size faces; L2-normalises. With `device_images` (the prepared batch on the device) the warp reads them
-  // there and the embedder its input there, where the embedding stage is placed on that device.
-  Status embed(const VarShapeBatchView& images, const VarShapeBatchView* device_images,
+  // there and the embedder its input there, where the embedding stage is placed on that device; otherwise the warp
+  // reads the host's prepared batch (host_prepared of `originals`).
+  Status embed(const VarShapeBatchView& originals, const VarShapeBatchView* device_images,
                const std::vector<std::pair<int64_t, FaceDetection>>& all, std::vector<float>* embeddings,
                std::vector<ImageBuffer>* aligned_faces) {
     embeddings->assign(all.size() * kFaceEmbeddingSize, 0.0f);
@@ -286,7 +323,8 @@ class Analyzer final : public FaceAnalyzer {
       if (!on_device) {
         aligned = VarShapeBatch::allocate(std::vector<ImageShape>(
             n, ImageShape{kAlignedFaceSize, kAlignedFaceSize, 3, PixelType::kU8, Layout::kHWC}));
-        const VarShapeBatch in = sources_of(images);
+        KILN_TRY_ASSIGN(const VarShapeBatchView host, host_prepared(originals));
+        const VarShapeBatch in = sources_of(host);
         KILN_TRY(m_embed_exec.run(OpCall{OpKind::kWarp, &warp, in.view(), aligned.view(), nullptr}));
       }
       if (aligned_faces != nullptr) {
@@ -354,11 +392,15 @@ class Analyzer final : public FaceAnalyzer {
   std::vector<HostTensor> m_embed_outputs;
   PreprocessParams m_embed_params;
   Layout m_embed_layout = Layout::kCHW;
-  PreparedImages m_prepared;  // the current batch as the detector and the alignment see it
+  PreparedImages m_prepared;  // the current batch's factors and enhancement; its host images once host_prepared ran
+  bool m_host_prepared = false;
+  std::vector<int64_t> m_changed;  // the images the preparation changes, and their prepared shapes
+  std::vector<ImageShape> m_changed_shapes;
   FaceDeviceImages m_device;  // ... and on the device, while the detector's model reads there
   DeviceBlock m_aligned_block;  // the aligned faces on the device (reused)
   int64_t m_device_batches = 0;
   int64_t m_device_warps = 0, m_device_quality = 0;  // runs that read the batch on the device
+  int64_t m_device_prepared = 0;                      // small photos prepared there
   bool m_device_off = false;  // after a failure on the device: the host's images for the rest of the job
   std::string m_device_note;  // why batches stay on the host
   ExecReport m_enhance_report;

@@ -11,41 +11,47 @@ size_t aligned_bytes(const ImageView& v) { return (v.packed_bytes() + 255) / 256
 
 }  // namespace
 
-Status FaceDeviceImages::upload(Backend& device, const VarShapeBatchView& originals, const PreparedImages& prepared) {
+Status FaceDeviceImages::upload(Backend& device, const VarShapeBatchView& originals,
+                                const std::vector<ImageShape>& prepared_shapes) {
   reset();
-  const VarShapeBatchView changed = prepared.prepared.view();
-  std::vector<const ImageView*> sources;  // the originals, then the prepared images that differ from them
-  for (int64_t i = 0; i < originals.count; ++i) sources.push_back(&originals[i]);
-  for (int64_t i = 0; i < originals.count; ++i) {
-    if (changed[i].data != originals[i].data) sources.push_back(&changed[i]);
+  std::vector<ImageView> slots;  // the originals' shapes, then the prepared copies'
+  for (int64_t i = 0; i < originals.count; ++i) slots.push_back(originals[i]);
+  for (const ImageShape& s : prepared_shapes) {
+    slots.push_back(image_view_packed(nullptr, s.width, s.height, s.channels, s.type, s.layout));
   }
   size_t total = 0;
-  for (const ImageView* v : sources) total += aligned_bytes(*v);
+  for (const ImageView& v : slots) total += aligned_bytes(v);
   KILN_TRY_ASSIGN(m_block, DeviceBlock::acquire(device, std::max<size_t>(total, 256)));
-  std::vector<ImageView> host, on_device;
+  std::vector<ImageView> on_device;
   auto* at = static_cast<uint8_t*>(m_block.data());
-  for (const ImageView* v : sources) {
-    host.push_back(*v);
-    on_device.push_back(image_view_packed(at, v->width, v->height, v->channels, v->type, v->layout));
-    at += aligned_bytes(*v);
+  for (const ImageView& v : slots) {
+    on_device.push_back(image_view_packed(at, v.width, v.height, v.channels, v.type, v.layout));
+    at += aligned_bytes(v);
   }
-  const VarShapeBatch host_batch = VarShapeBatch::wrap(host);
-  const VarShapeBatch device_batch = VarShapeBatch::wrap(on_device, MemorySpace::kDevice);
-  KILN_TRY(device.images_upload(host_batch.view(), device_batch.view()));
+  const auto split = on_device.begin() + originals.count;
+  m_originals = VarShapeBatch::wrap(std::vector<ImageView>(on_device.begin(), split), MemorySpace::kDevice);
+  m_storage = VarShapeBatch::wrap(std::vector<ImageView>(split, on_device.end()), MemorySpace::kDevice);
+  m_prepared = VarShapeBatch::wrap(m_originals.images(), MemorySpace::kDevice);
+  return device.images_upload(originals, m_originals.view());
+}
 
-  std::vector<ImageView> device_originals(on_device.begin(), on_device.begin() + originals.count);
-  std::vector<ImageView> device_prepared = device_originals;
-  size_t next = static_cast<size_t>(originals.count);
-  for (int64_t i = 0; i < originals.count; ++i) {
-    if (changed[i].data != originals[i].data) device_prepared[static_cast<size_t>(i)] = on_device[next++];
-  }
-  m_originals = VarShapeBatch::wrap(std::move(device_originals), MemorySpace::kDevice);
-  m_prepared = VarShapeBatch::wrap(std::move(device_prepared), MemorySpace::kDevice);
-  return Status::ok();
+Status FaceDeviceImages::storage_upload(const VarShapeBatchView& host, const std::vector<int64_t>& changed) {
+  if (changed.empty()) return Status::ok();
+  std::vector<ImageView> sources;
+  for (const int64_t i : changed) sources.push_back(host[i]);
+  const VarShapeBatch batch = VarShapeBatch::wrap(std::move(sources));
+  return m_block.backend()->images_upload(batch.view(), storage());
+}
+
+void FaceDeviceImages::prepared_set(const std::vector<int64_t>& changed) {
+  std::vector<ImageView> views = m_originals.images();
+  for (size_t k = 0; k < changed.size(); ++k) views[static_cast<size_t>(changed[k])] = m_storage[static_cast<int64_t>(k)];
+  m_prepared = VarShapeBatch::wrap(std::move(views), MemorySpace::kDevice);
 }
 
 void FaceDeviceImages::reset() {
   m_originals = VarShapeBatch();
+  m_storage = VarShapeBatch();
   m_prepared = VarShapeBatch();
   m_block.reset();
 }

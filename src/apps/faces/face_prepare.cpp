@@ -24,12 +24,12 @@ bool face_enhance_wanted(const FaceSettings& settings, int32_t width, int32_t he
   return settings.enhance == "auto" && (width < kEnhanceBelowWidth || height < kEnhanceBelowHeight);
 }
 
-Status face_images_prepare(const VarShapeBatchView& images, const FaceSettings& settings, OpExecutor& executor,
-                           PreparedImages* out, ExecReport* report) {
+void face_prepare_plan(const VarShapeBatchView& images, const FaceSettings& settings, PreparedImages* out,
+                       std::vector<int64_t>* changed, std::vector<ImageShape>* shapes) {
   out->factors.clear();
   out->enhanced.clear();
-  std::vector<ImageShape> shapes;
-  std::vector<int64_t> changed;
+  changed->clear();
+  shapes->clear();
   for (int64_t i = 0; i < images.count; ++i) {
     const ImageView& v = images.images[i];
     const int32_t factor = face_upscale_factor(settings, v.width, v.height);
@@ -37,30 +37,42 @@ Status face_images_prepare(const VarShapeBatchView& images, const FaceSettings& 
     out->factors.push_back(factor);
     out->enhanced.push_back(enhance);
     if (factor > 1 || enhance) {
-      changed.push_back(i);
-      shapes.push_back({v.width * factor, v.height * factor, 3, PixelType::kU8, Layout::kHWC});
+      changed->push_back(i);
+      shapes->push_back({v.width * factor, v.height * factor, 3, PixelType::kU8, Layout::kHWC});
     }
   }
+}
+
+Status face_prepare_run(const VarShapeBatchView& images, const std::vector<int64_t>& changed,
+                        const std::vector<bool>& enhanced, const VarShapeBatchView& storage, OpExecutor& executor,
+                        ExecReport* report) {
+  if (changed.empty()) return Status::ok();
+  std::vector<ImageView> sources;
+  for (const int64_t i : changed) sources.push_back(images[i]);
+  const VarShapeBatch in = VarShapeBatch::wrap(std::move(sources), images.space);
+  ResizeParams resize;
+  resize.interp = Interp::kBicubic;
+  KILN_TRY(executor.run(OpCall{OpKind::kResize, &resize, in.view(), storage, nullptr}));
+  std::vector<ImageView> to_enhance;
+  for (size_t k = 0; k < changed.size(); ++k) {
+    if (enhanced[static_cast<size_t>(changed[k])]) to_enhance.push_back(storage[static_cast<int64_t>(k)]);
+  }
+  if (to_enhance.empty()) return Status::ok();
+  const EnhanceParams params = enhance_params_predecessor();
+  const VarShapeBatch batch = VarShapeBatch::wrap(std::move(to_enhance), storage.space);
+  return executor.run(OpCall{OpKind::kEnhance, &params, batch.view(), batch.view(), nullptr}, report);
+}
+
+Status face_images_prepare(const VarShapeBatchView& images, const FaceSettings& settings, OpExecutor& executor,
+                           PreparedImages* out, ExecReport* report) {
+  std::vector<int64_t> changed;
+  std::vector<ImageShape> shapes;
+  face_prepare_plan(images, settings, out, &changed, &shapes);
   out->storage = VarShapeBatch::allocate(shapes);
+  KILN_TRY(face_prepare_run(images, changed, out->enhanced, out->storage.view(), executor, report));
   std::vector<ImageView> views(images.images, images.images + images.count);
-  if (!changed.empty()) {
-    std::vector<ImageView> sources;
-    for (const int64_t i : changed) sources.push_back(images.images[i]);
-    const VarShapeBatch in = VarShapeBatch::wrap(sources);
-    ResizeParams resize;
-    resize.interp = Interp::kBicubic;
-    KILN_TRY(executor.run(OpCall{OpKind::kResize, &resize, in.view(), out->storage.view(), nullptr}));
-    std::vector<ImageView> to_enhance;
-    for (size_t k = 0; k < changed.size(); ++k) {
-      const ImageView prepared = out->storage[static_cast<int64_t>(k)];
-      if (out->enhanced[static_cast<size_t>(changed[k])]) to_enhance.push_back(prepared);
-      views[static_cast<size_t>(changed[k])] = prepared;
-    }
-    if (!to_enhance.empty()) {
-      const EnhanceParams params = enhance_params_predecessor();
-      const VarShapeBatch batch = VarShapeBatch::wrap(std::move(to_enhance));
-      KILN_TRY(executor.run(OpCall{OpKind::kEnhance, &params, batch.view(), batch.view(), nullptr}, report));
-    }
+  for (size_t k = 0; k < changed.size(); ++k) {
+    views[static_cast<size_t>(changed[k])] = out->storage[static_cast<int64_t>(k)];
   }
   out->prepared = VarShapeBatch::wrap(std::move(views));
   return Status::ok();

@@ -20,8 +20,19 @@ struct PreparedImages {
   VarShapeBatch prepared;  // each image as the detector sees it: a view of storage or of the caller's image
 };
 
-// Upscales (bicubic) and enhances (contrast x1.15, sharpness x1.1, unsharp 1/120%/3) as the settings say, on
-// `executor`'s placement; `report` receives the enhancement's when it ran.
+// The upscale factor and enhancement of each image (out->factors, out->enhanced), and the index and prepared shape
+// of each image that changes.
+void face_prepare_plan(const VarShapeBatchView& images, const FaceSettings& settings, PreparedImages* out,
+                       std::vector<int64_t>* changed, std::vector<ImageShape>* shapes);
+
+// Upscales (bicubic) images[changed[k]] into storage[k] and enhances (contrast x1.15, sharpness x1.1, unsharp
+// 1/120%/3) those `enhanced` says, in place, on `executor`'s placement; `images` and `storage` in one memory space
+// (host, or a GPU backend's device memory). `report` receives the enhancement's when it ran.
+Status face_prepare_run(const VarShapeBatchView& images, const std::vector<int64_t>& changed,
+                        const std::vector<bool>& enhanced, const VarShapeBatchView& storage, OpExecutor& executor,
+                        ExecReport* report);
+
+// face_prepare_plan and face_prepare_run on host images, into out->storage; out->prepared views each image.
 Status face_images_prepare(const VarShapeBatchView& images, const FaceSettings& settings, OpExecutor& executor,
                            PreparedImages* out, ExecReport* report = nullptr);
 

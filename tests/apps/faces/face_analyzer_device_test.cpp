@@ -3,7 +3,8 @@
 // quality read it there. Against the CPU's pass on the same real photographs: the same faces, boxes and landmarks
 // within 2 px, embeddings within cosine 0.99, aligned faces and quality close (the models run in TF32 on the GPU, so
 // a landmark may move by a fraction of a pixel and the crops with it). With the embedding stage kept on the CPU the
-// batch still goes up for the others and the embedder reads the host's faces. Needs a CUDA device and ONNX Runtime's
+// batch still goes up for the others and the embedder reads the host's faces; with the enhancement on the CPU the small
+// photo is prepared there and its prepared copy goes up. Needs a CUDA device and ONNX Runtime's
 // CUDA provider: SKIPPED here, failing under KILN_REQUIRE_GPU=1.
 #include <gtest/gtest.h>
 
@@ -108,9 +109,12 @@ TEST_F(FacesOnCuda, TheBatchGoesUpOnceAndEveryStageMatchesTheCpu) {
   const auto want = analyze(ExecMode::kCpu, face_stage_modes_all(ExecMode::kCpu), &cpu_report);
   const auto got = analyze(ExecMode::kGpu, face_stage_modes_all(ExecMode::kGpu), &gpu_report);
   EXPECT_EQ(cpu_report.batch_memory, "host");
-  // One batch of four faces: one warp and one quality run, both reading the uploaded batch.
+  // One batch of four faces: the 200 x 200 photo upscaled and enhanced from its uploaded original, one warp and one
+  // quality run, all reading the uploaded batch.
   EXPECT_EQ(gpu_report.batch_memory,
-            "device (1 batch, each uploaded once; aligned there: 1 runs, quality there: 1 runs)");
+            "device (1 batch, each uploaded once; prepared there: 1 images, aligned there: 1 runs, quality there: 1 "
+            "runs)");
+  EXPECT_EQ(gpu_report.enhancement.rfind("cuda", 0), 0u) << gpu_report.enhancement;
   EXPECT_NE(gpu_report.detection.find("model input: device"), std::string::npos) << gpu_report.detection;
   EXPECT_NE(gpu_report.embedding.find("model input: device"), std::string::npos) << gpu_report.embedding;
   EXPECT_EQ(gpu_report.quality.rfind("cuda", 0), 0u) << gpu_report.quality;
@@ -124,9 +128,23 @@ TEST_F(FacesOnCuda, WithTheEmbeddingOnTheCpuTheOtherStagesStillReadTheDevice) {
   stages.embedding.mode = ExecMode::kCpu;
   const auto got = analyze(ExecMode::kGpu, stages, &mixed_report);
   EXPECT_EQ(mixed_report.batch_memory,
-            "device (1 batch, each uploaded once; aligned there: 0 runs, quality there: 1 runs)");
+            "device (1 batch, each uploaded once; prepared there: 1 images, aligned there: 0 runs, quality there: 1 "
+            "runs)");
   EXPECT_NE(mixed_report.detection.find("model input: device"), std::string::npos) << mixed_report.detection;
   EXPECT_NE(mixed_report.embedding.find("model input: host"), std::string::npos) << mixed_report.embedding;
+  expect_same_faces(got, want);
+}
+
+TEST_F(FacesOnCuda, WithTheEnhancementOnTheCpuTheSmallPhotoIsPreparedThereAndUploaded) {
+  FaceStageReport cpu_report, mixed_report;
+  const auto want = analyze(ExecMode::kCpu, face_stage_modes_all(ExecMode::kCpu), &cpu_report);
+  FaceStageModes stages = face_stage_modes_all(ExecMode::kGpu);
+  stages.enhancement.mode = ExecMode::kCpu;
+  const auto got = analyze(ExecMode::kGpu, stages, &mixed_report);
+  EXPECT_EQ(mixed_report.batch_memory,
+            "device (1 batch, each uploaded once; prepared there: 0 images, aligned there: 1 runs, quality there: 1 "
+            "runs)");
+  EXPECT_EQ(mixed_report.enhancement.rfind("cpu", 0), 0u) << mixed_report.enhancement;
   expect_same_faces(got, want);
 }
 
