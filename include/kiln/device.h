@@ -110,6 +110,10 @@ class Backend {
   // staging slots and queues each image's DMA as soon as it is packed; `host` may also be device images of this
   // backend (a device-to-device copy). NotImplemented where device_acquire is.
   virtual Status images_upload(const VarShapeBatchView& host, const VarShapeBatchView& device);
+  // Waits for the work another library queued on a stream of its own on this backend's device (`native`: a
+  // cudaStream_t, or DLPack's 1 / 2 for CUDA's legacy / per-thread default stream): before device memory that
+  // library read is given back to kiln's pool. NotImplemented where there are no native streams.
+  virtual Status native_stream_synchronize(void* native);
   // The device buffer pool's counters (zeros for the CPU).
   virtual PoolStats memory_stats() const;
   // The counters of the pool host_acquire() serves from (pinned, mapped or plain host memory).

@@ -45,12 +45,36 @@ size_t bytes_of(const DeviceArrayData& d) {
   return n;
 }
 
-// The export's manager: keeps the memory alive as long as the consumer holds the tensor.
+// The export's manager: keeps the memory alive as long as the consumer holds the tensor. `consumer_stream`: the
+// stream the consumer said it reads the tensor on (DLPack's `stream`), waited for before the memory can go back to
+// kiln's pool (where kiln's next call could write it while the consumer's reads are still queued); nullptr: none.
 struct Export {
   std::shared_ptr<DeviceArrayData> data;
   std::vector<int64_t> shape;
+  void* consumer_stream = nullptr;
   DLManagedTensor tensor{};
 };
+
+void export_release(DLManagedTensor* self) {
+  auto* e = static_cast<Export*>(self->manager_ctx);
+  if (e->consumer_stream != nullptr) {
+    // Even where kiln's DeviceArray still holds the memory: it may be gone before the consumer's reads are done.
+    // Called by the consumer, maybe without the GIL; an error here has nobody to go to: the device is lost anyway.
+    (void)e->data->block.backend()->native_stream_synchronize(e->consumer_stream);
+  }
+  delete e;
+}
+
+// DLPack's `stream` argument for CUDA: None is the legacy default stream (1), -1 asks for no synchronization.
+void* consumer_stream_of(const pyb::kwargs& kwargs) {
+  if (!kwargs.contains("stream") || kwargs["stream"].is_none()) return reinterpret_cast<void*>(uintptr_t{1});
+  const auto stream = kwargs["stream"].cast<int64_t>();
+  if (stream == 0) {
+    PyErr_SetString(PyExc_BufferError, "__dlpack__: stream 0 is ambiguous for CUDA (DLPack): pass 1 or 2");
+    throw pyb::error_already_set();
+  }
+  return stream == -1 ? nullptr : reinterpret_cast<void*>(static_cast<uintptr_t>(stream));
+}
 
 void capsule_destroy(PyObject* capsule) {
   // A capsule the consumer took was renamed "used_dltensor": its deleter is the consumer's to call.
@@ -59,9 +83,24 @@ void capsule_destroy(PyObject* capsule) {
   if (tensor != nullptr && tensor->deleter != nullptr) tensor->deleter(tensor);
 }
 
-// kiln's calls synchronize before they return, so the memory is ready on any stream the consumer names.
-pyb::capsule dlpack_export(const DeviceArray& array, const pyb::args&, const pyb::kwargs&) {
-  auto* e = new Export{array.data, array.data->shape, {}};
+// kiln's calls synchronize before they return, so the memory is ready on any stream the consumer names. Exported
+// without a copy: `copy=True`, or a `dl_device` other than the array's, is refused (BufferError, as DLPack says).
+pyb::capsule dlpack_export(const DeviceArray& array, const pyb::args&, const pyb::kwargs& kwargs) {
+  const auto refuse = [](const std::string& why) {
+    PyErr_SetString(PyExc_BufferError, ("kiln.DeviceArray.__dlpack__: " + why).c_str());
+    throw pyb::error_already_set();
+  };
+  if (kwargs.contains("copy") && !kwargs["copy"].is_none() && kwargs["copy"].cast<bool>()) {
+    refuse("copy=True: kiln exports its memory as it is (numpy() copies to the host)");
+  }
+  if (kwargs.contains("dl_device") && !kwargs["dl_device"].is_none()) {
+    const auto wanted = kwargs["dl_device"].cast<std::pair<int, int>>();
+    if (wanted != std::pair<int, int>{kDLCUDA, array.data->device}) {
+      refuse("the array is on cuda:" + std::to_string(array.data->device) + ", DLPack device (" +
+             std::to_string(wanted.first) + ", " + std::to_string(wanted.second) + ") was asked for");
+    }
+  }
+  auto* e = new Export{array.data, array.data->shape, consumer_stream_of(kwargs), {}};
   DLTensor& t = e->tensor.dl_tensor;
   t.data = array.data->block.data();
   t.device = {kDLCUDA, array.data->device};
@@ -71,7 +110,7 @@ pyb::capsule dlpack_export(const DeviceArray& array, const pyb::args&, const pyb
   t.strides = nullptr;  // C-contiguous
   t.byte_offset = 0;
   e->tensor.manager_ctx = e;
-  e->tensor.deleter = [](DLManagedTensor* self) { delete static_cast<Export*>(self->manager_ctx); };
+  e->tensor.deleter = export_release;
   PyObject* capsule = PyCapsule_New(&e->tensor, kCapsule, capsule_destroy);
   if (capsule == nullptr) {
     delete e;
@@ -172,9 +211,9 @@ namespace {
 // The tensor an object offers through DLPack: on the host, or on the CUDA backend's device with a kiln stream the
 // producer ordered its pending writes before. `what` starts the error messages.
 struct Imported {
-  std::shared_ptr<DLManagedTensor> tensor;
-  MemorySpace space = MemorySpace::kHost;
   std::unique_ptr<Stream> stream;
+  std::shared_ptr<DLManagedTensor> tensor;  // released before the stream (DlpackImages)
+  MemorySpace space = MemorySpace::kHost;
   Backend* backend = nullptr;
 };
 

@@ -28,22 +28,23 @@ struct DeviceArrayData {
 // The images of a DLPack tensor: uint8 (H, W), (H, W, C) or (N, H, W, C) with C from 1 to 4, rows at any stride,
 // pixels packed. Keeps the tensor alive (its producer's deleter runs when this goes).
 struct DlpackImages {
+  std::unique_ptr<Stream> stream;  // device tensors: the stream the producer made them ready on, for kiln's calls
+  // Declared after the stream so that it is released first: a producer may wait for that stream when it is let go.
   std::shared_ptr<DLManagedTensor> tensor;
   std::vector<ImageView> views;
   MemorySpace space = MemorySpace::kHost;
-  std::unique_ptr<Stream> stream;  // device tensors: the stream the producer made them ready on, for kiln's calls
   Backend* backend = nullptr;      // device tensors: the CUDA backend
   VarShapeBatchView batch() const { return {views.data(), static_cast<int64_t>(views.size()), space}; }
 };
 
 // A C-contiguous float32 DLPack tensor (kiln.Model's input), kept alive as DlpackImages keeps its tensor.
 struct DlpackFloats {
-  std::shared_ptr<DLManagedTensor> tensor;
+  std::unique_ptr<Stream> stream;  // device tensors: synchronize it before another library reads them
+  std::shared_ptr<DLManagedTensor> tensor;  // released before the stream, as DlpackImages'
   const float* data = nullptr;
   size_t values = 0;
   std::vector<int64_t> shape;
   MemorySpace space = MemorySpace::kHost;
-  std::unique_ptr<Stream> stream;  // device tensors: synchronize it before another library reads them
   Backend* backend = nullptr;
 };
 

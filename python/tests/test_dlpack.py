@@ -82,6 +82,23 @@ def test_device_array_round_trip_and_export():
     assert isinstance(d, kiln.DeviceArray) and d.shape == images.shape and d.dtype == np.uint8
     assert d.device.startswith("cuda:") and d.__dlpack_device__()[0] == 2 and len(d) == 3
     np.testing.assert_array_equal(d.numpy(), images)
+    # DLPack's arguments: the consumer's stream (None and 1: CUDA's legacy default stream, 2: per-thread, -1: none),
+    # waited for when the consumer lets the tensor go; no copy, no other device.
+    for stream in (None, 1, 2, -1):
+        capsule = d.__dlpack__(stream=stream)
+        assert type(capsule).__name__ == "PyCapsule"
+        del capsule  # never consumed: its deleter runs here
+    with pytest.raises(BufferError, match="copy=True"):
+        d.__dlpack__(copy=True)
+    with pytest.raises(BufferError, match="DLPack device"):
+        d.__dlpack__(dl_device=(1, 0))
+    with pytest.raises(BufferError, match="stream 0"):
+        d.__dlpack__(stream=0)
+    assert type(d.__dlpack__(copy=False, dl_device=(2, int(d.device[5:])))).__name__ == "PyCapsule"
+    # kiln as the consumer of its own array: its stream is waited for before it is destroyed
+    np.testing.assert_array_equal(kiln.preprocess(d, **SETTINGS).numpy(),
+                                  kiln.preprocess(images, mode="cpu", **SETTINGS))
+    np.testing.assert_array_equal(d.numpy(), images)
     if torch is not None and torch.cuda.is_available():  # a CUDA build of PyTorch takes it without a copy
         t = torch.from_dlpack(d)
         assert t.is_cuda and t.data_ptr() == torch.from_dlpack(d).data_ptr()

@@ -50,6 +50,10 @@ Status Backend::images_upload(const VarShapeBatchView& /*host*/, const VarShapeB
   return Status(Errc::kNotImplemented, name() + ": no device memory addressed by pointer");
 }
 
+Status Backend::native_stream_synchronize(void* /*native*/) {
+  return Status(Errc::kNotImplemented, name() + ": no native streams");
+}
+
 PoolStats Backend::memory_stats() const { return {}; }
 
 PoolStats Backend::host_memory_stats() const { return {}; }

@@ -132,6 +132,12 @@ class CudaBackend final : public Backend {
     return Status::ok();
   }
 
+  Status native_stream_synchronize(void* native) override {
+    KILN_CUDA_CHECK(cudaSetDevice(m_device));
+    KILN_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(native)));  // 1, 2: cudaStreamLegacy, PerThread
+    return Status::ok();
+  }
+
   Status images_upload(const VarShapeBatchView& host, const VarShapeBatchView& device) override {
     KILN_CUDA_CHECK(cudaSetDevice(m_device));
     KILN_TRY_ASSIGN(auto lease, m_streams.acquire());
