@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -68,7 +69,8 @@ DecodeOptions file_job_decode_options(const C& config, int32_t channels = 0) {
 // Which backends ran a job's batches: "opencl", then "opencl+cpu" once a fallback moved the rest to the CPU.
 void backends_note(const ExecReport& report, std::string* backend, std::string* placement);
 
-// The loop both image jobs run: inputs in batches of `batch_size`; `process` runs the job's op on the images that
+// The loop both image jobs run: inputs in batches of `batch_size`, each decoded while the one before is processed;
+// `process` runs the job's op on the images that
 // could be had (decoded index k is image k of the batch); then, for every input in order, `finish` completes its
 // record (k, or -1 when it could not be read: record.error says why) before the record and the progress are
 // reported.
@@ -81,9 +83,20 @@ Status image_batches_run(const ImageBatches& batches, int64_t batch_size, const 
                          const std::function<Status(Record& record, int64_t k)>& finish, int64_t begin = 0,
                          int64_t end = -1) {
   if (end < 0) end = batches.count();
+  // The next batch decodes on a thread of its own (with the pool's workers) while this one is processed and
+  // finished: a GPU job's uploads and kernels overlap the cores' decoding. One batch ahead, so two are held at most.
+  const auto decode_ahead = [&](int64_t first) {
+    const int64_t n = std::min(batch_size, end - first);
+    return std::async(std::launch::async, [&batches, &decode, pool, first, n] {
+      return batches.take(first, n, decode, pool);
+    });
+  };
+  std::future<DecodedBatch> ahead;
+  if (begin < end) ahead = decode_ahead(begin);
   for (int64_t first = begin; first < end; first += batch_size) {
     const int64_t n = std::min(batch_size, end - first);
-    const DecodedBatch batch = batches.take(first, n, decode, pool);
+    const DecodedBatch batch = ahead.get();
+    if (first + batch_size < end) ahead = decode_ahead(first + batch_size);
     ExecReport report;
     if (batch.images.count() > 0) {
       KILN_TRY(process(batch, &report));
