@@ -167,7 +167,8 @@ done
 step python_device 60 env KILN_REQUIRE_GPU=$((1 - CPU_ONLY)) PYTHONPATH="$B/python" "$python_with_pytest" -m pytest \
   -q -p no:cacheprovider "$S/python/tests/test_dlpack.py" \
   "$S/python/tests/test_model.py::test_a_cuda_tensor_is_read_on_the_device_by_the_cuda_provider" \
-  "$S/python/tests/test_segment.py::test_cuda_frames_stay_on_the_device_and_give_the_cpu_runs_masks"
+  "$S/python/tests/test_segment.py::test_cuda_frames_stay_on_the_device_and_give_the_cpu_runs_masks" \
+  "$S/python/tests/test_faces.py::test_gpu_stages_match_the_cpu"
 
 # Every GPU command as a user starts it: a new process whose first model session is on the GPU.
 # shellcheck disable=SC2086
