@@ -5,10 +5,13 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/gpu_required.h"
 #include "common/image_ops_util.h"
 #include "common/test_util.h"
+#include "core/cpu_isa.h"
 #include "kiln/apps/images.h"
 #include "kiln/codec.h"
+#include "kiln/device.h"
 #include "kiln/image_ops.h"
 
 namespace kiln {
@@ -71,6 +74,38 @@ TEST(PreprocessJob, FilesSkipTheUnreadableAndNothingIsWrittenWhenNoneReads) {
   auto none = preprocess_job_run(config, ImageInputs{{dir.file("b.png")}, {}});
   EXPECT_EQ(none.status().code(), Errc::kIoError);
   EXPECT_FALSE(fs::exists(config.output));
+}
+
+// kiln preprocess --mode gpu as a user runs it: files decoded (one batch ahead of the kernels), each batch through the
+// CUDA backend's staging slots; the CPU job's tensors exactly.
+TEST(PreprocessJob, OnCudaFilesGiveTheCpuJobsTensors) {
+  if (BackendRegistry::instance().find(BackendKind::kCuda) == nullptr) {
+    KILN_GPU_SKIP("no CUDA device: the preprocess job on CUDA is checked on a GPU");
+  }
+  test::TempDir dir;
+  std::vector<std::string> files;
+  const VarShapeBatch images = test::random_batch({{40, 30, 3}, {17, 23, 3}, {64, 64, 3}, {9, 9, 3}, {33, 61, 3}}, 4);
+  for (int64_t i = 0; i < images.count(); ++i) {
+    files.push_back(dir.file(std::to_string(i) + ".png"));
+    ASSERT_TRUE(image_encode_file(images[i], files.back()).is_ok());
+  }
+  const size_t item = 3 * 8 * 16 * sizeof(float);
+  std::vector<std::vector<uint8_t>> memory(2, std::vector<uint8_t>(files.size() * item));
+  // The CPU's reference mode: the per-pixel math the kernels share (its AVX2 paths may differ by a level).
+  const CpuIsa isa = cpu_isa_active();
+  cpu_isa_set(CpuIsa::kScalar);
+  for (const ExecMode mode : {ExecMode::kCpu, ExecMode::kGpu}) {
+    PreprocessJobConfig config = config_16x8();  // batches of 3: two batches
+    config.exec.mode = mode;
+    std::vector<uint8_t>& out = memory[mode == ExecMode::kGpu];
+    const TensorMemory place = [&](int64_t i) -> void* { return out.data() + static_cast<size_t>(i) * item; };
+    auto summary = preprocess_job_run(config, ImageInputs{files, {}}, &place);
+    ASSERT_TRUE(summary.is_ok()) << summary.status().to_string();
+    EXPECT_EQ(summary->written, 5);
+    EXPECT_EQ(summary->backend, mode == ExecMode::kGpu ? "cuda" : "cpu");
+  }
+  cpu_isa_set(isa);
+  EXPECT_EQ(memory[0], memory[1]);
 }
 
 TEST(PreprocessJob, SettingsAreChecked) {

@@ -5,10 +5,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/gpu_required.h"
 #include "common/image_ops_util.h"
 #include "common/test_util.h"
+#include "core/cpu_isa.h"
 #include "kiln/apps/images.h"
 #include "kiln/codec.h"
+#include "kiln/device.h"
 #include "kiln/image_ops.h"
 
 namespace kiln {
@@ -45,6 +48,44 @@ TEST(QualityJob, InMemoryImagesGiveTheOpsMetricsInOrder) {
   EXPECT_EQ(summary->total, 5);
   EXPECT_EQ(summary->passed + summary->failed, 5);
   EXPECT_EQ(summary->backend, "cpu");
+}
+
+// kiln quality --mode gpu as a user runs it: files decoded one batch ahead of the kernels, each batch through the
+// CUDA backend's staging slots; the CPU job's metrics and verdicts, in order.
+TEST(QualityJob, OnCudaFilesGiveTheCpuJobsMetrics) {
+  if (BackendRegistry::instance().find(BackendKind::kCuda) == nullptr) {
+    KILN_GPU_SKIP("no CUDA device: the quality job on CUDA is checked on a GPU");
+  }
+  test::TempDir dir;
+  std::vector<std::string> files;
+  const VarShapeBatch images = test::random_batch({{40, 30, 3}, {17, 23, 3}, {64, 64, 3}, {9, 9, 3}, {31, 12, 3}}, 6);
+  for (int64_t i = 0; i < images.count(); ++i) {
+    files.push_back(dir.file(std::to_string(i) + ".png"));
+    ASSERT_TRUE(image_encode_file(images[i], files.back()).is_ok());
+  }
+  std::vector<std::vector<QualityRecord>> records(2);
+  // The CPU's reference mode: the per-pixel math the kernels share (its AVX2 paths may differ by a level).
+  const CpuIsa isa = cpu_isa_active();
+  cpu_isa_set(CpuIsa::kScalar);
+  for (const ExecMode mode : {ExecMode::kCpu, ExecMode::kGpu}) {
+    QualityJobConfig config = on_cpu();  // batches of 2: three batches
+    config.exec.mode = mode;
+    JobEvents<QualityRecord> events;
+    events.record = [&](const QualityRecord& r) { records[mode == ExecMode::kGpu].push_back(r); };
+    auto summary = quality_job_run(config, ImageInputs{files, {}}, events);
+    ASSERT_TRUE(summary.is_ok()) << summary.status().to_string();
+    EXPECT_EQ(summary->backend, mode == ExecMode::kGpu ? "cuda" : "cpu");
+  }
+  cpu_isa_set(isa);
+  ASSERT_EQ(records[0].size(), 5u);
+  ASSERT_EQ(records[1].size(), 5u);
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(records[1][i].name, files[i]);
+    EXPECT_EQ(records[1][i].metrics.blur, records[0][i].metrics.blur) << i;
+    EXPECT_EQ(records[1][i].metrics.brightness, records[0][i].metrics.brightness) << i;
+    EXPECT_EQ(records[1][i].metrics.score, records[0][i].metrics.score) << i;
+    EXPECT_EQ(records[1][i].verdict.pass, records[0][i].verdict.pass) << i;
+  }
 }
 
 TEST(QualityJob, FilesJsonLinesAndFilteredCopies) {
