@@ -13,6 +13,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/bench_stats.h"
@@ -81,6 +82,30 @@ nlohmann::json bench_op_backend(Backend& backend, const OpCall& call, int32_t it
   return row;
 }
 
+// Two calls in flight, from two threads, each on its own pinned batches and a stream the backend lends it: one
+// batch's copies overlap the other's kernels and copies the other way, as a loader with two batches in flight runs
+// (what the copy bound assumes). Adds the images/s of the two together, or why they could not run.
+void two_in_flight_add(Backend& backend, const OpCall& first, const OpCall& second, int32_t iterations,
+                       nlohmann::json& row) {
+  Status errors[2];
+  const auto run = [&](const OpCall& call, Status* error) {
+    for (int32_t i = 0; i < iterations && error->is_ok(); ++i) *error = backend.run(call, {});
+  };
+  run(second, &errors[1]);  // the second batches' first call: their device allocations
+  const auto t0 = std::chrono::steady_clock::now();
+  std::thread other(run, std::cref(second), &errors[1]);
+  run(first, &errors[0]);
+  other.join();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const Status& error : errors) {
+    if (!error.is_ok()) {
+      row["two_in_flight_error"] = error.to_string();
+      return;
+    }
+  }
+  row["two_in_flight_img_per_s"] = 2.0 * iterations * static_cast<double>(first.in.count) / seconds;
+}
+
 void row_print(const nlohmann::json& row, const std::string& op, const BenchSize& size, int64_t batch) {
   const std::string backend = row["backend"].get<std::string>();
   if (row.contains("supported") && !row["supported"].get<bool>()) {
@@ -94,9 +119,14 @@ void row_print(const nlohmann::json& row, const std::string& op, const BenchSize
     if (row.contains("improvement_pct")) {
       std::snprintf(vs_cpu, sizeof vs_cpu, "%+.1f%%", row["improvement_pct"].get<double>());
     }
-    char diff[128] = "";
+    char diff[256] = "";
     if (row.contains("max_abs_diff_vs_cpu")) {
       std::snprintf(diff, sizeof diff, "  max |diff| vs cpu %g", row["max_abs_diff_vs_cpu"].get<double>());
+    }
+    if (row.contains("two_in_flight_img_per_s")) {
+      const size_t used = std::strlen(diff);
+      std::snprintf(diff + used, sizeof diff - used, "  two in flight %.1f img/s",
+                    row["two_in_flight_img_per_s"].get<double>());
     }
     if (row.contains("of_copy_bound")) {
       const size_t used = std::strlen(diff);
@@ -138,7 +168,9 @@ void copy_bound_add(Backend& backend, const Workload& workload, nlohmann::json& 
   row["download_gb_per_s"] = rate.down / 1e9;
   row["copy_bound_img_per_s"] = bound;
   row["copy_bound_direction"] = down < up ? "download" : "upload";
-  if (row.contains("img_per_s")) row["of_copy_bound"] = row["img_per_s"].get<double>() / bound;
+  // Against the better of one call at a time and two in flight.
+  const double best = std::max(row.value("img_per_s", 0.0), row.value("two_in_flight_img_per_s", 0.0));
+  if (best > 0) row["of_copy_bound"] = best / bound;
 }
 
 // One row per backend for `op` on `batch` images of `size`, appended to out["results"]; GPU rows also get their
@@ -171,6 +203,11 @@ void bench_op(const std::string& op, const BenchSize& size, int64_t batch, const
       auto made = ResidentCall::make(*backend, *workload.value(), on_device);
       if (made.is_ok()) {
         row.update(bench_op_backend(*backend, made.value().call(), f.iterations, nullptr));
+        if (!on_device && row.contains("mean_ms")) {
+          auto second = ResidentCall::make(*backend, *workload.value(), false);
+          if (second.is_ok()) two_in_flight_add(*backend, made.value().call(), second.value().call(), f.iterations, row);
+          else row["two_in_flight_error"] = second.status().to_string();
+        }
         resident.emplace_back(rows.size(), std::move(made).value());
         if (!on_device) copy_bound_add(*backend, *workload.value(), row);
       } else {

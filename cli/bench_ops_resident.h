@@ -2,7 +2,8 @@
 // into the backend's device memory and its outputs left there, as PyTorch and CV-CUDA users hold their batches, so a
 // timed call is the kernels alone. --resident pinned: inputs and outputs in the backend's own host blocks (pinned
 // for CUDA, mapped for OpenCL), as a loader that decodes into pinned buffers holds them, so a timed call is the
-// copies at the bus's speed and the kernels. Its outputs can be fetched afterwards and compared with the CPU's.
+// copies at the bus's speed and the kernels (bench ops also times two such calls in flight, each on its own
+// ResidentCall). Its outputs can be fetched afterwards and compared with the CPU's.
 #pragma once
 
 #include <vector>

@@ -271,7 +271,8 @@ pinned_rows = [r for r in (pinned.get("results", []) if isinstance(pinned, dict)
                if r.get("resident") == "pinned" and r.get("img_per_s")]
 for r in pinned_rows:
     lines.append(f"  ops on pinned host batches, {r['op']} {r.get('size')} b{r.get('batch_size')}: {r['backend']} "
-                 f"{fmt(r['img_per_s'], '.0f')}/s, {r.get('copy_bound_direction', 'copy')} bound "
+                 f"{fmt(r['img_per_s'], '.0f')}/s (two in flight {fmt(r.get('two_in_flight_img_per_s'), '.0f')}/s), "
+                 f"{r.get('copy_bound_direction', 'copy')} bound "
                  f"{fmt(r.get('copy_bound_img_per_s'), '.0f')}/s (up {fmt(r.get('upload_gb_per_s'), '.1f')}, down "
                  f"{fmt(r.get('download_gb_per_s'), '.1f')} GB/s; {fmt(r.get('of_copy_bound'), '.2f')} of it), "
                  f"max |diff| vs CPU {r.get('max_abs_diff_vs_cpu', '-')}")
