@@ -88,14 +88,15 @@ nlohmann::json bench_op_backend(Backend& backend, const OpCall& call, int32_t it
 void two_in_flight_add(Backend& backend, const OpCall& first, const OpCall& second, int32_t iterations,
                        nlohmann::json& row) {
   Status errors[2];
-  const auto run = [&](const OpCall& call, Status* error) {
-    for (int32_t i = 0; i < iterations && error->is_ok(); ++i) *error = backend.run(call, {});
+  const auto run = [&](const OpCall& call, Status* error, int32_t times) {
+    for (int32_t i = 0; i < times && error->is_ok(); ++i) *error = backend.run(call, {});
   };
-  run(second, &errors[1]);  // the second batches' first call: their device allocations
+  run(second, &errors[1], 1);  // the second batches' first call: their device allocations
   const auto t0 = std::chrono::steady_clock::now();
-  std::thread other(run, std::cref(second), &errors[1]);
-  run(first, &errors[0]);
-  other.join();
+  {
+    std::jthread other(run, std::cref(second), &errors[1], iterations);  // joined on every way out
+    run(first, &errors[0], iterations);
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (const Status& error : errors) {
     if (!error.is_ok()) {

@@ -110,10 +110,12 @@ class Backend {
   // staging slots and queues each image's DMA as soon as it is packed; `host` may also be device images of this
   // backend (a device-to-device copy). NotImplemented where device_acquire is.
   virtual Status images_upload(const VarShapeBatchView& host, const VarShapeBatchView& device);
-  // Waits for the work another library queued on a stream of its own on this backend's device (`native`: a
-  // cudaStream_t, or DLPack's 1 / 2 for CUDA's legacy / per-thread default stream): before device memory that
-  // library read is given back to kiln's pool. NotImplemented where there are no native streams.
-  virtual Status native_stream_synchronize(void* native);
+  // Waits for the work another library queued on this backend's device on its stream `native` (DLPack's value: 1 for
+  // CUDA's legacy default stream, else a cudaStream_t or 2, per-thread): before device memory that library read goes
+  // back to kiln's pool. CUDA waits for the legacy stream, or for the whole device otherwise (that library may have
+  // destroyed its stream by then; a per-thread stream is the calling thread's); the calling thread's current device
+  // is kept. NotImplemented where there are no native streams.
+  virtual Status foreign_stream_wait(void* native);
   // The device buffer pool's counters (zeros for the CPU).
   virtual PoolStats memory_stats() const;
   // The counters of the pool host_acquire() serves from (pinned, mapped or plain host memory).

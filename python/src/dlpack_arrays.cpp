@@ -60,7 +60,7 @@ void export_release(DLManagedTensor* self) {
   if (e->consumer_stream != nullptr) {
     // Even where kiln's DeviceArray still holds the memory: it may be gone before the consumer's reads are done.
     // Called by the consumer, maybe without the GIL; an error here has nobody to go to: the device is lost anyway.
-    (void)e->data->block.backend()->native_stream_synchronize(e->consumer_stream);
+    (void)e->data->block.backend()->foreign_stream_wait(e->consumer_stream);
   }
   delete e;
 }
@@ -80,7 +80,9 @@ void capsule_destroy(PyObject* capsule) {
   // A capsule the consumer took was renamed "used_dltensor": its deleter is the consumer's to call.
   if (!PyCapsule_IsValid(capsule, kCapsule)) return;
   auto* tensor = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kCapsule));
-  if (tensor != nullptr && tensor->deleter != nullptr) tensor->deleter(tensor);
+  if (tensor == nullptr) return;
+  static_cast<Export*>(tensor->manager_ctx)->consumer_stream = nullptr;  // never consumed: nothing read it
+  if (tensor->deleter != nullptr) tensor->deleter(tensor);
 }
 
 // kiln's calls synchronize before they return, so the memory is ready on any stream the consumer names. Exported

@@ -195,6 +195,6 @@ def test_gpu_stages_match_the_cpu():
         for fa, fb, fc in zip(a, b, c):
             np.testing.assert_allclose(fa["bbox"], fb["bbox"], atol=2)
             assert float(fa["embedding"] @ fb["embedding"]) > 0.99
-            assert float(fb["embedding"] @ fc["embedding"]) > 0.9999  # the same pass (another session: cuDNN may
+            assert float(fb["embedding"] @ fc["embedding"]) > 0.999  # the same pass (another session: cuDNN may
             # pick other algorithms)
     service.close()

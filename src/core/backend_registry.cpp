@@ -50,7 +50,7 @@ Status Backend::images_upload(const VarShapeBatchView& /*host*/, const VarShapeB
   return Status(Errc::kNotImplemented, name() + ": no device memory addressed by pointer");
 }
 
-Status Backend::native_stream_synchronize(void* /*native*/) {
+Status Backend::foreign_stream_wait(void* /*native*/) {
   return Status(Errc::kNotImplemented, name() + ": no native streams");
 }
 

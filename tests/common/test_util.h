@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/cpu_isa.h"
+
 namespace kiln::test {
 
 // A fresh directory under the system temp dir, removed on destruction.
@@ -36,5 +38,18 @@ void write_text_file(const std::string& path, const std::string& text);
 std::string read_file(const std::string& path);
 std::vector<uint8_t> read_file_bytes(const std::string& path);
 std::string source_path(const std::string& relative);  // path inside the source tree
+
+// The CPU ops in their scalar reference mode (the math every GPU kernel shares) while it lives; the mode before
+// comes back on every way out of the test.
+class ScalarIsa {
+ public:
+  ScalarIsa() : m_saved(cpu_isa_active()) { cpu_isa_set(CpuIsa::kScalar); }
+  ~ScalarIsa() { cpu_isa_set(m_saved); }
+  ScalarIsa(const ScalarIsa&) = delete;
+  ScalarIsa& operator=(const ScalarIsa&) = delete;
+
+ private:
+  CpuIsa m_saved;
+};
 
 }  // namespace kiln::test

@@ -164,7 +164,7 @@ python_with_pytest=python3
 for p in /usr/bin/python3 python3; do
   "$p" -c 'import numpy, pytest' 2> /dev/null && { python_with_pytest=$p; break; }
 done
-step python_device 60 env KILN_REQUIRE_GPU=$((1 - CPU_ONLY)) PYTHONPATH="$B/python" "$python_with_pytest" -m pytest \
+step python_device 90 env KILN_REQUIRE_GPU=$((1 - CPU_ONLY)) PYTHONPATH="$B/python" "$python_with_pytest" -m pytest \
   -q -p no:cacheprovider "$S/python/tests/test_dlpack.py" \
   "$S/python/tests/test_model.py::test_a_cuda_tensor_is_read_on_the_device_by_the_cuda_provider" \
   "$S/python/tests/test_segment.py::test_cuda_frames_stay_on_the_device_and_give_the_cpu_runs_masks" \

@@ -118,6 +118,7 @@ class Analyzer final : public FaceAnalyzer {
       }
     }
     m_host_prepared = false;
+    m_prepared_on_device = false;
     face_prepare_plan(images, m_settings, &m_prepared, &m_changed, &m_changed_shapes);
     const std::vector<int32_t> factors = m_prepared.factors;
     const DeviceImagesRelease release_after{m_device};
@@ -225,11 +226,19 @@ class Analyzer final : public FaceAnalyzer {
       return Status::ok();
     }
     Status st = m_device.upload(*device, images, m_changed_shapes);
-    if (st.is_ok()) st = device_prepare(images);
     if (st.is_ok()) {
-      ++m_device_batches;
-      *uploaded = true;
-      return st;
+      const Status prepared = device_prepare(images);  // its failures judged for the enhancement stage already
+      if (prepared.is_ok()) {
+        ++m_device_batches;
+        *uploaded = true;
+        return prepared;
+      }
+      m_device.reset();
+      if (prepared.code() == Errc::kOutOfMemory) {
+        if (m_device_note.empty()) m_device_note = "a batch did not fit in device memory: " + prepared.message();
+        return Status::ok();
+      }
+      return prepared.code() == Errc::kNotImplemented ? Status::ok() : prepared;
     }
     m_device.reset();
     if (st.code() == Errc::kOutOfMemory) {
@@ -253,8 +262,10 @@ class Analyzer final : public FaceAnalyzer {
     if (face_call_placed_on(m_enhance_exec, first_step, m_device.backend())) {
       const Status run = face_prepare_run(m_device.originals(), m_changed, m_prepared.enhanced, m_device.storage(),
                                           m_enhance_exec, &m_enhance_report);
+      if (run.code() == Errc::kOutOfMemory) return run;  // this batch stays on the host
       KILN_TRY(device_call_checked(run, m_stages.enhancement));  // NotImplemented: the batch stays on the host
       m_device.prepared_set(m_changed);
+      m_prepared_on_device = true;
       m_device_prepared += static_cast<int64_t>(m_changed.size());
       return Status::ok();
     }
@@ -264,12 +275,24 @@ class Analyzer final : public FaceAnalyzer {
     return Status::ok();
   }
 
-  // The batch as the detector sees it on the host, prepared there the first time a stage asks for it.
+  // The batch as the detector sees it on the host, the first time a stage asks for it: prepared there, or where it
+  // was prepared on the device, those images brought down (the pixels the detector saw, enhanced once).
   Result<VarShapeBatchView> host_prepared(const VarShapeBatchView& images) {
-    if (!m_host_prepared) {
+    if (m_host_prepared) return m_prepared.prepared.view();
+    if (!m_prepared_on_device) {
       KILN_TRY(face_images_prepare(images, m_settings, m_enhance_exec, &m_prepared, &m_enhance_report));
-      m_host_prepared = true;
+    } else {
+      m_prepared.storage = VarShapeBatch::allocate(m_changed_shapes);
+      std::vector<ImageView> views(images.images, images.images + images.count);
+      for (size_t k = 0; k < m_changed.size(); ++k) {
+        const ImageView& from = m_device.storage()[static_cast<int64_t>(k)];
+        const ImageView& to = m_prepared.storage[static_cast<int64_t>(k)];
+        KILN_TRY(m_device.backend()->device_download(from.data, to.data, from.packed_bytes()));
+        views[static_cast<size_t>(m_changed[k])] = to;
+      }
+      m_prepared.prepared = VarShapeBatch::wrap(std::move(views));
     }
+    m_host_prepared = true;
     return m_prepared.prepared.view();
   }
 
@@ -394,6 +417,7 @@ class Analyzer final : public FaceAnalyzer {
   Layout m_embed_layout = Layout::kCHW;
   PreparedImages m_prepared;  // the current batch's factors and enhancement; its host images once host_prepared ran
   bool m_host_prepared = false;
+  bool m_prepared_on_device = false;  // this batch's small photos were prepared in m_device's storage
   std::vector<int64_t> m_changed;  // the images the preparation changes, and their prepared shapes
   std::vector<ImageShape> m_changed_shapes;
   FaceDeviceImages m_device;  // ... and on the device, while the detector's model reads there

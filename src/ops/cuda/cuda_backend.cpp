@@ -132,9 +132,15 @@ class CudaBackend final : public Backend {
     return Status::ok();
   }
 
-  Status native_stream_synchronize(void* native) override {
+  Status foreign_stream_wait(void* native) override {
+    int current = 0;
+    KILN_CUDA_CHECK(cudaGetDevice(&current));
     KILN_CUDA_CHECK(cudaSetDevice(m_device));
-    KILN_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(native)));  // 1, 2: cudaStreamLegacy, PerThread
+    const cudaError_t waited = static_cast<cudaStream_t>(native) == cudaStreamLegacy
+                                   ? cudaStreamSynchronize(cudaStreamLegacy)
+                                   : cudaDeviceSynchronize();
+    KILN_CUDA_CHECK(cudaSetDevice(current));
+    KILN_CUDA_CHECK(waited);
     return Status::ok();
   }
 

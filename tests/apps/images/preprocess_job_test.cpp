@@ -8,7 +8,6 @@
 #include "common/gpu_required.h"
 #include "common/image_ops_util.h"
 #include "common/test_util.h"
-#include "core/cpu_isa.h"
 #include "kiln/apps/images.h"
 #include "kiln/codec.h"
 #include "kiln/device.h"
@@ -92,8 +91,7 @@ TEST(PreprocessJob, OnCudaFilesGiveTheCpuJobsTensors) {
   const size_t item = 3 * 8 * 16 * sizeof(float);
   std::vector<std::vector<uint8_t>> memory(2, std::vector<uint8_t>(files.size() * item));
   // The CPU's reference mode: the per-pixel math the kernels share (its AVX2 paths may differ by a level).
-  const CpuIsa isa = cpu_isa_active();
-  cpu_isa_set(CpuIsa::kScalar);
+  const test::ScalarIsa scalar;
   for (const ExecMode mode : {ExecMode::kCpu, ExecMode::kGpu}) {
     PreprocessJobConfig config = config_16x8();  // batches of 3: two batches
     config.exec.mode = mode;
@@ -104,7 +102,6 @@ TEST(PreprocessJob, OnCudaFilesGiveTheCpuJobsTensors) {
     EXPECT_EQ(summary->written, 5);
     EXPECT_EQ(summary->backend, mode == ExecMode::kGpu ? "cuda" : "cpu");
   }
-  cpu_isa_set(isa);
   EXPECT_EQ(memory[0], memory[1]);
 }
 

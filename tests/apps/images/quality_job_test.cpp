@@ -8,7 +8,6 @@
 #include "common/gpu_required.h"
 #include "common/image_ops_util.h"
 #include "common/test_util.h"
-#include "core/cpu_isa.h"
 #include "kiln/apps/images.h"
 #include "kiln/codec.h"
 #include "kiln/device.h"
@@ -65,8 +64,7 @@ TEST(QualityJob, OnCudaFilesGiveTheCpuJobsMetrics) {
   }
   std::vector<std::vector<QualityRecord>> records(2);
   // The CPU's reference mode: the per-pixel math the kernels share (its AVX2 paths may differ by a level).
-  const CpuIsa isa = cpu_isa_active();
-  cpu_isa_set(CpuIsa::kScalar);
+  const test::ScalarIsa scalar;
   for (const ExecMode mode : {ExecMode::kCpu, ExecMode::kGpu}) {
     QualityJobConfig config = on_cpu();  // batches of 2: three batches
     config.exec.mode = mode;
@@ -76,7 +74,6 @@ TEST(QualityJob, OnCudaFilesGiveTheCpuJobsMetrics) {
     ASSERT_TRUE(summary.is_ok()) << summary.status().to_string();
     EXPECT_EQ(summary->backend, mode == ExecMode::kGpu ? "cuda" : "cpu");
   }
-  cpu_isa_set(isa);
   ASSERT_EQ(records[0].size(), 5u);
   ASSERT_EQ(records[1].size(), 5u);
   for (size_t i = 0; i < 5; ++i) {
