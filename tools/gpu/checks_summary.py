@@ -195,7 +195,8 @@ if isinstance(peers, dict) and peers.get("failures"):
 target("kiln infer >= 0.85 of model-only (decoded, b32)", min(b32) >= 0.85 if b32 else None,
        ", ".join(fmt(v, ".2f") for v in b32) or "-")
 target("kiln infer from files >= min(0.9 x decode alone, 0.85 x model alone) (b32, images/s)",
-       None if not from_files or None in from_files else all(from_files), "; ".join(files_detail) or "-")
+       False if False in from_files else None if not from_files or None in from_files else True,
+       "; ".join(files_detail) or "-")
 images_s = r"Time: [0-9.]+ s, ([0-9.]+) images/s"
 fg, fc = number(images_s, "faces_500_gpu"), number(images_s, "cores_faces_16")
 lines.append(f"  faces on 500 photographs: GPU {fmt(fg, '.0f')} images/s, CPU at 16 threads {fmt(fc, '.0f')}: "

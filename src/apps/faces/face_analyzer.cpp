@@ -270,7 +270,9 @@ class Analyzer final : public FaceAnalyzer {
       return Status::ok();
     }
     KILN_TRY_ASSIGN(const VarShapeBatchView host, host_prepared(images));
-    KILN_TRY(m_device.storage_upload(host, m_changed));
+    const Status uploaded = m_device.storage_upload(host, m_changed);
+    if (uploaded.code() == Errc::kOutOfMemory) return uploaded;  // this batch stays on the host
+    KILN_TRY(device_call_checked(uploaded, m_stages.detection));  // NotImplemented: the batch stays on the host
     m_device.prepared_set(m_changed);
     return Status::ok();
   }
@@ -279,18 +281,26 @@ class Analyzer final : public FaceAnalyzer {
   // was prepared on the device, those images brought down (the pixels the detector saw, enhanced once).
   Result<VarShapeBatchView> host_prepared(const VarShapeBatchView& images) {
     if (m_host_prepared) return m_prepared.prepared.view();
-    if (!m_prepared_on_device) {
-      KILN_TRY(face_images_prepare(images, m_settings, m_enhance_exec, &m_prepared, &m_enhance_report));
-    } else {
+    Status downloaded = Status(Errc::kNotImplemented, "prepared on the host");
+    if (m_prepared_on_device) {
       m_prepared.storage = VarShapeBatch::allocate(m_changed_shapes);
       std::vector<ImageView> views(images.images, images.images + images.count);
-      for (size_t k = 0; k < m_changed.size(); ++k) {
+      downloaded = Status::ok();
+      for (size_t k = 0; k < m_changed.size() && downloaded.is_ok(); ++k) {
         const ImageView& from = m_device.storage()[static_cast<int64_t>(k)];
         const ImageView& to = m_prepared.storage[static_cast<int64_t>(k)];
-        KILN_TRY(m_device.backend()->device_download(from.data, to.data, from.packed_bytes()));
+        downloaded = m_device.backend()->device_download(from.data, to.data, from.packed_bytes());
         views[static_cast<size_t>(m_changed[k])] = to;
       }
       m_prepared.prepared = VarShapeBatch::wrap(std::move(views));
+      // A device that failed since (the stage asking is a fallback): prepared again on the host where allowed.
+      if (!downloaded.is_ok()) {
+        const Status checked = device_call_checked(downloaded, m_stages.enhancement);
+        if (checked.code() != Errc::kNotImplemented) return checked;
+      }
+    }
+    if (!downloaded.is_ok()) {
+      KILN_TRY(face_images_prepare(images, m_settings, m_enhance_exec, &m_prepared, &m_enhance_report));
     }
     m_host_prepared = true;
     return m_prepared.prepared.view();
