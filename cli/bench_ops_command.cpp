@@ -206,8 +206,11 @@ void bench_op(const std::string& op, const BenchSize& size, int64_t batch, const
         row.update(bench_op_backend(*backend, made.value().call(), f.iterations, nullptr));
         if (!on_device && row.contains("mean_ms")) {
           auto second = ResidentCall::make(*backend, *workload.value(), false);
-          if (second.is_ok()) two_in_flight_add(*backend, made.value().call(), second.value().call(), f.iterations, row);
-          else row["two_in_flight_error"] = second.status().to_string();
+          if (second.is_ok()) {
+            two_in_flight_add(*backend, made.value().call(), second.value().call(), f.iterations, row);
+          } else {
+            row["two_in_flight_error"] = second.status().to_string();
+          }
         }
         resident.emplace_back(rows.size(), std::move(made).value());
         if (!on_device) copy_bound_add(*backend, *workload.value(), row);

@@ -227,7 +227,7 @@ class Analyzer final : public FaceAnalyzer {
     }
     Status st = m_device.upload(*device, images, m_changed_shapes);
     if (st.is_ok()) {
-      const Status prepared = device_prepare(images);  // its failures judged for the enhancement stage already
+      const Status prepared = device_prepare(images);  // its failures judged there already
       if (prepared.is_ok()) {
         ++m_device_batches;
         *uploaded = true;

@@ -45,7 +45,9 @@ Status FaceDeviceImages::storage_upload(const VarShapeBatchView& host, const std
 
 void FaceDeviceImages::prepared_set(const std::vector<int64_t>& changed) {
   std::vector<ImageView> views = m_originals.images();
-  for (size_t k = 0; k < changed.size(); ++k) views[static_cast<size_t>(changed[k])] = m_storage[static_cast<int64_t>(k)];
+  for (size_t k = 0; k < changed.size(); ++k) {
+    views[static_cast<size_t>(changed[k])] = m_storage[static_cast<int64_t>(k)];
+  }
   m_prepared = VarShapeBatch::wrap(std::move(views), MemorySpace::kDevice);
 }
 
