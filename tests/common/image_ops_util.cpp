@@ -9,9 +9,20 @@
 #include <sstream>
 
 #include "backend_ops/test_backends.h"
+#include "kiln/codec.h"
 #include "ops/image_desc.h"
 
 namespace kiln::test {
+
+std::vector<std::string> png_files_write(const VarShapeBatch& images, const std::string& dir) {
+  std::vector<std::string> files;
+  for (int64_t i = 0; i < images.count(); ++i) {
+    files.push_back(dir + "/" + std::to_string(i) + ".png");
+    const Status written = image_encode_file(images[i], files.back());
+    EXPECT_TRUE(written.is_ok()) << files.back() << ": " << written.to_string();
+  }
+  return files;
+}
 
 VarShapeBatch random_batch(const std::vector<ImageShape>& shapes, uint32_t seed, float lo, float hi) {
   VarShapeBatch batch = VarShapeBatch::allocate(shapes);

@@ -18,6 +18,9 @@ namespace kiln::test {
 
 // Images of the given shapes filled with uniform random values in [lo, hi] (integers for u8), from `seed`.
 VarShapeBatch random_batch(const std::vector<ImageShape>& shapes, uint32_t seed, float lo = 0.0f, float hi = 255.0f);
+// Each image of `images` written as `dir`/<index>.png; their paths, in order (a test failure for one that could not
+// be written).
+std::vector<std::string> png_files_write(const VarShapeBatch& images, const std::string& dir);
 // Images of the given shapes, every byte `fill` (to detect pixels an op did not write).
 VarShapeBatch filled_batch(const std::vector<ImageShape>& shapes, uint8_t fill = 0xCD);
 

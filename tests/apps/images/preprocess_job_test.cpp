@@ -82,12 +82,8 @@ TEST(PreprocessJob, OnCudaFilesGiveTheCpuJobsTensors) {
     KILN_GPU_SKIP("no CUDA device: the preprocess job on CUDA is checked on a GPU");
   }
   test::TempDir dir;
-  std::vector<std::string> files;
   const VarShapeBatch images = test::random_batch({{40, 30, 3}, {17, 23, 3}, {64, 64, 3}, {9, 9, 3}, {33, 61, 3}}, 4);
-  for (int64_t i = 0; i < images.count(); ++i) {
-    files.push_back(dir.file(std::to_string(i) + ".png"));
-    ASSERT_TRUE(image_encode_file(images[i], files.back()).is_ok());
-  }
+  const std::vector<std::string> files = test::png_files_write(images, dir.path().string());
   const size_t item = 3 * 8 * 16 * sizeof(float);
   std::vector<std::vector<uint8_t>> memory(2, std::vector<uint8_t>(files.size() * item));
   // The CPU's reference mode: the per-pixel math the kernels share (its AVX2 paths may differ by a level).

@@ -56,12 +56,8 @@ TEST(QualityJob, OnCudaFilesGiveTheCpuJobsMetrics) {
     KILN_GPU_SKIP("no CUDA device: the quality job on CUDA is checked on a GPU");
   }
   test::TempDir dir;
-  std::vector<std::string> files;
   const VarShapeBatch images = test::random_batch({{40, 30, 3}, {17, 23, 3}, {64, 64, 3}, {9, 9, 3}, {31, 12, 3}}, 6);
-  for (int64_t i = 0; i < images.count(); ++i) {
-    files.push_back(dir.file(std::to_string(i) + ".png"));
-    ASSERT_TRUE(image_encode_file(images[i], files.back()).is_ok());
-  }
+  const std::vector<std::string> files = test::png_files_write(images, dir.path().string());
   std::vector<std::vector<QualityRecord>> records(2);
   // The CPU's reference mode: the per-pixel math the kernels share (its AVX2 paths may differ by a level).
   const test::ScalarIsa scalar;
