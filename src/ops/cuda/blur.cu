@@ -55,7 +55,7 @@ Status blur_cuda(CudaOpContext& ctx, const OpCall& call) {
   if (call.in.count == 0) return Status::ok();
   const auto& params = *static_cast<const BlurParams*>(call.params);
   const KilnBlurArgs args = blur_args_resolve(params);
-  CudaCallMemory memory(ctx.device_pool, ctx.stream);
+  CudaCallMemory memory(ctx);
   KILN_TRY_ASSIGN(CudaDeviceBatch in, cuda_batch_upload(ctx, memory, call.in));
   const std::vector<ImageView> small_views = blur_small_shapes(call.in, args.factor);
   const VarShapeBatchView small_shapes{small_views.data(), call.in.count, MemorySpace::kHost};

@@ -28,7 +28,7 @@ bool color_cuda_supports(const OpCall& call) {
 Status color_cuda(CudaOpContext& ctx, const OpCall& call) {
   const auto& params = *static_cast<const ColorParams*>(call.params);
   if (call.in.count == 0) return Status::ok();
-  CudaCallMemory memory(ctx.device_pool, ctx.stream);
+  CudaCallMemory memory(ctx);
   KILN_TRY_ASSIGN(CudaDeviceBatch in, cuda_batch_upload(ctx, memory, call.in));
   KILN_TRY_ASSIGN(CudaDeviceBatch out, cuda_batch_alloc(ctx, memory, call.out));
   KILN_TRY(launch_per_output_pixel(color_kernel, out, ctx.stream, in.base, in.descs, out.base, out.descs,

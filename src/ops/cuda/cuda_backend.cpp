@@ -33,6 +33,7 @@ class CudaBackend final : public Backend {
         m_device_pool("cuda device pool", device_allocate(device), device_release(device),
                       static_cast<size_t>(memory_limit)),
         m_host_pool("cuda pinned host pool", host_allocate(device), host_release_fn(device)),
+        m_table_pool("cuda pinned table pool", host_allocate(device), host_release_fn(device)),
         m_streams([this] { return stream_make(); }),
         m_staging([this] { return slot_make(); }, kPinnedStagingSlots) {}
 
@@ -147,7 +148,8 @@ class CudaBackend final : public Backend {
   Status images_upload(const VarShapeBatchView& host, const VarShapeBatchView& device) override {
     KILN_CUDA_CHECK(cudaSetDevice(m_device));
     KILN_TRY_ASSIGN(auto lease, m_streams.acquire());
-    CudaOpContext context{lease->stream, m_device_pool, m_host_pool, m_pinned, m_staging, *lease, nullptr};
+    CudaOpContext context{lease->stream, m_device_pool, m_host_pool, m_table_pool, m_pinned, m_staging, *lease,
+                          nullptr};
     return cuda_images_upload(context, host, device);
   }
 
@@ -207,7 +209,8 @@ class CudaBackend final : public Backend {
   }
 
   Status run_on(CudaStream& stream, const CudaOp& op, const OpCall& call, const RunContext& ctx) {
-    CudaOpContext context{stream.stream, m_device_pool, m_host_pool, m_pinned, m_staging, stream, ctx.timings};
+    CudaOpContext context{stream.stream, m_device_pool, m_host_pool, m_table_pool, m_pinned, m_staging, stream,
+                          ctx.timings};
     return op.run(context, call);
   }
 
@@ -218,6 +221,7 @@ class CudaBackend final : public Backend {
   uint64_t m_memory_limit = 0;
   BufferPool m_device_pool;
   BufferPool m_host_pool;
+  BufferPool m_table_pool;  // the calls' small tables, kept out of m_host_pool's figures (staging and host_acquire)
   PinnedBlocks m_pinned;  // host_acquire() blocks in use
   LendingPool<CudaStream> m_streams;
   PinnedStaging m_staging;  // after m_host_pool: its slots give their blocks back to it

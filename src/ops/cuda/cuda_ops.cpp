@@ -1,6 +1,7 @@
 #include "ops/cuda/cuda_ops.h"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -131,9 +132,13 @@ bool host_batch_pinned(const PinnedBlocks& pinned, const VarShapeBatchView& batc
 
 }  // namespace
 
+CudaCallMemory::CudaCallMemory(const CudaOpContext& ctx)
+    : m_pool(ctx.device_pool), m_pinned_pool(ctx.table_pool), m_stream(ctx.stream) {}
+
 CudaCallMemory::~CudaCallMemory() {
-  if (!m_blocks.empty()) (void)cudaStreamSynchronize(m_stream);
+  if (!m_blocks.empty() || !m_pinned_blocks.empty()) (void)cudaStreamSynchronize(m_stream);
   for (const PoolBlock& block : m_blocks) m_pool.release(block);
+  for (const PoolBlock& block : m_pinned_blocks) m_pinned_pool.release(block);
 }
 
 Result<void*> CudaCallMemory::acquire(size_t bytes, const char* what) {
@@ -145,13 +150,22 @@ Result<void*> CudaCallMemory::acquire(size_t bytes, const char* what) {
   return reinterpret_cast<void*>(block.handle);
 }
 
+Result<void*> CudaCallMemory::acquire_pinned(size_t bytes) {
+  KILN_TRY_ASSIGN(PoolBlock block, m_pinned_pool.acquire(bytes));
+  m_pinned_blocks.push_back(block);
+  return reinterpret_cast<void*>(block.handle);
+}
+
 Result<void*> cuda_buffer_upload(CudaOpContext& ctx, CudaCallMemory& memory, const void* data, size_t bytes,
                                  const char* what) {
   KILN_TRY_ASSIGN(void* d, memory.acquire(std::max<size_t>(bytes, 16), what));
-  // Synchronous with respect to the host buffer: callers pass temporaries.
   if (bytes > 0) {
-    KILN_CUDA_CHECK(cudaMemcpyAsync(d, data, bytes, cudaMemcpyHostToDevice, ctx.stream));
-    KILN_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+    // Queued from a page-locked copy, so the call goes on at once. From `data` (pageable, often a temporary) the
+    // copy would have to end before returning: this thread would wait for every copy queued before it, a call's
+    // four or five tables one after the other.
+    KILN_TRY_ASSIGN(void* pinned, memory.acquire_pinned(bytes));
+    std::memcpy(pinned, data, bytes);
+    KILN_CUDA_CHECK(cudaMemcpyAsync(d, pinned, bytes, cudaMemcpyHostToDevice, ctx.stream));
   }
   return d;
 }

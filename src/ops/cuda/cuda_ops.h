@@ -18,19 +18,25 @@
 
 namespace kiln {
 
-// Device memory of one call from the backend's pool; synchronizes the stream before giving it back.
+struct CudaOpContext;
+
+// Device memory of one call from the backend's pool, and page-locked host copies of its small tables (so that their
+// uploads are queued without waiting); synchronizes the stream before giving either back.
 class CudaCallMemory {
  public:
-  CudaCallMemory(BufferPool& pool, cudaStream_t stream) : m_pool(pool), m_stream(stream) {}
+  explicit CudaCallMemory(const CudaOpContext& ctx);
   ~CudaCallMemory();
   CudaCallMemory(const CudaCallMemory&) = delete;
   CudaCallMemory& operator=(const CudaCallMemory&) = delete;
   Result<void*> acquire(size_t bytes, const char* what);
+  Result<void*> acquire_pinned(size_t bytes);
 
  private:
   BufferPool& m_pool;
+  BufferPool& m_pinned_pool;
   cudaStream_t m_stream;
   std::vector<PoolBlock> m_blocks;
+  std::vector<PoolBlock> m_pinned_blocks;
 };
 
 // A non-blocking CUDA stream and the events that time one call's stages on it.
@@ -74,6 +80,7 @@ struct CudaOpContext {
   cudaStream_t stream;      // the call's
   BufferPool& device_pool;
   BufferPool& host_pool;    // pinned staging
+  BufferPool& table_pool;   // pinned copies of the call's small tables (CudaCallMemory::acquire_pinned)
   const PinnedBlocks& pinned;
   PinnedStaging& staging;   // for host batches outside `pinned`
   CudaStream& timing;       // its events time the stages when `timings` is set
@@ -101,7 +108,8 @@ Status cuda_batch_download(CudaOpContext& ctx, const CudaDeviceBatch& batch, con
 // Backend::images_upload on CUDA: `host` into the same-shaped device-space images of `device`, on ctx.stream, which
 // it synchronizes.
 Status cuda_images_upload(CudaOpContext& ctx, const VarShapeBatchView& host, const VarShapeBatchView& device);
-// A device copy of small per-call data (matrices, rectangles).
+// A device copy of small per-call data (matrices, tables, image descriptors), queued on ctx.stream from a pinned
+// copy of `data` without waiting: `data` may go away at once.
 Result<void*> cuda_buffer_upload(CudaOpContext& ctx, CudaCallMemory& memory, const void* data, size_t bytes,
                                  const char* what);
 

@@ -167,7 +167,7 @@ Status enhance_cuda(CudaOpContext& ctx, const OpCall& call) {
   const bool aliased = cuda_in_place(call);
   const bool point = (args.flags & (KILN_ENHANCE_LUT | KILN_ENHANCE_CONTRAST)) != 0 || (!sharp && !unsharp) || aliased;
 
-  CudaCallMemory memory(ctx.device_pool, ctx.stream);
+  CudaCallMemory memory(ctx);
   KILN_TRY_ASSIGN(CudaDeviceBatch in, cuda_batch_upload(ctx, memory, call.in));
   KILN_TRY_ASSIGN(CudaDeviceBatch out, cuda_batch_alloc(ctx, memory, call.out));
   const std::vector<ImageView> u8_views = shapes_as(call.in, PixelType::kU8);

@@ -90,7 +90,7 @@ Status mask_cuda(CudaOpContext& ctx, const OpCall& call) {
   const auto& params = *static_cast<const MaskParams*>(call.params);
   if (call.in.count == 0) return Status::ok();
   const KilnMaskParams p = mask_params_resolve(params, call.in[0].channels);
-  CudaCallMemory memory(ctx.device_pool, ctx.stream);
+  CudaCallMemory memory(ctx);
   KILN_TRY_ASSIGN(CudaDeviceBatch in, cuda_batch_upload(ctx, memory, call.in));
   KILN_TRY_ASSIGN(CudaDeviceBatch out, cuda_batch_alloc(ctx, memory, call.out));
   const bool smooth = params.smoothing != MaskSmoothing::kNone && p.radius > 0;

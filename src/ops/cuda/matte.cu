@@ -60,7 +60,7 @@ Status matte_cuda(CudaOpContext& ctx, const OpCall& call) {
   if (call.in.count == 0) return Status::ok();
   const auto& params = *static_cast<const MatteParams*>(call.params);
   const KilnMatteParams p = matte_params_resolve(params);
-  CudaCallMemory memory(ctx.device_pool, ctx.stream);
+  CudaCallMemory memory(ctx);
   KILN_TRY_ASSIGN(CudaDeviceBatch in, cuda_batch_upload(ctx, memory, call.in));
   CudaDeviceBatch frames, backs;  // a composite's, uploaded (host batches) or described (device batches)
   CompositeInputs composite;

@@ -23,7 +23,7 @@ bool normalize_cuda_supports(const OpCall& call) { return call.in.count <= 65535
 Status normalize_cuda(CudaOpContext& ctx, const OpCall& call) {
   const auto& params = *static_cast<const NormalizeParams*>(call.params);
   if (call.in.count == 0) return Status::ok();
-  CudaCallMemory memory(ctx.device_pool, ctx.stream);
+  CudaCallMemory memory(ctx);
   KILN_TRY_ASSIGN(CudaDeviceBatch in, cuda_batch_upload(ctx, memory, call.in));
   // In place on device batches: the output is the input's memory, each thread reads before it writes.
   KILN_TRY_ASSIGN(CudaDeviceBatch out, cuda_batch_alloc(ctx, memory, call.out));

@@ -34,7 +34,7 @@ bool probability_cuda_supports(const OpCall& call) { return call.params != nullp
 Status probability_cuda(CudaOpContext& ctx, const OpCall& call) {
   if (call.in.count == 0) return Status::ok();
   const KilnProbabilityParams p = probability_params_resolve(*static_cast<const ProbabilityParams*>(call.params));
-  CudaCallMemory memory(ctx.device_pool, ctx.stream);
+  CudaCallMemory memory(ctx);
   KILN_TRY_ASSIGN(CudaDeviceBatch in, cuda_batch_upload(ctx, memory, call.in));
   // Smoothing reads the previous map from the output: a host output goes up first.
   KILN_TRY_ASSIGN(CudaDeviceBatch out,

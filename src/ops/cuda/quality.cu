@@ -72,7 +72,7 @@ Status quality_cuda(CudaOpContext& ctx, const OpCall& call) {
   auto* results = static_cast<QualityMetrics*>(call.results);
   if (call.in.count == 0) return Status::ok();
   NvtxRange range("quality");
-  CudaCallMemory memory(ctx.device_pool, ctx.stream);
+  CudaCallMemory memory(ctx);
   KILN_TRY_ASSIGN(CudaDeviceBatch in, cuda_batch_upload(ctx, memory, call.in));
   const int32_t blocks = (in.max_height + KILN_QUALITY_BLOCK_ROWS - 1) / KILN_QUALITY_BLOCK_ROWS;
   const size_t partial_count = static_cast<size_t>(in.count) * static_cast<size_t>(blocks) * KILN_QUALITY_SUMS;

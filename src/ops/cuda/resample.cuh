@@ -18,7 +18,7 @@ Status resample_cuda(CudaOpContext& ctx, const OpCall& call, ResampleKernel<Cons
   if (call.in.count == 0) return Status::ok();
   ResizeTables tables;
   KILN_TRY(resize_tables_build(interp, fit, rois, call.in, call.out, &tables));
-  CudaCallMemory memory(ctx.device_pool, ctx.stream);
+  CudaCallMemory memory(ctx);
   KILN_TRY_ASSIGN(CudaDeviceBatch in, cuda_batch_upload(ctx, memory, call.in));
   KILN_TRY_ASSIGN(CudaDeviceBatch out, cuda_batch_alloc(ctx, memory, call.out));
   KILN_TRY_ASSIGN(void* plans, cuda_buffer_upload(ctx, memory, tables.images.data(),

@@ -26,7 +26,7 @@ Status warp_cuda(CudaOpContext& ctx, const OpCall& call) {
   const auto& params = *static_cast<const WarpParams*>(call.params);
   if (call.in.count == 0) return Status::ok();
   const auto matrices = warp_source_matrices(params, call.in.count);
-  CudaCallMemory memory(ctx.device_pool, ctx.stream);
+  CudaCallMemory memory(ctx);
   KILN_TRY_ASSIGN(CudaDeviceBatch in, cuda_batch_upload(ctx, memory, call.in));
   KILN_TRY_ASSIGN(CudaDeviceBatch out, cuda_batch_alloc(ctx, memory, call.out));
   KILN_TRY_ASSIGN(void* m, cuda_buffer_upload(ctx, memory, matrices.data(), sizeof(float) * 6 * matrices.size(),
