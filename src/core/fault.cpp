@@ -16,6 +16,7 @@ struct FaultState {
   std::atomic<int64_t> provider_oom_at{0};
   std::atomic<int64_t> decoder_full_at{0};
   std::atomic<int64_t> device_map_at{0};
+  std::atomic<int64_t> nvdec_refused_at{0};
   std::atomic<bool> device_lost{false};
   std::atomic<bool> lost{false};
   std::atomic<int64_t> allocs{0};
@@ -24,6 +25,7 @@ struct FaultState {
   std::atomic<int64_t> provider_memory_runs{0};
   std::atomic<int64_t> packets_sent{0};
   std::atomic<int64_t> device_map_steps{0};
+  std::atomic<int64_t> hw_decodes{0};
   std::atomic<bool> enabled{false};
 };
 
@@ -43,6 +45,8 @@ Status parse(const std::string& spec, FaultState& s) {
   s.packets_sent = 0;
   s.device_map_at = 0;
   s.device_map_steps = 0;
+  s.nvdec_refused_at = 0;
+  s.hw_decodes = 0;
   s.device_lost = false;
   s.lost = false;
   s.allocs = 0;
@@ -65,16 +69,17 @@ Status parse(const std::string& spec, FaultState& s) {
                                : kind == "provider_oom" ? &s.provider_oom_at
                                : kind == "decoder_full" ? &s.decoder_full_at
                                : kind == "device_map"   ? &s.device_map_at
+                               : kind == "nvdec_refused" ? &s.nvdec_refused_at
                                                         : nullptr;
     if (colon == std::string::npos || n < 1 || *end != '\0' || at == nullptr) {
       return invalid_argument("KILN_FAULT='" + spec +
-                              "': expected alloc:N, kernel:N, provider:N, provider_oom:N, decoder_full:N, device_map:N or "
-                              "device_lost");
+                              "': expected alloc:N, kernel:N, provider:N, provider_oom:N, decoder_full:N, device_map:N, "
+                              "nvdec_refused:N or device_lost");
     }
     *at = n;
   }
   s.enabled = s.alloc_at > 0 || s.kernel_at > 0 || s.provider_at > 0 || s.provider_oom_at > 0 ||
-              s.decoder_full_at > 0 || s.device_map_at > 0 || s.device_lost;
+              s.decoder_full_at > 0 || s.device_map_at > 0 || s.nvdec_refused_at > 0 || s.device_lost;
   return Status::ok();
 }
 
@@ -94,6 +99,7 @@ bool fault_should_fail(FaultSite site) {
   if (site == FaultSite::kProviderMemory) return s.provider_memory_runs.fetch_add(1) + 1 == s.provider_oom_at;
   if (site == FaultSite::kDecoderFull) return s.packets_sent.fetch_add(1) + 1 == s.decoder_full_at;
   if (site == FaultSite::kDeviceMap) return s.device_map_steps.fetch_add(1) + 1 == s.device_map_at;
+  if (site == FaultSite::kNvdecRefused) return s.hw_decodes.fetch_add(1) + 1 == s.nvdec_refused_at;
   if (s.lost) return true;
   if (site == FaultSite::kAlloc) return s.allocs.fetch_add(1) + 1 == s.alloc_at;
   if (s.device_lost) {

@@ -135,7 +135,8 @@ class SegmentEngine {
   // device memory let go unless `keep_on_device` (a composite blended there whose frame a preview samples too);
   // nothing for others.
   Status frame_to_host(SegmentFrame* frame, bool keep_on_device = false);
-  // How many frames of `frame_bytes` fit in half the model's device pool budget (-1: the pool has no budget).
+  // How many frames of `frame_bytes` fit in half the model's device pool budget, or without one in a quarter of the
+  // device's free memory (-1: no device path, or its free memory is unknown).
   int64_t device_frames_fit(int64_t frame_bytes) const;
 
   SegmentModel& model() { return *m_model; }

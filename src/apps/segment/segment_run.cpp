@@ -118,8 +118,8 @@ class SegmentRun {
                                                          : static_cast<int64_t>(2e6 / fps);
       int64_t in_flight = m_latency ? 32 : 3 * m_engine->max_batch() + 4;
       if (reader.device_frames) {
-        // The frames in flight, and the one each reader converts before its budget lets it submit, fit in half the
-        // device pool's budget when it has one (a frame that does not fit later ends the input's device frames).
+        // The frames in flight, and the one each reader converts before its budget lets it submit, fit in the device
+        // memory device_frames_fit gives them (a frame that does not fit later ends the input's device frames).
         const int64_t fit = m_engine->device_frames_fit(int64_t{stream->info.width} * stream->info.height * 3);
         if (fit >= 0) in_flight = std::clamp<int64_t>(fit / static_cast<int64_t>(inputs.size()) - 1, 2, in_flight);
       }

@@ -12,6 +12,8 @@
 #include "io/video/device_frame.h"
 #include "io/video/display_rotation.h"
 #include "io/video/ffmpeg_util.h"
+#include "io/video/nvdec_format.h"
+#include "io/video/packet_replay.h"
 #include "kiln/device.h"
 
 extern "C" {
@@ -29,32 +31,6 @@ constexpr size_t kMaxKeptErrors = 20;
 // up to 16 + 2 + 3).
 constexpr int32_t kMaxDeviceFramesHeld = 8;
 constexpr int kMaxReadFailures = 64;
-
-// What the decoder's get_format saw: FFmpeg starts NVDEC only while it decodes the first packet, and when that
-// fails it calls get_format again without the CUDA format, so only this says whether frames come from the GPU.
-struct HwFormatChoice {
-  bool insist = false;        // --hw-decode cuda: no software decode after NVDEC failed to start
-  bool cuda_chosen = false;
-  bool cuda_withdrawn = false;  // asked again without CUDA after choosing it: NVDEC could not start
-};
-
-// The decoder's get_format: the CUDA surface format when FFmpeg offers it, else its first software choice.
-AVPixelFormat pick_cuda_format(AVCodecContext* codec, const AVPixelFormat* formats) {
-  auto* choice = static_cast<HwFormatChoice*>(codec->opaque);
-  for (const AVPixelFormat* f = formats; *f != AV_PIX_FMT_NONE; ++f) {
-    if (*f == AV_PIX_FMT_CUDA) {
-      choice->cuda_chosen = true;
-      return *f;
-    }
-  }
-  if (choice->cuda_chosen) choice->cuda_withdrawn = true;
-  if (choice->insist) return AV_PIX_FMT_NONE;
-  for (const AVPixelFormat* f = formats; *f != AV_PIX_FMT_NONE; ++f) {
-    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(*f);
-    if (d != nullptr && (d->flags & AV_PIX_FMT_FLAG_HWACCEL) == 0) return *f;
-  }
-  return AV_PIX_FMT_NONE;
-}
 
 class FfmpegVideoReader final : public VideoReader {
  public:
@@ -102,19 +78,19 @@ class FfmpegVideoReader final : public VideoReader {
                                 std::to_string(stream->codecpar->height) + " frames are over the " +
                                 std::to_string(kImageMaxPixels) + "-pixel limit");
     }
-    m_codec->max_pixels = kImageMaxPixels;  // also for a size that changes mid-stream
-    m_codec->pkt_timebase = stream->time_base;
-    m_codec->thread_count = options.threads;
-    m_codec->thread_type = options.low_latency ? FF_THREAD_SLICE : (FF_THREAD_FRAME | FF_THREAD_SLICE);
-    if (options.low_latency) m_codec->flags |= AV_CODEC_FLAG_LOW_DELAY;
-    std::string hw_note = hw_decode_setup(options.hw_decode);
+    decoder_configure(m_codec.get());
+    const bool refusal_injected =
+        options.hw_decode == VideoHwDecode::kAuto && fault_should_fail(FaultSite::kNvdecRefused);
+    std::string hw_note = refusal_injected ? "software decode: NVDEC refused (KILN_FAULT)"
+                                           : hw_decode_setup(options.hw_decode);
     if (options.hw_decode == VideoHwDecode::kCuda && !m_hw_device) {
       return unsupported_format(path + ": hardware decode (cuda) asked for, but " + hw_note);
     }
-    if (m_hw_device) {
+    if (m_hw_device || refusal_injected) {
       // Every frame thread adds decode surfaces, and NVDEC fails beyond 32 of them; the GPU needs no CPU threads.
       m_codec->thread_count = 1;
       m_codec->thread_type = FF_THREAD_SLICE;
+      m_replay.keep_start();  // for a start over on every thread, should NVDEC not start (software_restart)
     }
     if (int rc = avcodec_open2(m_codec.get(), decoder, nullptr); rc < 0) {
       return unsupported_format(path + ": cannot open the " + decoder->name + " decoder: " + av_error_text(rc));
@@ -168,6 +144,10 @@ class FfmpegVideoReader final : public VideoReader {
       }
       const int rc = avcodec_receive_frame(m_codec.get(), m_frame.get());
       if (rc == 0) {
+        if (m_next_index == 0 && m_replay.keeping()) {
+          if (m_frame->format != AV_PIX_FMT_CUDA && software_restart()) continue;  // this frame is decoded again
+          m_replay.clear();
+        }
         if (m_next_index == 0) hw_outcome_note();
         Status st = convert(out);
         av_frame_unref(m_frame.get());
@@ -209,6 +189,11 @@ class FfmpegVideoReader final : public VideoReader {
   void feed() {
     if (m_packet_held && packet_send()) return;
     for (;;) {
+      if (m_replay.next(m_packet.get())) {
+        ++m_packets;
+        if (packet_send()) return;
+        continue;
+      }
       const int rc = av_read_frame(m_format.get(), m_packet.get());
       if (rc < 0) {
         // Demuxers resynchronise after damaged data (Matroska finds its next cluster): a read error is retried
@@ -226,8 +211,41 @@ class FfmpegVideoReader final : public VideoReader {
         continue;
       }
       ++m_packets;
+      m_replay.keep(m_packet.get());
       if (packet_send()) return;
     }
+  }
+
+  // The decoder's settings from the reader's options (its threads, low delay), before it is opened.
+  void decoder_configure(AVCodecContext* codec) const {
+    codec->max_pixels = kImageMaxPixels;  // also for a size that changes mid-stream
+    codec->pkt_timebase = m_format->streams[m_stream]->time_base;
+    codec->thread_count = m_options.threads;
+    codec->thread_type = m_options.low_latency ? FF_THREAD_SLICE : (FF_THREAD_FRAME | FF_THREAD_SLICE);
+    if (m_options.low_latency) codec->flags |= AV_CODEC_FLAG_LOW_DELAY;
+  }
+
+  // NVDEC could not start for this stream, and FFmpeg went on in software on NVDEC's single thread: a software
+  // decoder with the reader's threads takes its place and is sent the stream's packets again from the first. False
+  // (the single thread goes on) when not every packet was kept or the new decoder does not open.
+  bool software_restart() {
+    m_replay.replay_start();
+    if (!m_replay.complete() || m_options.threads == 1) return false;
+    AvCodecContextPtr codec(avcodec_alloc_context3(m_codec->codec));
+    if (!codec || avcodec_parameters_to_context(codec.get(), m_format->streams[m_stream]->codecpar) < 0) return false;
+    decoder_configure(codec.get());
+    if (avcodec_open2(codec.get(), m_codec->codec, nullptr) < 0) return false;
+    av_frame_unref(m_frame.get());
+    m_codec = std::move(codec);
+    m_hw_device.reset();
+    if (m_packet_held) av_packet_unref(m_packet.get());  // kept, so sent again in its turn
+    m_packet_held = false;
+    m_flushed = false;  // the demuxer says its end again after the kept packets
+    m_packets = 0;
+    m_info.decode = "software (" + std::to_string(m_codec->thread_count) + " threads); software decode: NVDEC could "
+                    "not start for this stream (" + std::string(avcodec_get_name(m_codec->codec_id)) + " " +
+                    std::to_string(m_info.width) + "x" + std::to_string(m_info.height) + ")";
+    return true;
   }
 
   // Sends m_packet. A decoder that is full (EAGAIN: its frames must be taken first) keeps it held for the next
@@ -444,6 +462,7 @@ class FfmpegVideoReader final : public VideoReader {
   AvInputPtr m_format;
   AvCodecContextPtr m_codec;
   AvBufferPtr m_hw_device;
+  PacketReplay m_replay;  // kept until the first frame shows whether NVDEC started
   HwFormatChoice m_hw_choice;  // read by get_format through m_codec->opaque
   AvPacketPtr m_packet;
   AvFramePtr m_frame;

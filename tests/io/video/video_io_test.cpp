@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 #include "common/gpu_required.h"
 #include "core/fault.h"
@@ -261,6 +262,76 @@ TEST(VideoIo, HardwareDecodeFallsBackWithAReason) {
     EXPECT_NE(decode.find("software decode:"), std::string::npos) << decode;  // the reason is named
   }
   fs::remove_all(path.parent_path());
+}
+
+// NVDEC set up for a stream it then cannot decode (injected: FFmpeg goes on in software on the one thread NVDEC was
+// given, which happens for real to a stream NVDEC lacks the profile for): the reader starts over with a software
+// decoder on every thread, sending it the packets it kept, and gives exactly the software decode's frames, none
+// twice or missing. Both a clip shorter than the decoder's delay (all its packets read before the first frame) and
+// a longer one, with a packet the first decoder answers "full".
+TEST(VideoIo, WhereNvdecCannotStartTheSoftwareDecodeStartsOverOnEveryThread) {
+  const fs::path path = temp_dir() / "refused.mp4";
+  for (const auto& [frames, faults] : {std::pair{3, "nvdec_refused:1"}, std::pair{40, "nvdec_refused:1,decoder_full:3"}}) {
+    write_video(path.string(), frames);
+    VideoReaderOptions o;
+    o.threads = 3;
+    auto plain = VideoReader::open(path.string(), o);
+    ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
+    const std::vector<VideoFrame> expected = read_all(*plain.value());
+    ASSERT_EQ(expected.size(), static_cast<size_t>(frames));
+
+    ASSERT_TRUE(fault_configure(faults).is_ok());
+    o.hw_decode = VideoHwDecode::kAuto;
+    auto reader = VideoReader::open(path.string(), o);
+    ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
+    const std::vector<VideoFrame> got = read_all(*reader.value());
+    ASSERT_TRUE(fault_configure("").is_ok());
+    ASSERT_EQ(got.size(), expected.size()) << frames << " frames";
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].index, static_cast<int64_t>(i));
+      EXPECT_EQ(got[i].pts, expected[i].pts) << i;
+      EXPECT_EQ(got[i].rgb.pixels, expected[i].rgb.pixels) << "frame " << i << " of " << frames;
+    }
+    EXPECT_EQ(reader.value()->error_count(), 0);
+    const std::string& decode = reader.value()->info().decode;
+    EXPECT_EQ(decode.rfind("software (3 threads); software decode: NVDEC could not start for this stream (h264 ", 0),
+              0u) << decode;
+  }
+  fs::remove_all(path.parent_path());
+}
+
+// A real stream of a profile NVDEC lacks on many GPUs (H.264 High 4:4:4): with --hw-decode auto every frame comes out,
+// the software decode's exactly when NVDEC did not start (then on every thread), close to them when it did. Here it
+// decodes in software (no CUDA); on the GPU machine the test's output says which happened.
+TEST(VideoIo, AStreamNvdecMayLackIsDecodedInFullEitherWay) {
+  const fs::path dir = temp_dir();
+  const std::string path = (dir / "444.mp4").string();
+  const std::string command = "ffmpeg -loglevel error -y -f lavfi -i testsrc2=size=320x240:rate=30 -frames:v 24 "
+                              "-pix_fmt yuv444p -c:v libx264 -profile:v high444 '" + path + "'";
+  if (std::system(command.c_str()) != 0) GTEST_SKIP() << "no ffmpeg program (Debian's ffmpeg package) to write it";
+  VideoReaderOptions o;
+  o.threads = 2;
+  auto plain = VideoReader::open(path, o);
+  ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
+  const std::vector<VideoFrame> expected = read_all(*plain.value());
+  ASSERT_EQ(expected.size(), 24u);
+  o.hw_decode = VideoHwDecode::kAuto;
+  auto reader = VideoReader::open(path, o);
+  ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
+  const std::vector<VideoFrame> got = read_all(*reader.value());
+  const std::string& decode = reader.value()->info().decode;
+  std::cout << "H.264 4:4:4 with --hw-decode auto: " << decode << "\n";
+  ASSERT_EQ(got.size(), expected.size()) << decode;
+  const bool software = decode.rfind("software (2 threads)", 0) == 0;
+  EXPECT_TRUE(software || decode.rfind("cuda (NVDEC)", 0) == 0) << decode;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (software) {
+      EXPECT_EQ(got[i].rgb.pixels, expected[i].rgb.pixels) << i;
+    } else {
+      EXPECT_LT(mean_abs_diff(got[i].rgb, expected[i].rgb), 2.0) << i;
+    }
+  }
+  fs::remove_all(dir);
 }
 
 // The colour description travels: frames are encoded with the given colour space's matrix and range and the file is
