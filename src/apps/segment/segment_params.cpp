@@ -77,8 +77,9 @@ const ParamTable<SegmentJobConfig>& segment_job_params() {
           [](C& c) -> int32_t& { return c.preview_frames; });
     t.add({.name = "crf", .help = "Video outputs: constant quality (0 best, 51 worst)", .min = 0, .max = 63},
           [](C& c) -> int32_t& { return c.crf; });
-    t.add({.name = "codec", .help = "Video outputs: an FFmpeg encoder (libx264, libvpx-vp9, ffv1 ...); default by "
-                                    "container"},
+    t.add({.name = "codec", .help = "Video outputs: an FFmpeg encoder (libx264, libx265, libvpx-vp9, ffv1 ...; "
+                                    "h264_nvenc or hevc_nvenc: NVENC from device memory, an error where it cannot "
+                                    "start); default by container"},
           [](C& c) -> std::string& { return c.codec; });
     t.add({.name = "fps", .help = "Image-sequence inputs: their frame rate", .min = 0.001, .max = 1000},
           [](C& c) -> double& { return c.fps; });

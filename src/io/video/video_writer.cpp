@@ -23,7 +23,7 @@ namespace kiln {
 namespace {
 
 constexpr int kScalerFlags = SWS_BILINEAR | SWS_ACCURATE_RND;
-constexpr const char* kNvenc = "h264_nvenc";
+constexpr const char* kNvenc = "h264_nvenc";  // hw_encode's, when no codec is named
 
 struct EncoderChoice {
   std::string name;
@@ -109,11 +109,14 @@ class FfmpegVideoWriter final : public VideoWriter {
     m_device_why = options.device_frames ? "the encoder is not NVENC" : "device frames not asked for";
     std::string fallback;  // why NVENC is not used, when it was tried
     const AVCodec* encoder = nullptr;
-    if (options.codec.empty() && options.hw_encode != VideoHwEncode::kNone) {
-      auto nvenc = nvenc_open(container);
+    const bool nvenc_named = video_encoder_is_nvenc(options.codec);
+    if (nvenc_named || (options.codec.empty() && options.hw_encode != VideoHwEncode::kNone)) {
+      auto nvenc = nvenc_open(container, nvenc_named ? options.codec : kNvenc);
       if (nvenc.is_ok()) {
         encoder = nvenc.value().first;
         choice = nvenc.value().second;
+      } else if (nvenc_named) {
+        return unsupported_format(path + ": " + options.codec + " asked for, but " + nvenc.status().message());
       } else if (options.hw_encode == VideoHwEncode::kCuda) {
         return unsupported_format(path + ": hardware encode (cuda) asked for, but " + nvenc.status().message());
       } else {
@@ -179,7 +182,7 @@ class FfmpegVideoWriter final : public VideoWriter {
     const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(choice.format);
     m_description = std::string(avcodec_get_name(encoder->id)) + " (" + choice.name + ", " + (d ? d->name : "?") +
                     (m_cuda_frames ? " in device memory" : "") + ") in " + container->name + fallback;
-    if (options.device_frames && choice.name == kNvenc && !m_cuda_frames) {
+    if (options.device_frames && video_encoder_is_nvenc(choice.name) && !m_cuda_frames) {
       m_description += "; host frames: " + m_device_why;
     }
     return Status::ok();
@@ -300,7 +303,7 @@ class FfmpegVideoWriter final : public VideoWriter {
       av_opt_set(m_codec->priv_data, "deadline", options.low_latency ? "realtime" : "good", 0);
       av_opt_set(m_codec->priv_data, "cpu-used", options.low_latency ? "8" : "5", 0);
       m_codec->bit_rate = 0;
-    } else if (choice.name == kNvenc) {
+    } else if (video_encoder_is_nvenc(choice.name)) {
       // Constant quality (vbr with cq and no bit-rate cap, NVIDIA's recommended equivalent of x264's crf).
       av_opt_set(m_codec->priv_data, "preset", options.low_latency ? "p1" : "p4", 0);
       av_opt_set(m_codec->priv_data, "tune", options.low_latency ? "ull" : "hq", 0);
@@ -339,15 +342,16 @@ class FfmpegVideoWriter final : public VideoWriter {
     return m_options.pixels != VideoPixels::kGray && d != nullptr && (d->flags & AV_PIX_FMT_FLAG_RGB) == 0;
   }
 
-  // NVENC for this file, opened on the CUDA backend's device; the reason when it cannot be.
-  Result<std::pair<const AVCodec*, EncoderChoice>> nvenc_open(const AVOutputFormat* container) {
+  // NVENC (`name`: h264_nvenc or hevc_nvenc) for this file, opened on the CUDA backend's device; the reason when it
+  // cannot be.
+  Result<std::pair<const AVCodec*, EncoderChoice>> nvenc_open(const AVOutputFormat* container, const std::string& name) {
     const std::string muxer = container->name;
     if (m_options.pixels == VideoPixels::kRgba) return Status(Errc::kUnsupportedFormat, "NVENC has no alpha channel");
     if (muxer == "webm") return Status(Errc::kUnsupportedFormat, "NVENC writes no VP9 for a webm file");
-    const AVCodec* encoder = avcodec_find_encoder_by_name(kNvenc);
-    if (encoder == nullptr) return Status(Errc::kUnsupportedFormat, "this FFmpeg build has no h264_nvenc");
+    const AVCodec* encoder = avcodec_find_encoder_by_name(name.c_str());
+    if (encoder == nullptr) return Status(Errc::kUnsupportedFormat, "this FFmpeg build has no " + name);
     if (avformat_query_codec(container, encoder->id, FF_COMPLIANCE_NORMAL) == 0) {
-      return Status(Errc::kUnsupportedFormat, "a " + muxer + " file cannot hold H.264");
+      return Status(Errc::kUnsupportedFormat, "a " + muxer + " file cannot hold " + avcodec_get_name(encoder->id));
     }
     auto device = cuda_hw_device_open(m_options.cuda_device);
     if (!device.is_ok()) return Status(Errc::kDeviceError, "NVENC: " + device.status().message());
@@ -357,7 +361,7 @@ class FfmpegVideoWriter final : public VideoWriter {
       auto frames = CudaEncoderFrames::make(device.value().get(), m_options.width, m_options.height);
       if (frames.is_ok()) {
         m_cuda_frames = std::move(frames).value();
-        const EncoderChoice choice{kNvenc, AV_PIX_FMT_NV12};
+        const EncoderChoice choice{name, AV_PIX_FMT_NV12};
         const int rc = codec_open(encoder, choice, container, device.value().get());
         if (rc >= 0) return std::make_pair(encoder, choice);
         m_device_why = "NVENC could not start on CUDA frames (" + capture.text(av_error_text(rc)) + ")";
@@ -366,7 +370,7 @@ class FfmpegVideoWriter final : public VideoWriter {
         m_device_why = frames.status().message();
       }
     }
-    const EncoderChoice choice{kNvenc, odd ? AV_PIX_FMT_YUV444P : AV_PIX_FMT_YUV420P};
+    const EncoderChoice choice{name, odd ? AV_PIX_FMT_YUV444P : AV_PIX_FMT_YUV420P};
     const AvLogCapture capture;
     if (int rc = codec_open(encoder, choice, container, device.value().get()); rc < 0) {
       return Status(Errc::kDeviceError, "NVENC could not start (" + capture.text(av_error_text(rc)) + ")");
@@ -420,6 +424,8 @@ class FfmpegVideoWriter final : public VideoWriter {
 };
 
 }  // namespace
+
+bool video_encoder_is_nvenc(const std::string& codec) { return codec == "h264_nvenc" || codec == "hevc_nvenc"; }
 
 Result<std::unique_ptr<VideoWriter>> VideoWriter::open(const std::string& path, const VideoWriterOptions& options) {
   auto writer = std::make_unique<FfmpegVideoWriter>();

@@ -23,6 +23,10 @@ enum class VideoPixels : uint8_t { kRgb = 0, kRgba, kGray };
 // cannot start); none is software only.
 enum class VideoHwEncode : uint8_t { kAuto = 0, kCuda, kNone };
 
+// True for the NVENC encoders a codec may name (h264_nvenc, hevc_nvenc): the writer opens them as hw_encode cuda does
+// (the CUDA backend's device, device frames when asked for), and a named one that cannot start is an error.
+bool video_encoder_is_nvenc(const std::string& codec);
+
 struct VideoWriterOptions {
   int32_t width = 0;
   int32_t height = 0;
@@ -30,7 +34,8 @@ struct VideoWriterOptions {
   Rational time_base{1, 30};   // of the timestamps passed to write()
   Rational frame_rate{30, 1};
   // "" = chosen by the container: mp4, mkv, mov -> libx264 (H.264); webm -> libvpx-vp9; with alpha: webm ->
-  // VP9 with alpha, mov -> qtrle, mkv -> ffv1. Any FFmpeg encoder name is accepted.
+  // VP9 with alpha, mov -> qtrle, mkv -> ffv1. Any FFmpeg encoder name is accepted; h264_nvenc and hevc_nvenc
+  // open as NVENC does for hw_encode (video_encoder_is_nvenc).
   std::string codec;
   int32_t crf = 20;                 // x264 and VP9 constant quality (lower = better)
   std::string preset = "veryfast";  // x264 preset
@@ -65,8 +70,8 @@ struct VideoDeviceFrame {
 class VideoWriter {
  public:
   // InvalidArgument for an unknown container, an odd option or alpha in a container that cannot hold it;
-  // UnsupportedFormat when this FFmpeg build lacks the encoder, or hw_encode cuda when NVENC cannot start; IoError
-  // when the file cannot be created.
+  // UnsupportedFormat when this FFmpeg build lacks the encoder, or NVENC cannot start for hw_encode cuda or a named
+  // NVENC encoder; IoError when the file cannot be created.
   static Result<std::unique_ptr<VideoWriter>> open(const std::string& path, const VideoWriterOptions& options);
   virtual ~VideoWriter() = default;  // without finish(): the temporary file is removed, nothing appears
 

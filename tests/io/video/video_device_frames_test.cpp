@@ -147,15 +147,24 @@ TEST(VideoDeviceFrames, TheirMatrixIsSwscalesForEveryColourSpace) {
 
 // Even frames filled on the device (the NV12 planes a mask takes, uploaded as kiln segment's matte kernel writes
 // them), odd frames from the host: one file, every frame its mask.
-TEST(VideoDeviceFrames, NvencEncodesMasksFilledOnTheDevice) {
+// `codec`: "" (hw_encode auto: H.264) or a named NVENC encoder.
+void masks_filled_on_the_device_check(const std::string& codec, const char* file) {
   Backend* cuda = BackendRegistry::instance().find(BackendKind::kCuda);
   if (cuda == nullptr) KILN_GPU_SKIP("no CUDA device here: NVENC's device frames need one");
-  const fs::path path = device_frames_path("device.mp4");
-  auto writer = VideoWriter::open(path.string(), mask_options());
+  const fs::path path = device_frames_path(file);
+  VideoWriterOptions options = mask_options();
+  options.codec = codec;
+  auto writer = VideoWriter::open(path.string(), options);
+  if (!writer.is_ok() && !codec.empty()) {  // a named encoder insists: no NVENC is an error, not a fallback
+    EXPECT_NE(writer.status().message().find(codec + " asked for, but NVENC could not start"), std::string::npos)
+        << writer.status().to_string();
+    GTEST_SKIP() << "this GPU has no NVENC: " << writer.status().to_string();
+  }
   ASSERT_TRUE(writer.is_ok()) << writer.status().to_string();
   const std::string opened = writer.value()->description();
-  if (opened.find("h264_nvenc") == std::string::npos) GTEST_SKIP() << "this GPU has no NVENC: " << opened;
-  EXPECT_NE(opened.find("(h264_nvenc, nv12 in device memory)"), std::string::npos) << opened;
+  const std::string encoder = codec.empty() ? "h264_nvenc" : codec;
+  if (opened.find(encoder) == std::string::npos) GTEST_SKIP() << "this GPU has no NVENC: " << opened;
+  EXPECT_NE(opened.find("(" + encoder + ", nv12 in device memory)"), std::string::npos) << opened;
   for (int i = 0; i < kMaskFrames; ++i) {
     const ImageBuffer mask = mask_frame(i);
     if (i % 2 == 1) {
@@ -186,6 +195,14 @@ TEST(VideoDeviceFrames, NvencEncodesMasksFilledOnTheDevice) {
       << writer.value()->description();
   expect_masks(path, 3.0);
   fs::remove_all(path.parent_path());
+}
+
+TEST(VideoDeviceFrames, NvencEncodesMasksFilledOnTheDevice) {
+  masks_filled_on_the_device_check("", "device.mp4");
+}
+
+TEST(VideoDeviceFrames, HevcNvencNamedEncodesMasksFilledOnTheDevice) {
+  masks_filled_on_the_device_check("hevc_nvenc", "device_hevc.mp4");
 }
 
 }  // namespace
