@@ -83,6 +83,16 @@ def test_hardware_encode_falls_back_with_the_reason_or_insists(tmp_path, videos)
         assert not insisted.exists()
     else:
         assert "(h264_nvenc, yuv420p) in mp4" in result.stdout
+    # A named NVENC encoder insists the same way, in --mode cpu too (NVENC is not one of kiln's backends).
+    named = tmp_path / "hevc.mp4"
+    result = run_kiln("segment", videos["h264"], "-o", named, "--threads", 2, "--hw-decode", "none", "--mode", "cpu",
+                      "--codec", "hevc_nvenc", "-q", check=False)
+    if result.returncode != 0:
+        assert "hevc_nvenc asked for, but " in result.stderr, result.stderr
+        assert not named.exists()
+    else:
+        assert "hevc (hevc_nvenc, yuv420p) in mp4" in result.stdout, result.stdout
+        assert len(frame_times(named)) == videos["layout"]["frames"]
 
 
 def test_person_found_where_there_is_one_and_smoothing_steadies_it(tmp_path, videos):
