@@ -5,6 +5,7 @@ unsupported inputs handled; latency mode, alpha, composite, image sequences, sev
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -72,8 +73,8 @@ def test_hardware_encode_falls_back_with_the_reason_or_insists(tmp_path, videos)
     out = tmp_path / "auto.mp4"
     result = run_kiln("segment", videos["h264"], "-o", out, "--threads", 2, "--hw-decode", "none", "--hw-encode",
                       "auto", "-q")
-    assert "(h264_nvenc, yuv420p) in mp4" in result.stdout or "(libx264, yuv420p) in mp4; software encode: " in \
-        result.stdout, result.stdout
+    assert re.search(r"\(h264_nvenc, (yuv420p|nv12 in device memory)\) in mp4", result.stdout) or \
+        "(libx264, yuv420p) in mp4; software encode: " in result.stdout, result.stdout
     assert len(frame_times(out)) == videos["layout"]["frames"]
     insisted = tmp_path / "cuda.mp4"
     result = run_kiln("segment", videos["h264"], "-o", insisted, "--threads", 2, "--hw-decode", "none",
@@ -82,7 +83,7 @@ def test_hardware_encode_falls_back_with_the_reason_or_insists(tmp_path, videos)
         assert "hardware encode (cuda) asked for, but " in result.stderr, result.stderr
         assert not insisted.exists()
     else:
-        assert "(h264_nvenc, yuv420p) in mp4" in result.stdout
+        assert re.search(r"\(h264_nvenc, (yuv420p|nv12 in device memory)\) in mp4", result.stdout), result.stdout
     # A named NVENC encoder insists the same way, in --mode cpu too (NVENC is not one of kiln's backends).
     named = tmp_path / "hevc.mp4"
     result = run_kiln("segment", videos["h264"], "-o", named, "--threads", 2, "--hw-decode", "none", "--mode", "cpu",

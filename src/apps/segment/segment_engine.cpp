@@ -478,15 +478,18 @@ Status SegmentEngine::frame_to_host(SegmentFrame* frame, bool keep_on_device) {
 int64_t SegmentEngine::device_frames_fit(int64_t frame_bytes) const {
   Backend* const device = m_stager->device_path();
   if (device == nullptr || frame_bytes <= 0) return -1;
-  // Half the pool's budget; without one, a quarter of what the device has free now: the models' arena, NVDEC's
-  // surfaces and NVENC's frames need the rest, and another process may hold part of it.
-  uint64_t room = device->memory_stats().budget / 2;
-  if (room == 0) {
+  // Half the pool's budget; without one, a quarter of what the device had free at the first call (measured once, so
+  // that every input of a job is capped alike): the models' arena, NVDEC's surfaces and NVENC's frames need the
+  // rest, and another process may hold part of it.
+  if (m_device_frames_room == 0) {
+    m_device_frames_room = device->memory_stats().budget / 2;
     const std::vector<DeviceInfo> infos = device->devices();
-    if (!infos.empty() && infos[0].free_memory > 0) room = static_cast<uint64_t>(infos[0].free_memory) / 4;
+    if (m_device_frames_room == 0 && !infos.empty() && infos[0].free_memory > 0) {
+      m_device_frames_room = static_cast<uint64_t>(infos[0].free_memory) / 4;
+    }
   }
-  if (room == 0) return -1;
-  return static_cast<int64_t>(room / BufferPool::size_class(static_cast<size_t>(frame_bytes)));
+  if (m_device_frames_room == 0) return -1;
+  return static_cast<int64_t>(m_device_frames_room / BufferPool::size_class(static_cast<size_t>(frame_bytes)));
 }
 
 // A batch that ran out of memory was run in halves by the session, which now splits anything larger than what

@@ -262,7 +262,8 @@ class SegmentRun {
                   : m_config.hw_encode == "none" ? VideoHwEncode::kNone
                                                  : VideoHwEncode::kAuto;
     if (m_config.exec.mode == ExecMode::kCpu && o.hw_encode == VideoHwEncode::kAuto) o.hw_encode = VideoHwEncode::kNone;
-    o.device_frames = (m_kind == SegmentOutput::kMask || blended(m_kind)) &&
+    // Device frames where the engine may hold frames there (not --mode cpu, which may still name an NVENC encoder).
+    o.device_frames = (m_kind == SegmentOutput::kMask || blended(m_kind)) && m_config.exec.mode != ExecMode::kCpu &&
                       (o.hw_encode != VideoHwEncode::kNone || video_encoder_is_nvenc(o.codec));
     if (const auto backend = BackendRegistry::instance().options(); backend.is_ok()) {
       o.cuda_device = backend.value().device_id;

@@ -81,8 +81,13 @@ class FfmpegVideoReader final : public VideoReader {
     decoder_configure(m_codec.get());
     const bool refusal_injected =
         options.hw_decode == VideoHwDecode::kAuto && fault_should_fail(FaultSite::kNvdecRefused);
+    const int32_t extra_frames = options.device_frames ? std::clamp(options.device_frames_held, 0, kMaxDeviceFramesHeld)
+                                                       : 0;
     std::string hw_note = refusal_injected ? "software decode: NVDEC refused (KILN_FAULT)"
-                                           : hw_decode_setup(options.hw_decode);
+                          : options.hw_decode == VideoHwDecode::kNone
+                              ? ""
+                              : nvdec_setup(m_codec.get(), options.hw_decode == VideoHwDecode::kCuda,
+                                            options.cuda_device, extra_frames, &m_hw_choice, &m_hw_device);
     if (options.hw_decode == VideoHwDecode::kCuda && !m_hw_device) {
       return unsupported_format(path + ": hardware decode (cuda) asked for, but " + hw_note);
     }
@@ -117,13 +122,9 @@ class FfmpegVideoReader final : public VideoReader {
                                           : static_cast<int64_t>(m_info.duration_s * m_info.frame_rate.value() + 0.5);
     m_info.frames_estimated = stream->nb_frames <= 0 && m_info.frames > 0;
     m_start_pts = stream->start_time != AV_NOPTS_VALUE ? stream->start_time : 0;
-    if (m_hw_device) {
-      m_info.decode = "cuda (NVDEC)";
-    } else {
-      m_info.decode = "software (" + std::to_string(m_codec->thread_count) + " threads)";
-      if (!hw_note.empty()) m_info.decode += "; " + hw_note;
-    }
-    if (m_turn != 0) m_info.decode += "; turned " + std::to_string(m_turn) + " degrees clockwise (display matrix)";
+    decode_line_set(m_hw_device ? "cuda (NVDEC)"
+                                : "software (" + std::to_string(m_codec->thread_count) + " threads)" +
+                                      (hw_note.empty() ? "" : "; " + hw_note));
     m_packet.reset(av_packet_alloc());
     m_frame.reset(av_frame_alloc());
     m_sw_frame.reset(av_frame_alloc());
@@ -146,7 +147,7 @@ class FfmpegVideoReader final : public VideoReader {
       if (rc == 0) {
         if (m_next_index == 0 && m_replay.keeping()) {
           if (m_frame->format != AV_PIX_FMT_CUDA && software_restart()) continue;  // this frame is decoded again
-          m_replay.clear();
+          keeping_end();
         }
         if (m_next_index == 0) hw_outcome_note();
         Status st = convert(out);
@@ -154,18 +155,21 @@ class FfmpegVideoReader final : public VideoReader {
         return st;
       }
       if (rc == AVERROR_EOF) {
+        keeping_end();
         end_check();
         *end = true;
         return Status::ok();
       }
       if (rc != AVERROR(EAGAIN)) {
-        note_error("decoding: " + av_error_text(rc));
+        decoder_error_note("decoding: " + av_error_text(rc));
         if (m_flushed) {
+          keeping_end();
           *end = true;
           return Status::ok();
         }
       }
       if (m_flushed) {
+        keeping_end();
         end_check();
         *end = true;
         return Status::ok();
@@ -193,6 +197,12 @@ class FfmpegVideoReader final : public VideoReader {
         ++m_packets;
         if (packet_send()) return;
         continue;
+      }
+      if (m_flush_after_replay) {  // the input had ended before the decoder was replaced
+        m_flush_after_replay = false;
+        avcodec_send_packet(m_codec.get(), nullptr);
+        m_flushed = true;
+        return;
       }
       const int rc = av_read_frame(m_format.get(), m_packet.get());
       if (rc < 0) {
@@ -240,11 +250,11 @@ class FfmpegVideoReader final : public VideoReader {
     m_hw_device.reset();
     if (m_packet_held) av_packet_unref(m_packet.get());  // kept, so sent again in its turn
     m_packet_held = false;
-    m_flushed = false;  // the demuxer says its end again after the kept packets
+    m_flush_after_replay = m_flushed;
+    m_flushed = false;
     m_packets = 0;
-    m_info.decode = "software (" + std::to_string(m_codec->thread_count) + " threads); software decode: NVDEC could "
-                    "not start for this stream (" + std::string(avcodec_get_name(m_codec->codec_id)) + " " +
-                    std::to_string(m_info.width) + "x" + std::to_string(m_info.height) + ")";
+    m_kept_errors.clear();  // the new decoder finds the same damage in the same packets
+    decode_line_set("software (" + std::to_string(m_codec->thread_count) + " threads); " + nvdec_refusal());
     return true;
   }
 
@@ -260,7 +270,7 @@ class FfmpegVideoReader final : public VideoReader {
     m_packet_held = false;
     av_packet_unref(m_packet.get());
     if (sent < 0) {
-      note_error("packet " + std::to_string(m_packets - 1) + ": " + av_error_text(sent));
+      decoder_error_note("packet " + std::to_string(m_packets - 1) + ": " + av_error_text(sent));
       return false;
     }
     return true;
@@ -410,46 +420,41 @@ class FfmpegVideoReader final : public VideoReader {
     return ticks > 0 && ticks < 1e12 ? static_cast<int64_t>(ticks + 0.5) : 1;
   }
 
-  // The CUDA hwaccel: set up when asked for and possible; otherwise the reason it is not used ("" for none).
-  std::string hw_decode_setup(VideoHwDecode mode) {
-    if (mode == VideoHwDecode::kNone) return "";
-    const AVCodec* codec = m_codec->codec ? m_codec->codec : avcodec_find_decoder(m_codec->codec_id);
-    bool offers_cuda = false;
-    for (int i = 0; codec != nullptr; ++i) {
-      const AVCodecHWConfig* config = avcodec_get_hw_config(codec, i);
-      if (config == nullptr) break;
-      if (config->device_type == AV_HWDEVICE_TYPE_CUDA &&
-          (config->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) != 0) {
-        offers_cuda = true;
-      }
-    }
-    if (!offers_cuda) return "software decode: this FFmpeg build has no CUDA hwaccel for " +
-                              std::string(avcodec_get_name(m_codec->codec_id));
-    // The caller's device (the CUDA backend's).
-    auto device = cuda_hw_device_open(m_options.cuda_device);
-    if (!device.is_ok()) return "software decode: NVDEC: " + device.status().message();
-    m_hw_device = std::move(device).value();
-    m_codec->hw_device_ctx = av_buffer_ref(m_hw_device.get());
-    if (m_codec->hw_device_ctx == nullptr) {
-      m_hw_device.reset();
-      return "software decode: out of memory setting up NVDEC";
-    }
-    m_hw_choice.insist = mode == VideoHwDecode::kCuda;
-    m_codec->opaque = &m_hw_choice;
-    m_codec->get_format = pick_cuda_format;
-    if (m_options.device_frames) {
-      m_codec->extra_hw_frames = std::clamp(m_options.device_frames_held, 0, kMaxDeviceFramesHeld);
-    }
-    return "";
-  }
-
   // Once the first frame is out: whether NVDEC really decodes it (FFmpeg starts the hwaccel only then).
   void hw_outcome_note() {
     if (!m_hw_device) return;
     if (m_frame->format == AV_PIX_FMT_CUDA) return;
-    m_info.decode = "software (1 thread); software decode: NVDEC could not start for this stream (" +
-                    std::string(avcodec_get_name(m_codec->codec_id)) + " " +
-                    std::to_string(m_info.width) + "x" + std::to_string(m_info.height) + ")";
+    decode_line_set("software (1 thread); " + nvdec_refusal());
+  }
+
+  std::string nvdec_refusal() const {
+    return "software decode: NVDEC could not start for this stream (" +
+           std::string(avcodec_get_name(m_codec->codec_id)) + " " + std::to_string(m_info.width) + "x" +
+           std::to_string(m_info.height) + ")";
+  }
+
+  // The decode line, with the turn the display matrix asks for still said.
+  void decode_line_set(const std::string& text) {
+    m_info.decode = text;
+    if (m_turn != 0) m_info.decode += "; turned " + std::to_string(m_turn) + " degrees clockwise (display matrix)";
+  }
+
+  // The decoder's complaints while the packets are kept wait for the first frame: a decoder that replaces it
+  // (software_restart) makes them again.
+  void decoder_error_note(std::string text) {
+    if (m_replay.keeping()) {
+      m_kept_errors.push_back(std::move(text));
+    } else {
+      note_error(std::move(text));
+    }
+  }
+
+  // The packets need keeping no more: the first frame showed which decoder stays, or the stream ended without one.
+  void keeping_end() {
+    if (!m_replay.keeping()) return;
+    m_replay.clear();
+    for (std::string& e : m_kept_errors) note_error(std::move(e));
+    m_kept_errors.clear();
   }
 
   void note_error(std::string text) {
@@ -463,6 +468,8 @@ class FfmpegVideoReader final : public VideoReader {
   AvCodecContextPtr m_codec;
   AvBufferPtr m_hw_device;
   PacketReplay m_replay;  // kept until the first frame shows whether NVDEC started
+  std::vector<std::string> m_kept_errors;  // decoder_error_note's, while m_replay keeps
+  bool m_flush_after_replay = false;
   HwFormatChoice m_hw_choice;  // read by get_format through m_codec->opaque
   AvPacketPtr m_packet;
   AvFramePtr m_frame;

@@ -110,6 +110,10 @@ class FfmpegVideoWriter final : public VideoWriter {
     std::string fallback;  // why NVENC is not used, when it was tried
     const AVCodec* encoder = nullptr;
     const bool nvenc_named = video_encoder_is_nvenc(options.codec);
+    if (const AVCodec* named = avcodec_find_encoder_by_name(options.codec.c_str());
+        nvenc_named && named != nullptr && avformat_query_codec(container, named->id, FF_COMPLIANCE_NORMAL) == 0) {
+      return invalid_argument(path + ": a " + container->name + " file cannot hold " + avcodec_get_name(named->id));
+    }
     if (nvenc_named || (options.codec.empty() && options.hw_encode != VideoHwEncode::kNone)) {
       auto nvenc = nvenc_open(container, nvenc_named ? options.codec : kNvenc);
       if (nvenc.is_ok()) {
@@ -153,6 +157,11 @@ class FfmpegVideoWriter final : public VideoWriter {
     m_video->avg_frame_rate = m_codec->framerate;
     if (int rc = avcodec_parameters_from_context(m_video->codecpar, m_codec.get()); rc < 0) {
       return io_error(path + ": " + av_error_text(rc));
+    }
+    // HEVC in MP4 and MOV as hvc1 (parameter sets in the header), the tag Apple's players require; hev1 is FFmpeg's.
+    const std::string muxer = container->name;
+    if (encoder->id == AV_CODEC_ID_HEVC && (muxer.find("mp4") != std::string::npos || muxer.find("mov") == 0)) {
+      m_video->codecpar->codec_tag = MKTAG('h', 'v', 'c', '1');
     }
     if (!options.audio_from.empty()) KILN_TRY(m_audio.open(options.audio_from, container, m_output, &m_notes));
 
@@ -308,7 +317,7 @@ class FfmpegVideoWriter final : public VideoWriter {
       av_opt_set(m_codec->priv_data, "preset", options.low_latency ? "p1" : "p4", 0);
       av_opt_set(m_codec->priv_data, "tune", options.low_latency ? "ull" : "hq", 0);
       av_opt_set(m_codec->priv_data, "rc", "vbr", 0);
-      av_opt_set(m_codec->priv_data, "cq", crf.c_str(), 0);
+      av_opt_set(m_codec->priv_data, "cq", std::to_string(std::min(options.crf, 51)).c_str(), 0);  // NVENC's range
       if (options.low_latency) {
         av_opt_set(m_codec->priv_data, "zerolatency", "1", 0);
         av_opt_set(m_codec->priv_data, "delay", "0", 0);

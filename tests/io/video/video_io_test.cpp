@@ -266,33 +266,50 @@ TEST(VideoIo, HardwareDecodeFallsBackWithAReason) {
 
 // NVDEC set up for a stream it then cannot decode (injected: FFmpeg goes on in software on the one thread NVDEC was
 // given, which happens for real to a stream NVDEC lacks the profile for): the reader starts over with a software
-// decoder on every thread, sending it the packets it kept, and gives exactly the software decode's frames, none
-// twice or missing. Both a clip shorter than the decoder's delay (all its packets read before the first frame) and
-// a longer one, with a packet the first decoder answers "full".
+// decoder on every thread, sending it the packets it kept, and gives exactly the software decode's frames and
+// complaints, none twice or missing. A clip shorter than the decoder's delay (all its packets read before the first
+// frame), a longer one with a packet the first decoder answers "full", and one damaged in its first frames.
 TEST(VideoIo, WhereNvdecCannotStartTheSoftwareDecodeStartsOverOnEveryThread) {
+  struct FaultsOff {
+    ~FaultsOff() { (void)fault_configure(""); }
+  } faults_off;
   const fs::path path = temp_dir() / "refused.mp4";
-  for (const auto& [frames, faults] : {std::pair{3, "nvdec_refused:1"}, std::pair{40, "nvdec_refused:1,decoder_full:3"}}) {
-    write_video(path.string(), frames);
+  struct Case {
+    int frames;
+    const char* faults;
+    bool damaged;
+  };
+  for (const Case& c : {Case{3, "nvdec_refused:1", false}, Case{40, "nvdec_refused:1,decoder_full:3", false},
+                        Case{40, "nvdec_refused:1", true}}) {
+    write_video(path.string(), c.frames);
+    if (c.damaged) {
+      std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+      file.seekp(1500);
+      const std::string noise(400, '\x5a');
+      file.write(noise.data(), static_cast<std::streamsize>(noise.size()));
+    }
     VideoReaderOptions o;
     o.threads = 3;
     auto plain = VideoReader::open(path.string(), o);
     ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
     const std::vector<VideoFrame> expected = read_all(*plain.value());
-    ASSERT_EQ(expected.size(), static_cast<size_t>(frames));
+    if (!c.damaged) ASSERT_EQ(expected.size(), static_cast<size_t>(c.frames));
+    if (c.damaged) ASSERT_GT(plain.value()->error_count(), 0) << "the damage went unnoticed";
 
-    ASSERT_TRUE(fault_configure(faults).is_ok());
+    ASSERT_TRUE(fault_configure(c.faults).is_ok());
     o.hw_decode = VideoHwDecode::kAuto;
     auto reader = VideoReader::open(path.string(), o);
     ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
     const std::vector<VideoFrame> got = read_all(*reader.value());
     ASSERT_TRUE(fault_configure("").is_ok());
-    ASSERT_EQ(got.size(), expected.size()) << frames << " frames";
+    ASSERT_EQ(got.size(), expected.size()) << c.frames << " frames";
     for (size_t i = 0; i < got.size(); ++i) {
       EXPECT_EQ(got[i].index, static_cast<int64_t>(i));
       EXPECT_EQ(got[i].pts, expected[i].pts) << i;
-      EXPECT_EQ(got[i].rgb.pixels, expected[i].rgb.pixels) << "frame " << i << " of " << frames;
+      EXPECT_EQ(got[i].rgb.pixels, expected[i].rgb.pixels) << "frame " << i << " of " << c.frames;
     }
-    EXPECT_EQ(reader.value()->error_count(), 0);
+    EXPECT_EQ(reader.value()->error_count(), plain.value()->error_count());
+    EXPECT_EQ(reader.value()->errors(), plain.value()->errors());
     const std::string& decode = reader.value()->info().decode;
     EXPECT_EQ(decode.rfind("software (3 threads); software decode: NVDEC could not start for this stream (h264 ", 0),
               0u) << decode;
@@ -445,6 +462,13 @@ void nvenc_insisted_check(const VideoWriterOptions& o, const fs::path& path, con
 // A named NVENC encoder (h264_nvenc, hevc_nvenc) opens as --hw-encode cuda does: NVENC on the CUDA device, or an
 // error naming the encoder and why, with no file left behind; never a quiet software encode.
 TEST(VideoIo, NamedNvencEncodersOpenOnTheDeviceOrSayWhy) {
+  VideoWriterOptions webm = writer_options();
+  webm.codec = "hevc_nvenc";
+  const auto refused = VideoWriter::open((temp_dir() / "hevc.webm").string(), webm);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.status().code(), Errc::kInvalidArgument) << refused.status().to_string();
+  EXPECT_NE(refused.status().message().find("a webm file cannot hold hevc"), std::string::npos)
+      << refused.status().to_string();
   for (const std::string name : {"h264_nvenc", "hevc_nvenc"}) {
     VideoWriterOptions o = writer_options();
     o.codec = name;
@@ -453,6 +477,28 @@ TEST(VideoIo, NamedNvencEncodersOpenOnTheDeviceOrSayWhy) {
                                                  codec + " (" + name + ", yuv420p) in matroska", codec));
     if (testing::Test::IsSkipped()) return;
   }
+}
+
+// HEVC in MP4 is tagged hvc1, which Apple's players require (FFmpeg's own choice, hev1, they refuse).
+TEST(VideoIo, HevcInMp4IsTaggedHvc1) {
+  const fs::path path = temp_dir() / "hevc.mp4";
+  VideoWriterOptions o = writer_options();
+  o.codec = "libx265";
+  auto writer = VideoWriter::open(path.string(), o);
+  if (!writer.is_ok() && writer.status().code() == Errc::kUnsupportedFormat) {
+    GTEST_SKIP() << "this FFmpeg build has no libx265: " << writer.status().to_string();
+  }
+  ASSERT_TRUE(writer.is_ok()) << writer.status().to_string();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(writer.value()->write(test_frame(i).view(), i * kTicksPerFrame).is_ok());
+  ASSERT_TRUE(writer.value()->finish().is_ok());
+  AVFormatContext* raw = nullptr;
+  ASSERT_EQ(avformat_open_input(&raw, path.c_str(), nullptr, nullptr), 0);
+  const AvInputPtr input(raw);
+  ASSERT_GE(avformat_find_stream_info(raw, nullptr), 0);
+  ASSERT_GE(raw->nb_streams, 1u);
+  EXPECT_EQ(raw->streams[0]->codecpar->codec_id, AV_CODEC_ID_HEVC);
+  EXPECT_EQ(raw->streams[0]->codecpar->codec_tag, MKTAG('h', 'v', 'c', '1'));
+  fs::remove_all(path.parent_path());
 }
 
 // --hw-encode cuda: NVENC or a clear error naming why, and no file left behind.
