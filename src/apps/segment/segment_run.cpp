@@ -118,8 +118,7 @@ class SegmentRun {
                                                          : static_cast<int64_t>(2e6 / fps);
       int64_t in_flight = m_latency ? 32 : 3 * m_engine->max_batch() + 4;
       if (reader.device_frames) {
-        // The frames in flight, and the one each reader converts before its budget lets it submit, fit in the device
-        // memory device_frames_fit gives them (a frame that does not fit later ends the input's device frames).
+        // The frames in flight and the one each reader converts while it waits fit in device_frames_fit's room.
         const int64_t fit = m_engine->device_frames_fit(int64_t{stream->info.width} * stream->info.height * 3);
         if (fit >= 0) in_flight = std::clamp<int64_t>(fit / static_cast<int64_t>(inputs.size()) - 1, 2, in_flight);
       }
@@ -258,11 +257,10 @@ class SegmentRun {
     o.codec = m_config.codec;
     o.crf = m_config.crf;
     o.low_latency = m_latency;
-    o.hw_encode = m_config.hw_encode == "cuda"   ? VideoHwEncode::kCuda
-                  : m_config.hw_encode == "none" ? VideoHwEncode::kNone
-                                                 : VideoHwEncode::kAuto;
-    if (m_config.exec.mode == ExecMode::kCpu && o.hw_encode == VideoHwEncode::kAuto) o.hw_encode = VideoHwEncode::kNone;
-    // Device frames where the engine may hold frames there (not --mode cpu, which may still name an NVENC encoder).
+    o.hw_encode = m_config.hw_encode == "cuda"                                            ? VideoHwEncode::kCuda
+                  : m_config.hw_encode == "none" || m_config.exec.mode == ExecMode::kCpu ? VideoHwEncode::kNone
+                                                                                         : VideoHwEncode::kAuto;
+    // Device frames where the engine may hold frames there (not --mode cpu, which may still name an NVENC encoder)
     o.device_frames = (m_kind == SegmentOutput::kMask || blended(m_kind)) && m_config.exec.mode != ExecMode::kCpu &&
                       (o.hw_encode != VideoHwEncode::kNone || video_encoder_is_nvenc(o.codec));
     if (const auto backend = BackendRegistry::instance().options(); backend.is_ok()) {

@@ -353,7 +353,8 @@ class FfmpegVideoWriter final : public VideoWriter {
 
   // NVENC (`name`: h264_nvenc or hevc_nvenc) for this file, opened on the CUDA backend's device; the reason when it
   // cannot be.
-  Result<std::pair<const AVCodec*, EncoderChoice>> nvenc_open(const AVOutputFormat* container, const std::string& name) {
+  Result<std::pair<const AVCodec*, EncoderChoice>> nvenc_open(const AVOutputFormat* container,
+                                                               const std::string& name) {
     const std::string muxer = container->name;
     if (m_options.pixels == VideoPixels::kRgba) return Status(Errc::kUnsupportedFormat, "NVENC has no alpha channel");
     if (muxer == "webm") return Status(Errc::kUnsupportedFormat, "NVENC writes no VP9 for a webm file");
