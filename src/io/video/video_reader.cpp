@@ -95,7 +95,8 @@ class FfmpegVideoReader final : public VideoReader {
       // Every frame thread adds decode surfaces, and NVDEC fails beyond 32 of them; the GPU needs no CPU threads.
       m_codec->thread_count = 1;
       m_codec->thread_type = FF_THREAD_SLICE;
-      m_replay.keep_start();  // for a start over on every thread, should NVDEC not start (software_restart)
+      // For a start over on every thread, should NVDEC not start (software_restart; cuda stops instead).
+      if (options.hw_decode == VideoHwDecode::kAuto) m_replay.keep_start();
     }
     if (int rc = avcodec_open2(m_codec.get(), decoder, nullptr); rc < 0) {
       return unsupported_format(path + ": cannot open the " + decoder->name + " decoder: " + av_error_text(rc));
@@ -140,6 +141,7 @@ class FfmpegVideoReader final : public VideoReader {
     *end = false;
     for (;;) {
       if (m_hw_choice.insist && m_hw_choice.cuda_withdrawn) {  // set by get_format inside FFmpeg's decode calls
+        keeping_end();
         return Status(Errc::kDeviceError, m_info.path + ": hardware decode (cuda) asked for, but NVDEC could not "
                                           "start for this " + avcodec_get_name(m_codec->codec_id) + " stream");
       }
@@ -239,7 +241,6 @@ class FfmpegVideoReader final : public VideoReader {
   // decoder with the reader's threads takes its place and is sent the stream's packets again from the first. False
   // (the single thread goes on) when not every packet was kept or the new decoder does not open.
   bool software_restart() {
-    m_replay.replay_start();
     if (!m_replay.complete() || m_options.threads == 1) return false;
     AvCodecContextPtr codec(avcodec_alloc_context3(m_codec->codec));
     if (!codec || avcodec_parameters_to_context(codec.get(), m_format->streams[m_stream]->codecpar) < 0) return false;
@@ -248,6 +249,7 @@ class FfmpegVideoReader final : public VideoReader {
     av_frame_unref(m_frame.get());
     m_codec = std::move(codec);
     m_hw_device.reset();
+    m_replay.replay_start();
     if (m_packet_held) av_packet_unref(m_packet.get());  // kept, so sent again in its turn
     m_packet_held = false;
     m_flush_after_replay = m_flushed;
@@ -442,7 +444,7 @@ class FfmpegVideoReader final : public VideoReader {
   // The decoder's complaints while the packets are kept wait for the first frame: a decoder that replaces it
   // (software_restart) makes them again.
   void decoder_error_note(std::string text) {
-    if (m_replay.keeping()) {
+    if (m_replay.keeping() && m_replay.complete()) {  // else no start over can come
       m_kept_errors.push_back(std::move(text));
     } else {
       note_error(std::move(text));

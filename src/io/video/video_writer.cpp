@@ -110,9 +110,9 @@ class FfmpegVideoWriter final : public VideoWriter {
     std::string fallback;  // why NVENC is not used, when it was tried
     const AVCodec* encoder = nullptr;
     const bool nvenc_named = video_encoder_is_nvenc(options.codec);
-    if (const AVCodec* named = avcodec_find_encoder_by_name(options.codec.c_str());
-        nvenc_named && named != nullptr && avformat_query_codec(container, named->id, FF_COMPLIANCE_NORMAL) == 0) {
-      return invalid_argument(path + ": a " + container->name + " file cannot hold " + avcodec_get_name(named->id));
+    const AVCodecID named_id = options.codec == "hevc_nvenc" ? AV_CODEC_ID_HEVC : AV_CODEC_ID_H264;
+    if (nvenc_named && avformat_query_codec(container, named_id, FF_COMPLIANCE_NORMAL) == 0) {
+      return invalid_argument(path + ": a " + container->name + " file cannot hold " + avcodec_get_name(named_id));
     }
     if (nvenc_named || (options.codec.empty() && options.hw_encode != VideoHwEncode::kNone)) {
       auto nvenc = nvenc_open(container, nvenc_named ? options.codec : kNvenc);

@@ -2,6 +2,7 @@
 // back when the call ends.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,8 @@ cl_int kernel_args_set(cl_kernel kernel, const Args&... args) {
   return err;
 }
 
-// The device buffers of one call. Gives them back to the pool on destruction, after the queue has finished with
-// them when commands were enqueued and not waited for (error paths).
+// The device buffers of one call, and host copies of its small tables. Gives them back on destruction, after the
+// queue has finished with them when commands were enqueued and not waited for.
 class CallBuffers {
  public:
   CallBuffers(BufferPool& pool, const OpenclDevice& device, cl_command_queue queue)
@@ -47,12 +48,20 @@ class CallBuffers {
     return reinterpret_cast<cl_mem>(block.handle);
   }
   void set_pending(bool pending) { m_pending = pending; }
+  // A copy of `data` that lives until the call's commands end: the source of a write that is not waited for.
+  const void* host_keep(const void* data, size_t bytes) {
+    const auto* from = static_cast<const uint8_t*>(data);
+    m_kept.emplace_back(from, from + bytes);
+    m_pending = true;
+    return m_kept.back().data();
+  }
 
  private:
   BufferPool& m_pool;
   const OpenclDevice& m_device;
   cl_command_queue m_queue;
   std::vector<PoolBlock> m_blocks;
+  std::vector<std::vector<uint8_t>> m_kept;  // host_keep's (a moved vector keeps its bytes where they were)
   bool m_pending = false;
 };
 

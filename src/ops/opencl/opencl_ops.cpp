@@ -106,8 +106,10 @@ Result<cl_kernel> OpContext::kernel(cl_program program, const char* kernel_name)
 Result<cl_mem> buffer_upload(OpContext& ctx, CallBuffers& buffers, const void* data, size_t bytes, const char* what) {
   KILN_TRY_ASSIGN(cl_mem mem, buffers.acquire(std::max<size_t>(bytes, 16), what));
   if (bytes > 0) {
-    // Blocking: the source is often a temporary of the caller.
-    KILN_CL_CHECK(clEnqueueWriteBuffer(ctx.queue, mem, CL_TRUE, 0, bytes, data, 0, nullptr, nullptr));
+    // From a copy kept until the call ends (the caller's is often a temporary), not waited for: a blocking write
+    // would wait for every command queued before it, a call's tables one after the other.
+    KILN_CL_CHECK(clEnqueueWriteBuffer(ctx.queue, mem, CL_FALSE, 0, bytes, buffers.host_keep(data, bytes), 0, nullptr,
+                                       nullptr));
   }
   return mem;
 }

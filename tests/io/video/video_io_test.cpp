@@ -279,6 +279,13 @@ TEST(VideoIo, WhereNvdecCannotStartTheSoftwareDecodeStartsOverOnEveryThread) {
     const char* faults;
     bool damaged;
   };
+  const auto packet_errors = [](const std::vector<std::string>& errors) {
+    std::vector<std::string> out;
+    for (const std::string& e : errors) {
+      if (e.rfind("packet ", 0) == 0) out.push_back(e);
+    }
+    return out;
+  };
   for (const Case& c : {Case{3, "nvdec_refused:1", false}, Case{40, "nvdec_refused:1,decoder_full:3", false},
                         Case{40, "nvdec_refused:1", true}}) {
     write_video(path.string(), c.frames);
@@ -295,6 +302,7 @@ TEST(VideoIo, WhereNvdecCannotStartTheSoftwareDecodeStartsOverOnEveryThread) {
     const std::vector<VideoFrame> expected = read_all(*plain.value());
     if (c.damaged) {
       ASSERT_GT(plain.value()->error_count(), 0) << "the damage went unnoticed";
+      ASSERT_FALSE(packet_errors(plain.value()->errors()).empty()) << "no packet was refused";
     } else {
       ASSERT_EQ(expected.size(), static_cast<size_t>(c.frames));
     }
@@ -313,13 +321,6 @@ TEST(VideoIo, WhereNvdecCannotStartTheSoftwareDecodeStartsOverOnEveryThread) {
     }
     // The packets' complaints are the plain decode's, each once. (Whether frame threads flag a frame decoded from
     // damaged data as such varies from run to run, so those notes are not compared.)
-    const auto packet_errors = [](const std::vector<std::string>& errors) {
-      std::vector<std::string> out;
-      for (const std::string& e : errors) {
-        if (e.rfind("packet ", 0) == 0) out.push_back(e);
-      }
-      return out;
-    };
     EXPECT_EQ(packet_errors(reader.value()->errors()), packet_errors(plain.value()->errors()));
     if (!c.damaged) {
       EXPECT_EQ(reader.value()->error_count(), 0);
@@ -328,6 +329,42 @@ TEST(VideoIo, WhereNvdecCannotStartTheSoftwareDecodeStartsOverOnEveryThread) {
     EXPECT_EQ(decode.rfind("software (3 threads); software decode: NVDEC could not start for this stream (h264 ", 0),
               0u) << decode;
   }
+  fs::remove_all(path.parent_path());
+}
+
+// With one decode thread asked for there is nothing to start over for: the first decoder goes on, and its frames
+// and complaints are the plain decode's, none sent or counted twice.
+TEST(VideoIo, WhereNvdecCannotStartOnOneThreadTheFirstDecoderGoesOn) {
+  struct FaultsOff {
+    ~FaultsOff() { (void)fault_configure(""); }
+  } faults_off;
+  const fs::path path = temp_dir() / "one_thread.mp4";
+  write_video(path.string(), 20);
+  {
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(1500);
+    const std::string noise(400, '\x5a');
+    file.write(noise.data(), static_cast<std::streamsize>(noise.size()));
+  }
+  VideoReaderOptions o;
+  o.threads = 1;
+  auto plain = VideoReader::open(path.string(), o);
+  ASSERT_TRUE(plain.is_ok()) << plain.status().to_string();
+  const std::vector<VideoFrame> expected = read_all(*plain.value());
+  ASSERT_GT(plain.value()->error_count(), 0) << "the damage went unnoticed";
+  ASSERT_TRUE(fault_configure("nvdec_refused:1").is_ok());
+  o.hw_decode = VideoHwDecode::kAuto;
+  auto reader = VideoReader::open(path.string(), o);
+  ASSERT_TRUE(reader.is_ok()) << reader.status().to_string();
+  const std::vector<VideoFrame> got = read_all(*reader.value());
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].pts, expected[i].pts) << i;
+    EXPECT_EQ(got[i].rgb.pixels, expected[i].rgb.pixels) << i;
+  }
+  EXPECT_EQ(reader.value()->errors(), plain.value()->errors());
+  EXPECT_EQ(reader.value()->error_count(), plain.value()->error_count());
+  EXPECT_EQ(reader.value()->info().decode.rfind("software (1 threads)", 0), 0u) << reader.value()->info().decode;
   fs::remove_all(path.parent_path());
 }
 
