@@ -264,15 +264,26 @@ TEST(VideoIo, HardwareDecodeFallsBackWithAReason) {
   fs::remove_all(path.parent_path());
 }
 
+// Switches fault injection off when the test ends, however it ends.
+struct FaultsOff {
+  ~FaultsOff() { (void)fault_configure(""); }
+};
+
+// Overwrites 400 bytes of a small MP4 written by write_video where its first frames' packets lie.
+void early_packets_damage(const fs::path& path) {
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekp(1500);
+  const std::string noise(400, '\x5a');
+  file.write(noise.data(), static_cast<std::streamsize>(noise.size()));
+}
+
 // NVDEC set up for a stream it then cannot decode (injected: FFmpeg goes on in software on the one thread NVDEC was
 // given, which happens for real to a stream NVDEC lacks the profile for): the reader starts over with a software
 // decoder on every thread, sending it the packets it kept, and gives exactly the software decode's frames and packet
 // complaints, none twice or missing. A clip shorter than the decoder's delay (all its packets read before the first
 // frame), a longer one with a packet the first decoder answers "full", and one damaged in its first frames.
 TEST(VideoIo, WhereNvdecCannotStartTheSoftwareDecodeStartsOverOnEveryThread) {
-  struct FaultsOff {
-    ~FaultsOff() { (void)fault_configure(""); }
-  } faults_off;
+  const FaultsOff faults_off;
   const fs::path path = temp_dir() / "refused.mp4";
   struct Case {
     int frames;
@@ -289,12 +300,7 @@ TEST(VideoIo, WhereNvdecCannotStartTheSoftwareDecodeStartsOverOnEveryThread) {
   for (const Case& c : {Case{3, "nvdec_refused:1", false}, Case{40, "nvdec_refused:1,decoder_full:3", false},
                         Case{40, "nvdec_refused:1", true}}) {
     write_video(path.string(), c.frames);
-    if (c.damaged) {
-      std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
-      file.seekp(1500);
-      const std::string noise(400, '\x5a');
-      file.write(noise.data(), static_cast<std::streamsize>(noise.size()));
-    }
+    if (c.damaged) early_packets_damage(path);
     VideoReaderOptions o;
     o.threads = 3;
     auto plain = VideoReader::open(path.string(), o);
@@ -335,17 +341,10 @@ TEST(VideoIo, WhereNvdecCannotStartTheSoftwareDecodeStartsOverOnEveryThread) {
 // With one decode thread asked for there is nothing to start over for: the first decoder goes on, and its frames
 // and complaints are the plain decode's, none sent or counted twice.
 TEST(VideoIo, WhereNvdecCannotStartOnOneThreadTheFirstDecoderGoesOn) {
-  struct FaultsOff {
-    ~FaultsOff() { (void)fault_configure(""); }
-  } faults_off;
+  const FaultsOff faults_off;
   const fs::path path = temp_dir() / "one_thread.mp4";
   write_video(path.string(), 20);
-  {
-    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
-    file.seekp(1500);
-    const std::string noise(400, '\x5a');
-    file.write(noise.data(), static_cast<std::streamsize>(noise.size()));
-  }
+  early_packets_damage(path);
   VideoReaderOptions o;
   o.threads = 1;
   auto plain = VideoReader::open(path.string(), o);
