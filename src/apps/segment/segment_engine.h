@@ -233,7 +233,8 @@ class SegmentEngine {
   bool m_adaptive = false;  // throughput with batches of more than one: the sizer moves the batch size
   AdaptiveBatchSizer m_sizer;
   int64_t m_halvings_seen = 0;
-  mutable uint64_t m_device_frames_room = 0;  // device_frames_fit's bytes, once measured
+  // device_frames_fit's bytes, measured once; it is called while the run opens its inputs, on one thread.
+  mutable uint64_t m_device_frames_room = 0;
   std::mutex m_links_mutex;
   std::vector<std::unique_ptr<Link>> m_links;
   std::thread m_infer_thread;

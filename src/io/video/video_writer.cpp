@@ -160,7 +160,7 @@ class FfmpegVideoWriter final : public VideoWriter {
     }
     // HEVC in MP4 and MOV as hvc1 (parameter sets in the header), the tag Apple's players require; hev1 is FFmpeg's.
     const std::string muxer = container->name;
-    if (encoder->id == AV_CODEC_ID_HEVC && (muxer.find("mp4") != std::string::npos || muxer.find("mov") == 0)) {
+    if (encoder->id == AV_CODEC_ID_HEVC && (muxer == "mp4" || muxer == "mov")) {
       m_video->codecpar->codec_tag = MKTAG('h', 'v', 'c', '1');
     }
     if (!options.audio_from.empty()) KILN_TRY(m_audio.open(options.audio_from, container, m_output, &m_notes));
