@@ -66,6 +66,14 @@ const BenchOp kBenchOps[] = {
        params_make<PreprocessParams>(w, OpKind::kPreprocess).swap_rb = true;
        out = {512, 512, 3, PixelType::kF32, Layout::kCHW};
      }},
+    // Video frames as NVDEC decodes them (NV12: luma rows, then half as many chroma rows) -> the model's input, the
+    // conversion to RGB in the same pass (kiln segment's mask path on the device).
+    {"nv12_preprocess",
+     [](Workload& w, ImageShape& in, ImageShape& out, int64_t) {
+       params_make<PreprocessParams>(w, OpKind::kPreprocess).nv12 = true;
+       in = {in.width, in.height + (in.height + 1) / 2, 1, PixelType::kU8, Layout::kHWC};
+       out = {512, 512, 3, PixelType::kF32, Layout::kCHW};
+     }},
     {"quality",
      [](Workload& w, ImageShape&, ImageShape&, int64_t batch) {
        params_make<QualityParams>(w, OpKind::kQuality);

@@ -1,7 +1,8 @@
 # Embeds the OpenCL program sources into generated C++ headers, one per program (one per src/ops/opencl/*.cl).
 #
 # kiln_embed_opencl(target) adds, for each src/ops/opencl/<name>.cl, a build step that concatenates, in order,
-#   src/ops/kernel_defs.h, [src/ops/image_px.h for image ops], src/ops/<name>_px.h (if it exists), <name>.cl
+#   src/ops/kernel_defs.h, [src/ops/image_px.h and yuv_px.h for image ops], src/ops/<name>_px.h (if it exists),
+#   <name>.cl
 # (dropping their quoted #include lines, which name each other) behind `#pragma OPENCL FP_CONTRACT OFF`, and
 # writes them as C++ raw string literals to ${CMAKE_CURRENT_BINARY_DIR}/generated/opencl_<name>_source.h:
 #   namespace kiln::opencl::<name>_program { inline constexpr char kSource[] = R"kiln_cl(...)kiln_cl" ...; }
@@ -25,7 +26,7 @@ function(kiln_embed_opencl target)
       set(symbol "kRenderProgramSource")
       set(namespace "kiln::opencl")
     else()
-      list(APPEND inputs "${root}/image_px.h")
+      list(APPEND inputs "${root}/image_px.h" "${root}/yuv_px.h")
       set(symbol "kSource")
       set(namespace "kiln::opencl::${name}_program")
     endif()

@@ -40,10 +40,25 @@ Backend* InputStager::device_path() const {
 }
 
 Status InputStager::stage(const VarShapeBatchView& images, StagedInput* input, ExecReport* report) {
+  return stage_with(m_params, images, input, report);
+}
+
+Status InputStager::stage_nv12(const VarShapeBatchView& planes, YuvMatrix matrix, bool full_range, StagedInput* input,
+                               ExecReport* report) {
+  if (planes.space != MemorySpace::kDevice) return invalid_argument("NV12 frames are staged from device memory");
+  PreprocessParams params = m_params;
+  params.nv12 = true;
+  params.yuv_matrix = matrix;
+  params.yuv_full_range = full_range;
+  return stage_with(params, planes, input, report);
+}
+
+Status InputStager::stage_with(const PreprocessParams& params, const VarShapeBatchView& images, StagedInput* input,
+                               ExecReport* report) {
   input->items = images.count;
   input->on_device = false;
   if (Backend* const device = device_path(); device != nullptr) {
-    const Status st = stage_on_device(*device, images, input, report);
+    const Status st = stage_on_device(*device, params, images, input, report);
     if (st.is_ok()) {
       input->on_device = true;
       return st;
@@ -59,11 +74,11 @@ Status InputStager::stage(const VarShapeBatchView& images, StagedInput* input, E
   return stage_on_host(images, input, report);
 }
 
-Status InputStager::stage_on_device(Backend& device, const VarShapeBatchView& images, StagedInput* input,
-                                    ExecReport* report) {
+Status InputStager::stage_on_device(Backend& device, const PreprocessParams& params, const VarShapeBatchView& images,
+                                    StagedInput* input, ExecReport* report) {
   KILN_TRY(block_fit(device, item_bytes() * static_cast<size_t>(images.count), &input->device));
   const VarShapeBatch out = outputs_over(input->device.data(), images.count, MemorySpace::kDevice);
-  const OpCall call{OpKind::kPreprocess, &m_params, images, out.view(), nullptr};
+  const OpCall call{OpKind::kPreprocess, &params, images, out.view(), nullptr};
   KILN_TRY_ASSIGN(const Placement placement, m_executor.place(call));
   if (placement.backend != &device) {
     return Status(Errc::kNotImplemented, "the preprocess is placed on " + placement.backend->name() + " (" +

@@ -41,6 +41,10 @@ class InputStager {
   // memory (the device path's backend's) are staged on the device only: where that path is closed or fails, the
   // error says why and the caller brings them to the host.
   Status stage(const VarShapeBatchView& images, StagedInput* input, ExecReport* report);
+  // The same for video frames kept on the device as packed NV12 planes (PreprocessParams::nv12 with this matrix and
+  // range): staged on the device only.
+  Status stage_nv12(const VarShapeBatchView& planes, YuvMatrix matrix, bool full_range, StagedInput* input,
+                    ExecReport* report);
   // The backend whose device memory the model reads in place while the device path is open; else null.
   Backend* device_path() const;
   // Runs the model on a staged batch (InferSession::run_bound or run_bound_from_device).
@@ -53,7 +57,10 @@ class InputStager {
   std::string where(const InferReport& report) const;
 
  private:
-  Status stage_on_device(Backend& device, const VarShapeBatchView& images, StagedInput* input, ExecReport* report);
+  Status stage_with(const PreprocessParams& params, const VarShapeBatchView& images, StagedInput* input,
+                    ExecReport* report);
+  Status stage_on_device(Backend& device, const PreprocessParams& params, const VarShapeBatchView& images,
+                         StagedInput* input, ExecReport* report);
   Status stage_on_host(const VarShapeBatchView& images, StagedInput* input, ExecReport* report);
   // The batch's output views over `base`, in `space`.
   VarShapeBatch outputs_over(void* base, int64_t items, MemorySpace space) const;

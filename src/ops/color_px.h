@@ -10,6 +10,7 @@
 #define KILN_OPS_COLOR_PX_H
 
 #include "ops/image_px.h"
+#include "ops/yuv_px.h"
 
 /* Values of ColorConversion (include/kiln/ops/color.h). */
 #define KILN_COLOR_SWAP_RB 0
@@ -21,20 +22,6 @@
 #define KILN_COLOR_NV12_TO_RGB 6
 #define KILN_COLOR_RGB_TO_NV12 7
 
-/* NV12 -> RGB in 20-bit fixed point (integers: every backend gives the same bytes), as OpenCV's YUV2RGB_NV12 with the
- * exact coefficients of the video's matrix and range (color.cpp, color_yuv_consts): per pixel its luma, per 2x2
- * pixels one U, V pair (nearest, no interpolation), R = (cy (Y - y_offset) + cvr V + 2^19) >> 20 and likewise G
- * (cug U + cvg V) and B (cub U), U and V centred on 128, each clamped to [0, 255]; luma below y_offset counts as
- * y_offset. */
-typedef struct KilnYuvConsts {
-  int32_t chroma_row; /* the NV12 view's row of the chroma plane's first row; 0: right after the luma */
-  int32_t y_offset;
-  int32_t cy, cvr, cug, cvg, cub;
-  /* RGB -> NV12, 20-bit: Y = (eyr R + eyg G + eyb B + 2^19) >> 20 + y_offset; U (V) from the 2x2 block's sums,
-   * 128 + (eur SR + eug SG + eub SB + 2^21) >> 22, clamped. eyr + eyg + eyb is the luma scale and each chroma row
-   * sums to 0 exactly, so a gray level keeps U = V = 128. */
-  int32_t eyr, eyg, eyb, eur, eug, eub, evr, evg, evb;
-} KilnYuvConsts;
 /* OpenCV 4's u8 RGB2Gray fixed point (color_rgb.simd.hpp RY15/GY15/BY15, 15 bits, sum 32768); the older 14-bit
  * coefficients (4899, 9617, 1868) differ from cv::cvtColor 4.x by one level on ~0.3 % of random pixels. */
 
@@ -81,24 +68,14 @@ KILN_KERNEL_FN float kiln_color_gray_f(float c0, float c1, float c2, float w0, f
   return (a + b) + c;
 }
 
-KILN_KERNEL_FN uint8_t kiln_yuv_level(int32_t fixed) {
-  const int32_t v = (fixed + (1 << 19)) >> 20;
-  return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-}
-
 /* Output pixel (x, y) of an NV12 input (the luma and chroma rows of one u8 view). */
 KILN_KERNEL_FN void kiln_color_nv12_pixel(KILN_GLOBAL const uint8_t* in_base, KilnImageDesc in,
                                           KILN_GLOBAL uint8_t* out_base, KilnImageDesc out, KilnYuvConsts k,
                                           int32_t x, int32_t y) {
-  const int32_t chroma_row = (k.chroma_row > 0 ? k.chroma_row : out.height) + y / 2;
-  const int32_t chroma_x = x - x % 2;
-  const int32_t luma = (int32_t)in_base[kiln_px_offset(in, x, y, 0)] - k.y_offset;
-  const int32_t u = (int32_t)in_base[kiln_px_offset(in, chroma_x, chroma_row, 0)] - 128;
-  const int32_t v = (int32_t)in_base[kiln_px_offset(in, chroma_x + 1, chroma_row, 0)] - 128;
-  const int32_t yy = (luma > 0 ? luma : 0) * k.cy;
-  out_base[kiln_px_offset(out, x, y, 0)] = kiln_yuv_level(yy + k.cvr * v);
-  out_base[kiln_px_offset(out, x, y, 1)] = kiln_yuv_level(yy + k.cug * u + k.cvg * v);
-  out_base[kiln_px_offset(out, x, y, 2)] = kiln_yuv_level(yy + k.cub * u);
+  int32_t rgb[3];
+  int32_t c;
+  kiln_nv12_rgb(in_base, in, k.chroma_row > 0 ? k.chroma_row : out.height, k, x, y, rgb);
+  for (c = 0; c < 3; ++c) out_base[kiln_px_offset(out, x, y, c)] = (uint8_t)rgb[c];
 }
 
 /* Output byte (x, y) of an NV12 view from u8 RGB `in`: a luma row below in.height, a chroma row from chroma_row (U at

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "ops/color.h"
+
 namespace kiln {
 
 KilnPreprocessConsts preprocess_consts(const PreprocessParams& params) {
@@ -15,7 +17,24 @@ KilnPreprocessConsts preprocess_consts(const PreprocessParams& params) {
     k.std[c] = params.std[c];
     k.pad[c] = params.pad[c];
   }
+  if (params.nv12) {
+    ColorParams yuv;
+    yuv.yuv_matrix = params.yuv_matrix;
+    yuv.yuv_full_range = params.yuv_full_range;
+    k.nv12 = 1;
+    k.yuv = color_yuv_consts(yuv);
+  }
   return k;
+}
+
+int32_t preprocess_nv12_rows(int32_t view_rows) { return static_cast<int32_t>(2 * int64_t{view_rows} / 3); }
+
+std::vector<RectI> preprocess_source_rects(const PreprocessParams& params, const VarShapeBatchView& in) {
+  std::vector<RectI> rects;
+  for (int64_t i = 0; i < in.count; ++i) {
+    rects.push_back(RectI{0, 0, in[i].width, params.nv12 ? preprocess_nv12_rows(in[i].height) : in[i].height});
+  }
+  return rects;
 }
 
 namespace {
@@ -42,6 +61,23 @@ ParamTable<PreprocessParams>& add_channels(ParamTable<PreprocessParams>& t, Para
         const Channels& values = field(const_cast<PreprocessParams&>(p));
         return ParamValue(std::vector<double>(values, values + shown));
       });
+}
+
+// An NV12 input (PreprocessParams::nv12) and its output.
+Status nv12_input_validate(const ImageView& in, const ImageView& out, const std::string& at) {
+  if (in.type != PixelType::kU8 || in.layout != Layout::kHWC || in.channels != 1) {
+    return invalid_argument(at + ": an NV12 input is a uint8 1-channel view of both planes");
+  }
+  const int32_t rows = preprocess_nv12_rows(in.height);
+  if (in.width < 2 || in.width % 2 != 0 || rows < 1 || in.height - rows != (rows + 1) / 2) {
+    return invalid_argument(at + ": an NV12 view of " + std::to_string(in.width) + "x" + std::to_string(in.height) +
+                            " is not an even width's luma rows followed by half as many chroma rows (rounded up)");
+  }
+  if (out.type != PixelType::kF32 && out.type != PixelType::kF16) {
+    return invalid_argument(at + ": output must be float32 or float16");
+  }
+  if (out.channels != 3) return invalid_argument(at + ": an NV12 input's output has 3 channels");
+  return Status::ok();
 }
 
 }  // namespace
@@ -84,6 +120,9 @@ Status preprocess_validate(const OpCall& call) {
     return invalid_argument("preprocess: unknown fit");
   }
   if (!std::isfinite(params.scale)) return invalid_argument("preprocess: scale is not finite");
+  if (params.nv12 && static_cast<uint8_t>(params.yuv_matrix) > static_cast<uint8_t>(YuvMatrix::kBt2020)) {
+    return invalid_argument("preprocess: unknown YUV matrix");
+  }
   if (call.in.count != call.out.count) {
     return invalid_argument("preprocess: " + std::to_string(call.in.count) + " inputs but " +
                             std::to_string(call.out.count) + " outputs");
@@ -92,16 +131,22 @@ Status preprocess_validate(const OpCall& call) {
     const ImageView& in = call.in[i];
     const ImageView& out = call.out[i];
     const std::string at = "preprocess: image " + std::to_string(i);
-    if (in.type != PixelType::kU8 || in.layout != Layout::kHWC) return invalid_argument(at + ": input must be uint8 HWC");
-    if (out.type != PixelType::kF32 && out.type != PixelType::kF16) {
-      return invalid_argument(at + ": output must be float32 or float16");
+    if (params.nv12) {
+      KILN_TRY(nv12_input_validate(in, out, at));
+    } else {
+      if (in.type != PixelType::kU8 || in.layout != Layout::kHWC) {
+        return invalid_argument(at + ": input must be uint8 HWC");
+      }
+      if (out.type != PixelType::kF32 && out.type != PixelType::kF16) {
+        return invalid_argument(at + ": output must be float32 or float16");
+      }
+      if (in.channels != out.channels) return invalid_argument(at + ": input and output channels differ");
+      if (in.channels != 1 && in.channels != 3 && in.channels != 4) {
+        return invalid_argument(at + ": " + std::to_string(in.channels) + " channels (1, 3 or 4)");
+      }
     }
-    if (in.channels != out.channels) return invalid_argument(at + ": input and output channels differ");
-    if (in.channels != 1 && in.channels != 3 && in.channels != 4) {
-      return invalid_argument(at + ": " + std::to_string(in.channels) + " channels (1, 3 or 4)");
-    }
-    if (params.swap_rb && in.channels < 3) return invalid_argument(at + ": swap_rb needs 3 or 4 channels");
-    for (int32_t c = 0; c < in.channels; ++c) {
+    if (params.swap_rb && out.channels < 3) return invalid_argument(at + ": swap_rb needs 3 or 4 channels");
+    for (int32_t c = 0; c < out.channels; ++c) {
       if (!(params.std[c] != 0.0f) || !std::isfinite(params.std[c]) || !std::isfinite(params.mean[c])) {
         return invalid_argument(at + ": mean/std of channel " + std::to_string(c) + " not finite or std zero");
       }

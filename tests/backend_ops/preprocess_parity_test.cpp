@@ -1,7 +1,8 @@
 // Fused preprocess on every GPU backend (OpenCL on PoCL here; CUDA where a device exists) against the CPU
 // reference on random var-shape batches: every interpolation, stretch/letterbox, swap, f32/f16, HWC/CHW,
 // 1/3/4 channels. Tolerance 0: same tables, same float expression and order on every backend, correctly
-// rounded division, and the same integer f16 rounding (image_px.h).
+// rounded division, and the same integer f16 rounding (image_px.h). NV12 frames: the fused kernels against the CPU's
+// colour conversion followed by its preprocess of the RGB image.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -66,6 +67,65 @@ TEST_F(PreprocessParity, GpuBackendsMatchTheCpu) {
                 ASSERT_EQ(std::memcmp(actual[i].data, expected[i].data, actual[i].packed_bytes()), 0)
                     << "image " << i << ": " << test::image_diff(actual[i], expected[i], 0.0).first;
               }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// NVDEC's frames preprocessed in one kernel (PreprocessParams::nv12): every GPU backend's fused NV12 sampling gives
+// the bytes of the colour conversion to RGB followed by the RGB preprocess, both run on the CPU as separate ops. Every
+// interpolation and fit, every matrix and range, odd heights, a 2x1 picture, several frames in one batch.
+TEST_F(PreprocessParity, Nv12FramesGiveTheirRgbConversionsPreprocess) {
+  const std::vector<std::pair<int32_t, int32_t>> sizes = {{96, 60}, {38, 29}, {2, 1}, {130, 9}};
+  const std::vector<ImageShape> out_shapes = {
+      {64, 48, 3, PixelType::kF32, Layout::kCHW}, {50, 51, 3, PixelType::kF32, Layout::kCHW},
+      {3, 5, 3, PixelType::kF32, Layout::kCHW}, {32, 32, 3, PixelType::kF32, Layout::kCHW}};
+  uint32_t seed = 3000;
+  for (Interp interp : {Interp::kNearest, Interp::kBilinear, Interp::kArea, Interp::kBicubic}) {
+    for (ResizeFit fit : {ResizeFit::kStretch, ResizeFit::kLetterbox}) {
+      for (YuvMatrix matrix : {YuvMatrix::kBt601, YuvMatrix::kBt709, YuvMatrix::kBt2020}) {
+        for (bool full : {false, true}) {
+          std::vector<ImageShape> nv12_shapes, rgb_shapes;
+          for (auto [w, h] : sizes) {
+            nv12_shapes.push_back({w, h + (h + 1) / 2, 1, PixelType::kU8, Layout::kHWC});
+            rgb_shapes.push_back({w, h, 3, PixelType::kU8, Layout::kHWC});
+          }
+          const auto nv12 = test::random_batch(nv12_shapes, ++seed);
+          ColorParams to_rgb;
+          to_rgb.conversion = ColorConversion::kNv12ToRgb;
+          to_rgb.yuv_matrix = matrix;
+          to_rgb.yuv_full_range = full;
+          auto rgb = test::filled_batch(rgb_shapes);
+          ASSERT_TRUE(m_cpu->run(OpCall{OpKind::kColor, &to_rgb, nv12.view(), rgb.view(), nullptr}, {}).is_ok());
+          PreprocessParams params;
+          params.interp = interp;
+          params.fit = fit;
+          params.swap_rb = matrix == YuvMatrix::kBt709;
+          params.pad[0] = 114;
+          auto expected = test::filled_batch(out_shapes);
+          ASSERT_TRUE(m_cpu->run(OpCall{OpKind::kPreprocess, &params, rgb.view(), expected.view(), nullptr}, {})
+                          .is_ok());
+          params.nv12 = true;
+          params.yuv_matrix = matrix;
+          params.yuv_full_range = full;
+          auto on_cpu = test::filled_batch(out_shapes);
+          ASSERT_TRUE(m_cpu->run(OpCall{OpKind::kPreprocess, &params, nv12.view(), on_cpu.view(), nullptr}, {})
+                          .is_ok());
+          for (int64_t i = 0; i < on_cpu.count(); ++i) {
+            ASSERT_EQ(std::memcmp(on_cpu[i].data, expected[i].data, on_cpu[i].packed_bytes()), 0) << "cpu image " << i;
+          }
+          for (auto& named : m_backends) {
+            SCOPED_TRACE(named.name + " " + interp_name(interp) + (fit == ResizeFit::kLetterbox ? " letterbox " : " ") +
+                         enum_name(kYuvMatrixNames, matrix) + (full ? " full" : " limited"));
+            auto actual = test::filled_batch(out_shapes);
+            ASSERT_NO_FATAL_FAILURE(
+                test::gpu_run(named, OpCall{OpKind::kPreprocess, &params, nv12.view(), actual.view(), nullptr}));
+            for (int64_t i = 0; i < actual.count(); ++i) {
+              ASSERT_EQ(std::memcmp(actual[i].data, expected[i].data, actual[i].packed_bytes()), 0)
+                  << "image " << i << ": " << test::image_diff(actual[i], expected[i], 0.0).first;
             }
           }
         }

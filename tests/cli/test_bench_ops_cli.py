@@ -8,8 +8,8 @@ import pytest
 from conftest import KILN, run_kiln
 
 OPS_PEERS = os.environ.get("KILN_OPS_PEERS", os.path.join(os.path.dirname(KILN), "bench", "ops_peers"))
-ALL_OPS = ["fused_preprocess", "quality", "resize_bilinear", "resize_area", "cvt_gray", "warp_affine", "unsharp",
-           "mask", "matte", "probability", "blur", "normalize"]
+ALL_OPS = ["fused_preprocess", "nv12_preprocess", "quality", "resize_bilinear", "resize_area", "cvt_gray",
+           "warp_affine", "unsharp", "mask", "matte", "probability", "blur", "normalize"]
 
 
 def bench_ops(*args, env=None):

@@ -58,5 +58,23 @@ TEST(PreprocessValidate, RejectsBadParams) {
   EXPECT_EQ(preprocess_validate(call).code(), Errc::kInvalidArgument);
 }
 
+// NV12 views (PreprocessParams::nv12): luma rows then half as many chroma rows (rounded up), an even width, 3 output
+// channels; a view whose rows cannot be split that way is refused, not read past its end.
+TEST(PreprocessValidate, Nv12ViewsMustHoldBothPlanes) {
+  const PreprocessParams nv12{.nv12 = true};
+  const ImageShape out{5, 7, 3, PixelType::kF32, Layout::kCHW};
+  EXPECT_EQ(run_shapes({{10, 15, 1, PixelType::kU8}}, {out}, nv12), Errc::kOk);  // 10 x 10
+  EXPECT_EQ(run_shapes({{10, 14, 1, PixelType::kU8}}, {out}, nv12), Errc::kOk);  // 10 x 9
+  EXPECT_EQ(run_shapes({{2, 2, 1, PixelType::kU8}}, {out}, nv12), Errc::kOk);    // 2 x 1
+  EXPECT_EQ(run_shapes({{10, 13, 1, PixelType::kU8}}, {out}, nv12), Errc::kInvalidArgument);
+  EXPECT_EQ(run_shapes({{10, 1, 1, PixelType::kU8}}, {out}, nv12), Errc::kInvalidArgument);
+  EXPECT_EQ(run_shapes({{9, 15, 1, PixelType::kU8}}, {out}, nv12), Errc::kInvalidArgument);
+  EXPECT_EQ(run_shapes({{10, 15, 3, PixelType::kU8}}, {out}, nv12), Errc::kInvalidArgument);
+  EXPECT_EQ(run_shapes({{10, 15, 1, PixelType::kU8}}, {{5, 7, 1, PixelType::kF32}}, nv12), Errc::kInvalidArgument);
+  EXPECT_EQ(run_shapes({{10, 15, 1, PixelType::kU8}}, {{5, 7, 3, PixelType::kU8}}, nv12), Errc::kInvalidArgument);
+  EXPECT_EQ(run_shapes({{10, 15, 1, PixelType::kU8}}, {out}, {.nv12 = true, .yuv_matrix = static_cast<YuvMatrix>(9)}),
+            Errc::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace kiln

@@ -57,13 +57,15 @@ def json_of(name):
 
 
 def segment(name):
-    """fps, steady fps, first frame s, p99 ms, IoU, provider, decode, bottleneck, stages of a kiln segment log."""
+    """fps, steady fps, first frame s, p99 ms, IoU, provider, preprocess, decode, bottleneck, stages of a kiln segment
+    log."""
     log = text(name + ".log")
     g = lambda p: (lambda m: float(m.group(1)) if m else None)(re.search(p, log))  # noqa: E731
     s = lambda p: (lambda m: m.group(1).strip() if m else "?")(re.search(p, log))  # noqa: E731
     return {"fps": g(r"Time: [0-9.]+ s, ([0-9.]+) frames/s"), "steady": g(r"steady ([0-9.]+) frames/s"),
             "first": g(r"first frame written after ([0-9.]+) s"), "p99": g(r"p99 ([0-9.]+) ms"),
             "iou": g(r"IoU against the reference: ([0-9.]+)"), "provider": s(r"Inference: (\w+)"),
+            "preprocess": s(r"; preprocess: ([^;]*);"),
             "decode": s(r"decode: ([^;]*);"), "on_device": g(r"frames on the device from decode to the model: (\d+)"),
             "probabilities": s(r"; probabilities: (.*)"), "encode": s(r"; encode: (.*)"),
             "bottleneck": s(r"Bottleneck: (.*)"), "stages": s(r"Stages:(.*)")}
@@ -123,7 +125,8 @@ for name in ("segment_gpu_throughput", "segment_gpu_latency", "segment_gpu_nvdec
     s = segment(name)
     ok = ran(name) and s["iou"] is not None and s["iou"] >= 0.97
     fresh.append(ok)
-    lines.append(f"  {name}: rc {STEPS.get(name, ('absent',))[0]}, {s['provider']}, decode {s['decode'][:40]} "
+    lines.append(f"  {name}: rc {STEPS.get(name, ('absent',))[0]}, {s['provider']}, preprocess {s['preprocess'][:24]}, "
+                 f"decode {s['decode'][:40]} "
                  f"({fmt(s['on_device'], '.0f')} frames on the device), IoU {fmt(s['iou'], '.3f')} vs the CPU's "
                  f"masks, {fmt(s['fps'])} frames/s; probabilities {s['probabilities'][:70]}")
 target("every GPU command in a fresh process matches the CPU", all(fresh), f"{sum(fresh)}/{len(fresh)}")

@@ -219,7 +219,8 @@ std::string SegmentEngine::model_input() const { return m_stager->where(m_model-
 
 std::string SegmentEngine::preprocess_backend() const {
   std::lock_guard<std::mutex> lock(m_state_mutex);
-  return m_preprocess_backend.empty() ? "cpu" : m_preprocess_backend;
+  const std::string backend = m_preprocess_backend.empty() ? "cpu" : m_preprocess_backend;
+  return m_preprocess_nv12 ? backend + " (from NV12)" : backend;
 }
 
 Status SegmentEngine::probability_on_device(Backend& device, const ImageView& output, const ProbabilityParams& params,
@@ -351,127 +352,6 @@ Status SegmentEngine::batch_infer(const StagedInput& input, Batch<SegmentFrame>&
     f.prob_width = width;
     f.prob_height = height;
   }
-  return Status::ok();
-}
-
-Status SegmentEngine::batch_stage(Batch<SegmentFrame>& batch, StagedInput* input) {
-  ExecReport report;
-  std::vector<bool> decoded_on_device;
-  for (const auto& item : batch.items) decoded_on_device.push_back(item.request.rgb_device.data() != nullptr);
-  // A batch with some frames on the device (inputs without NVDEC beside one with it) is staged there: its host
-  // frames go up, which costs less than bringing the others down.
-  const bool any = std::find(decoded_on_device.begin(), decoded_on_device.end(), true) != decoded_on_device.end();
-  Status st = any ? Status::ok() : Status(Errc::kNotImplemented, "frames on the host");
-  for (auto& item : batch.items) {
-    if (st.is_ok() && item.request.rgb_device.data() == nullptr) st = frame_upload(&item.request);
-  }
-  if (st.is_ok()) {
-    std::vector<ImageView> in;
-    for (const auto& item : batch.items) in.push_back(item.request.rgb_device_view);
-    const VarShapeBatch images = VarShapeBatch::wrap(std::move(in), MemorySpace::kDevice);
-    st = m_stager->stage(images.view(), input, &report);
-    for (size_t i = 0; i < batch.items.size(); ++i) {
-      batch.items[i].request.input_from_device = st.is_ok() && decoded_on_device[i];
-    }
-  }
-  if (!st.is_ok()) {
-    std::vector<ImageView> in;
-    for (auto& item : batch.items) {
-      KILN_TRY(frame_to_host(&item.request));
-      in.push_back(item.request.frame.rgb.view());
-    }
-    const VarShapeBatch images = VarShapeBatch::wrap(std::move(in));
-    st = m_stager->stage(images.view(), input, &report);
-  }
-  if (st.is_ok()) {
-    std::lock_guard<std::mutex> lock(m_state_mutex);
-    if (m_preprocess_backend.empty()) m_preprocess_backend = report.backend;
-  }
-  return st;
-}
-
-Status SegmentEngine::frame_to_device(SegmentFrame* frame) {
-  Backend* const device = m_stager->device_path();
-  if (device == nullptr) return Status(Errc::kNotImplemented, "the model reads its input from host memory");
-  const DeviceVideoFrame& picture = *frame->frame.device;
-  const size_t bytes = static_cast<size_t>(picture.width) * picture.height * 3;
-  KILN_TRY_ASSIGN(DeviceBlock block, DeviceBlock::acquire(*device, bytes));
-  const ImageView in = picture.nv12();
-  const ImageView out = image_view_packed(block.data(), picture.width, picture.height, 3, PixelType::kU8,
-                                          Layout::kHWC);
-  const ColorParams params = picture.to_rgb();
-  const OpCall call{OpKind::kColor, &params, VarShapeBatchView{&in, 1, MemorySpace::kDevice},
-                    VarShapeBatchView{&out, 1, MemorySpace::kDevice}, nullptr};
-  auto placement = m_executor.place(call);
-  if (!placement.is_ok()) {
-    return Status(Errc::kNotImplemented, "the colour conversion has no place on the device: " +
-                                             placement.status().message());
-  }
-  if (placement.value().backend != device) {
-    return Status(Errc::kNotImplemented, "the colour conversion is placed on " + placement.value().backend->name() +
-                                             " (" + placement.value().reason + "), not on " + device->name());
-  }
-  KILN_TRY(m_executor.run(call));
-  frame->rgb_device = std::move(block);
-  frame->rgb_device_view = out;
-  frame->frame.device.reset();  // the surface goes back to the decoder's pool
-  return Status::ok();
-}
-
-Status SegmentEngine::frame_upload(SegmentFrame* frame) {
-  Backend* const device = m_stager->device_path();
-  if (device == nullptr) return Status(Errc::kNotImplemented, "the model reads its input from host memory");
-  const ImageBuffer& rgb = frame->frame.rgb;
-  KILN_TRY_ASSIGN(DeviceBlock block, DeviceBlock::acquire(*device, rgb.pixels.size()));
-  KILN_TRY(device->device_upload(rgb.pixels.data(), block.data(), rgb.pixels.size()));
-  frame->rgb_device_view =
-      image_view_packed(block.data(), rgb.width, rgb.height, 3, PixelType::kU8, Layout::kHWC);
-  frame->rgb_device = std::move(block);
-  return Status::ok();
-}
-
-Status SegmentEngine::frame_from_device(SegmentFrame* frame, const ImageView& image, Backend& producer) {
-  if (image.type != PixelType::kU8 || image.channels != 3 || image.layout != Layout::kHWC) {
-    return invalid_argument("a frame is uint8 RGB (H, W, 3)");
-  }
-  const VarShapeBatchView from{&image, 1, MemorySpace::kDevice};
-  if (Backend* const device = m_stager->device_path(); device == &producer) {
-    KILN_TRY_ASSIGN(DeviceBlock block, DeviceBlock::acquire(*device, image.packed_bytes()));
-    const ImageView packed = image_view_packed(block.data(), image.width, image.height, 3, PixelType::kU8);
-    KILN_TRY(device->images_upload(from, VarShapeBatchView{&packed, 1, MemorySpace::kDevice}));
-    frame->rgb_device_view = packed;
-    frame->rgb_device = std::move(block);
-    return Status::ok();
-  }
-  // The rows' whole span in one copy, then packed on the host.
-  const size_t row_bytes = static_cast<size_t>(image.width) * 3;
-  std::vector<uint8_t> rows(static_cast<size_t>(image.height - 1) * image.row_stride + row_bytes);
-  KILN_TRY(producer.device_download(image.data, rows.data(), rows.size()));
-  ImageBuffer& rgb = frame->frame.rgb;
-  rgb.width = image.width;
-  rgb.height = image.height;
-  rgb.channels = 3;
-  rgb.pixels.resize(row_bytes * image.height);
-  for (int32_t y = 0; y < image.height; ++y) {
-    std::memcpy(rgb.pixels.data() + y * row_bytes, rows.data() + static_cast<size_t>(y) * image.row_stride, row_bytes);
-  }
-  return Status::ok();
-}
-
-Status SegmentEngine::frame_to_host(SegmentFrame* frame, bool keep_on_device) {
-  if (frame->rgb_device.data() == nullptr) return Status::ok();
-  if (!frame->frame.rgb.empty()) {  // uploaded from the host (frame_upload): the pixels are still there
-    if (!keep_on_device) frame->rgb_device_release();
-    return Status::ok();
-  }
-  const ImageView& v = frame->rgb_device_view;
-  ImageBuffer& rgb = frame->frame.rgb;
-  rgb.width = v.width;
-  rgb.height = v.height;
-  rgb.channels = 3;
-  rgb.pixels.resize(static_cast<size_t>(v.width) * v.height * 3);
-  KILN_TRY(frame->rgb_device.backend()->device_download(v.data, rgb.pixels.data(), rgb.pixels.size()));
-  if (!keep_on_device) frame->rgb_device_release();
   return Status::ok();
 }
 

@@ -35,12 +35,16 @@ struct SegmentFrame {
   int32_t stream = 0;
   VideoFrame frame;        // frame.index: 0, 1, 2 ... within its stream
   // NVDEC's picture converted to RGB in the model's device memory (SegmentEngine::frame_to_device; frame.rgb is
-  // empty meanwhile): rgb_device_view (width x height x 3, u8, packed) over rgb_device.
+  // empty meanwhile): rgb_device_view (width x height x 3, u8, packed) over rgb_device. For an output that never
+  // shows the frame, the picture stays NV12 instead: rgb_device_view is then its packed planes (PreprocessParams::nv12)
+  // and device_nv12 their conversion to RGB, which the batch's preprocess does as it samples them.
   DeviceBlock rgb_device;
   ImageView rgb_device_view;
+  std::optional<ColorParams> device_nv12;
   void rgb_device_release() {
     rgb_device.reset();
     rgb_device_view = ImageView();
+    device_nv12.reset();
   }
   bool input_from_device = false;  // the model read it from rgb_device: it never was on the host before the model
   // The model's output for this frame left in its device memory (SegmentModel::run_to_device; prob is empty then):
@@ -125,8 +129,9 @@ class SegmentEngine {
   // place (the input stager's device path is open).
   bool device_frames_wanted() const { return m_stager->device_path() != nullptr; }
   // The frame's NV12 picture converted to RGB in the model's device memory by the executor's color op (rgb_device),
-  // its decoder surface let go; the reason it cannot be as the error (the caller brings the frame to the host).
-  Status frame_to_device(SegmentFrame* frame);
+  // or with `as_nv12` its planes copied there as they are (device_nv12), its decoder surface let go; the reason it
+  // cannot be as the error (the caller brings the frame to the host).
+  Status frame_to_device(SegmentFrame* frame, bool as_nv12);
   // A frame given in device memory (kiln.SegmentPipeline's CUDA tensors; `image`: u8 RGB HWC, any row stride, in
   // `producer`'s memory): copied into the model's device memory (rgb_device) where the model reads it there, else
   // brought to the host (frame.rgb).
@@ -218,6 +223,15 @@ class SegmentEngine {
   Status batch_infer(const StagedInput& input, Batch<SegmentFrame>& batch);
   // A frame on the host copied into the model's device memory (rgb_device), for a batch staged there.
   Status frame_upload(SegmentFrame* frame);
+  // The conversion every frame of the batch shares when all are NV12 on the device (device_nv12), else none.
+  static std::optional<ColorParams> batch_nv12(const Batch<SegmentFrame>& batch);
+  // A device NV12 frame converted to RGB there, for a batch it cannot be preprocessed with as NV12.
+  Status frame_nv12_to_rgb(SegmentFrame* frame);
+  // frame_to_host for a device NV12 frame: its planes come down and are converted to RGB on the CPU.
+  Status frame_nv12_to_host(SegmentFrame* frame, bool keep_on_device);
+  // The executor's colour conversion of `in` into `out`, both in `device`'s memory; NotImplemented where the
+  // executor would place it elsewhere.
+  Status color_on_device(Backend& device, const ImageView& in, const ImageView& out, const ColorParams& params);
   void batch_size_adapt(int64_t batch, int64_t compute_ns);
   void deliver(SegmentFrame&& frame);
   Status submit_to(Link& l, SegmentFrame frame, bool number, int64_t* index);
@@ -243,6 +257,7 @@ class SegmentEngine {
   mutable std::mutex m_state_mutex;
   Status m_error;
   std::string m_preprocess_backend;
+  bool m_preprocess_nv12 = false;  // a batch was preprocessed from NV12 frames on the device
   std::string m_matte_backend;
   std::atomic<bool> m_device_probabilities_off{false};
   std::atomic<int64_t> m_device_probability_frames{0};  // made and smoothed on the device

@@ -118,8 +118,11 @@ class SegmentRun {
                                                          : static_cast<int64_t>(2e6 / fps);
       int64_t in_flight = m_latency ? 32 : 3 * m_engine->max_batch() + 4;
       if (reader.device_frames) {
-        // The frames in flight and the one each reader converts while it waits fit in device_frames_fit's room.
-        const int64_t fit = m_engine->device_frames_fit(int64_t{stream->info.width} * stream->info.height * 3);
+        // The frames in flight and the one each reader converts while it waits fit in device_frames_fit's room: RGB
+        // frames, or NV12 ones (half the bytes) for outputs that never show them.
+        const int64_t w = stream->info.width, h = stream->info.height;
+        const bool rgb = shows_frames() || stream->preview;
+        const int64_t fit = m_engine->device_frames_fit(rgb ? w * h * 3 : w * (h + (h + 1) / 2));
         if (fit >= 0) in_flight = std::clamp<int64_t>(fit / static_cast<int64_t>(inputs.size()) - 1, 2, in_flight);
       }
       stream->id = m_engine->stream_add(in_flight, timeout_us);
@@ -205,40 +208,11 @@ class SegmentRun {
     for (const auto& s : m_streams) names.push_back(s->summary.input);
     summary.pools = m_engine->pools(names);
     if (m_iou_frames > 0) summary.iou = m_iou_sum / static_cast<double>(m_iou_frames);
-    summary.targets = targets_check(summary);
+    summary.targets = segment_targets_check(m_config.targets, summary);
     return summary;
   }
 
  private:
-  std::vector<SegmentTargetCheck> targets_check(const SegmentJobSummary& s) const {
-    const SegmentTargets& t = m_config.targets;
-    std::vector<SegmentTargetCheck> checks;
-    char text[160];
-    if (t.max_end_to_end_ms > 0) {
-      std::snprintf(text, sizeof(text), "p99 %.1f ms %s %.0f ms", s.latency_p99_ms,
-                    s.latency_p99_ms <= t.max_end_to_end_ms ? "<=" : ">", t.max_end_to_end_ms);
-      checks.push_back({"end-to-end latency", s.latency_p99_ms <= t.max_end_to_end_ms, text});
-    }
-    if (t.min_fps > 0) {
-      std::snprintf(text, sizeof(text), "%.1f frames/s %s %.0f", s.fps, s.fps >= t.min_fps ? ">=" : "<", t.min_fps);
-      checks.push_back({"frame rate (min_fps)", s.fps >= t.min_fps, text});
-    }
-    if (t.target_fps > 0) {
-      std::snprintf(text, sizeof(text), "%.1f frames/s %s %.0f", s.fps, s.fps >= t.target_fps ? ">=" : "<",
-                    t.target_fps);
-      checks.push_back({"frame rate (target_fps)", s.fps >= t.target_fps, text});
-    }
-    if (t.min_iou > 0) {
-      if (s.iou < 0) {
-        checks.push_back({"IoU", false, "not measured: give --reference MASK_VIDEO"});
-      } else {
-        std::snprintf(text, sizeof(text), "mean IoU %.3f %s %.2f", s.iou, s.iou >= t.min_iou ? ">=" : "<", t.min_iou);
-        checks.push_back({"IoU", s.iou >= t.min_iou, text});
-      }
-    }
-    return checks;
-  }
-
   Status stream_outputs_open(Stream& s) {
     const int32_t w = s.info.width, h = s.info.height;
     const SegmentModel& model = m_engine->model();
@@ -319,12 +293,14 @@ class SegmentRun {
     m_engine->stream_end(s.id, read);
   }
 
-  // An NVDEC frame converted on the model's device; where it cannot be (no place there, out of device memory, a
-  // failed kernel), it comes to the host as the reader converts frames, and so do the stream's later frames (the
-  // reason in its decode line). A kernel or driver error stops the run instead where the executor would not fall
-  // back either (mode gpu, fallback_on_error off).
+  // An NVDEC frame converted on the model's device, or kept NV12 there where the output never shows it (mask and
+  // array outputs, no preview sample); where it cannot be (no place there, out of device memory, a failed kernel), it
+  // comes to the host as the reader converts frames, and so do the stream's later frames (the reason in its decode
+  // line). A kernel or driver error stops the run instead where the executor would not fall back either (mode gpu,
+  // fallback_on_error off).
   Status device_frame_take(Stream& s, SegmentFrame* task) {
-    const Status on_device = m_engine->frame_to_device(task);
+    const bool shown = s.preview && s.preview->wants(task->frame.index);
+    const Status on_device = m_engine->frame_to_device(task, !shown && !shows_frames());
     if (on_device.is_ok()) return on_device;
     const bool may_fall_back = m_config.exec.fallback_on_error && m_config.exec.mode != ExecMode::kGpu;
     if (!may_fall_back && on_device.code() == Errc::kDeviceError) return on_device;
@@ -476,6 +452,9 @@ class SegmentRun {
     std::lock_guard<std::mutex> lock(m_progress_mutex);
     m_on_progress(written, m_expected_estimated ? std::max(m_expected, written) : m_expected, m_expected_estimated);
   }
+
+  // The output shows the frames' pixels (alpha, composite, blur); mask and array outputs only the model's maps.
+  bool shows_frames() const { return m_kind != SegmentOutput::kMask && !is_array_output(m_kind); }
 
   static uint64_t flow_id(int32_t stream, int64_t index) {
     return (static_cast<uint64_t>(stream) << 40) | static_cast<uint64_t>(index);

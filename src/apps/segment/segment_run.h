@@ -23,4 +23,7 @@ Result<SegmentJobSummary> segment_streams_run(const SegmentJobConfig& config, co
                                               const SegmentFinishedFn& on_finished = {},
                                               std::vector<std::unique_ptr<SegmentPreviewStream>>* previews = nullptr);
 
+// Each of `targets` set (end-to-end latency, frame rate, IoU) against the run's summary: met or not, and the figures.
+std::vector<SegmentTargetCheck> segment_targets_check(const SegmentTargets& targets, const SegmentJobSummary& summary);
+
 }  // namespace kiln

@@ -1,12 +1,14 @@
 // Fused preprocess on the CPU: per output row, the resize row and then swap + normalize + store straight into the
 // f32/f16 HWC/CHW output, with no intermediate image. Rows are spread over the pool. In the reference mode the
 // resize row is resize_row_cpu (the float expression of kiln_resize_sample); otherwise two-tap resizes of 3/4
-// channel u8 images take the fast path (resize_bilinear_u8.h; within 0.07 input levels * scale / std).
+// channel u8 images take the fast path (resize_bilinear_u8.h; within 0.07 input levels * scale / std). NV12
+// inputs are converted to RGB first (color_cpu), which the device kernels' fused sampling gives bit for bit.
 #include <functional>
 #include <optional>
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "ops/color.h"
 #include "ops/cpu/resize_bilinear_u8.h"
 #include "ops/preprocess.h"
 
@@ -139,9 +141,23 @@ Status preprocess_cpu(const OpCall& call, ThreadPool* pool) {
   KILN_TRY(preprocess_validate(call));
   const auto& params = *static_cast<const PreprocessParams*>(call.params);
   const KilnPreprocessConsts k = preprocess_consts(params);
+  std::vector<uint8_t> rgb;
   for (int64_t i = 0; i < call.in.count; ++i) {
-    const ImageView& in = call.in[i];
+    ImageView in = call.in[i];
     const ImageView& out = call.out[i];
+    if (params.nv12) {
+      const int32_t rows = preprocess_nv12_rows(in.height);
+      rgb.resize(static_cast<size_t>(in.width) * static_cast<size_t>(rows) * 3);
+      const ImageView converted = image_view_packed(rgb.data(), in.width, rows, 3, PixelType::kU8, Layout::kHWC);
+      ColorParams to_rgb;
+      to_rgb.conversion = ColorConversion::kNv12ToRgb;
+      to_rgb.yuv_matrix = params.yuv_matrix;
+      to_rgb.yuv_full_range = params.yuv_full_range;
+      KILN_TRY(color_cpu(OpCall{OpKind::kColor, &to_rgb, VarShapeBatchView{&in, 1}, VarShapeBatchView{&converted, 1},
+                                nullptr},
+                         pool));
+      in = converted;
+    }
     const ResizePlan plan =
         resize_plan_make(params.interp, params.fit, RectI{0, 0, in.width, in.height}, out.width, out.height);
     if (out.type == PixelType::kF16) {

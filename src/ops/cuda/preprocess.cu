@@ -26,7 +26,8 @@ bool preprocess_cuda_supports(const OpCall& call) {
 
 Status preprocess_cuda(CudaOpContext& ctx, const OpCall& call) {
   const auto& params = *static_cast<const PreprocessParams*>(call.params);
-  return resample_cuda<KilnPreprocessConsts>(ctx, call, preprocess_kernel, params.interp, params.fit, nullptr,
+  const std::vector<RectI> pictures = preprocess_source_rects(params, call.in);
+  return resample_cuda<KilnPreprocessConsts>(ctx, call, preprocess_kernel, params.interp, params.fit, pictures.data(),
                                              preprocess_consts(params));
 }
 

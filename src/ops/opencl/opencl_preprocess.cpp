@@ -2,6 +2,7 @@
 // (preprocess.cl). The program is the resize program's source followed by the preprocess one (the headers'
 // include guards drop the repeated kernel_defs.h / image_px.h), so resize_px.h's sampling is shared verbatim.
 #include <string>
+#include <vector>
 
 #include "opencl_preprocess_source.h"
 #include "ops/opencl/opencl_resample.h"
@@ -27,7 +28,8 @@ bool preprocess_opencl_supports(const OpCall& call, const OpenclDevice& /*device
 Status preprocess_opencl(OpContext& ctx, const OpCall& call) {
   const auto& params = *static_cast<const PreprocessParams*>(call.params);
   KILN_TRY_ASSIGN(cl_kernel kernel, ctx.kernel("preprocess", preprocess_source(), "preprocess_kernel"));
-  return resample_opencl(ctx, call, kernel, params.interp, params.fit, nullptr, preprocess_consts(params));
+  const std::vector<RectI> pictures = preprocess_source_rects(params, call.in);
+  return resample_opencl(ctx, call, kernel, params.interp, params.fit, pictures.data(), preprocess_consts(params));
 }
 
 }  // namespace kiln::opencl

@@ -1,7 +1,8 @@
-// The segment job with NVDEC's frames left on the device (VideoReaderOptions::device_frames): each is converted to
-// RGB on the CUDA backend as it is read, the model reads it there, and it comes to the host only where the output
-// shows its pixels (a composite or blurred background is blended on the device and comes down made, or goes to NVENC
-// from there). Against the CPU's run on the software decode: the same masks (IoU) and the same composite pictures
+// The segment job with NVDEC's frames left on the device (VideoReaderOptions::device_frames): for masks each frame's
+// planes are copied there as they are read and the batch's preprocess samples them as NV12 (one kernel); for outputs
+// that show the frames each is converted to RGB on the CUDA backend as it is read. The model reads them there, and a
+// frame comes to the host only where the output shows its pixels (a composite or blurred background is blended on the
+// device and comes down made, or goes to NVENC from there). Against the CPU's run on the software decode: the same masks (IoU) and the same composite pictures
 // within the NV12 conversion's tolerance. A conversion that fails brings the frames to the host with the
 // reason (mode auto) or stops the job (mode gpu). Every test here needs a CUDA device, ONNX Runtime's CUDA provider
 // and NVDEC: SKIPPED here, failing under KILN_REQUIRE_GPU=1.
@@ -92,6 +93,7 @@ TEST_F(SegmentDeviceFrames, FromNvdecTheModelReadsThemOnTheGpuAndTheOutputIsTheS
   EXPECT_EQ(stream.device_frames, kFrames);
   EXPECT_EQ(stream.written, kFrames);
   EXPECT_EQ(masks.value().model_input.rfind("device (", 0), 0u) << masks.value().model_input;
+  EXPECT_EQ(masks.value().preprocess, "cuda (from NV12)") << "the frames stay NV12 until the fused preprocess";
   EXPECT_GE(masks.value().iou, 0.97) << "the masks of the CPU's run on the software decode";
 
   // Composite: blended on the device once the frame's map is there (the first batch's maps are made on the host, its
@@ -150,11 +152,12 @@ TEST_F(SegmentDeviceFrames, CompositesGoToNvencFromDeviceMemory) {
 }
 
 TEST_F(SegmentDeviceFrames, AConversionThatFailsBringsTheFramesToTheHostOrStopsModeGpu) {
-  // The first kernel kiln launches is the first frame's NV12 -> RGB (the reader converts before the batch forms).
+  // The first kernel kiln launches is the first frame's NV12 -> RGB (a composite shows the frames, so the reader
+  // converts them before the batch forms).
   ASSERT_TRUE(fault_configure("kernel:1").is_ok());
-  auto fallen_back = run_on_nvdec(config("auto.mkv", SegmentOutput::kMask, ExecMode::kAuto));
+  auto fallen_back = run_on_nvdec(config("auto.mkv", SegmentOutput::kComposite, ExecMode::kAuto));
   ASSERT_TRUE(fault_configure("kernel:1").is_ok());
-  auto stopped = run_on_nvdec(config("gpu.mkv", SegmentOutput::kMask, ExecMode::kGpu));
+  auto stopped = run_on_nvdec(config("gpu.mkv", SegmentOutput::kComposite, ExecMode::kGpu));
   ASSERT_TRUE(fault_configure("").is_ok());
   if (!m_nvdec_missing.empty()) KILN_GPU_SKIP("no NVDEC for this video: " << m_nvdec_missing);
 
@@ -169,6 +172,27 @@ TEST_F(SegmentDeviceFrames, AConversionThatFailsBringsTheFramesToTheHostOrStopsM
   ASSERT_FALSE(stopped.is_ok()) << "mode gpu does not fall back";
   EXPECT_NE(stopped.status().message().find("injected kernel launch failure"), std::string::npos)
       << stopped.status().to_string();
+}
+
+// Masks keep the frames NV12: the first kernel is the first batch's fused preprocess. When it fails, that batch's
+// frames come down as planes and are converted on the CPU, the model reads the rest from the host too, and the masks
+// are still the CPU run's.
+TEST_F(SegmentDeviceFrames, WhenTheNv12PreprocessFailsTheFramesAreConvertedOnTheHost) {
+  auto cpu = segment_job_run(config("mask_cpu.mkv", SegmentOutput::kMask, ExecMode::kCpu), {m_video});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
+  SegmentJobConfig c = config("mask_auto.mkv", SegmentOutput::kMask, ExecMode::kAuto);
+  c.reference = (m_dir / "mask_cpu.mkv").string();
+  ASSERT_TRUE(fault_configure("kernel:1").is_ok());
+  auto result = run_on_nvdec(c);
+  ASSERT_TRUE(fault_configure("").is_ok());
+  if (!m_nvdec_missing.empty()) KILN_GPU_SKIP("no NVDEC for this video: " << m_nvdec_missing);
+  ASSERT_TRUE(result.is_ok()) << result.status().to_string();
+  const SegmentJobSummary& s = result.value();
+  EXPECT_EQ(s.streams[0].written, kFrames);
+  EXPECT_EQ(s.streams[0].device_frames, 0);
+  EXPECT_EQ(s.model_input.rfind("host (", 0), 0u) << s.model_input;
+  EXPECT_NE(s.model_input.find("injected kernel launch failure"), std::string::npos) << s.model_input;
+  EXPECT_GE(s.iou, 0.97) << "the masks of the CPU's run on the software decode";
 }
 
 }  // namespace
