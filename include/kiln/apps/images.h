@@ -98,7 +98,8 @@ struct PreprocessJobConfig {
 };
 const ParamTable<PreprocessJobConfig>& preprocess_job_params();
 
-// Caller memory for the job's items: where item i (0, 1, 2, ... in order) goes, packed, of the item's bytes.
+// Caller memory for the job's items: where item i (0, 1, 2, ...) goes, packed, of the item's bytes. Asked for each
+// item once, from one thread at a time, not always in order (two batches are processed at once).
 using TensorMemory = std::function<void*(int64_t item)>;
 
 struct PreprocessJobSummary {

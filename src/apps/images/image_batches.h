@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <future>
 #include <string>
@@ -69,53 +70,83 @@ DecodeOptions file_job_decode_options(const C& config, int32_t channels = 0) {
 // Which backends ran a job's batches: "opencl", then "opencl+cpu" once a fallback moved the rest to the CPU.
 void backends_note(const ExecReport& report, std::string* backend, std::string* placement);
 
-// The loop both image jobs run: inputs in batches of `batch_size`, each decoded while the one before is processed;
-// `process` runs the job's op on the images that
-// could be had (decoded index k is image k of the batch); then, for every input in order, `finish` completes its
-// record (k, or -1 when it could not be read: record.error says why) before the record and the progress are
-// reported.
-// Inputs [begin, end) only when end >= 0 (a part of a resumable job).
+// Where one batch's process call writes: `slot` 0 or 1 (two batches are processed at once at most, so a job keeps
+// two sets of outputs and finish reads the batch's), and how many images the batches before it decoded (the place of
+// its outputs among the run's).
+struct BatchSlot {
+  int slot = 0;
+  int64_t decoded_before = 0;
+};
+
+// The loop both image jobs run: inputs in batches of `batch_size`, each decoded while the ones before are processed;
+// `process` runs the job's op on the images that could be had (decoded index k is image k of the batch); then, for
+// every input in order, `finish` completes its record (k, or -1 when it could not be read: record.error says why)
+// before the record and the progress are reported. Two batches are processed at once, each on a thread of its own
+// (the executor gives each GPU call its own stream and staging slot: one batch's upload overlaps the other's
+// kernels and download); finish runs on the caller's thread, batch after batch in order. Inputs [begin, end) only
+// when end >= 0 (a part of a resumable job).
 template <typename Record>
 Status image_batches_run(const ImageBatches& batches, int64_t batch_size, const DecodeOptions& decode,
                          ThreadPool* pool, const JobEvents<Record>& events, std::string* backend,
                          std::string* placement,
-                         const std::function<Status(const DecodedBatch& batch, ExecReport* report)>& process,
-                         const std::function<Status(Record& record, int64_t k)>& finish, int64_t begin = 0,
+                         const std::function<Status(const DecodedBatch& batch, BatchSlot slot, ExecReport* report)>& process,
+                         const std::function<Status(Record& record, int64_t k, int slot)>& finish, int64_t begin = 0,
                          int64_t end = -1) {
   if (end < 0) end = batches.count();
-  // The next batch decodes on a thread of its own (with the pool's workers) while this one is processed and
-  // finished: a GPU job's uploads and kernels overlap the cores' decoding. One batch ahead, so two are held at most.
+  // The next batch decodes on a thread of its own (with the pool's workers) while two are processed.
   const auto decode_ahead = [&](int64_t first) {
     const int64_t n = std::min(batch_size, end - first);
     return std::async(std::launch::async, [&batches, &decode, pool, first, n] {
       return batches.take(first, n, decode, pool);
     });
   };
+  struct InFlight {
+    int64_t first = 0, n = 0;
+    int slot = 0;
+    DecodedBatch batch;
+    ExecReport report;
+    std::future<Status> processed;
+  };
+  // Destroyed before this returns, on every way out: each future waits for its process call to end.
+  std::deque<InFlight> in_flight;
   std::future<DecodedBatch> ahead;
   if (begin < end) ahead = decode_ahead(begin);
-  for (int64_t first = begin; first < end; first += batch_size) {
-    const int64_t n = std::min(batch_size, end - first);
-    const DecodedBatch batch = ahead.get();
-    if (first + batch_size < end) ahead = decode_ahead(first + batch_size);
-    ExecReport report;
-    if (batch.images.count() > 0) {
-      KILN_TRY(process(batch, &report));
-      backends_note(report, backend, placement);
+  int64_t next = begin, decoded_before = 0;
+  int slot = 0;
+  while (next < end || !in_flight.empty()) {
+    while (in_flight.size() < 2 && next < end) {
+      InFlight& f = in_flight.emplace_back();
+      f.first = next;
+      f.n = std::min(batch_size, end - next);
+      f.slot = slot;
+      f.batch = ahead.get();
+      next += batch_size;
+      if (next < end) ahead = decode_ahead(next);
+      const BatchSlot where{slot, decoded_before};
+      decoded_before += f.batch.images.count();
+      slot = 1 - slot;
+      f.processed = std::async(std::launch::async, [&process, &f, where] {
+        return f.batch.images.count() > 0 ? process(f.batch, where, &f.report) : Status::ok();
+      });
     }
-    for (int64_t i = 0; i < n; ++i) {
+    InFlight& f = in_flight.front();
+    KILN_TRY(f.processed.get());
+    if (f.batch.images.count() > 0) backends_note(f.report, backend, placement);
+    for (int64_t i = 0; i < f.n; ++i) {
       Record record;
-      record.name = batches.name(first + i);
-      const int64_t k = batch.index[static_cast<size_t>(i)];
+      record.name = batches.name(f.first + i);
+      const int64_t k = f.batch.index[static_cast<size_t>(i)];
       if (k < 0) {
-        record.error = batch.status[static_cast<size_t>(i)].message();
+        record.error = f.batch.status[static_cast<size_t>(i)].message();
       } else {
         record.ok = true;
-        record.backend = report.backend;
+        record.backend = f.report.backend;
       }
-      KILN_TRY(finish(record, k));
+      KILN_TRY(finish(record, k, f.slot));
       if (events.record) events.record(record);
     }
-    if (events.progress) events.progress(first + n, batches.count(), report.backend);
+    if (events.progress) events.progress(f.first + f.n, batches.count(), f.report.backend);
+    in_flight.pop_front();
   }
   return Status::ok();
 }

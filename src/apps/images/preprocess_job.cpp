@@ -1,6 +1,8 @@
 // The preprocess job: decode (RGB) in batches, run the fused preprocess op into the output's memory, and append the
 // items to a .npy/.h5 tensor written crash-safely (or to the caller's memory).
 #include <chrono>
+#include <mutex>
+#include <vector>
 
 #include "apps/images/image_batches.h"
 #include "core/thread_pool.h"
@@ -78,28 +80,32 @@ Result<PreprocessJobSummary> preprocess_job_run(const PreprocessJobConfig& confi
   DecodeOptions decode = file_job_decode_options(config, 3);
   const ImageShape item{config.width, config.height, channels, config.dtype, config.layout};
 
-  // Items go straight to the caller's memory, or through a batch of their own to the file.
-  VarShapeBatch out;
-  const auto run = [&](const DecodedBatch& batch, ExecReport* report) {
+  // Items go straight to the caller's memory, or through a batch of their own (one per slot) to the file.
+  VarShapeBatch out[2];
+  std::mutex memory_mutex;  // the caller's TensorMemory is asked from one thread at a time
+  const auto run = [&](const DecodedBatch& batch, BatchSlot where, ExecReport* report) {
     const int64_t decoded = batch.images.count();
+    VarShapeBatch& outputs = out[where.slot];
     if (config.output.empty()) {
       std::vector<ImageView> views;
+      std::lock_guard<std::mutex> lock(memory_mutex);
       for (int64_t k = 0; k < decoded; ++k) {
-        views.push_back(image_view_packed((*memory)(summary.written + k), item.width, item.height, item.channels,
+        views.push_back(image_view_packed((*memory)(where.decoded_before + k), item.width, item.height, item.channels,
                                           item.type, item.layout));
       }
-      out = VarShapeBatch::wrap(std::move(views));
+      outputs = VarShapeBatch::wrap(std::move(views));
     } else {
-      out = VarShapeBatch::allocate(std::vector<ImageShape>(static_cast<size_t>(decoded), item));
+      outputs = VarShapeBatch::allocate(std::vector<ImageShape>(static_cast<size_t>(decoded), item));
     }
-    return executor.run(OpCall{OpKind::kPreprocess, &config.params, batch.images.view(), out.view(), nullptr}, report);
+    return executor.run(OpCall{OpKind::kPreprocess, &config.params, batch.images.view(), outputs.view(), nullptr},
+                        report);
   };
-  const auto keep = [&](ImageRecord& record, int64_t k) -> Status {
+  const auto keep = [&](ImageRecord& record, int64_t k, int slot) -> Status {
     if (k < 0) {
       ++summary.unreadable;
       return Status::ok();
     }
-    if (!config.output.empty()) KILN_TRY(writer.append(out[k].data, 1));
+    if (!config.output.empty()) KILN_TRY(writer.append(out[slot][k].data, 1));
     summary.names.push_back(record.name);
     ++summary.written;
     return Status::ok();

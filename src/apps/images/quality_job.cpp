@@ -200,20 +200,21 @@ Result<QualityJobSummary> quality_job_run(const QualityJobConfig& config, const 
   params.bgr = config.bgr;
   const DecodeOptions decode = file_job_decode_options(config);
 
-  std::vector<QualityMetrics> metrics;
-  const auto measure = [&](const DecodedBatch& batch, ExecReport* report) {
-    metrics.assign(static_cast<size_t>(batch.images.count()), QualityMetrics{});
-    return executor.run(OpCall{OpKind::kQuality, &params, batch.images.view(), {}, metrics.data()}, report);
+  std::vector<QualityMetrics> metrics[2];  // per slot: two batches are measured at once
+  const auto measure = [&](const DecodedBatch& batch, BatchSlot where, ExecReport* report) {
+    std::vector<QualityMetrics>& measured = metrics[where.slot];
+    measured.assign(static_cast<size_t>(batch.images.count()), QualityMetrics{});
+    return executor.run(OpCall{OpKind::kQuality, &params, batch.images.view(), {}, measured.data()}, report);
   };
   PartCounts counts;
   int64_t input = 0;  // the input `judge` is called for
   std::vector<std::string> lines;
   std::vector<std::string> copies;
-  const auto judge = [&](QualityRecord& record, int64_t k) -> Status {
+  const auto judge = [&](QualityRecord& record, int64_t k, int slot) -> Status {
     if (k < 0) {
       ++counts.unreadable;
     } else {
-      record.metrics = metrics[static_cast<size_t>(k)];
+      record.metrics = metrics[slot][static_cast<size_t>(k)];
       record.verdict = quality_judge(record.metrics, config.thresholds);
       ++(record.verdict.pass ? counts.passed : counts.failed);
       if (!config.preview.empty()) preview_entries.push_back(preview_entry(input, record.metrics, record.verdict.pass));
