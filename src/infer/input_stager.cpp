@@ -39,6 +39,11 @@ Backend* InputStager::device_path() const {
   return open ? device : nullptr;
 }
 
+Status InputStager::device_failure() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_device_code == Errc::kOk ? Status::ok() : Status(m_device_code, m_device_note);
+}
+
 Status InputStager::stage(const VarShapeBatchView& images, StagedInput* input, ExecReport* report) {
   return stage_with(m_params, images, input, report);
 }
@@ -64,7 +69,10 @@ Status InputStager::stage_with(const PreprocessParams& params, const VarShapeBat
       return st;
     }
     std::lock_guard<std::mutex> lock(m_mutex);
-    if (!m_device_off.exchange(true)) m_device_note = st.message();
+    if (!m_device_off.exchange(true)) {
+      m_device_note = st.message();
+      m_device_code = st.code();
+    }
   }
   if (images.space == MemorySpace::kDevice) {
     std::lock_guard<std::mutex> lock(m_mutex);

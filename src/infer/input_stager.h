@@ -47,6 +47,9 @@ class InputStager {
                     ExecReport* report);
   // The backend whose device memory the model reads in place while the device path is open; else null.
   Backend* device_path() const;
+  // Why the device path closed, with the failure's own code (a kernel's DeviceError, OutOfMemory...); OK while open.
+  // stage() reports a closed path as NotImplemented.
+  Status device_failure() const;
   // Runs the model on a staged batch (InferSession::run_bound or run_bound_from_device).
   Status run(const StagedInput& input, std::vector<HostTensor>* outputs);
   // The same with the outputs left in device memory (InferSession::run_to_device, whose NotImplemented says why
@@ -76,6 +79,7 @@ class InputStager {
   std::atomic<bool> m_device_off{false};
   mutable std::mutex m_mutex;
   std::string m_device_note;
+  Errc m_device_code = Errc::kOk;
 };
 
 }  // namespace kiln

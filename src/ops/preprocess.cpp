@@ -2,6 +2,7 @@
 #include "ops/preprocess.h"
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "ops/color.h"
@@ -77,6 +78,7 @@ Status nv12_input_validate(const ImageView& in, const ImageView& out, const std:
     return invalid_argument(at + ": output must be float32 or float16");
   }
   if (out.channels != 3) return invalid_argument(at + ": an NV12 input's output has 3 channels");
+  if (in.row_stride > INT32_MAX) return invalid_argument(at + ": row stride too large");
   return Status::ok();
 }
 

@@ -77,17 +77,20 @@ TEST_F(PreprocessParity, GpuBackendsMatchTheCpu) {
 
 // NVDEC's frames preprocessed in one kernel (PreprocessParams::nv12): every GPU backend's fused NV12 sampling gives
 // the bytes of the colour conversion to RGB followed by the RGB preprocess, both run on the CPU as separate ops. Every
-// interpolation and fit, every matrix and range, odd heights, a 2x1 picture, several frames in one batch.
+// interpolation and fit, every matrix and range, f32 CHW and f16 HWC, odd heights, a 2x1 picture, several frames in one
+// batch.
 TEST_F(PreprocessParity, Nv12FramesGiveTheirRgbConversionsPreprocess) {
   const std::vector<std::pair<int32_t, int32_t>> sizes = {{96, 60}, {38, 29}, {2, 1}, {130, 9}};
-  const std::vector<ImageShape> out_shapes = {
-      {64, 48, 3, PixelType::kF32, Layout::kCHW}, {50, 51, 3, PixelType::kF32, Layout::kCHW},
-      {3, 5, 3, PixelType::kF32, Layout::kCHW}, {32, 32, 3, PixelType::kF32, Layout::kCHW}};
   uint32_t seed = 3000;
   for (Interp interp : {Interp::kNearest, Interp::kBilinear, Interp::kArea, Interp::kBicubic}) {
     for (ResizeFit fit : {ResizeFit::kStretch, ResizeFit::kLetterbox}) {
       for (YuvMatrix matrix : {YuvMatrix::kBt601, YuvMatrix::kBt709, YuvMatrix::kBt2020}) {
         for (bool full : {false, true}) {
+          // f32 CHW (the segmentation model's input) and f16 HWC, by turns.
+          const PixelType type = full ? PixelType::kF16 : PixelType::kF32;
+          const Layout layout = full ? Layout::kHWC : Layout::kCHW;
+          const std::vector<ImageShape> out_shapes = {
+              {64, 48, 3, type, layout}, {50, 51, 3, type, layout}, {3, 5, 3, type, layout}, {32, 32, 3, type, layout}};
           std::vector<ImageShape> nv12_shapes, rgb_shapes;
           for (auto [w, h] : sizes) {
             nv12_shapes.push_back({w, h + (h + 1) / 2, 1, PixelType::kU8, Layout::kHWC});

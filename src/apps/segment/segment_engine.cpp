@@ -220,7 +220,8 @@ std::string SegmentEngine::model_input() const { return m_stager->where(m_model-
 std::string SegmentEngine::preprocess_backend() const {
   std::lock_guard<std::mutex> lock(m_state_mutex);
   const std::string backend = m_preprocess_backend.empty() ? "cpu" : m_preprocess_backend;
-  return m_preprocess_nv12 ? backend + " (from NV12)" : backend;
+  if (m_preprocess_nv12.empty()) return backend;
+  return (m_preprocess_nv12 == backend ? backend : backend + ", " + m_preprocess_nv12) + " (from NV12)";
 }
 
 Status SegmentEngine::probability_on_device(Backend& device, const ImageView& output, const ProbabilityParams& params,

@@ -227,7 +227,8 @@ class SegmentEngine {
   static std::optional<ColorParams> batch_nv12(const Batch<SegmentFrame>& batch);
   // A device NV12 frame converted to RGB there, for a batch it cannot be preprocessed with as NV12.
   Status frame_nv12_to_rgb(SegmentFrame* frame);
-  // frame_to_host for a device NV12 frame: its planes come down and are converted to RGB on the CPU.
+  // frame_to_host for a device NV12 frame: converted to RGB there and brought down, or where the device fails and the
+  // job may fall back, its planes brought down and converted on the CPU.
   Status frame_nv12_to_host(SegmentFrame* frame, bool keep_on_device);
   // The executor's colour conversion of `in` into `out`, both in `device`'s memory; NotImplemented where the
   // executor would place it elsewhere.
@@ -257,7 +258,7 @@ class SegmentEngine {
   mutable std::mutex m_state_mutex;
   Status m_error;
   std::string m_preprocess_backend;
-  bool m_preprocess_nv12 = false;  // a batch was preprocessed from NV12 frames on the device
+  std::string m_preprocess_nv12;  // the backend of the first batch preprocessed from NV12 frames
   std::string m_matte_backend;
   std::atomic<bool> m_device_probabilities_off{false};
   std::atomic<int64_t> m_device_probability_frames{0};  // made and smoothed on the device

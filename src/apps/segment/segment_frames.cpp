@@ -44,6 +44,10 @@ Status SegmentEngine::batch_stage(Batch<SegmentFrame>& batch, StagedInput* input
       batch.items[i].request.input_from_device = st.is_ok() && decoded_on_device[i];
     }
   }
+  if (!st.is_ok() && any) {  // a kernel or driver error stops the run where the executor would not fall back either
+    const Status why = st.code() == Errc::kNotImplemented ? m_stager->device_failure() : st;
+    if (!device_fallback_allowed(why)) return why;
+  }
   if (!st.is_ok()) {
     std::vector<ImageView> in;
     for (auto& item : batch.items) {
@@ -56,7 +60,7 @@ Status SegmentEngine::batch_stage(Batch<SegmentFrame>& batch, StagedInput* input
   if (st.is_ok()) {
     std::lock_guard<std::mutex> lock(m_state_mutex);
     if (m_preprocess_backend.empty()) m_preprocess_backend = report.backend;
-    if (staged_nv12) m_preprocess_nv12 = true;
+    if (staged_nv12 && m_preprocess_nv12.empty()) m_preprocess_nv12 = report.backend;
   }
   return st;
 }
@@ -195,6 +199,11 @@ Status SegmentEngine::frame_to_host(SegmentFrame* frame, bool keep_on_device) {
 }
 
 Status SegmentEngine::frame_nv12_to_host(SegmentFrame* frame, bool keep_on_device) {
+  // Converted where it is while the device can, else its planes come down and are converted on the CPU (the same
+  // arithmetic) where the job may fall back.
+  const Status on_device = frame_nv12_to_rgb(frame);
+  if (on_device.is_ok()) return frame_to_host(frame, keep_on_device);
+  if (!device_fallback_allowed(on_device)) return on_device;
   const ImageView& v = frame->rgb_device_view;
   std::vector<uint8_t> planes(v.packed_bytes());
   KILN_TRY(frame->rgb_device.backend()->device_download(v.data, planes.data(), planes.size()));

@@ -87,9 +87,9 @@ class SegmentRun {
     if (m_config.exec.mode == ExecMode::kCpu && reader.hw_decode == VideoHwDecode::kAuto) {
       reader.hw_decode = VideoHwDecode::kNone;
     }
-    // NVDEC's frames stay on the device where the model reads device memory: converted to RGB there as they are
-    // read (their surfaces go back to the decoder at once), preprocessed there, brought down only where the output
-    // shows the frame's pixels.
+    // NVDEC's frames stay on the device where the model reads device memory: copied out as NV12 (mask and array
+    // outputs) or converted to RGB there as they are read (their surfaces go back to the decoder at once),
+    // preprocessed there, brought down only where the output shows the frame's pixels.
     reader.device_frames = reader.hw_decode != VideoHwDecode::kNone && m_engine->device_frames_wanted();
     reader.device_frames_held = 2;
     // Mask and array outputs never show the frame's pixels: the decoder converts straight to the model's input size
@@ -294,13 +294,12 @@ class SegmentRun {
   }
 
   // An NVDEC frame converted on the model's device, or kept NV12 there where the output never shows it (mask and
-  // array outputs, no preview sample); where it cannot be (no place there, out of device memory, a failed kernel), it
-  // comes to the host as the reader converts frames, and so do the stream's later frames (the reason in its decode
-  // line). A kernel or driver error stops the run instead where the executor would not fall back either (mode gpu,
-  // fallback_on_error off).
+  // array outputs without a preview: the preview's writer picks its samples as it goes); where it cannot be (no place
+  // there, out of device memory, a failed kernel), it comes to the host as the reader converts frames, and so do the
+  // stream's later frames (the reason in its decode line). A kernel or driver error stops the run instead where the
+  // executor would not fall back either (mode gpu, fallback_on_error off).
   Status device_frame_take(Stream& s, SegmentFrame* task) {
-    const bool shown = s.preview && s.preview->wants(task->frame.index);
-    const Status on_device = m_engine->frame_to_device(task, !shown && !shows_frames());
+    const Status on_device = m_engine->frame_to_device(task, !s.preview && !shows_frames());
     if (on_device.is_ok()) return on_device;
     const bool may_fall_back = m_config.exec.fallback_on_error && m_config.exec.mode != ExecMode::kGpu;
     if (!may_fall_back && on_device.code() == Errc::kDeviceError) return on_device;

@@ -174,16 +174,19 @@ TEST_F(SegmentDeviceFrames, AConversionThatFailsBringsTheFramesToTheHostOrStopsM
       << stopped.status().to_string();
 }
 
-// Masks keep the frames NV12: the first kernel is the first batch's fused preprocess. When it fails, that batch's
-// frames come down as planes and are converted on the CPU, the model reads the rest from the host too, and the masks
-// are still the CPU run's.
-TEST_F(SegmentDeviceFrames, WhenTheNv12PreprocessFailsTheFramesAreConvertedOnTheHost) {
+// Masks keep the frames NV12: the first kernel is the first batch's fused preprocess. When it fails in mode auto, the
+// model's device path closes: that batch's frames are converted to RGB on the device and come down, the later frames
+// come from the reader as RGB, the model reads them all from the host, and the masks are still the CPU run's. Mode
+// gpu stops with the kernel's error.
+TEST_F(SegmentDeviceFrames, WhenTheNv12PreprocessFailsTheFramesAreConvertedOnTheHostOrModeGpuStops) {
   auto cpu = segment_job_run(config("mask_cpu.mkv", SegmentOutput::kMask, ExecMode::kCpu), {m_video});
   ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
   SegmentJobConfig c = config("mask_auto.mkv", SegmentOutput::kMask, ExecMode::kAuto);
   c.reference = (m_dir / "mask_cpu.mkv").string();
   ASSERT_TRUE(fault_configure("kernel:1").is_ok());
   auto result = run_on_nvdec(c);
+  ASSERT_TRUE(fault_configure("kernel:1").is_ok());
+  auto stopped = run_on_nvdec(config("mask_gpu.mkv", SegmentOutput::kMask, ExecMode::kGpu));
   ASSERT_TRUE(fault_configure("").is_ok());
   if (!m_nvdec_missing.empty()) KILN_GPU_SKIP("no NVDEC for this video: " << m_nvdec_missing);
   ASSERT_TRUE(result.is_ok()) << result.status().to_string();
@@ -193,6 +196,10 @@ TEST_F(SegmentDeviceFrames, WhenTheNv12PreprocessFailsTheFramesAreConvertedOnThe
   EXPECT_EQ(s.model_input.rfind("host (", 0), 0u) << s.model_input;
   EXPECT_NE(s.model_input.find("injected kernel launch failure"), std::string::npos) << s.model_input;
   EXPECT_GE(s.iou, 0.97) << "the masks of the CPU's run on the software decode";
+
+  ASSERT_FALSE(stopped.is_ok()) << "mode gpu does not fall back";
+  EXPECT_NE(stopped.status().message().find("injected kernel launch failure"), std::string::npos)
+      << stopped.status().to_string();
 }
 
 }  // namespace
