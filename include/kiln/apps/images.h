@@ -38,7 +38,7 @@ template <typename Record>
 struct JobEvents {
   std::function<void(const Record&)> record;  // every input, in order
   std::function<void(int64_t done, int64_t total, const std::string& backend)> progress;  // after each batch
-  LogFn log;  // the notes of the configuration (environment) and each kind of fallback, once
+  LogFn log;  // the notes of the configuration (environment) and each kind of fallback, once; from any thread
 };
 
 // ---- quality -------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,75 +79,104 @@ struct BatchSlot {
   int64_t decoded_before = 0;
 };
 
+// A batch whose decoded images take more bytes than this is processed alone: two at once would need twice the device
+// memory, and one that barely fits would be split or moved to the CPU because of the other.
+inline constexpr size_t kConcurrentBatchBytes = size_t{512} << 20;
+
 // The loop both image jobs run: inputs in batches of `batch_size`, each decoded while the ones before are processed;
 // `process` runs the job's op on the images that could be had (decoded index k is image k of the batch); then, for
 // every input in order, `finish` completes its record (k, or -1 when it could not be read: record.error says why)
-// before the record and the progress are reported. Two batches are processed at once, each on a thread of its own
-// (the executor gives each GPU call its own stream and staging slot: one batch's upload overlaps the other's
-// kernels and download); finish runs on the caller's thread, batch after batch in order. Inputs [begin, end) only
-// when end >= 0 (a part of a resumable job).
+// before the record and the progress are reported, and `batch_done` (when given) is told the batch's inputs
+// [first, first + n) are finished. Two batches are processed at once (not one over kConcurrentBatchBytes), each on a
+// thread of its own: the executor gives each GPU call its own stream and staging slot, so one batch's upload
+// overlaps the other's kernels and download. finish and batch_done run on the caller's thread, batch after batch in
+// order; a failed batch stops the run once the other has ended (no batch starts once the failure is known). At most
+// three decoded batches are held: two processed and one decoded or decoding. Inputs [begin, end) only when end >= 0
+// (a part of a resumable job).
 template <typename Record>
 Status image_batches_run(const ImageBatches& batches, int64_t batch_size, const DecodeOptions& decode,
                          ThreadPool* pool, const JobEvents<Record>& events, std::string* backend,
                          std::string* placement,
                          const std::function<Status(const DecodedBatch& batch, BatchSlot slot, ExecReport* report)>& process,
                          const std::function<Status(Record& record, int64_t k, int slot)>& finish, int64_t begin = 0,
-                         int64_t end = -1) {
+                         int64_t end = -1, const std::function<Status(int64_t first, int64_t n)>& batch_done = {}) {
   if (end < 0) end = batches.count();
-  // The next batch decodes on a thread of its own (with the pool's workers) while two are processed.
-  const auto decode_ahead = [&](int64_t first) {
-    const int64_t n = std::min(batch_size, end - first);
-    return std::async(std::launch::async, [&batches, &decode, pool, first, n] {
+  struct Decoded {
+    int64_t first = 0, n = 0;
+    DecodedBatch batch;
+    size_t bytes = 0;
+  };
+  struct InFlight {
+    Decoded decoded;
+    int slot = 0;
+    ExecReport report;
+    std::future<Status> processed;  // last: destroyed first, it waits for the thread that uses the rest
+  };
+  // Destroyed in reverse order on every way out: `ahead` and then each InFlight wait for their threads to end.
+  std::optional<Decoded> held;  // decoded, waiting to be processed alone
+  std::deque<InFlight> in_flight;
+  std::future<DecodedBatch> ahead;  // the next batch, decoding on a thread of its own with the pool's workers
+  int64_t next = begin, decoded_before = 0;
+  int slot = 0;
+  const auto decode_ahead = [&] {
+    const int64_t first = next, n = std::min(batch_size, end - next);
+    ahead = std::async(std::launch::async, [&batches, &decode, pool, first, n] {
       return batches.take(first, n, decode, pool);
     });
   };
-  struct InFlight {
-    int64_t first = 0, n = 0;
-    int slot = 0;
-    DecodedBatch batch;
-    ExecReport report;
-    std::future<Status> processed;
+  const auto take = [&] {
+    Decoded d;
+    d.first = next;
+    d.n = std::min(batch_size, end - next);
+    d.batch = ahead.get();
+    for (const ImageView& image : d.batch.images.images()) d.bytes += image.packed_bytes();
+    next += batch_size;
+    if (next < end) decode_ahead();
+    return d;
   };
-  // Destroyed before this returns, on every way out: each future waits for its process call to end.
-  std::deque<InFlight> in_flight;
-  std::future<DecodedBatch> ahead;
-  if (begin < end) ahead = decode_ahead(begin);
-  int64_t next = begin, decoded_before = 0;
-  int slot = 0;
-  while (next < end || !in_flight.empty()) {
-    while (in_flight.size() < 2 && next < end) {
+  // Starts what may run now: up to two batches, one over kConcurrentBatchBytes alone.
+  const auto refill = [&] {
+    while (in_flight.size() < 2 && (held || next < end)) {
+      if (!held) held = take();
+      const bool large = held->bytes > kConcurrentBatchBytes ||
+                         (!in_flight.empty() && in_flight.front().decoded.bytes > kConcurrentBatchBytes);
+      if (large && !in_flight.empty()) return;
       InFlight& f = in_flight.emplace_back();
-      f.first = next;
-      f.n = std::min(batch_size, end - next);
+      f.decoded = std::move(*held);
+      held.reset();
       f.slot = slot;
-      f.batch = ahead.get();
-      next += batch_size;
-      if (next < end) ahead = decode_ahead(next);
-      const BatchSlot where{slot, decoded_before};
-      decoded_before += f.batch.images.count();
       slot = 1 - slot;
+      const BatchSlot where{f.slot, decoded_before};
+      decoded_before += f.decoded.batch.images.count();
       f.processed = std::async(std::launch::async, [&process, &f, where] {
-        return f.batch.images.count() > 0 ? process(f.batch, where, &f.report) : Status::ok();
+        return f.decoded.batch.images.count() > 0 ? process(f.decoded.batch, where, &f.report) : Status::ok();
       });
     }
-    InFlight& f = in_flight.front();
-    KILN_TRY(f.processed.get());
-    if (f.batch.images.count() > 0) backends_note(f.report, backend, placement);
-    for (int64_t i = 0; i < f.n; ++i) {
+  };
+  if (begin < end) decode_ahead();
+  refill();
+  while (!in_flight.empty()) {
+    InFlight& done = in_flight.front();
+    KILN_TRY(done.processed.get());
+    const Decoded& d = done.decoded;
+    if (d.batch.images.count() > 0) backends_note(done.report, backend, placement);
+    for (int64_t i = 0; i < d.n; ++i) {
       Record record;
-      record.name = batches.name(f.first + i);
-      const int64_t k = f.batch.index[static_cast<size_t>(i)];
+      record.name = batches.name(d.first + i);
+      const int64_t k = d.batch.index[static_cast<size_t>(i)];
       if (k < 0) {
-        record.error = f.batch.status[static_cast<size_t>(i)].message();
+        record.error = d.batch.status[static_cast<size_t>(i)].message();
       } else {
         record.ok = true;
-        record.backend = f.report.backend;
+        record.backend = done.report.backend;
       }
-      KILN_TRY(finish(record, k, f.slot));
+      KILN_TRY(finish(record, k, done.slot));
       if (events.record) events.record(record);
     }
-    if (events.progress) events.progress(f.first + f.n, batches.count(), f.report.backend);
+    if (events.progress) events.progress(d.first + d.n, batches.count(), done.report.backend);
+    if (batch_done) KILN_TRY(batch_done(d.first, d.n));
     in_flight.pop_front();
+    refill();  // only now: the next batch takes the finished one's slot
   }
   return Status::ok();
 }

@@ -229,17 +229,16 @@ Result<QualityJobSummary> quality_job_run(const QualityJobConfig& config, const 
     ++input;
     return Status::ok();
   };
-  for (int64_t first = done_parts * unit; first < batches.count(); first += unit) {
-    counts = {};
-    input = first;
-    lines.clear();
-    copies.clear();
-    KILN_TRY(image_batches_run<QualityRecord>(batches, batch_size, decode, &pool, events, &summary.backend,
-                                              &summary.placement, measure, judge, first,
-                                              std::min(batches.count(), first + unit)));
+  // One run over the inputs not yet done; a part is written each time `unit` inputs (whole batches) are finished, so
+  // the batches keep flowing across parts.
+  int64_t part_first = done_parts * unit;
+  input = part_first;
+  const auto part_end = [&](int64_t first, int64_t n) -> Status {
+    const int64_t done = first + n;
+    if (done - part_first < unit && done < batches.count()) return Status::ok();
     if (parts) {
       JobPart part;
-      part.header = {{"first", first},         {"passed", counts.passed}, {"failed", counts.failed},
+      part.header = {{"first", part_first},     {"passed", counts.passed}, {"failed", counts.failed},
                      {"unreadable", counts.unreadable}, {"copied", counts.copied}, {"copies", copies},
                      {"lines", lines}};
       KILN_TRY(parts->write(done_parts, part));
@@ -249,7 +248,15 @@ Result<QualityJobSummary> quality_job_run(const QualityJobConfig& config, const 
     summary.failed += counts.failed;
     summary.unreadable += counts.unreadable;
     summary.copied += counts.copied;
-  }
+    counts = {};
+    lines.clear();
+    copies.clear();
+    part_first = done;
+    return Status::ok();
+  };
+  KILN_TRY(image_batches_run<QualityRecord>(batches, batch_size, decode, &pool, events, &summary.backend,
+                                            &summary.placement, measure, judge, part_first, batches.count(),
+                                            part_end));
   if (!config.json.empty()) {
     JsonLines json;
     KILN_TRY(json.open(config.json));

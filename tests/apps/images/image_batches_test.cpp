@@ -69,10 +69,17 @@ TEST_F(ImageBatchesRun, TwoBatchesAreProcessedAtOnceAndFinishedInOrder) {
     finish_slots.push_back(slot);
     return Status::ok();
   };
+  std::vector<std::pair<int64_t, int64_t>> done;
+  const auto batch_done = [&](int64_t first, int64_t n) -> Status {
+    EXPECT_EQ(static_cast<int64_t>(names.size()), first + n) << "told after the batch's records";
+    done.emplace_back(first, n);
+    return Status::ok();
+  };
   std::string backend, placement;
   const Status st = image_batches_run<ImageRecord>(batches(), kBatch, DecodeOptions{}, &m_pool, {}, &backend,
-                                                   &placement, process, finish);
+                                                   &placement, process, finish, 0, -1, batch_done);
   ASSERT_TRUE(st.is_ok()) << st.to_string();
+  EXPECT_EQ(done, (std::vector<std::pair<int64_t, int64_t>>{{0, 2}, {2, 2}, {4, 2}, {6, 1}}));
   EXPECT_EQ(most_running.load(), 2);
   EXPECT_EQ(names, (std::vector<std::string>{"#0", "#1", "#2", "#3", "#4", "#5", "#6"}));
   EXPECT_EQ(finish_slots, (std::vector<int>{0, 0, 1, 1, 0, 0, 1}));
@@ -110,6 +117,37 @@ TEST_F(ImageBatchesRun, AFailedBatchStopsTheRunWithItsErrorAfterTheOtherBatchEnd
   // Batch 2 started beside batch 1 once batch 0 was finished; the run waited for it before returning.
   EXPECT_EQ(started.load(), 3);
   EXPECT_TRUE(other_ended.load());
+}
+
+// A batch of more than kConcurrentBatchBytes runs alone: the batch before it has ended when it starts, and the one
+// after it starts when it has ended. The large image is a view that is never read (nothing here touches pixels).
+TEST_F(ImageBatchesRun, ALargeBatchIsProcessedAlone) {
+  std::vector<uint8_t> pixels(64);
+  const int32_t side = 16384;  // 16384 x 16384 x 3 bytes: 768 MiB as a view
+  std::vector<ImageView> views = {m_images[0], image_view_packed(pixels.data(), side, side, 3, PixelType::kU8),
+                                  m_images[1]};
+  const VarShapeBatch images = VarShapeBatch::wrap(views);
+  ASSERT_GT(images[1].packed_bytes(), kConcurrentBatchBytes);
+  std::atomic<int> running{0};
+  std::atomic<bool> overlapped{false};
+  const auto process = [&](const DecodedBatch&, BatchSlot where, ExecReport*) -> Status {
+    if (++running > 1 && (where.decoded_before == 1 || where.decoded_before == 2)) overlapped = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    if (where.decoded_before == 1 && running.load() > 1) overlapped = true;
+    --running;
+    return Status::ok();
+  };
+  int64_t finished = 0;
+  const auto finish = [&](ImageRecord&, int64_t, int) -> Status {
+    ++finished;
+    return Status::ok();
+  };
+  std::string backend, placement;
+  const Status st = image_batches_run<ImageRecord>(ImageBatches::make(ImageInputs{{}, images.view()}).value(), 1,
+                                                   DecodeOptions{}, &m_pool, {}, &backend, &placement, process, finish);
+  ASSERT_TRUE(st.is_ok()) << st.to_string();
+  EXPECT_EQ(finished, 3);
+  EXPECT_FALSE(overlapped.load()) << "another batch was processed beside the large one";
 }
 
 }  // namespace
