@@ -47,7 +47,8 @@ class InputStager {
                     ExecReport* report);
   // The backend whose device memory the model reads in place while the device path is open; else null.
   Backend* device_path() const;
-  // Why the device path closed, with the failure's own code (a kernel's DeviceError, OutOfMemory...); OK while open.
+  // Why stage() closed the device path, with the failure's own code (a kernel's DeviceError, OutOfMemory...); OK while
+  // stage() has not closed it (it may still be closed by the executor moving the job to the CPU: device_path()).
   // stage() reports a closed path as NotImplemented.
   Status device_failure() const;
   // Runs the model on a staged batch (InferSession::run_bound or run_bound_from_device).

@@ -1,7 +1,8 @@
 // The color family on the CPU: rows of every image of the batch spread over the pool, each pixel through
 // color_px.h (the reference for the GPU backends), except RGB/BGR -> gray on u8 and f32 HWC images, which run as
 // plain loops specialised on the channel count and order (the same integer math as kiln_gray_u8, the same
-// float expression as kiln_color_gray_f), compiled twice on x86-64 (AVX2 and baseline) and picked at run time.
+// float expression as kiln_color_gray_f), compiled twice on x86-64 (AVX2 and baseline) and picked at run time, and
+// NV12 -> RGB into HWC images, a row loop with kiln_nv12_rgb's integer math.
 #include <cstdint>
 #include <vector>
 
@@ -58,6 +59,24 @@ inline void gray_f32_row_impl(const float* __restrict src, float* __restrict dst
     const float b = p[1] * 0.587f;
     const float c = p[2] * w2;
     dst[x] = (a + b) + c;
+  }
+}
+
+// One row of NV12 -> u8 RGB HWC (an even width): kiln_nv12_rgb's arithmetic, each pixel pair's chroma terms once.
+void nv12_rgb_row(const uint8_t* __restrict luma, const uint8_t* __restrict chroma, uint8_t* __restrict dst,
+                  int32_t width, const KilnYuvConsts& k) {
+  for (int32_t x = 0; x < width; x += 2) {
+    const int32_t u = static_cast<int32_t>(chroma[x]) - 128;
+    const int32_t v = static_cast<int32_t>(chroma[x + 1]) - 128;
+    const int32_t r = k.cvr * v, g = k.cug * u + k.cvg * v, b = k.cub * u;
+    for (int32_t dx = 0; dx < 2; ++dx) {
+      const int32_t l = static_cast<int32_t>(luma[x + dx]) - k.y_offset;
+      const int32_t yy = (l > 0 ? l : 0) * k.cy;
+      uint8_t* p = dst + static_cast<int64_t>(x + dx) * 3;
+      p[0] = kiln_yuv_level(yy + r);
+      p[1] = kiln_yuv_level(yy + g);
+      p[2] = kiln_yuv_level(yy + b);
+    }
   }
 }
 
@@ -183,6 +202,7 @@ Status color_cpu(const OpCall& call, ThreadPool* pool) {
   std::vector<KilnImageDesc> out_descs;
   std::vector<GrayU8Fn> gray_u8;
   std::vector<GrayF32Fn> gray_f32;
+  std::vector<bool> nv12_rows;  // NV12 -> RGB into an HWC image: nv12_rgb_row
   for (int64_t i = 0; i < call.in.count; ++i) {
     const KilnImageDesc in = image_desc(call.in[i]);
     const KilnImageDesc out = image_desc(call.out[i]);
@@ -191,6 +211,7 @@ Status color_cpu(const OpCall& call, ThreadPool* pool) {
     const bool hwc = gray && in.layout == KILN_LAYOUT_HWC && out.layout == KILN_LAYOUT_HWC && in.type == out.type;
     gray_u8.push_back(hwc && in.type == KILN_PIXEL_U8 ? pick_gray_u8(in.channels, rgb) : nullptr);
     gray_f32.push_back(hwc && in.type == KILN_PIXEL_F32 ? pick_gray_f32(in.channels) : nullptr);
+    nv12_rows.push_back(conversion == KILN_COLOR_NV12_TO_RGB && out.layout == KILN_LAYOUT_HWC);
   }
   const float w0 = rgb ? 0.299f : 0.114f;
   const float w2 = rgb ? 0.114f : 0.299f;
@@ -209,6 +230,13 @@ Status color_cpu(const OpCall& call, ThreadPool* pool) {
       } else {
         gray_f32[i](reinterpret_cast<const float*>(src), reinterpret_cast<float*>(dst), in.width, w0, w2);
       }
+      return;
+    }
+    if (nv12_rows[i]) {
+      const int32_t chroma_row = (yuv.chroma_row > 0 ? yuv.chroma_row : out.height) + y / 2;
+      nv12_rgb_row(in_base + in.offset + static_cast<int64_t>(y) * in.row_stride,
+                   in_base + in.offset + static_cast<int64_t>(chroma_row) * in.row_stride,
+                   out_base + out.offset + static_cast<int64_t>(y) * out.row_stride, out.width, yuv);
       return;
     }
     for (int32_t x = 0; x < out.width; ++x) kiln_color_pixel(in_base, in, out_base, out, conversion, yuv, x, y);
