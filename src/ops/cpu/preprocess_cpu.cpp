@@ -2,7 +2,8 @@
 // f32/f16 HWC/CHW output, with no intermediate image. Rows are spread over the pool. In the reference mode the
 // resize row is resize_row_cpu (the float expression of kiln_resize_sample); otherwise two-tap resizes of 3/4
 // channel u8 images take the fast path (resize_bilinear_u8.h; within 0.07 input levels * scale / std). NV12
-// inputs are converted to RGB first (color_cpu), which the device kernels' fused sampling gives bit for bit.
+// inputs are converted to RGB first (color_cpu); the device kernels convert each pixel a tap reads, with the same
+// integer arithmetic.
 #include <functional>
 #include <optional>
 #include <vector>
