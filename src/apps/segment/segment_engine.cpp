@@ -1,7 +1,6 @@
 #include "apps/segment/segment_engine.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "core/fault.h"
 #include "kiln/image_ops.h"

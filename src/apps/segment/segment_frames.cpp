@@ -7,15 +7,9 @@
 
 #include "apps/segment/segment_engine.h"
 #include "kiln/image_ops.h"
+#include "ops/preprocess.h"
 
 namespace kiln {
-
-namespace {
-
-// The picture rows of a packed NV12 view (PreprocessParams::nv12): h + (h + 1) / 2 rows hold h.
-int32_t nv12_picture_rows(const ImageView& planes) { return static_cast<int32_t>(2 * int64_t{planes.height} / 3); }
-
-}  // namespace
 
 Status SegmentEngine::batch_stage(Batch<SegmentFrame>& batch, StagedInput* input) {
   ExecReport report;
@@ -114,7 +108,7 @@ Status SegmentEngine::frame_to_device(SegmentFrame* frame, bool as_nv12) {
 Status SegmentEngine::frame_nv12_to_rgb(SegmentFrame* frame) {
   const ImageView& nv12 = frame->rgb_device_view;
   Backend& device = *frame->rgb_device.backend();
-  const int32_t rows = nv12_picture_rows(nv12);
+  const int32_t rows = preprocess_nv12_rows(nv12.height);
   KILN_TRY_ASSIGN(DeviceBlock block, DeviceBlock::acquire(device, static_cast<size_t>(nv12.width) * rows * 3));
   const ImageView out = image_view_packed(block.data(), nv12.width, rows, 3, PixelType::kU8, Layout::kHWC);
   KILN_TRY(color_on_device(device, nv12, out, *frame->device_nv12));
@@ -210,7 +204,7 @@ Status SegmentEngine::frame_nv12_to_host(SegmentFrame* frame, bool keep_on_devic
   const ImageView nv12 = image_view_packed(planes.data(), v.width, v.height, 1, PixelType::kU8);
   ImageBuffer& rgb = frame->frame.rgb;
   rgb.width = v.width;
-  rgb.height = nv12_picture_rows(v);
+  rgb.height = preprocess_nv12_rows(v.height);
   rgb.channels = 3;
   rgb.pixels.resize(static_cast<size_t>(rgb.width) * rgb.height * 3);
   ExecOptions on_cpu;
