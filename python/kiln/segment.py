@@ -4,6 +4,7 @@
     p.start()
     p.submit_frame(frame, frame_id)                # uint8 numpy (H, W, 3) RGB; blocks while the pipeline is full
                                                    # (throughput: results not taken count; latency keeps the newest 16)
+    p.submit_frame(frame, frame_id, timeout=5)     # or: TimeoutError when there is no room within 5 s
     p.submit_frame(torch_cuda_frame, frame_id)     # or any DLPack tensor of one: a CUDA frame stays on the device
                                                    # (copied there, preprocessed, inferred, matted: the mask comes down)
     result = p.get_result()                        # SegmentResult: frame_id, mask (H, W) uint8 0/255, metadata
@@ -16,7 +17,13 @@
 
 It runs the engine of `kiln segment` (the shared batcher, fused preprocess, ONNX Runtime, temporal smoothing) and
 takes its settings by the same names: model, threshold, temporal, feather, letterbox, activation, person_class,
-max_delay_us, stale_ms, provider, threads, batch_size, and device placement as `device` (auto|gpu|cpu).
+max_delay_us, stale_ms, queue_size, provider, threads, batch_size, and device placement as `device` (auto|gpu|cpu).
+
+queue_size (or the config's pipeline.backpressure.max_queue_depth, else its largest pipeline.stages.*.queue_size)
+bounds the frames in flight: in throughput, submitted and not yet taken by get_result (at most 3 x batch_size + 4 of
+them not yet inferred); in latency, not yet inferred. 0, the default: throughput 3 x (3 x batch_size + 4) (21 on the
+CPU, 84 at batches of 8), latency 32. get_stats()["queue_size"] says which. A producer that has waited 5 s for room
+while results wait to be taken gets a RuntimeWarning naming get_result (once per pipeline).
 """
 import dataclasses
 
@@ -63,8 +70,10 @@ class SegmentPipeline:
         self._pipeline.start()
         return self
 
-    def submit_frame(self, frame, frame_id=None):
-        self._pipeline.submit_frame(frame, frame_id)
+    def submit_frame(self, frame, frame_id=None, timeout=None):
+        """Hands a frame in; blocks while queue_size frames are in flight. timeout (seconds; None: wait as long as it
+        takes): TimeoutError when no room came within it, the frame not taken, as queue.Queue.put does."""
+        self._pipeline.submit_frame(frame, frame_id, timeout)
 
     def get_result(self, timeout=None):
         """The next result in submission order, or None when none came within `timeout` seconds or all were taken

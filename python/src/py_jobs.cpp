@@ -41,8 +41,8 @@ const ParamTable<SegmentCallSettings>& segment_call_params() {
     using S = SegmentCallSettings;
     ParamTable<S> t;
     t.include(segment_job_params(), [](S& s) -> SegmentJobConfig& { return s.job; },
-              {"pipeline", "max_delay_us", "stale_ms", "provider", "model", "activation", "person_class", "letterbox",
-               "threshold", "temporal", "feather", "mode", "threads", "batch_size", "fallback_on_error"});
+              {"pipeline", "max_delay_us", "stale_ms", "queue_size", "provider", "model", "activation", "person_class",
+               "letterbox", "threshold", "temporal", "feather", "mode", "threads", "batch_size", "fallback_on_error"});
     return t;
   }();
   return table;

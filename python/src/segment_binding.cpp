@@ -1,9 +1,9 @@
 // kiln.SegmentPipeline from Python: _kiln.SegmentPipeline runs the segment engine (the shared batcher and inference
 // thread of `kiln segment`) on one stream of frames (numpy, or DLPack tensors: CUDA ones stay on the device).
-// submit_frame hands a frame in (it blocks while the pipeline's budget of frames in flight is spent); the pipeline's
-// own thread takes the frames back in order, smooths them in time and makes each mask at the frame's size; get_result
-// hands them out. The GIL is released while kiln
-// works or waits.
+// submit_frame hands a frame in (it blocks while the pipeline's budget of frames in flight, queue_size, is spent: up to
+// its timeout, and a producer that waits long while results wait to be taken is told once); the pipeline's own thread
+// takes the frames back in order, smooths them in time and makes each mask at the frame's size; get_result hands them
+// out. The GIL is released while kiln works or waits.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -33,6 +34,8 @@ namespace kiln::py {
 namespace pyb = pybind11;
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 struct SegmentResult {
   int64_t frame_id = 0;
@@ -67,10 +70,16 @@ class PySegmentPipeline {
     status_check(engine.status());
     m_engine = std::move(engine).value();
     const int64_t timeout_us = config.latency ? static_cast<int64_t>((job.stale_ms > 0 ? job.stale_ms : 66.7) * 1000) : 0;
-    const int64_t in_flight = config.latency ? 32 : 3 * m_engine->max_batch() + 4;
-    m_stream = m_engine->stream_add(in_flight, timeout_us);
+    // Throughput: queue_size bounds the frames submitted and not yet taken by get_result (room_wait); at most
+    // kiln segment's budget (3 x batch + 4) of them are unfinished in the engine, and by default the results waiting
+    // may be twice as many (what a producer held back by untaken results could submit before queue_size existed).
+    // Latency: results not taken are let go (the newest kept), and queue_size bounds the frames in the engine.
+    const int64_t unfinished = 3 * m_engine->max_batch() + 4;
+    m_queue_size = config.latency ? segment_queue_size(job, m_engine->max_batch())
+                   : job.queue_size > 0 ? job.queue_size
+                                        : 3 * unfinished;
+    m_stream = m_engine->stream_add(config.latency ? m_queue_size : std::min(m_queue_size, unfinished), timeout_us);
     m_latency = config.latency;
-    m_results_limit = config.latency ? kLatencyResultsKept : 2 * in_flight;
   }
 
   // Nobody can take the results any more: what is not inferred yet is not.
@@ -88,8 +97,9 @@ class PySegmentPipeline {
     m_consumer = std::thread([this] { consume(); });
   }
 
-  void submit_frame(const pyb::object& frame, const pyb::object& frame_id) {
+  void submit_frame(const pyb::object& frame, const pyb::object& frame_id, const pyb::object& timeout) {
     if (!m_started) raise_value_error("SegmentPipeline: call start() before submit_frame()");
+    const double seconds = timeout.is_none() ? -1.0 : std::max(0.0, timeout.cast<double>());
     if (m_ended) raise_value_error("SegmentPipeline: stopped; start a new pipeline");
     SegmentFrame f;
     f.stream = m_stream;
@@ -108,14 +118,103 @@ class PySegmentPipeline {
     // The caller's id travels with the frame; the engine numbers it when it takes its budget slot, so
     // several threads may submit at once.
     if (!frame_id.is_none()) f.caller_id = frame_id.cast<int64_t>();
+    const auto begin = Clock::now();
+    const std::optional<Clock::time_point> deadline =
+        seconds < 0 ? std::nullopt
+                    : std::optional(begin + std::chrono::duration_cast<Clock::duration>(
+                                                std::chrono::duration<double>(seconds)));
+    if (!m_latency) room_wait(begin, deadline, seconds);
     Status st;
     int64_t index = -1;
     {
       pyb::gil_scoped_release release;
-      st = m_engine->submit_numbered(std::move(f), &index);
+      const int64_t wait_us =
+          deadline ? std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::microseconds>(
+                                              *deadline - Clock::now()).count())
+                   : -1;
+      st = m_engine->submit_numbered(std::move(f), &index, wait_us);
+      if (index < 0 && !m_latency) {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        --m_outstanding;  // the room taken in room_wait, not used
+        m_cv.notify_all();
+      }
     }
     if (index >= 0) ++m_submitted;
+    if (!st.is_ok() && st.code() == Errc::kCancelled && !m_engine->stopped()) timeout_raise(st.message());
     status_check(st);
+  }
+
+  // Throughput: waits (the GIL released) until fewer than queue_size frames are submitted and not yet taken, then
+  // takes a place among them; TimeoutError past the deadline. A producer still waiting after m_warn_after_s while
+  // results wait to be taken is told so once per pipeline (a RuntimeWarning, with the GIL held): one thread that
+  // submits every frame before it reads any would wait forever.
+  void room_wait(Clock::time_point begin, const std::optional<Clock::time_point>& deadline, double seconds) {
+    for (;;) {
+      enum { kRoom, kStopped, kTimeout, kWarn } outcome;
+      int64_t waiting = 0;
+      {
+        pyb::gil_scoped_release release;
+        std::unique_lock<std::mutex> lock(m_mutex);
+        const auto warn_at =
+            begin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(m_warn_after_s));
+        for (;;) {
+          const auto now = Clock::now();
+          if (m_stopping) {
+            outcome = kStopped;
+          } else if (m_outstanding < m_queue_size) {
+            ++m_outstanding;
+            outcome = kRoom;
+          } else if (deadline && now >= *deadline) {
+            outcome = kTimeout;
+          } else if (!m_warned && now >= warn_at && !m_results.empty()) {
+            m_warned = true;
+            outcome = kWarn;
+          } else {
+            std::optional<Clock::time_point> until = deadline;
+            if (!m_warned && now < warn_at && (!until || warn_at < *until)) until = warn_at;
+            if (until) {
+              m_cv.wait_until(lock, *until);
+            } else {
+              m_cv.wait(lock);
+            }
+            continue;
+          }
+          waiting = static_cast<int64_t>(m_results.size());
+          break;
+        }
+      }
+      const std::string held = std::to_string(m_queue_size) + " frames in flight (queue_size " +
+                               std::to_string(m_queue_size) + ") and " + std::to_string(waiting) +
+                               " results waiting to be taken";
+      switch (outcome) {
+        case kRoom:
+          return;
+        case kStopped:
+          raise_value_error("SegmentPipeline: stopped; start a new pipeline");
+        case kTimeout:
+          timeout_raise("submit_frame: no room within " + seconds_text(seconds) + " s: " + held +
+                        "; take results with get_result() to make room");
+        case kWarn: {
+          const std::string text = "SegmentPipeline.submit_frame has waited " + seconds_text(m_warn_after_s) +
+                                   " s for room: " + held + ". Take them with get_result() (from this thread or "
+                                   "another); a script that submits every frame before reading any waits forever. "
+                                   "submit_frame(..., timeout=) raises TimeoutError instead.";
+          if (PyErr_WarnEx(PyExc_RuntimeWarning, text.c_str(), 2) < 0) throw pyb::error_already_set();
+          break;
+        }
+      }
+    }
+  }
+
+  static std::string seconds_text(double seconds) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", seconds);
+    return text;
+  }
+
+  [[noreturn]] static void timeout_raise(const std::string& message) {
+    PyErr_SetString(PyExc_TimeoutError, message.c_str());
+    throw pyb::error_already_set();
   }
 
   // A DLPack tensor's frame (uint8 (H, W, 3), rows at any stride): a CUDA one copied on the device into the model's
@@ -165,8 +264,9 @@ class PySegmentPipeline {
       if (!m_results.empty()) {
         result = std::move(m_results.front());
         m_results.pop_front();
+        if (!m_latency) --m_outstanding;
         got = true;
-        m_cv.notify_all();  // room for the consumer
+        m_cv.notify_all();  // room for the producers
       }
     }
     if (!got) {
@@ -201,6 +301,7 @@ class PySegmentPipeline {
     stats["cancelled"] = m_cancelled;
     stats["discarded"] = m_discarded;  // latency: results let go because they were not taken in time
     stats["seconds"] = seconds;
+    stats["queue_size"] = m_queue_size;
     stats["fps"] = seconds > 0 ? static_cast<double>(m_done) / seconds : 0.0;
     std::vector<double> sorted = m_latencies;
     std::sort(sorted.begin(), sorted.end());
@@ -325,12 +426,10 @@ class PySegmentPipeline {
       if (r.cancelled) ++m_cancelled;
       else if (r.dropped) ++m_dropped;
       else m_latencies.push_back(r.latency_ms);
-      // Results not taken hold the producer back: throughput waits for room (its engine slots stay taken, so
-      // submit_frame blocks), latency keeps the newest and lets the oldest go, as a live display would.
+      // Results not taken hold the producer back in throughput (they count against queue_size in submit_frame);
+      // latency keeps the newest and lets the oldest go, as a live display would.
       if (m_latency) {
-        for (; m_results.size() >= m_results_limit; ++m_discarded) m_results.pop_front();
-      } else {
-        m_cv.wait(lock, [&] { return m_results.size() < m_results_limit || m_stopping; });
+        for (; m_results.size() >= kLatencyResultsKept; ++m_discarded) m_results.pop_front();
       }
       m_results.push_back(std::move(r));
       m_cv.notify_all();
@@ -352,7 +451,10 @@ class PySegmentPipeline {
   std::atomic<int64_t> m_submitted{0};
   int64_t m_done = 0, m_dropped = 0, m_cancelled = 0, m_discarded = 0, m_device_frames = 0;
   static constexpr size_t kLatencyResultsKept = 16;
-  size_t m_results_limit = kLatencyResultsKept;
+  int64_t m_queue_size = 0;
+  int64_t m_outstanding = 0;   // throughput: frames submitted (or being submitted) and not yet taken by get_result
+  double m_warn_after_s = 5;   // a producer waiting longer while results wait is told so (once: m_warned)
+  bool m_warned = false;
   bool m_latency = false, m_stopping = false;
   int64_t m_start_ns = 0, m_stop_ns = 0;
   bool m_started = false, m_ended = false, m_consumer_done = false;
@@ -360,6 +462,8 @@ class PySegmentPipeline {
 
  public:
   const std::vector<std::string>& config_notes() const { return m_config_notes; }
+  double warn_after() const { return m_warn_after_s; }
+  void warn_after_set(double seconds) { m_warn_after_s = seconds; }
 };
 
 }  // namespace
@@ -369,7 +473,10 @@ void segment_bindings_add(pyb::module_& m) {
       .def(pyb::init<const std::optional<std::string>&, const pyb::kwargs&>(), pyb::arg("config") = pyb::none())
       .def_property_readonly("config_notes", &PySegmentPipeline::config_notes)
       .def("start", &PySegmentPipeline::start)
-      .def("submit_frame", &PySegmentPipeline::submit_frame, pyb::arg("frame"), pyb::arg("frame_id") = pyb::none())
+      .def("submit_frame", &PySegmentPipeline::submit_frame, pyb::arg("frame"), pyb::arg("frame_id") = pyb::none(),
+           pyb::arg("timeout") = pyb::none())
+      // Seconds a producer waits for room before the RuntimeWarning (5); tests shorten it.
+      .def_property("_warn_after", &PySegmentPipeline::warn_after, &PySegmentPipeline::warn_after_set)
       .def("get_result", &PySegmentPipeline::get_result, pyb::arg("timeout") = pyb::none())
       .def("get_stats", &PySegmentPipeline::get_stats)
       .def("stop", &PySegmentPipeline::stop, pyb::arg("cancel") = true);

@@ -222,8 +222,8 @@ def test_pipeline_reads_the_predecessors_config_file(tmp_path):
 
 
 def test_a_pipeline_dropped_with_its_results_untaken_goes_away():
-    # Throughput with a full result queue and nobody reading: the consumer waits for room, and dropping the
-    # pipeline without stop() must still end it (its frames not yet inferred are cancelled).
+    # Throughput with results waiting and nobody reading: dropping the pipeline without stop() must still end it
+    # (its frames not yet inferred are cancelled).
     frames = frames_from(ASTRONAUT, 4) * 5
     pipeline = kiln.SegmentPipeline(mode="throughput", device="cpu", threads=2).start()
     producer = threading.Thread(target=lambda: [pipeline.submit_frame(f) for f in frames[:12]])

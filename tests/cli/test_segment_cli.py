@@ -315,6 +315,7 @@ def test_predecessor_config_is_accepted_and_its_targets_checked(tmp_path, videos
     assert "config: batching.dynamic -> batch_size 8, max_delay_us 50000" in result.stderr
     assert "config: tensorrt -> provider tensorrt, fp16 on" in result.stderr
     assert "config: strategies.priority -> pipeline throughput" in result.stderr
+    assert "config: pipeline.backpressure.max_queue_depth -> queue_size 100" in result.stderr
     assert "Target end-to-end latency:" in result.stdout and "Target frame rate (min_fps):" in result.stdout
     iou = float(result.stdout.split("IoU against the reference: ")[1].split()[0])
     assert iou > 0.99  # the same settings give the same masks (the reference is lossless)

@@ -62,6 +62,10 @@ struct SegmentJobConfig {
   int64_t max_delay_us = 0;       // longest wait for a fuller batch; 0 = the mode's (throughput 5 ms, latency 0)
   double stale_ms = 0;            // latency: a frame waiting longer is dropped; 0 = two frame intervals
   bool pace = true;               // latency: read inputs at their frame rate, as a live source delivers them
+  // Frames in flight at most: per input of kiln segment, submitted and not yet written; in kiln.SegmentPipeline's
+  // throughput mode, submitted and not yet taken by get_result. 0 = the mode's (segment_queue_size; the Python
+  // pipeline's throughput: 3 times that).
+  int64_t queue_size = 0;
   int32_t crf = 20;               // video outputs: constant quality (lower = better)
   std::string codec;              // video outputs: an FFmpeg encoder name; "" = by container
   double fps = 30;                // image-sequence inputs: their frame rate
@@ -87,6 +91,9 @@ struct SegmentJobConfig {
   }();
 };
 const ParamTable<SegmentJobConfig>& segment_job_params();
+// SegmentJobConfig::queue_size, or when 0 the mode's: throughput 3 x the batch size + 4 (`max_batch`: the engine's),
+// latency 32.
+int64_t segment_queue_size(const SegmentJobConfig& config, int64_t max_batch);
 
 struct SegmentStreamSummary {
   std::string input;

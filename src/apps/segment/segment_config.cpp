@@ -145,7 +145,29 @@ Status sections_apply(YAML::Node root, SegmentJobConfig* config, std::vector<std
   if (YAML::Node p = at(root, {"pipeline", "stages", "preprocess", "target_size"}); p.IsDefined()) {
     note("pipeline.stages.preprocess.target_size " + dims_text(p) + ": the model's own input size is used");
   }
-  if (root["pipeline"]) note("pipeline stages' threads and queues: kiln sizes them (one reader and writer per input)");
+  // The predecessor bounded each stage's queue (queue_size) and all of them together (backpressure.max_queue_depth):
+  // kiln has one bound, the frames in flight; the whole pipeline's wins, else the largest stage's.
+  int64_t queue = 0;
+  std::string queue_key;
+  if (YAML::Node stages = at(root, {"pipeline", "stages"}); stages.IsMap()) {
+    for (const auto& stage : stages) {
+      if (!stage.second.IsMap() || !stage.second["queue_size"]) continue;
+      const std::string key =
+          "pipeline.stages." + (stage.first.IsScalar() ? stage.first.Scalar() : std::string("?")) + ".queue_size";
+      KILN_TRY_ASSIGN(const int64_t size, scalar<int64_t>(stage.second["queue_size"], key));
+      if (size > queue) queue = size, queue_key = key;
+    }
+  }
+  if (YAML::Node depth = at(root, {"pipeline", "backpressure", "max_queue_depth"}); depth.IsDefined()) {
+    KILN_TRY_ASSIGN(queue, scalar<int64_t>(depth, "pipeline.backpressure.max_queue_depth"));
+    queue_key = "pipeline.backpressure.max_queue_depth";
+  }
+  if (!queue_key.empty()) {
+    if (queue < 1) return invalid_argument("config " + queue_key + ": expected at least 1");
+    config->queue_size = queue;
+    note(queue_key + " -> queue_size " + std::to_string(queue) + " (frames in flight at most)");
+  }
+  if (root["pipeline"]) note("pipeline stages' threads and streams: kiln sizes them (one reader and writer per input)");
   if (root["memory"]) note("memory: set GPU_MEMORY_LIMIT_GB for a VRAM limit; kiln's pools reuse their buffers");
   if (root["cuda"]) note("cuda: kiln chooses its own launch geometry and streams");
   if (root["profiling"]) note("profiling: use kiln --trace FILE (Perfetto) and --profile");

@@ -1,6 +1,7 @@
 #include "apps/segment/segment_engine.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "core/fault.h"
 #include "kiln/image_ops.h"
@@ -97,21 +98,30 @@ int32_t SegmentEngine::stream_add(int64_t in_flight_limit, int64_t timeout_us) {
   return static_cast<int32_t>(m_links.size() - 1);
 }
 
-Status SegmentEngine::submit(SegmentFrame frame) {
+Status SegmentEngine::submit(SegmentFrame frame, int64_t wait_us) {
   Link& l = link(frame.stream);
-  return submit_to(l, std::move(frame), false, nullptr);
+  return submit_to(l, std::move(frame), false, nullptr, wait_us);
 }
 
-Status SegmentEngine::submit_numbered(SegmentFrame frame, int64_t* index) {
+Status SegmentEngine::submit_numbered(SegmentFrame frame, int64_t* index, int64_t wait_us) {
   Link& l = link(frame.stream);
-  return submit_to(l, std::move(frame), true, index);
+  return submit_to(l, std::move(frame), true, index, wait_us);
 }
 
-Status SegmentEngine::submit_to(Link& l, SegmentFrame frame, bool number, int64_t* index) {
+Status SegmentEngine::submit_to(Link& l, SegmentFrame frame, bool number, int64_t* index, int64_t wait_us) {
   if (index != nullptr) *index = -1;
   {
     std::unique_lock<std::mutex> lock(l.mutex);
-    l.cv.wait(lock, [&] { return l.in_flight < l.in_flight_limit || m_stopped.load(); });
+    const auto room = [&] { return l.in_flight < l.in_flight_limit || m_stopped.load(); };
+    if (wait_us < 0) {
+      l.cv.wait(lock, room);
+    } else if (!l.cv.wait_for(lock, std::chrono::microseconds(wait_us), room)) {
+      return Status(Errc::kCancelled,
+                    "segment engine: no room for the frame within " + std::to_string(wait_us / 1000) + " ms: " +
+                        std::to_string(l.in_flight) + " frames of the stream in flight (its limit) and " +
+                        std::to_string(l.ready.size()) + " inferred, waiting to be taken; take() and release() "
+                        "frames to make room");
+    }
     if (m_stopped.load()) return Status(Errc::kCancelled, "segment engine stopped");
     ++l.in_flight;
     l.in_flight_peak = std::max(l.in_flight_peak, l.in_flight);

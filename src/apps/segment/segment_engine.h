@@ -102,14 +102,16 @@ class SegmentEngine {
   // A new stream: at most `in_flight_limit` of its frames submitted and not yet released; timeout_us > 0 drops a
   // frame that waited longer (latency streams).
   int32_t stream_add(int64_t in_flight_limit, int64_t timeout_us);
-  // Blocks while the stream's budget is spent. Cancelled once the engine stopped. frame.frame.index: 0, 1, 2 ...
-  Status submit(SegmentFrame frame);
+  // Blocks while the stream's budget is spent: at most `wait_us` microseconds when it is >= 0, then Cancelled with
+  // the reason (frames are not taken and released: a consumer that submits everything before it takes anything waits
+  // forever otherwise). Cancelled once the engine stopped (stopped() tells the two apart). frame.frame.index: 0, 1, 2
+  Status submit(SegmentFrame frame, int64_t wait_us = -1);
   // The same for producers on several threads (kiln.SegmentPipeline): the engine numbers the frame with the stream's
   // next index when it takes the frame's budget slot, so the frames in flight are always the lowest indexes (an index
   // read before a wait could be taken twice, or a later one fill the budget while an earlier one waits: the stream
   // would stall). *index: the number given, or -1 when the frame was not taken (stopped first). A numbered frame the
   // batcher refuses (it closes only when the engine stops) stops the engine: its stream could not go on.
-  Status submit_numbered(SegmentFrame frame, int64_t* index);
+  Status submit_numbered(SegmentFrame frame, int64_t* index, int64_t wait_us = -1);
   // No more frames for the stream: `total` were submitted.
   void stream_end(int32_t stream, int64_t total);
   // The stream's frames not yet inferred are not inferred: they come out dropped and cancelled (a batch whose
@@ -124,6 +126,7 @@ class SegmentEngine {
   // Stops everything at once (a failure): waiting calls return, the first error is kept.
   void stop(const Status& why);
   Status error() const;
+  bool stopped() const { return m_stopped.load(); }
 
   // NVDEC's frames (VideoFrame::device) are worth keeping on the device: the model reads the device's memory in
   // place (the input stager's device path is open).
@@ -235,7 +238,7 @@ class SegmentEngine {
   Status color_on_device(Backend& device, const ImageView& in, const ImageView& out, const ColorParams& params);
   void batch_size_adapt(int64_t batch, int64_t compute_ns);
   void deliver(SegmentFrame&& frame);
-  Status submit_to(Link& l, SegmentFrame frame, bool number, int64_t* index);
+  Status submit_to(Link& l, SegmentFrame frame, bool number, int64_t* index, int64_t wait_us);
   Link& link(int32_t stream);
 
   SegmentEngineConfig m_config;

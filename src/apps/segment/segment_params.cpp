@@ -67,6 +67,12 @@ const ParamTable<SegmentJobConfig>& segment_job_params() {
            .help = "latency: drop a frame that waited longer than this (0: two frame intervals)", .min = 0,
            .max = 60'000},
           [](C& c) -> double& { return c.stale_ms; });
+    t.add({.name = "queue_size",
+           .help = "Frames in flight at most, per input: submitted and not yet written; 0: throughput 3 x batch size "
+                   "+ 4, latency 32 (kiln.SegmentPipeline in throughput: not yet taken by get_result; 0: 3 times as "
+                   "many)",
+           .min = 0, .max = 100'000},
+          [](C& c) -> int64_t& { return c.queue_size; });
     t.add({.name = "pace", .help = "latency: deliver frames at the input's frame rate, as a live source does"},
           [](C& c) -> bool& { return c.pace; });
     t.add({.name = "preview",
@@ -113,6 +119,11 @@ const ParamTable<SegmentJobConfig>& segment_job_params() {
     return t;
   }();
   return table;
+}
+
+int64_t segment_queue_size(const SegmentJobConfig& config, int64_t max_batch) {
+  if (config.queue_size > 0) return config.queue_size;
+  return config.pipeline == "latency" ? 32 : 3 * max_batch + 4;
 }
 
 }  // namespace kiln

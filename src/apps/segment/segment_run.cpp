@@ -116,7 +116,7 @@ class SegmentRun {
       const int64_t timeout_us = !m_latency ? 0
                                  : m_config.stale_ms > 0 ? static_cast<int64_t>(m_config.stale_ms * 1000)
                                                          : static_cast<int64_t>(2e6 / fps);
-      int64_t in_flight = m_latency ? 32 : 3 * m_engine->max_batch() + 4;
+      int64_t in_flight = segment_queue_size(m_config, m_engine->max_batch());
       if (reader.device_frames) {
         // The frames in flight and the one each reader converts while it waits fit in device_frames_fit's room: RGB
         // frames, or NV12 ones (half the bytes) for outputs that never show them.
