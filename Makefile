@@ -7,6 +7,7 @@ comma := ,
 
 DEBIAN_PACKAGES := build-essential cmake pkg-config lld \
   libhdf5-dev hdf5-tools libzstd-dev zlib1g-dev libspng-dev libturbojpeg0-dev libjpeg62-turbo-dev \
+  libwebp-dev libgif-dev libtiff-dev libheif-dev liblcms2-dev libstb-dev \
   libfmt-dev libspdlog-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
   libopencv-dev libcairo2-dev libfaiss-dev libdlib-dev \
@@ -88,7 +89,8 @@ soak: build
 # new inputs in build-fuzz/corpus/<name>); a crash stops with its input in build-fuzz/ (add it to fuzz/corpus/<name>:
 # the test build replays every corpus file). docs/reliability.md records the runs.
 FUZZ_SECONDS ?= 600
-FUZZ_HARNESSES = series_csv series_npy series_hdf5 render_config image_decode png_direct image_list video_decode \
+FUZZ_HARNESSES = series_csv series_npy series_hdf5 render_config image_decode png_direct image_webp image_gif image_bmp \
+  image_tiff image_heif image_list video_decode \
   model_load segment_config piece_record job_part
 fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DKILN_FUZZ=ON -DKILN_SANITIZE="address,undefined" -DKILN_CUDA=OFF \

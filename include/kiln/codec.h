@@ -1,7 +1,9 @@
-// Image decode/encode: JPEG (libjpeg-turbo) and PNG (libspng), from memory or files, the format sniffed from
-// the magic bytes; pixel-count limits against decompression bombs; gray/RGB/RGBA conversion; a batch decoder
-// that spreads files over a ThreadPool and keeps going past bad files. Needs KILN_HAS_JPEG (libspng and
-// libturbojpeg found at configure time); without it every call returns NotImplemented.
+// Image decode/encode. Decode: JPEG (libjpeg-turbo, CMYK included), PNG (libspng), WebP (libwebp), GIF (giflib),
+// BMP (stb_image), TIFF (libtiff) and HEIC/AVIF (libheif), from memory or files, the format sniffed from the magic
+// bytes, never the name; turned upright by the EXIF orientation and converted to sRGB from an embedded ICC profile
+// (lcms2); pixel-count limits against decompression bombs; gray/RGB/RGBA conversion; a batch decoder that spreads
+// files over a ThreadPool and keeps going past bad files. Encode: JPEG and PNG. Needs KILN_HAS_JPEG (the codec
+// libraries found at configure time); without it every call returns NotImplemented.
 #pragma once
 
 #include <cstddef>
@@ -17,13 +19,20 @@ namespace kiln {
 
 class ThreadPool;
 
-enum class ImageFormat : uint8_t { kUnknown = 0, kJpeg, kPng };
+enum class ImageFormat : uint8_t { kUnknown = 0, kJpeg, kPng, kWebp, kGif, kBmp, kTiff, kHeif };
 inline constexpr EnumName<ImageFormat> kImageFormatNames[] = {
-    {ImageFormat::kUnknown, "unknown"}, {ImageFormat::kJpeg, "jpeg"}, {ImageFormat::kPng, "png"}};
+    {ImageFormat::kUnknown, "unknown"}, {ImageFormat::kJpeg, "jpeg"}, {ImageFormat::kPng, "png"},
+    {ImageFormat::kWebp, "webp"},       {ImageFormat::kGif, "gif"},   {ImageFormat::kBmp, "bmp"},
+    {ImageFormat::kTiff, "tiff"},       {ImageFormat::kHeif, "heif"}};
 inline const char* image_format_name(ImageFormat format) { return enum_name(kImageFormatNames, format); }
-// From the first bytes: FF D8 FF -> JPEG, 89 'PNG' 0D 0A 1A 0A -> PNG, anything else kUnknown.
+// From the first bytes: FF D8 FF JPEG, 89 'PNG' PNG, 'RIFF' .. 'WEBP' WebP, 'GIF87a'/'GIF89a' GIF, 'BM' + a known
+// header size BMP, 'II*\0'/'MM\0*' TIFF, an ISO BMFF 'ftyp' box with a HEIF or AVIF brand HEIF; else kUnknown.
 ImageFormat image_format_sniff(const uint8_t* data, size_t size);
-// From the file name's extension (.jpg/.jpeg/.png, any case); kUnknown otherwise.
+// What unknown content is, for the error that refuses it: "an SVG drawing", "a PDF document", "an HTML page",
+// "an MP4/QuickTime video", ... or "unknown magic bytes 3c 21 2d 2d".
+std::string image_content_describe(const uint8_t* data, size_t size);
+// From the file name's extension (.jpg/.jpeg/.png/.webp/.gif/.bmp/.tif/.tiff/.heic/.heif/.avif, any case); kUnknown
+// otherwise.
 ImageFormat image_format_from_path(const std::string& path);
 
 // Default limit on width * height: 64 Mpx.
@@ -45,6 +54,9 @@ struct DecodeOptions {
   int32_t min_height = 0;
   // A decode still running after this many seconds stops with an error (0: no limit).
   double timeout_seconds = kImageDecodeTimeoutSeconds;
+  // Turn the pixels upright by the file's EXIF orientation (JPEG, PNG eXIf, WebP, TIFF; HEIF's irot/imir always)
+  // and convert an embedded ICC profile to sRGB: what a viewer shows. Off: the pixels as stored.
+  bool orient = true;
 };
 
 // An owning, packed u8 HWC image. Cheap default state; moving keeps the pixel pointer valid.
@@ -53,15 +65,17 @@ struct ImageBuffer {
   int32_t width = 0;
   int32_t height = 0;
   int32_t channels = 0;
+  int32_t orientation = 1;  // the EXIF orientation (1-8) the decoder applied to turn the stored pixels upright
 
   ImageView view() const;
   bool empty() const { return pixels.empty(); }
   void reset() { *this = ImageBuffer(); }
 };
 
-// Decodes one JPEG or PNG held in memory. UnsupportedFormat for unknown, corrupt or truncated data (a PNG
-// without its complete IEND chunk included; libjpeg warnings such as "premature end of data" count as errors),
-// for images over max_pixels and for a decode that outlasts timeout_seconds; InvalidArgument for bad options.
+// Decodes one image held in memory (the formats above; animations and multi-page files: the first frame or page).
+// UnsupportedFormat for unknown content (named: "an SVG drawing"), corrupt or truncated data (a PNG without its
+// complete IEND chunk included; libjpeg warnings such as "premature end of data" count as errors), for images over
+// max_pixels and for a decode that outlasts timeout_seconds; InvalidArgument for bad options.
 Result<ImageBuffer> image_decode(const uint8_t* data, size_t size, const DecodeOptions& options = {});
 // Reads and decodes one file; every error message starts with the path ("a.jpg: ...").
 // IoError when the file cannot be read.

@@ -1,4 +1,5 @@
-// JPEG/PNG decode and encode behind one API (include/kiln/codec.h), wrapping io/png_codec and io/jpeg_codec.
+// Image decode and encode behind one API (include/kiln/codec.h): the format's decoder (io/jpeg_codec, png_codec,
+// web_codecs), then the orientation and the colour profile; JPEG and PNG encode.
 #include "io/durable_file.h"
 
 #include <fcntl.h>
@@ -17,8 +18,12 @@
 #include "ops/image_px.h"  // the gray weights every backend uses
 
 #if KILN_HAS_JPEG
+#include "io/icc_srgb.h"
+#include "io/image_orientation.h"
 #include "io/jpeg_codec.h"
 #include "io/png_codec.h"
+#include "io/png_metadata.h"
+#include "io/web_codecs.h"
 #endif
 
 namespace kiln {
@@ -54,23 +59,6 @@ bool png_has_iend(const uint8_t* data, size_t size) {
 }
 
 }  // namespace
-
-// ---- formats ------------------------------------------------------------------------------------------------
-
-ImageFormat image_format_sniff(const uint8_t* data, size_t size) {
-  static constexpr uint8_t kPngMagic[8] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
-  if (data == nullptr) return ImageFormat::kUnknown;
-  if (size >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF) return ImageFormat::kJpeg;
-  if (size >= 8 && std::memcmp(data, kPngMagic, 8) == 0) return ImageFormat::kPng;
-  return ImageFormat::kUnknown;
-}
-
-ImageFormat image_format_from_path(const std::string& path) {
-  const std::string ext = path_extension(path);
-  if (ext == ".jpg" || ext == ".jpeg") return ImageFormat::kJpeg;
-  if (ext == ".png") return ImageFormat::kPng;
-  return ImageFormat::kUnknown;
-}
 
 ImageView ImageBuffer::view() const {
   ImageView v;
@@ -125,18 +113,41 @@ Result<ImageBuffer> image_convert_channels(const ImageView& image, int32_t chann
 
 // ---- decode -------------------------------------------------------------------------------------------------
 
+#if KILN_HAS_JPEG
+namespace {
+
+Result<DecodedImage> decode_as(ImageFormat format, const uint8_t* data, size_t size, const DecodeOptions& options) {
+  const Deadline deadline = Deadline::after(options.timeout_seconds);
+  switch (format) {
+    case ImageFormat::kJpeg:
+      return jpeg_decode(data, size, options.max_pixels, options.min_width, options.min_height, deadline);
+    case ImageFormat::kPng: {
+      KILN_TRY_ASSIGN(DecodedImage image, png_decode(data, size, options.max_pixels, deadline));
+      if (!png_has_iend(data, size)) return unsupported_format("png: truncated (no IEND chunk)");
+      PngMetadata meta = png_metadata(data, size);
+      image.orientation = meta.orientation;
+      image.icc = std::move(meta.icc);
+      return image;
+    }
+    case ImageFormat::kWebp: return webp_decode(data, size, options.max_pixels);
+    case ImageFormat::kGif: return gif_decode(data, size, options.max_pixels, deadline);
+    case ImageFormat::kBmp: return bmp_decode(data, size, options.max_pixels);
+    case ImageFormat::kTiff: return tiff_decode(data, size, options.max_pixels, deadline);
+    case ImageFormat::kHeif: return heif_decode(data, size, options.max_pixels);
+    case ImageFormat::kUnknown: break;
+  }
+  return unsupported_format("not an image kiln decodes: " + image_content_describe(data, size) +
+                            " (kiln decodes JPEG, PNG, WebP, GIF, BMP, TIFF, HEIC and AVIF)");
+}
+
+}  // namespace
+#endif
+
 Result<ImageBuffer> image_decode(const uint8_t* data, size_t size, const DecodeOptions& options) {
   KILN_TRY(options_check(options));
 #if KILN_HAS_JPEG
   const ImageFormat format = image_format_sniff(data, size);
-  Result<DecodedImage> decoded = unsupported_format("not a JPEG or PNG image (unknown magic bytes)");
-  const Deadline deadline = Deadline::after(options.timeout_seconds);
-  if (format == ImageFormat::kJpeg) {
-    decoded = jpeg_decode(data, size, options.max_pixels, options.min_width, options.min_height, deadline);
-  } else if (format == ImageFormat::kPng) {
-    decoded = png_decode(data, size, options.max_pixels, deadline);
-    if (decoded.is_ok() && !png_has_iend(data, size)) decoded = unsupported_format("png: truncated (no IEND chunk)");
-  }
+  Result<DecodedImage> decoded = decode_as(format, data, size, options);
   if (!decoded.is_ok()) {
     // Over the pixel limit is a property of the data, like corruption: UnsupportedFormat for both.
     const Status& s = decoded.status();
@@ -144,12 +155,19 @@ Result<ImageBuffer> image_decode(const uint8_t* data, size_t size, const DecodeO
   }
   DecodedImage& img = decoded.value();
   ImageBuffer out;
+  if (options.orient) {
+    out.orientation = img.orientation;
+    image_orient(&img);
+    KILN_TRY(icc_to_srgb(&img));
+  }
   out.width = img.width;
   out.height = img.height;
   out.channels = img.channels;
   out.pixels = std::move(img.pixels);
   if (options.channels == 0 || options.channels == out.channels) return out;
-  return image_convert_channels(out.view(), options.channels);
+  KILN_TRY_ASSIGN(ImageBuffer converted, image_convert_channels(out.view(), options.channels));
+  converted.orientation = out.orientation;
+  return converted;
 #else
   (void)data;
   (void)size;
@@ -233,7 +251,10 @@ Result<std::vector<uint8_t>> image_encode(const ImageView& image, const EncodeOp
         return invalid_argument("encode: PNG compression level must be 0..9");
       KILN_TRY(png_encode(image, out, options.png_compression));
       return out;
-    default: return invalid_argument("encode: no format given (jpeg or png)");
+    case ImageFormat::kUnknown: return invalid_argument("encode: no format given (jpeg or png)");
+    default:
+      return Status(Errc::kUnsupportedFormat,
+                    std::string("encode: kiln writes JPEG and PNG, not ") + image_format_name(options.format));
   }
 #else
   (void)options;

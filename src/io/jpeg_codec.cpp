@@ -7,9 +7,13 @@
 
 #include <algorithm>
 #include <csetjmp>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
+
+#include "io/exif_orientation.h"
+#include "io/icc_srgb.h"
 
 namespace kiln {
 
@@ -189,31 +193,48 @@ Result<DecodedImage> jpeg_decode(const uint8_t* data, size_t size, int64_t max_p
   d.info.progress = &d.guard.progress;
   if (!guarded(d.guard, [&] {
         jpeg_mem_src(&d.info, data, static_cast<unsigned long>(size));
+        jpeg_save_markers(&d.info, JPEG_APP0 + 1, 0xFFFF);  // EXIF
+        jpeg_save_markers(&d.info, JPEG_APP0 + 2, 0xFFFF);  // ICC profile
         jpeg_read_header(&d.info, TRUE);
       })) {
     return failed("decode header");
   }
+  DecodedImage result;
+  for (jpeg_saved_marker_ptr m = d.info.marker_list; m != nullptr; m = m->next) {
+    if (m->marker == JPEG_APP0 + 1 && m->data_length >= 6 && std::memcmp(m->data, "Exif\0\0", 6) == 0) {
+      result.orientation = exif_orientation(m->data, m->data_length);
+      break;
+    }
+  }
+  JOCTET* icc = nullptr;
+  unsigned int icc_size = 0;
+  if (guarded(d.guard, [&] { jpeg_read_icc_profile(&d.info, &icc, &icc_size); }) && icc != nullptr) {
+    result.icc.assign(icc, icc + icc_size);
+  }
+  std::free(icc);
   const JDIMENSION width = d.info.image_width;
   const JDIMENSION height = d.info.image_height;
   if (width == 0 || height == 0) return unsupported_format("jpeg_decode: invalid image size");
   if (static_cast<int64_t>(width) * height > max_pixels)
     return invalid_argument("jpeg_decode: " + std::to_string(width) + "x" + std::to_string(height) +
                             " image exceeds the limit of " + std::to_string(max_pixels) + " pixels");
-  if (d.info.jpeg_color_space == JCS_CMYK || d.info.jpeg_color_space == JCS_YCCK)
-    return unsupported_format("jpeg_decode: CMYK JPEGs are not supported");
-
+  // CMYK and YCCK (libjpeg turns YCCK into CMYK) come out as CMYK and are converted to RGB below.
+  const bool cmyk = d.info.jpeg_color_space == JCS_CMYK || d.info.jpeg_color_space == JCS_YCCK;
   const bool gray = d.info.jpeg_color_space == JCS_GRAYSCALE;
-  d.info.out_color_space = gray ? JCS_GRAYSCALE : JCS_RGB;
+  d.info.out_color_space = gray ? JCS_GRAYSCALE : cmyk ? JCS_CMYK : JCS_RGB;
   d.info.scale_num = 1;
-  d.info.scale_denom = scale_denom_choose(width, height, min_width, min_height);
+  // The minimum size is the upright image's: a sideways photo's stored width is its upright height.
+  const bool sideways = result.orientation >= 5;
+  d.info.scale_denom = scale_denom_choose(width, height, sideways ? min_height : min_width,
+                                          sideways ? min_width : min_height);
   if (!guarded(d.guard, [&] { jpeg_calc_output_dimensions(&d.info); })) return failed("decode");
-  DecodedImage result;
   result.width = static_cast<int32_t>(d.info.output_width);
   result.height = static_cast<int32_t>(d.info.output_height);
   result.channels = gray ? 1 : 3;
-  const size_t row_bytes = static_cast<size_t>(result.width) * static_cast<size_t>(result.channels);
-  result.pixels.resize(row_bytes * static_cast<size_t>(result.height));
-  uint8_t* const pixels = result.pixels.data();
+  const size_t row_bytes = static_cast<size_t>(result.width) * static_cast<size_t>(cmyk ? 4 : result.channels);
+  std::vector<uint8_t> cmyk_pixels;
+  (cmyk ? cmyk_pixels : result.pixels).resize(row_bytes * static_cast<size_t>(result.height));
+  uint8_t* const pixels = cmyk ? cmyk_pixels.data() : result.pixels.data();
   if (!guarded(d.guard, [&] {
         jpeg_start_decompress(&d.info);
         while (d.info.output_scanline < d.info.output_height) {
@@ -223,6 +244,13 @@ Result<DecodedImage> jpeg_decode(const uint8_t* data, size_t size, int64_t max_p
         jpeg_finish_decompress(&d.info);
       })) {
     return failed("decode");
+  }
+  if (cmyk) {
+    // Adobe's APP14 marker says the samples are stored inverted (255 = no ink), as Photoshop writes them.
+    const int64_t count = static_cast<int64_t>(result.width) * result.height;
+    result.pixels.resize(static_cast<size_t>(count) * 3);
+    KILN_TRY(cmyk_to_rgb(cmyk_pixels.data(), count, d.info.saw_Adobe_marker != 0, result.icc, result.pixels.data()));
+    result.icc.clear();  // the CMYK profile was used; the result is sRGB
   }
   return result;
 }

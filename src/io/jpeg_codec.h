@@ -35,7 +35,9 @@ class JpegEncoder {
 };
 
 Status jpeg_encode(const ImageView& image, std::vector<uint8_t>& out, int32_t quality);
-// Gray JPEGs decode to 1 channel, everything else to 3 (RGB). Images over max_pixels are refused after the header
+// Gray JPEGs decode to 1 channel, everything else to 3 (RGB; CMYK and YCCK converted, through their own ICC profile
+// where they carry one). The EXIF orientation and the ICC profile come back in DecodedImage, not applied (image_decode
+// applies them). Images over max_pixels are refused after the header
 // is read; corrupt or truncated data (libjpeg warnings included), more than 500 progressive scans and a decode
 // still running at `deadline` give UnsupportedFormat. min_width/min_height > 0: decode at the smallest DCT scale
 // (1/8 .. 1) that keeps at least that size.

@@ -20,6 +20,9 @@ struct DecodedImage {
   int32_t width = 0;
   int32_t height = 0;
   int32_t channels = 0;  // 1 gray, 3 RGB, 4 RGBA
+  // What the file says about its pixels, applied by image_decode (the decoders themselves leave them as stored):
+  int32_t orientation = 1;   // EXIF orientation 1-8 (1: stored upright)
+  std::vector<uint8_t> icc;  // the embedded ICC profile, empty: none (sRGB assumed)
 
   ImageView view() {
     ImageView v;

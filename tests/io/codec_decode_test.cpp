@@ -80,14 +80,19 @@ TEST(CodecSniff, MagicBytes) {
   const uint8_t jpeg[] = {0xFF, 0xD8, 0xFF, 0xE0};
   const uint8_t png[] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
   const uint8_t gif[] = {'G', 'I', 'F', '8', '9', 'a'};
+  const uint8_t svg[] = {'<', 's', 'v', 'g', ' '};
   EXPECT_EQ(image_format_sniff(jpeg, sizeof(jpeg)), ImageFormat::kJpeg);
   EXPECT_EQ(image_format_sniff(png, sizeof(png)), ImageFormat::kPng);
   EXPECT_EQ(image_format_sniff(png, 7), ImageFormat::kUnknown);
-  EXPECT_EQ(image_format_sniff(gif, sizeof(gif)), ImageFormat::kUnknown);
+  EXPECT_EQ(image_format_sniff(gif, sizeof(gif)), ImageFormat::kGif);
+  EXPECT_EQ(image_format_sniff(gif, 5), ImageFormat::kUnknown);
+  EXPECT_EQ(image_format_sniff(svg, sizeof(svg)), ImageFormat::kUnknown);
   EXPECT_EQ(image_format_sniff(nullptr, 0), ImageFormat::kUnknown);
   EXPECT_EQ(image_format_from_path("a/B.JPEG"), ImageFormat::kJpeg);
   EXPECT_EQ(image_format_from_path("x.Png"), ImageFormat::kPng);
-  EXPECT_EQ(image_format_from_path("x.gif"), ImageFormat::kUnknown);
+  EXPECT_EQ(image_format_from_path("x.gif"), ImageFormat::kGif);
+  EXPECT_EQ(image_format_from_path("x.HEIC"), ImageFormat::kHeif);
+  EXPECT_EQ(image_format_from_path("x.svg"), ImageFormat::kUnknown);
   EXPECT_STREQ(image_format_name(ImageFormat::kPng), "png");
 }
 
@@ -265,7 +270,8 @@ TEST(CodecFiles, EncodeFileDecodeFileAndErrorsNameTheFile) {
   for (const auto& e : fs::directory_iterator(dir.path())) entries += e.is_regular_file() ? 1 : 0;
   EXPECT_EQ(entries, 2);
 
-  EXPECT_EQ(image_encode_file(src.view(), dir.file("c.gif")).code(), Errc::kInvalidArgument);
+  EXPECT_EQ(image_encode_file(src.view(), dir.file("c.txt")).code(), Errc::kInvalidArgument);
+  EXPECT_EQ(image_encode_file(src.view(), dir.file("c.gif")).code(), Errc::kUnsupportedFormat);  // read, not written
   auto missing = image_decode_file(dir.file("missing.png"));
   ASSERT_FALSE(missing.is_ok());
   EXPECT_EQ(missing.status().code(), Errc::kIoError);

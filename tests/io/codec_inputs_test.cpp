@@ -39,10 +39,11 @@ TEST(CodecInputs, FoldersAreRecursiveSortedAndFiltered) {
   touch(root / "sub" / "deeper" / "d.png");
   touch(root / "notes.txt");
   touch(root / "e.gif");
+  touch(root / "f.svg");
   auto files = image_inputs_folder(root.string());
   ASSERT_TRUE(files.is_ok());
   const std::vector<std::string> want = {(root / "a.JPG").string(), (root / "b.png").string(),
-                                         (root / "sub" / "c.jpeg").string(),
+                                         (root / "e.gif").string(), (root / "sub" / "c.jpeg").string(),
                                          (root / "sub" / "deeper" / "d.png").string()};
   EXPECT_EQ(files.value(), want);
   EXPECT_FALSE(image_inputs_folder((root / "nope").string()).is_ok());
@@ -73,7 +74,8 @@ TEST(CodecInputs, ListFilesAndArgumentsExpandInOrder) {
   ASSERT_FALSE(bad.is_ok());
   EXPECT_EQ(bad.status().code(), Errc::kIoError);
   EXPECT_TRUE(image_path_is_image("a/b.JpEg"));
-  EXPECT_FALSE(image_path_is_image("a/b.bmp"));
+  EXPECT_TRUE(image_path_is_image("a/b.webp"));
+  EXPECT_FALSE(image_path_is_image("a/b.svg"));
 }
 
 // Found by fuzz_image_list: "..\0x.jpg" was read as "..", a folder search far outside what the list meant.

@@ -1,0 +1,11 @@
+// TIFF (libtiff's RGBA reader with capped allocations) on any bytes, then the orientation and the colour profile it returns.
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz_decoded.h"
+#include "io/web_codecs.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  kiln::fuzz::decoded_finish(kiln::tiff_decode(data, size, kiln::fuzz::kDecoderMaxPixels, kiln::Deadline::after(5)));
+  return 0;
+}

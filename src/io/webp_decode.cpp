@@ -1,0 +1,84 @@
+// WebP through libwebp: still images with WebPDecode*Into, animations' first frame with WebPAnimDecoder (composited
+// on its canvas as a browser shows it), the EXIF and ICCP chunks through the demuxer.
+#include <webp/decode.h>
+#include <webp/demux.h>
+
+#include <memory>
+#include <string>
+
+#include "io/decode_limits.h"
+#include "io/exif_orientation.h"
+#include "io/web_codecs.h"
+
+namespace kiln {
+
+namespace {
+
+struct WebpDemuxDeleter {
+  void operator()(WebPDemuxer* d) const { WebPDemuxDelete(d); }
+};
+struct WebpAnimDeleter {
+  void operator()(WebPAnimDecoder* d) const { WebPAnimDecoderDelete(d); }
+};
+
+std::vector<uint8_t> webp_chunk(WebPDemuxer* demux, const char* fourcc) {
+  WebPChunkIterator it;
+  if (!WebPDemuxGetChunk(demux, fourcc, 1, &it)) return {};
+  std::vector<uint8_t> bytes(it.chunk.bytes, it.chunk.bytes + it.chunk.size);
+  WebPDemuxReleaseChunkIterator(&it);
+  return bytes;
+}
+
+Status webp_first_frame(const WebPData& webp, DecodedImage* image) {
+  WebPAnimDecoderOptions options;
+  if (!WebPAnimDecoderOptionsInit(&options)) return unsupported_format("webp: libwebp version mismatch");
+  options.color_mode = MODE_RGBA;
+  options.use_threads = 0;
+  const std::unique_ptr<WebPAnimDecoder, WebpAnimDeleter> anim(WebPAnimDecoderNew(&webp, &options));
+  if (!anim) return unsupported_format("webp: damaged animation");
+  uint8_t* frame = nullptr;
+  int timestamp = 0;
+  if (!WebPAnimDecoderGetNext(anim.get(), &frame, &timestamp)) return unsupported_format("webp: damaged first frame");
+  image->channels = 4;
+  image->pixels.assign(frame, frame + image->pixels.size());
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<DecodedImage> webp_decode(const uint8_t* data, size_t size, int64_t max_pixels) {
+  const WebPData webp{data, size};
+  WebPDemuxState state;
+  const std::unique_ptr<WebPDemuxer, WebpDemuxDeleter> demux(WebPDemuxPartial(&webp, &state));
+  if (!demux || state < WEBP_DEMUX_PARSED_HEADER) return unsupported_format("webp: damaged header");
+  if (state != WEBP_DEMUX_DONE) return unsupported_format("webp: truncated");
+  const int64_t width = WebPDemuxGetI(demux.get(), WEBP_FF_CANVAS_WIDTH);
+  const int64_t height = WebPDemuxGetI(demux.get(), WEBP_FF_CANVAS_HEIGHT);
+  const uint32_t flags = WebPDemuxGetI(demux.get(), WEBP_FF_FORMAT_FLAGS);
+  KILN_TRY(decode_pixels_check("webp", width, height, max_pixels));
+  DecodedImage image;
+  image.width = static_cast<int32_t>(width);
+  image.height = static_cast<int32_t>(height);
+  if (flags & EXIF_FLAG) {
+    const std::vector<uint8_t> exif = webp_chunk(demux.get(), "EXIF");
+    image.orientation = exif_orientation(exif.data(), exif.size());
+  }
+  if (flags & ICCP_FLAG) image.icc = webp_chunk(demux.get(), "ICCP");
+  image.pixels.resize(static_cast<size_t>(width * height * 4));
+  if (flags & ANIMATION_FLAG) {
+    KILN_TRY(webp_first_frame(webp, &image));
+    return image;
+  }
+  WebPBitstreamFeatures features;
+  if (WebPGetFeatures(data, size, &features) != VP8_STATUS_OK) return unsupported_format("webp: damaged header");
+  image.channels = features.has_alpha ? 4 : 3;
+  image.pixels.resize(static_cast<size_t>(width * height * image.channels));
+  const int stride = image.width * image.channels;
+  const uint8_t* decoded =
+      features.has_alpha ? WebPDecodeRGBAInto(data, size, image.pixels.data(), image.pixels.size(), stride)
+                         : WebPDecodeRGBInto(data, size, image.pixels.data(), image.pixels.size(), stride);
+  if (decoded == nullptr) return unsupported_format("webp: damaged or truncated image data");
+  return image;
+}
+
+}  // namespace kiln
