@@ -147,3 +147,59 @@ def test_search_preview_puts_each_query_beside_its_nearest_faces(tmp_path, photo
         assert np.array_equal(cell(row, 0), cell(row, 1))
         assert np.abs(cell(row, 0) - cell(row, 3)).mean() > 20
     assert np.array_equal(cell(1, 1), cell(1, 2))  # the astronaut's second copy: the same face again
+
+
+def _photo_variants(folder):
+    """One face photo saved the 14 ways a crawler meets it (Pillow, OpenCV and libheif's heif-enc)."""
+    import cv2
+    from PIL import Image
+    photo = Image.open(HOPPER).convert("RGB")
+    photo.save(folder / "plain.jpg", quality=92)
+    photo.save(folder / "progressive.jpg", quality=92, progressive=True)
+    photo.convert("L").save(folder / "gray.jpg", quality=92)
+    photo.convert("RGBA").save(folder / "rgba.png")
+    rgb16 = np.asarray(photo)[:, :, ::-1].astype(np.uint16) * 257
+    cv2.imwrite(str(folder / "deep16.png"), rgb16)
+    shutil.copy(folder / "rgba.png", folder / "png_named.jpg")
+    photo.save(folder / "photo.webp", quality=90)
+    photo.save(folder / "animated.gif", save_all=True, append_images=[photo.rotate(180)], duration=100)
+    photo.save(folder / "photo.bmp")
+    photo.save(folder / "photo.tif", compression="tiff_lzw")
+    photo.convert("CMYK").save(folder / "cmyk.jpg", quality=92)
+    exif = Image.Exif()
+    exif[0x0112] = 6  # shown turned 90 degrees clockwise: stored turned the other way
+    photo.transpose(Image.ROTATE_90).save(folder / "sideways_exif6.jpg", quality=92, exif=exif.tobytes())
+    for name, flags in (("photo.heic", []), ("photo.avif", ["-A"])):
+        subprocess.run(["heif-enc", "-q", "85", *flags, "-o", folder / name, folder / "plain.jpg"], check=True,
+                       capture_output=True)
+    return photo.size
+
+
+def test_every_format_a_crawler_meets_gives_the_face(tmp_path):
+    folder = tmp_path / "variants"
+    folder.mkdir()
+    width, height = _photo_variants(folder)
+    records = tmp_path / "f.jsonl"
+    out = tmp_path / "f.h5"
+    result = run_kiln("faces", folder, "-o", out, "--jsonl", records, "--threads", 2, "-q")
+    assert "unreadable" not in result.stderr
+    lines = [json.loads(line) for line in records.read_text().splitlines()]
+    assert all("error" not in line for line in lines), [line.get("error") for line in lines]
+    with h5py.File(out, "r") as f:
+        embeddings = f["embeddings"][()]
+        paths = [p.decode().rsplit("/", 1)[1] for p in f["paths"][()]]
+    assert sorted(set(paths)) == sorted(p.name for p in folder.iterdir())  # a face in each of the 14
+    best = {}
+    for line in lines:  # the best detection of each photo
+        name = line["image"].rsplit("/", 1)[1]
+        if name not in best or line["det_score"] > best[name]["det_score"]:
+            best[name] = line
+    reference = embeddings[best["plain.jpg"]["row"]]
+    for name, line in best.items():
+        cosine = float(embeddings[line["row"]] @ reference)
+        assert cosine >= (0.8 if name in ("animated.gif", "gray.jpg") else 0.9), (name, cosine)
+        # Upright coordinates: the sideways photo's box is the plain photo's.
+        assert np.allclose(line["bbox"], best["plain.jpg"]["bbox"], atol=6), (name, line["bbox"])
+        assert line["orientation"] == (6 if name == "sideways_exif6.jpg" else 1), name
+        x0, y0, x1, y1 = line["bbox"]
+        assert 0 <= x0 < x1 <= width and 0 <= y0 < y1 <= height

@@ -159,6 +159,7 @@ const ParamTable<FacesJobConfig>& faces_job_params();
 struct FaceRecord {
   std::string image;
   int64_t image_index = 0;
+  int32_t orientation = 1;  // the EXIF orientation applied to the photo (1: stored upright); boxes are upright
   std::string error;       // an unreadable image: no face, only this
   const Face* face = nullptr;  // valid during the on_record call only
   int64_t duplicate_of = -1;  // the output row of the kept face this one duplicates (then it is not written)

@@ -58,6 +58,7 @@ nlohmann::json record_json(const FaceRecord& r) {
   const Face& f = *r.face;
   const float* b = f.detection.box;
   line["bbox"] = {b[0], b[1], b[0] + b[2], b[1] + b[3]};  // the predecessor's x0, y0, x1, y1
+  line["orientation"] = r.orientation;
   line["det_score"] = f.detection.score;
   nlohmann::json marks = nlohmann::json::array();
   for (int k = 0; k < f.detection.landmark_count; ++k) marks.push_back({f.detection.landmarks[k][0], f.detection.landmarks[k][1]});
@@ -318,6 +319,7 @@ Result<FacesJobSummary> faces_job_run(const FacesJobConfig& requested, const Ima
           if (on_record) on_record(record);
           continue;
         }
+        record.orientation = batch.buffers[static_cast<size_t>(k)].orientation;
         const std::vector<Face>& image_faces = faces[static_cast<size_t>(k)];
         part.counts.images_with_faces += image_faces.empty() ? 0 : 1;
         for (const Face& face : image_faces) {
