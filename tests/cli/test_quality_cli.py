@@ -144,9 +144,21 @@ def test_decode_timeout_reports_the_slow_image_and_goes_on(tmp_path):
     assert all(line["ok"] for line in read_lines(whole))
 
 
+def srgb_pixels(path):
+    """The photo as a viewer shows it: an embedded colour profile (rocket.jpg: Adobe RGB) converted to sRGB."""
+    import io
+
+    from PIL import Image, ImageCms
+    photo = Image.open(path)
+    if photo.mode in ("RGB", "RGBA") and photo.info.get("icc_profile"):
+        source = ImageCms.ImageCmsProfile(io.BytesIO(photo.info["icc_profile"]))
+        photo = ImageCms.profileToProfile(photo.convert("RGB"), source, ImageCms.createProfile("sRGB"),
+                                          outputMode="RGB")
+    return np.asarray(photo)
+
+
 def test_preview_shows_the_images_best_first_with_their_verdicts(tmp_path):
     from matplotlib import image
-    from skimage import io
 
     folder = "/usr/lib/python3/dist-packages/skimage/data"
     sources = [f"{folder}/{name}" for name in ["astronaut.png", "camera.png", "coffee.png", "moon.png",
@@ -158,7 +170,7 @@ def test_preview_shows_the_images_best_first_with_their_verdicts(tmp_path):
     sheet = np.rint(image.imread(sheet_path) * 255)
     assert sheet.shape == (30 + 2 * (210 + 4 + 4 * 14 + 10), 4 * 290 + 10, 3)  # 6 cells: 4 columns, 2 rows
     for cell, record in enumerate(records):
-        photo = io.imread(record["path"])
+        photo = srgb_pixels(record["path"])
         photo = photo if photo.ndim == 3 else np.repeat(photo[..., None], 3, axis=2)
         scale = min(1, 280 / photo.shape[1], 210 / photo.shape[0])
         x, y = 10 + (cell % 4) * 290, 30 + (cell // 4) * (210 + 4 + 4 * 14 + 10)
