@@ -242,8 +242,9 @@ class OrtInferSession final : public InferSession {
         binding.BindOutput(out.name.c_str(), Ort::Value::CreateTensor<float>(memory, out.data(), out.elements(),
                                                                              out.shape.data(), out.shape.size()));
       }
+      // Run ends waiting for the provider's compute stream (disable_synchronize_execution_providers left at 0): the
+      // outputs are complete. IoBinding::SynchronizeOutputs would add a cudaDeviceSynchronize (every stream's work).
       m_session->Run(Ort::RunOptions{nullptr}, binding);
-      binding.SynchronizeOutputs();
     });
   }
 
