@@ -8,8 +8,6 @@
 #include <shared_mutex>
 #include <type_traits>
 
-#include <nlohmann/json.hpp>
-
 #include "core/fault.h"
 #include "core/file_read.h"
 #include "core/float_mode.h"
@@ -231,6 +229,7 @@ class OrtInferSession final : public InferSession {
   template <typename Out>
   Status run_in_place(Errc code, std::span<const float> input, const std::vector<int64_t>& shape,
                       Backend* input_device, Backend* output_device, std::vector<Out>& outputs) {
+    const std::unique_lock<std::mutex> turn = gpu_run_turn();
     return ort_call(code, m_label + ": run on the " + std::string(infer_provider_name(m_provider)) +
                               " execution provider failed", [&] {
       const Ort::MemoryInfo memory = input_memory(output_device);
@@ -286,6 +285,14 @@ class OrtInferSession final : public InferSession {
   void bound_learn(const std::vector<int64_t>& item, int64_t batch, const std::vector<Tensor>& copied, bool again) {
     std::lock_guard<std::mutex> lock(m_bound_mutex);
     if (again || !m_bound.learned(item)) m_bound.learn(item, batch, copied, m_info.outputs);
+  }
+
+  // Given kiln's stream, ONNX Runtime runs every Run of the session on it with one cuDNN and one cuBLAS handle (made
+  // for the thread that created the session), and cuDNN forbids using a handle from two threads at once: runs on a
+  // GPU provider take turns (one stream runs them in turn anyway). Runs on the CPU provider overlap.
+  std::unique_lock<std::mutex> gpu_run_turn() {
+    if (m_provider == InferProvider::kCpu || !m_stream) return {};
+    return std::unique_lock<std::mutex>(m_gpu_run_mutex);
   }
 
   Status injected_fault() const {
@@ -405,6 +412,7 @@ class OrtInferSession final : public InferSession {
     Status converted;
     // The caller computes part of each run on ONNX Runtime's thread pool: the same float mode as its workers.
     const FloatModeScope float_mode(m_options.flush_denormals && m_provider == InferProvider::kCpu);
+    const std::unique_lock<std::mutex> turn = gpu_run_turn();
     Status st = ort_call(code, m_label + ": run on the " + std::string(infer_provider_name(m_provider)) +
                                    " execution provider failed", [&] {
       Ort::Value tensor = Ort::Value::CreateTensor<float>(input_memory(device), const_cast<float*>(input.data()),
@@ -457,6 +465,7 @@ class OrtInferSession final : public InferSession {
   std::shared_mutex m_session_mutex;
   uint64_t m_session_generation = 0;  // sessions made so far
   std::mutex m_bound_mutex;          // guards m_bound
+  std::mutex m_gpu_run_mutex;        // held through a run on a GPU provider given m_stream
   mutable std::mutex m_report_mutex;
   std::unique_ptr<Stream> m_stream;  // the GPU providers' compute stream; outlives every session made on it
   std::unique_ptr<Ort::Session> m_session;
@@ -469,28 +478,6 @@ class OrtInferSession final : public InferSession {
 };
 
 }  // namespace
-
-std::string TensorInfo::shape_text() const {
-  std::string text;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    const std::string dim = shape[d] >= 0                           ? std::to_string(shape[d])
-                            : d < dim_names.size() && !dim_names[d].empty() ? dim_names[d]
-                                                                    : "?";
-    text += (d ? " x " : "") + dim;
-  }
-  return text;
-}
-
-int64_t Tensor::elements() const { return elements_of(shape); }
-
-std::string InferReport::json() const {
-  return nlohmann::json{{"provider", provider}, {"placement", placement}, {"fallbacks", fallbacks},
-                        {"batch_dynamic", batch_dynamic}, {"bound_runs", bound_runs},
-                        {"device_input_runs", device_input_runs},
-                        {"device_output_runs", device_output_runs}, {"oom_halvings", oom_halvings},
-                        {"batch_limit", batch_limit}}
-      .dump();
-}
 
 static Result<std::unique_ptr<InferSession>> open_session(std::vector<uint8_t> model, const InferOptions& options,
                                                    const std::string& label, const std::string& folder);
