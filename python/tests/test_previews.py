@@ -36,3 +36,22 @@ def test_bench_plot_draws_a_benchmarks_json(tmp_path):
     layout = kiln.bench_plot.plot(results, str(tmp_path / "b.png"))
     assert layout["kind"] == "lines" and len(layout["marks"][0]["points"]) == 2
     assert (tmp_path / "b.png").stat().st_size > 0
+
+
+def test_render_preview_shows_images_spread_over_the_whole_dataset(tmp_path):
+    # Stride 1: neighbouring windows are near copies, so the preview samples the dataset from its first image to its
+    # last, evenly, each tile the dataset's image at that index (and captioned with it under the tile).
+    out, preview = tmp_path / "d.h5", tmp_path / "grid.png"
+    kiln.render_job(None, output=str(out), demo=True, demo_points=400, seq_len=20, width=48, height=24,
+                    preview=str(preview), mode="cpu")
+    with kiln.open(str(out)) as dataset:
+        images = dataset.images[()]
+    total = len(images)
+    picked = [round(k * (total - 1) / 15) for k in range(16)]
+    grid = np.rint(image.imread(preview) * 255).astype(np.uint8)
+    cell = (grid.shape[0] - 3 * 2) // 4  # the image and its caption strip
+    assert grid.shape[1] == 4 * 48 + 3 * 2 and cell > 24
+    for k, index in enumerate(picked):
+        y, x = (k // 4) * (cell + 2), (k % 4) * (48 + 2)
+        np.testing.assert_array_equal(grid[y:y + 24, x:x + 48, 0], images[index], err_msg=f"tile {k}: image {index}")
+    assert not np.array_equal(images[picked[0]], images[picked[-1]])

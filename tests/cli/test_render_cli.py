@@ -226,10 +226,19 @@ def test_png_jpeg_npy_formats(tmp_path):
 
 
 def test_preview_and_info(tmp_path):
+    from PIL import Image
+
     out = tmp_path / "p.h5"
     run_kiln("render", "--demo", "--demo-points", 120, "-o", out, "--width", 64, "--height", 32,
              "--preview", tmp_path / "grid.png", "-q")
-    assert (tmp_path / "grid.png").stat().st_size > 100
+    # 16 of the 21 windows (sampled across them: preview_sample's test) in 4 columns, each captioned with its index
+    # in a light strip under it.
+    grid = np.asarray(Image.open(tmp_path / "grid.png"))
+    assert grid.shape[1] == 4 * 64 + 3 * 2 and grid.shape[2] == 3
+    cell = (grid.shape[0] - 3 * 2) // 4
+    assert cell > 32 and grid.shape[0] == 4 * cell + 3 * 2
+    strip = grid[32:cell, :64, 0]
+    assert (strip == 236).mean() > 0.5 and (strip < 100).sum() > 20  # the strip's gray and the caption's strokes
     info = run_kiln("info", out).stdout
     assert "images" in info and "skipped_windows" in info
 

@@ -120,7 +120,7 @@ struct RenderJobConfig {
   int32_t dpi = 100;  // stored in the resolution attribute; pixels are given directly
   OutputSpec output;
   ExecSettings exec = ExecSettings{.batch_size = 1024};  // batch_size: images per write batch and GPU launch
-  std::string preview;  // a PNG grid of the first images
+  std::string preview;  // a PNG grid of preview_count images sampled evenly across the job, captioned
   int32_t preview_count = 16;
   ShardSettings shard;  // a piece of the job (HDF5 output {stem}.shard-I-of-N.h5, joined by kiln merge)
 

@@ -7,14 +7,57 @@
 #if KILN_HAS_JPEG
 #include "io/durable_file.h"
 #include "io/png_codec.h"
+#include "pictures/canvas.h"
 #endif
 
 namespace kiln {
 
-Status preview_write_png(const std::string& path, const std::vector<ImageView>& images, int32_t columns) {
+std::vector<int64_t> preview_sample(int64_t total, int64_t count) {
+  std::vector<int64_t> picked;
+  if (total <= 0 || count <= 0) return picked;
+  if (count >= total || count == 1) {
+    for (int64_t i = 0; i < std::min(count, total); ++i) picked.push_back(i);
+    return picked;
+  }
+  // Rounded to the nearest: k (total - 1) / (count - 1) for k = 0 .. count - 1; distinct, as total > count.
+  for (int64_t k = 0; k < count; ++k) picked.push_back((k * (total - 1) * 2 + (count - 1)) / ((count - 1) * 2));
+  return picked;
+}
+
+#if KILN_HAS_JPEG
+namespace {
+
+// The gray grid with `captions` written under its cells, as an RGB picture: the text size follows the cells' width
+// (about 9 px from baseline to cap at 400 px), smaller where a caption would not fit, and a caption still too wide is
+// shortened.
+Status captioned_write(const std::string& path, const ImageView& grid, int64_t columns, int32_t cell_w,
+                       int32_t cell_h, int32_t strip_h, double size, const std::vector<std::string>& captions) {
+  Canvas canvas(grid.width, grid.height);
+  canvas.image(grid, 0, 0, grid.width, grid.height);
+  const auto pad = static_cast<int32_t>(std::lround(4 * size));
+  for (size_t i = 0; i < captions.size(); ++i) {
+    const auto x = static_cast<int32_t>((static_cast<int64_t>(i) % columns) * (cell_w + kPreviewGutter));
+    const auto y = static_cast<int32_t>((static_cast<int64_t>(i) / columns) * (cell_h + strip_h + kPreviewGutter));
+    const int32_t baseline = y + cell_h + static_cast<int32_t>(std::lround(14 * size));
+    canvas.text(x + pad, baseline, Canvas::text_fitted(captions[i], cell_w - 2 * pad, size), ink::kText, size);
+  }
+  std::vector<uint8_t> png;
+  KILN_TRY(png_encode(canvas.view(), png, 6));
+  return file_write_atomic(path, png.data(), png.size());
+}
+
+}  // namespace
+#endif
+
+Status preview_write_png(const std::string& path, const std::vector<ImageView>& images, int32_t columns,
+                         const std::vector<std::string>& captions) {
 #if KILN_HAS_JPEG
   if (path.empty()) return invalid_argument("preview: no output path");
   if (images.empty()) return invalid_argument("preview: no images");
+  if (!captions.empty() && captions.size() != images.size()) {
+    return invalid_argument("preview: " + std::to_string(captions.size()) + " captions for " +
+                            std::to_string(images.size()) + " images");
+  }
   int32_t cell_w = 0;
   int32_t cell_h = 0;
   for (const ImageView& image : images) {
@@ -28,9 +71,16 @@ Status preview_write_png(const std::string& path, const std::vector<ImageView>& 
   const int64_t n = static_cast<int64_t>(images.size());
   if (columns <= 0) columns = static_cast<int32_t>(std::ceil(std::sqrt(static_cast<double>(n))));
   columns = static_cast<int32_t>(std::min<int64_t>(columns, n));
+  double size = std::clamp(cell_w / 400.0, 0.7, 2.0);
+  for (const std::string& caption : captions) {
+    const int32_t room = cell_w - static_cast<int32_t>(std::lround(8 * size));
+    const int32_t wide = Canvas::text_width(caption, size);
+    if (wide > room) size = std::max(0.5, size * room / wide);
+  }
+  const int32_t strip_h = captions.empty() ? 0 : static_cast<int32_t>(std::lround(20 * size));
   const int64_t rows = (n + columns - 1) / columns;
   const int64_t width = columns * static_cast<int64_t>(cell_w) + (columns - 1) * kPreviewGutter;
-  const int64_t height = rows * static_cast<int64_t>(cell_h) + (rows - 1) * kPreviewGutter;
+  const int64_t height = rows * static_cast<int64_t>(cell_h + strip_h) + (rows - 1) * kPreviewGutter;
   if (width > INT32_MAX || height > INT32_MAX || width * height > (int64_t{1} << 30))
     return invalid_argument("preview: grid too large (use fewer images or more columns)");
 
@@ -38,7 +88,12 @@ Status preview_write_png(const std::string& path, const std::vector<ImageView>& 
   for (int64_t i = 0; i < n; ++i) {
     const ImageView& image = images[static_cast<size_t>(i)];
     const int64_t x0 = (i % columns) * (cell_w + kPreviewGutter);
-    const int64_t y0 = (i / columns) * (cell_h + kPreviewGutter);
+    const int64_t y0 = (i / columns) * (cell_h + strip_h + kPreviewGutter);
+    if (strip_h > 0) {  // the caption's strip, set apart from a chart's white
+      for (int32_t y = 0; y < strip_h; ++y) {
+        std::fill_n(canvas.data() + (y0 + cell_h + y) * width + x0, cell_w, kPreviewCaptionGray);
+      }
+    }
     for (int32_t y = 0; y < image.height; ++y) {
       uint8_t* dst = canvas.data() + (y0 + y) * width + x0;
       if (image.type == PixelType::kU8) {
@@ -61,6 +116,7 @@ Status preview_write_png(const std::string& path, const std::vector<ImageView>& 
   grid.channels = 1;
   grid.row_stride = width;
   grid.type = PixelType::kU8;
+  if (!captions.empty()) return captioned_write(path, grid, columns, cell_w, cell_h, strip_h, size, captions);
   std::vector<uint8_t> png;
   KILN_TRY(png_encode(grid, png, 6));
   return file_write_atomic(path, png.data(), png.size());
@@ -68,6 +124,7 @@ Status preview_write_png(const std::string& path, const std::vector<ImageView>& 
   (void)path;
   (void)images;
   (void)columns;
+  (void)captions;
   return unsupported_format("this kiln was built without libspng (KILN_JPEG=OFF): no PNG preview");
 #endif
 }

@@ -79,13 +79,23 @@ void fill_metadata(const Series& series, const WindowPlan& plan, const DatasetLa
   }
 }
 
-// A handful of images: always on the CPU, so a preview never depends on the GPU path.
-Status write_preview(const RenderJobConfig& config, const Series& series, const WindowPlan& plan) {
-  const int64_t count = std::min<int64_t>(config.preview_count, static_cast<int64_t>(plan.starts.size()));
+// A handful of images sampled evenly across the job (or the piece), each captioned with its index in the job's
+// dataset (`first_index`: the piece's first): always on the CPU, so a preview never depends on the GPU path.
+Status write_preview(const RenderJobConfig& config, const Series& series, const WindowPlan& plan, int64_t first_index,
+                     int64_t job_total) {
+  const std::vector<int64_t> picked =
+      preview_sample(static_cast<int64_t>(plan.starts.size()), config.preview_count);
+  const auto count = static_cast<int64_t>(picked.size());
   if (count <= 0) return Status::ok();
+  std::vector<int64_t> starts;
+  std::vector<std::string> captions;
+  for (const int64_t i : picked) {
+    starts.push_back(plan.starts[static_cast<size_t>(i)]);
+    captions.push_back("window " + std::to_string(first_index + i) + " of " + std::to_string(job_total));
+  }
   RenderParams params = config.render;
   params.dtype = PixelType::kU8;
-  WindowBatch windows{series.values.data(), series.channels, plan.starts.data(), count,
+  WindowBatch windows{series.values.data(), series.channels, starts.data(), count,
                       static_cast<int32_t>(config.windows.seq_len)};
   ImageBatch images;
   images.resize(count, params.width, params.height, 1, PixelType::kU8);
@@ -94,7 +104,7 @@ Status write_preview(const RenderJobConfig& config, const Series& series, const 
   KILN_TRY(op_run(RenderCall(params, windows, images.view()).call(), on_cpu));
   std::vector<ImageView> views;
   for (int64_t i = 0; i < count; ++i) views.push_back(images.view().image(i));
-  return preview_write_png(config.preview, views, std::min<int32_t>(4, static_cast<int32_t>(count)));
+  return preview_write_png(config.preview, views, std::min<int32_t>(4, static_cast<int32_t>(count)), captions);
 }
 
 // What the defaults that depend on other settings mean for this job: an OHLC chart reads four columns and is
@@ -218,7 +228,7 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
   }
   KILN_TRY_ASSIGN(auto sink, sink_create(config.output));
   KILN_TRY_ASSIGN(const int64_t resumed, sink->open(layout, make_attributes(config, series, plan)));
-  if (!config.preview.empty()) KILN_TRY(write_preview(config, series, plan));
+  if (!config.preview.empty()) KILN_TRY(write_preview(config, series, plan, range.first, job_total));
 
   // Workers beyond the cores only wait on each other at the ordered sink (--threads 16 on 2 cores: 0.6x the rate).
   const int32_t threads = config.exec.threads > 0 ? std::min(config.exec.threads, ThreadPool::hardware_threads())

@@ -35,7 +35,8 @@ const ParamTable<RenderJobConfig>& render_job_params() {
     t.add({.name = "dpi", .help = "Stored in the resolution attribute (pixels are given directly)", .min = 1,
            .max = 10000},
           [](C& c) -> int32_t& { return c.dpi; });
-    t.add({.name = "preview", .help = "Write a PNG grid of the first images here"},
+    t.add({.name = "preview",
+           .help = "Write a PNG grid of 16 images here, sampled evenly from the first to the last, each with its index"},
           [](C& c) -> std::string& { return c.preview; });
     t.add({.name = "demo", .help = "Render the built-in synthetic OHLC random walk instead of an input"},
           [](C& c) -> bool& { return c.demo; });

@@ -85,6 +85,50 @@ TEST(Preview, ScalesFloatImagesAndPicksColumns) {
       EXPECT_EQ(grid.pixels[static_cast<size_t>(y * grid.width + x)], expected[static_cast<size_t>(y * 3 + x)]);
 }
 
+TEST(Preview, CaptionsSitInALightStripUnderEachImage) {
+  // Two white 120 x 40 images captioned, in 2 columns: an RGB picture, each cell 40 rows of image and a strip of
+  // kPreviewCaptionGray under it with the caption's dark text in it, and nothing of the text on the image.
+  std::vector<uint8_t> white(120 * 40, 255);
+  const ImageView v = view_u8(white, 120, 40);
+  test::TempDir tmp;
+  const std::string path = tmp.file("captioned.png");
+  ASSERT_TRUE(preview_write_png(path, {v, v}, 2, {"window 0 of 9", "window 8 of 9"}).is_ok());
+  const DecodedImage grid = read_png(path);
+  ASSERT_EQ(grid.channels, 3);
+  ASSERT_EQ(grid.width, 2 * 120 + kPreviewGutter);
+  ASSERT_GT(grid.height, 40 + 8);  // a strip of text under the images
+  const auto red = [&](int x, int y) {
+    return static_cast<int>(grid.pixels[static_cast<size_t>((y * grid.width + x) * 3)]);
+  };
+  for (const int x0 : {0, 120 + kPreviewGutter}) {
+    int dark = 0;
+    for (int y = 40; y < grid.height; ++y)
+      for (int x = x0; x < x0 + 120; ++x) dark += red(x, y) < 100 ? 1 : 0;
+    EXPECT_GT(dark, 20) << "cell at x " << x0;  // the caption's strokes
+    EXPECT_EQ(red(x0 + 119, grid.height - 1), kPreviewCaptionGray);  // the strip past the text
+    for (int y = 0; y < 40; ++y)
+      for (int x = x0; x < x0 + 120; ++x) ASSERT_EQ(red(x, y), 255) << x << "," << y;
+  }
+  EXPECT_EQ(preview_write_png(tmp.file("c.png"), {v, v}, 2, {"one caption"}).code(), Errc::kInvalidArgument);
+}
+
+TEST(PreviewSample, SpreadsEvenlyFromTheFirstToTheLast) {
+  const std::vector<int64_t> picked = preview_sample(10000, 16);
+  ASSERT_EQ(picked.size(), 16u);
+  EXPECT_EQ(picked.front(), 0);
+  EXPECT_EQ(picked.back(), 9999);
+  for (size_t k = 1; k < picked.size(); ++k) {
+    const int64_t gap = picked[k] - picked[k - 1];
+    EXPECT_TRUE(gap == 666 || gap == 667) << "gap " << gap << " before " << picked[k];  // 9999 / 15 = 666.6
+  }
+  EXPECT_EQ(preview_sample(17, 16).back(), 16);
+  EXPECT_EQ(preview_sample(5, 16), (std::vector<int64_t>{0, 1, 2, 3, 4}));  // fewer images than asked: all
+  EXPECT_EQ(preview_sample(100, 2), (std::vector<int64_t>{0, 99}));
+  EXPECT_EQ(preview_sample(100, 1), (std::vector<int64_t>{0}));
+  EXPECT_TRUE(preview_sample(0, 16).empty());
+  EXPECT_TRUE(preview_sample(100, 0).empty());
+}
+
 TEST(Preview, RejectsBadInput) {
   test::TempDir tmp;
   EXPECT_EQ(preview_write_png(tmp.file("a.png"), {}, 2).code(), Errc::kInvalidArgument);
