@@ -16,10 +16,11 @@ __global__ void blur_shrink_kernel(const uint8_t* in_base, const KilnImageDesc* 
                                    const KilnImageDesc* small_descs, int32_t factor) {
   int32_t x, y, image;
   KilnImageDesc s;
-  if (!output_pixel(small_descs, &x, &y, &image, &s)) return;
-  const KilnImageDesc d = in_descs[image];
-  for (int32_t c = 0; c < s.channels; ++c) {
-    small_base[kiln_px_offset(s, x, y, c)] = kiln_blur_shrink_px(in_base, d, factor, x, y, c);
+  for (bool on = output_pixel(small_descs, &x, &y, &image, &s); on; on = output_pixel_next(s, &y)) {
+    const KilnImageDesc d = in_descs[image];
+    for (int32_t c = 0; c < s.channels; ++c) {
+      small_base[kiln_px_offset(s, x, y, c)] = kiln_blur_shrink_px(in_base, d, factor, x, y, c);
+    }
   }
 }
 
@@ -27,10 +28,11 @@ __global__ void blur_box_kernel(const uint8_t* src_base, const KilnImageDesc* sr
                                 const KilnImageDesc* dst_descs, KilnBlurArgs args, int32_t horizontal) {
   int32_t x, y, image;
   KilnImageDesc d;
-  if (!output_pixel(dst_descs, &x, &y, &image, &d)) return;
-  const KilnImageDesc s = src_descs[image];
-  for (int32_t c = 0; c < d.channels; ++c) {
-    dst_base[kiln_px_offset(d, x, y, c)] = kiln_blur_box_px(src_base, s, args, horizontal, x, y, c);
+  for (bool on = output_pixel(dst_descs, &x, &y, &image, &d); on; on = output_pixel_next(d, &y)) {
+    const KilnImageDesc s = src_descs[image];
+    for (int32_t c = 0; c < d.channels; ++c) {
+      dst_base[kiln_px_offset(d, x, y, c)] = kiln_blur_box_px(src_base, s, args, horizontal, x, y, c);
+    }
   }
 }
 
@@ -38,10 +40,11 @@ __global__ void blur_enlarge_kernel(const uint8_t* small_base, const KilnImageDe
                                     const KilnImageDesc* out_descs) {
   int32_t x, y, image;
   KilnImageDesc o;
-  if (!output_pixel(out_descs, &x, &y, &image, &o)) return;
-  const KilnImageDesc s = small_descs[image];
-  for (int32_t c = 0; c < o.channels; ++c) {
-    out_base[kiln_px_offset(o, x, y, c)] = kiln_blur_enlarge_px(small_base, s, o.width, o.height, x, y, c);
+  for (bool on = output_pixel(out_descs, &x, &y, &image, &o); on; on = output_pixel_next(o, &y)) {
+    const KilnImageDesc s = small_descs[image];
+    for (int32_t c = 0; c < o.channels; ++c) {
+      out_base[kiln_px_offset(o, x, y, c)] = kiln_blur_enlarge_px(small_base, s, o.width, o.height, x, y, c);
+    }
   }
 }
 

@@ -12,8 +12,9 @@ __global__ void color_kernel(const uint8_t* in_base, const KilnImageDesc* in_des
                              const KilnImageDesc* out_descs, int32_t conversion, KilnYuvConsts yuv) {
   int32_t x, y, image;
   KilnImageDesc out;
-  if (!output_pixel(out_descs, &x, &y, &image, &out)) return;
-  kiln_color_pixel(in_base, in_descs[image], out_base, out, conversion, yuv, x, y);
+  for (bool on = output_pixel(out_descs, &x, &y, &image, &out); on; on = output_pixel_next(out, &y)) {
+    kiln_color_pixel(in_base, in_descs[image], out_base, out, conversion, yuv, x, y);
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -33,6 +34,13 @@ constexpr T ceil_div(T a, T b) {
 template <typename T>
 constexpr T align_up(T value, T alignment) {
   return ceil_div(value, alignment) * alignment;
+}
+
+// Blocks of `block_rows` rows over `rows` rows, at most CUDA's 65,535 in grid y (524,280 rows of 8): kernels launched
+// so loop their rows, stepping by gridDim.y * blockDim.y.
+inline unsigned grid_rows(int64_t rows, int32_t block_rows) {
+  constexpr int64_t kMaxGridY = 65535;
+  return static_cast<unsigned>(std::min<int64_t>(ceil_div<int64_t>(rows, block_rows), kMaxGridY));
 }
 
 // Host-side profiler range (Nsight Systems); a no-op without NVTX.

@@ -54,12 +54,13 @@ __global__ void enhance_point_kernel(const uint8_t* in_base, const KilnImageDesc
                                      const int32_t* means) {
   int32_t x, y, image;
   KilnImageDesc d;  // outputs have their input's shape
-  if (!output_pixel(in_descs, &x, &y, &image, &d)) return;
-  const KilnImageDesc o = out_descs[image];
-  const int32_t mean = (args.flags & KILN_ENHANCE_CONTRAST) != 0 ? means[image] : 0;
-  for (int32_t c = 0; c < d.channels; ++c) {
-    const int32_t value = kiln_enhance_load(in_base, d, x, y, c);
-    out_base[enhance_at(o, x, y, c)] = kiln_enhance_point(args, lut, d.channels, c, value, mean);
+  for (bool on = output_pixel(in_descs, &x, &y, &image, &d); on; on = output_pixel_next(d, &y)) {
+    const KilnImageDesc o = out_descs[image];
+    const int32_t mean = (args.flags & KILN_ENHANCE_CONTRAST) != 0 ? means[image] : 0;
+    for (int32_t c = 0; c < d.channels; ++c) {
+      const int32_t value = kiln_enhance_load(in_base, d, x, y, c);
+      out_base[enhance_at(o, x, y, c)] = kiln_enhance_point(args, lut, d.channels, c, value, mean);
+    }
   }
 }
 
@@ -67,10 +68,11 @@ __global__ void enhance_sharpness_kernel(const uint8_t* in_base, const KilnImage
                                          const KilnImageDesc* out_descs, KilnEnhanceArgs args) {
   int32_t x, y, image;
   KilnImageDesc d;  // outputs have their input's shape
-  if (!output_pixel(in_descs, &x, &y, &image, &d)) return;
-  const KilnImageDesc o = out_descs[image];
-  for (int32_t c = 0; c < d.channels; ++c) {
-    out_base[enhance_at(o, x, y, c)] = kiln_enhance_sharpness(args, in_base, d, x, y, c);
+  for (bool on = output_pixel(in_descs, &x, &y, &image, &d); on; on = output_pixel_next(d, &y)) {
+    const KilnImageDesc o = out_descs[image];
+    for (int32_t c = 0; c < d.channels; ++c) {
+      out_base[enhance_at(o, x, y, c)] = kiln_enhance_sharpness(args, in_base, d, x, y, c);
+    }
   }
 }
 
@@ -78,12 +80,13 @@ __global__ void enhance_blur_rows_kernel(const uint8_t* in_base, const KilnImage
                                          const KilnImageDesc* rows_descs, const float* weights, KilnEnhanceArgs args) {
   int32_t x, y, image;
   KilnImageDesc d;  // outputs have their input's shape
-  if (!output_pixel(in_descs, &x, &y, &image, &d)) return;
-  const KilnImageDesc r = rows_descs[image];
-  for (int32_t c = 0; c < d.channels; ++c) {
-    *reinterpret_cast<float*>(rows_base + r.offset + static_cast<int64_t>(y) * r.row_stride +
-                              (static_cast<int64_t>(x) * r.channels + c) * 4) =
-        kiln_enhance_blur_row(in_base, d, weights, args.ksize, x, y, c);
+  for (bool on = output_pixel(in_descs, &x, &y, &image, &d); on; on = output_pixel_next(d, &y)) {
+    const KilnImageDesc r = rows_descs[image];
+    for (int32_t c = 0; c < d.channels; ++c) {
+      *reinterpret_cast<float*>(rows_base + r.offset + static_cast<int64_t>(y) * r.row_stride +
+                                (static_cast<int64_t>(x) * r.channels + c) * 4) =
+          kiln_enhance_blur_row(in_base, d, weights, args.ksize, x, y, c);
+    }
   }
 }
 
@@ -92,13 +95,14 @@ __global__ void enhance_unsharp_kernel(const uint8_t* in_base, const KilnImageDe
                                        const KilnImageDesc* out_descs, const float* weights, KilnEnhanceArgs args) {
   int32_t x, y, image;
   KilnImageDesc d;  // outputs have their input's shape
-  if (!output_pixel(in_descs, &x, &y, &image, &d)) return;
-  const KilnImageDesc r = rows_descs[image];
-  const KilnImageDesc o = out_descs[image];
-  for (int32_t c = 0; c < d.channels; ++c) {
-    const int32_t blurred = kiln_enhance_blur_col(rows_base, r, weights, args.ksize, x, y, c);
-    const int32_t value = kiln_enhance_load(in_base, d, x, y, c);
-    out_base[enhance_at(o, x, y, c)] = kiln_enhance_unsharp(value, blurred, args.percent, args.threshold);
+  for (bool on = output_pixel(in_descs, &x, &y, &image, &d); on; on = output_pixel_next(d, &y)) {
+    const KilnImageDesc r = rows_descs[image];
+    const KilnImageDesc o = out_descs[image];
+    for (int32_t c = 0; c < d.channels; ++c) {
+      const int32_t blurred = kiln_enhance_blur_col(rows_base, r, weights, args.ksize, x, y, c);
+      const int32_t value = kiln_enhance_load(in_base, d, x, y, c);
+      out_base[enhance_at(o, x, y, c)] = kiln_enhance_unsharp(value, blurred, args.percent, args.threshold);
+    }
   }
 }
 

@@ -1,6 +1,6 @@
-// The mask family's CUDA kernels around ops/mask_px.h, mirroring src/ops/opencl/mask.cl: one thread per output
-// pixel, grid z over images (looping past gridDim.z). The largest-component filter runs on the host after the
-// download (mask_largest_component), so calls asking for it need host batches.
+// The mask family's CUDA kernels around ops/mask_px.h, mirroring src/ops/opencl/mask.cl: one thread per output pixel,
+// grid y over rows and z over images (looping past their 65,535 blocks). The largest-component filter runs on the host
+// after the download (mask_largest_component), so calls asking for it need host batches.
 #include <algorithm>
 #include <vector>
 
@@ -22,32 +22,39 @@ constexpr int32_t kPassDilate = 2;
 __global__ void mask_decide_kernel(const uint8_t* in_base, const KilnImageDesc* in_descs, uint8_t* out_base,
                                    const KilnImageDesc* out_descs, int64_t count, KilnMaskParams params) {
   const int32_t x = static_cast<int32_t>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int32_t y = static_cast<int32_t>(blockIdx.y * blockDim.y + threadIdx.y);
+  const int64_t first_row = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
+  const int64_t rows_step = static_cast<int64_t>(gridDim.y) * blockDim.y;  // grid y holds at most 65,535 blocks
   for (int64_t i = blockIdx.z; i < count; i += gridDim.z) {
     const KilnImageDesc din = in_descs[i];
-    if (x >= din.width || y >= din.height) continue;
+    if (x >= din.width) continue;
     const KilnImageDesc dout = out_descs[i];
-    const uint8_t v = kiln_mask_decide(in_base, din, x, y, params);
-    out_base[dout.offset + static_cast<int64_t>(y) * dout.row_stride + x] = v;
+    for (int64_t y = first_row; y < din.height; y += rows_step) {
+      const uint8_t v = kiln_mask_decide(in_base, din, x, static_cast<int32_t>(y), params);
+      out_base[dout.offset + y * dout.row_stride + x] = v;
+    }
   }
 }
 
 __global__ void mask_smooth_kernel(const uint8_t* src_base, const KilnImageDesc* src_descs, uint8_t* dst_base,
                                    const KilnImageDesc* dst_descs, int64_t count, int32_t pass, int32_t radius) {
   const int32_t x = static_cast<int32_t>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int32_t y = static_cast<int32_t>(blockIdx.y * blockDim.y + threadIdx.y);
+  const int64_t first_row = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
+  const int64_t rows_step = static_cast<int64_t>(gridDim.y) * blockDim.y;  // grid y holds at most 65,535 blocks
   for (int64_t i = blockIdx.z; i < count; i += gridDim.z) {
     const KilnImageDesc ds = src_descs[i];
-    if (x >= ds.width || y >= ds.height) continue;
+    if (x >= ds.width) continue;
     const KilnImageDesc dd = dst_descs[i];
-    const uint8_t v = pass == kPassMedian ? kiln_mask_median(src_base, ds, x, y, radius)
-                                          : kiln_mask_morph(src_base, ds, x, y, radius, pass == kPassDilate ? 1 : 0);
-    dst_base[dd.offset + static_cast<int64_t>(y) * dd.row_stride + x] = v;
+    for (int64_t row = first_row; row < ds.height; row += rows_step) {
+      const int32_t y = static_cast<int32_t>(row);
+      const uint8_t v = pass == kPassMedian ? kiln_mask_median(src_base, ds, x, y, radius)
+                                            : kiln_mask_morph(src_base, ds, x, y, radius, pass == kPassDilate ? 1 : 0);
+      dst_base[dd.offset + row * dd.row_stride + x] = v;
+    }
   }
 }
 
 dim3 grid_of(int32_t max_width, int32_t max_height, int64_t count) {
-  return dim3(static_cast<unsigned>(ceil_div(max_width, kBlockX)), static_cast<unsigned>(ceil_div(max_height, kBlockY)),
+  return dim3(static_cast<unsigned>(ceil_div(max_width, kBlockX)), grid_rows(max_height, kBlockY),
               static_cast<unsigned>(std::min<int64_t>(count, kMaxGridImages)));
 }
 

@@ -1,6 +1,6 @@
-// The matte family's CUDA kernel around ops/matte_px.h, mirroring src/ops/opencl/matte.cl: one thread per output
-// pixel (a composite's three channels), grid z over images (looping past gridDim.z), each block adding its person
-// pixels to its image's count when counts are asked for. Device batches are used in place: a probability map a
+// The matte family's CUDA kernel around ops/matte_px.h, mirroring src/ops/opencl/matte.cl: one thread per output pixel
+// (a composite's three channels), grid y over rows and z over images (looping past their limits), each block adding its
+// person pixels to its image's count when counts are asked for. Device batches are used in place: a probability map a
 // model left on the device becomes the frame's matte (or an encoder frame's luma) without a copy through the host.
 #include <algorithm>
 #include <vector>
@@ -29,24 +29,29 @@ __global__ void matte_kernel(const uint8_t* in_base, const KilnImageDesc* in_des
                              const KilnImageDesc* out_descs, int64_t count, KilnMatteParams params,
                              CompositeInputs composite, unsigned long long* person_counts) {
   const int32_t x = static_cast<int32_t>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int32_t y = static_cast<int32_t>(blockIdx.y * blockDim.y + threadIdx.y);
+  const int64_t rows_step = static_cast<int64_t>(gridDim.y) * blockDim.y;  // grid y holds at most 65,535 blocks
   for (int64_t i = blockIdx.z; i < count; i += gridDim.z) {  // the same iterations for the whole block
     const KilnImageDesc dout = out_descs[i];
-    int person = 0;
-    if (x < dout.width && y < dout.height) {
-      const uint8_t v = kiln_matte_at(in_base, in_descs[i], dout.width, dout.height, x, y, params);
-      if (params.composite) {
-        kiln_matte_composite_px(composite.frame_base, composite.frame_descs[i], composite.back_base,
-                                composite.back_descs[i], out_base, dout, x, y, v);
-      } else {
-        out_base[dout.offset + static_cast<int64_t>(y) * dout.row_stride + x] = v;
+    // The block's first rows, then those a grid's height further: the same iterations for the whole block too.
+    for (int64_t block_row = static_cast<int64_t>(blockIdx.y) * blockDim.y; block_row < dout.height;
+         block_row += rows_step) {
+      const int32_t y = static_cast<int32_t>(block_row + threadIdx.y);
+      int person = 0;
+      if (x < dout.width && y < dout.height) {
+        const uint8_t v = kiln_matte_at(in_base, in_descs[i], dout.width, dout.height, x, y, params);
+        if (params.composite) {
+          kiln_matte_composite_px(composite.frame_base, composite.frame_descs[i], composite.back_base,
+                                  composite.back_descs[i], out_base, dout, x, y, v);
+        } else {
+          out_base[dout.offset + static_cast<int64_t>(y) * dout.row_stride + x] = v;
+        }
+        person = kiln_matte_person(v, params);
       }
-      person = kiln_matte_person(v, params);
-    }
-    if (person_counts != nullptr) {
-      const int block_count = __syncthreads_count(person);
-      if (threadIdx.x == 0 && threadIdx.y == 0 && block_count > 0) {
-        atomicAdd(&person_counts[i], static_cast<unsigned long long>(block_count));
+      if (person_counts != nullptr) {
+        const int block_count = __syncthreads_count(person);
+        if (threadIdx.x == 0 && threadIdx.y == 0 && block_count > 0) {
+          atomicAdd(&person_counts[i], static_cast<unsigned long long>(block_count));
+        }
       }
     }
   }
@@ -81,7 +86,7 @@ Status matte_cuda(CudaOpContext& ctx, const OpCall& call) {
   }
   if (out.max_width > 0 && out.max_height > 0) {
     const dim3 grid(static_cast<unsigned>(ceil_div(out.max_width, kBlockX)),
-                    static_cast<unsigned>(ceil_div(out.max_height, kBlockY)),
+                    grid_rows(out.max_height, kBlockY),
                     static_cast<unsigned>(std::min<int64_t>(out.count, kMaxGridImages)));
     matte_kernel<<<grid, dim3(kBlockX, kBlockY, 1), 0, ctx.stream>>>(in.base, in.descs, out.base, out.descs,
                                                                      out.count, p, composite, counts);

@@ -12,8 +12,9 @@ __global__ void normalize_kernel(const uint8_t* in_base, const KilnImageDesc* in
                                  const KilnImageDesc* out_descs, const float* mean, const float* std_dev) {
   int32_t x, y, image;
   KilnImageDesc out;
-  if (!output_pixel(out_descs, &x, &y, &image, &out)) return;
-  kiln_normalize_pixel(in_base, in_descs[image], out_base, out, mean, std_dev, x, y);
+  for (bool on = output_pixel(out_descs, &x, &y, &image, &out); on; on = output_pixel_next(out, &y)) {
+    kiln_normalize_pixel(in_base, in_descs[image], out_base, out, mean, std_dev, x, y);
+  }
 }
 
 }  // namespace

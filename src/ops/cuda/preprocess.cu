@@ -14,8 +14,9 @@ __global__ void preprocess_kernel(const uint8_t* in_base, const KilnImageDesc* i
                                   const float* weight, KilnPreprocessConsts consts) {
   int32_t x, y, image;
   KilnImageDesc out;
-  if (!output_pixel(out_descs, &x, &y, &image, &out)) return;
-  kiln_preprocess_pixel(in_base, in_descs[image], out_base, out, plans[image], index, weight, consts, x, y);
+  for (bool on = output_pixel(out_descs, &x, &y, &image, &out); on; on = output_pixel_next(out, &y)) {
+    kiln_preprocess_pixel(in_base, in_descs[image], out_base, out, plans[image], index, weight, consts, x, y);
+  }
 }
 
 }  // namespace

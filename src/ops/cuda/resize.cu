@@ -14,8 +14,9 @@ __global__ void resize_kernel(const uint8_t* in_base, const KilnImageDesc* in_de
                               const float* weight, KilnResizePad pad) {
   int32_t x, y, image;
   KilnImageDesc out;
-  if (!output_pixel(out_descs, &x, &y, &image, &out)) return;
-  kiln_resize_pixel(in_base, in_descs[image], out_base, out, plans[image], index, weight, pad, x, y);
+  for (bool on = output_pixel(out_descs, &x, &y, &image, &out); on; on = output_pixel_next(out, &y)) {
+    kiln_resize_pixel(in_base, in_descs[image], out_base, out, plans[image], index, weight, pad, x, y);
+  }
 }
 
 }  // namespace

@@ -13,8 +13,9 @@ __global__ void warp_affine_kernel(const uint8_t* in_base, const KilnImageDesc* 
                                    float b1, float b2, float b3) {
   int32_t x, y, image;
   KilnImageDesc out;
-  if (!output_pixel(out_descs, &x, &y, &image, &out)) return;
-  kiln_warp_pixel(in_base, in_descs[image], out_base, out, matrices + 6 * image, mode, b0, b1, b2, b3, x, y);
+  for (bool on = output_pixel(out_descs, &x, &y, &image, &out); on; on = output_pixel_next(out, &y)) {
+    kiln_warp_pixel(in_base, in_descs[image], out_base, out, matrices + 6 * image, mode, b0, b1, b2, b3, x, y);
+  }
 }
 
 }  // namespace
