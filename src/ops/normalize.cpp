@@ -2,9 +2,29 @@
 #include "ops/normalize.h"
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 namespace kiln {
+
+namespace {
+
+// The bytes from an image's first pixel to past its last.
+int64_t extent_bytes(const ImageView& v) {
+  const int64_t planes = v.channels > 1 ? (v.channels - 1) * v.plane_stride : 0;
+  return planes + v.row_stride * v.height;
+}
+
+// In place is `out` being `in`: each value is read before it is written, at its own address. An output that
+// overlaps the input otherwise (shifted, other strides) writes values another row or thread has still to read.
+bool overlaps_other_than_in_place(const ImageView& in, const ImageView& out) {
+  const auto* a = static_cast<const uint8_t*>(in.data);
+  const auto* b = static_cast<const uint8_t*>(out.data);
+  const bool overlap = a < b + extent_bytes(out) && b < a + extent_bytes(in);
+  return overlap && !(a == b && in.row_stride == out.row_stride && in.plane_stride == out.plane_stride);
+}
+
+}  // namespace
 
 Status normalize_validate(const OpCall& call) {
   const auto& params = *static_cast<const NormalizeParams*>(call.params);
@@ -30,6 +50,9 @@ Status normalize_validate(const OpCall& call) {
                               std::to_string(channels));
     }
     if (in.row_stride > INT32_MAX || out.row_stride > INT32_MAX) return invalid_argument(at + ": row stride too large");
+    if (overlaps_other_than_in_place(in, out)) {
+      return invalid_argument(at + ": the output overlaps the input without being it (in place: the same view)");
+    }
   }
   return Status::ok();
 }

@@ -87,6 +87,34 @@ TEST(Normalize, StridedViews) {
   EXPECT_EQ(dst[33], -1.0f);  // padding between rows untouched
 }
 
+// In place is the output being the input; one that overlaps it otherwise would be written while rows of it are
+// still to be read (by other threads on the CPU, other work items on a GPU): refused before any backend runs.
+TEST(Normalize, AnOutputOverlappingTheInputOtherThanInPlaceIsRefused) {
+  std::vector<float> buffer(3 * 2000 + 700, 0.5f);
+  const ImageView in{buffer.data(), 33, 17, 3, 40 * 4, PixelType::kF32, Layout::kCHW, 2000 * 4};
+  ImageView shifted = in;  // one row further
+  shifted.data = buffer.data() + 40;
+  ImageView planes = in;  // the same first pixel, planes closer together
+  planes.plane_stride = 1000 * 4;
+  ImageView rows = in;  // the same first pixel, rows closer together
+  rows.row_stride = 36 * 4;
+  const auto params = imagenet(3);
+  for (const ImageView& out : {shifted, planes, rows}) {
+    const Status st =
+        normalize(params, VarShapeBatchView{&in, 1}, VarShapeBatchView{&out, 1}, test::cpu_exec(nullptr));
+    EXPECT_EQ(st.code(), Errc::kInvalidArgument) << st.to_string();
+    EXPECT_NE(st.message().find("overlaps the input"), std::string::npos) << st.message();
+  }
+  EXPECT_TRUE(normalize(params, VarShapeBatchView{&in, 1}, VarShapeBatchView{&in, 1}, test::cpu_exec(nullptr)).is_ok());
+  ImageView apart = in;  // the next plane's worth of memory: no overlap
+  apart.data = buffer.data() + 3 * 2000;
+  apart.channels = 1;
+  ImageView one = in;
+  one.channels = 1;
+  EXPECT_TRUE(normalize(imagenet(1), VarShapeBatchView{&one, 1}, VarShapeBatchView{&apart, 1},
+                        test::cpu_exec(nullptr)).is_ok());
+}
+
 TEST(Normalize, ThreadedMatchesSingleThreaded) {
   ThreadPool pool(2);
   const auto params = imagenet(3);
