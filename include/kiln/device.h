@@ -76,6 +76,7 @@ struct RunContext {
   OpTimings* timings = nullptr;   // device-measured times of the call, where the backend measures them
 };
 
+// CUDA's calls (and its destruction) run on its device and leave the calling thread's current device current.
 class Backend {
  public:
   virtual ~Backend() = default;

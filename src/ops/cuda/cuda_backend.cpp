@@ -12,6 +12,7 @@
 #include "kiln/device.h"
 #include "ops/cuda/common.cuh"
 #include "ops/cuda/cuda_ops.h"
+#include "ops/cuda/current_device.h"
 #include "ops/cuda/render.cuh"
 
 namespace kiln {
@@ -38,7 +39,7 @@ class CudaBackend final : public Backend {
         m_staging([this] { return slot_make(); }, kPinnedStagingSlots) {}
 
   ~CudaBackend() override {
-    (void)cudaSetDevice(m_device);
+    const CurrentDevice current(m_device);
     m_streams.clear();  // synchronizes and destroys the idle streams
     m_staging.clear();  // waits for the slots' copies and gives their pinned blocks back
     // Blocks still out via host_acquire() stay allocated: their owners may still read them.
@@ -56,7 +57,8 @@ class CudaBackend final : public Backend {
     info.compute_units = m_sm_count;
     size_t free_bytes = 0;
     size_t total_bytes = 0;
-    if (cudaSetDevice(m_device) == cudaSuccess && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+    const CurrentDevice current(m_device);
+    if (current.status() == cudaSuccess && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
       info.total_memory = static_cast<int64_t>(total_bytes);
       info.free_memory = static_cast<int64_t>(free_bytes);
     } else {
@@ -85,7 +87,8 @@ class CudaBackend final : public Backend {
   Status run(const OpCall& call, const RunContext& ctx) override {
     const CudaOp* op = cuda_op_find(call.op);
     if (op == nullptr) return Status(Errc::kNotImplemented, std::string("cuda: no ") + op_kind_name(call.op) + " op");
-    KILN_CUDA_CHECK(cudaSetDevice(m_device));
+    const CurrentDevice current(m_device);
+    KILN_CUDA_CHECK(current.status());
     if (ctx.stream != nullptr) {
       auto* stream = dynamic_cast<CudaStream*>(ctx.stream);
       if (stream == nullptr || &stream->backend() != this) return invalid_argument("cuda: the stream is not this backend's");
@@ -101,7 +104,8 @@ class CudaBackend final : public Backend {
   }
 
   Result<PoolBlock> host_acquire(size_t bytes) override {
-    KILN_CUDA_CHECK(cudaSetDevice(m_device));
+    const CurrentDevice current(m_device);
+    KILN_CUDA_CHECK(current.status());
     KILN_TRY_ASSIGN(PoolBlock block, m_host_pool.acquire(bytes));
     m_pinned.add(block);
     return block;
@@ -120,12 +124,14 @@ class CudaBackend final : public Backend {
   // The writes to `device` were waited for by whoever made them (kiln's calls and ONNX Runtime's runs synchronize
   // their streams before returning), so the copy need not order itself after any stream.
   Status device_download(const void* device, void* host, size_t bytes) override {
-    KILN_CUDA_CHECK(cudaSetDevice(m_device));
+    const CurrentDevice current(m_device);
+    KILN_CUDA_CHECK(current.status());
     KILN_CUDA_CHECK(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost));
     return Status::ok();
   }
   Status device_upload(const void* host, void* device, size_t bytes) override {
-    KILN_CUDA_CHECK(cudaSetDevice(m_device));
+    const CurrentDevice current(m_device);
+    KILN_CUDA_CHECK(current.status());
     KILN_CUDA_CHECK(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice));
     // From pageable memory cudaMemcpy may return once the bytes are staged, before their DMA ends; kiln's kernels
     // run on non-blocking streams, which do not wait for the legacy stream's copy.
@@ -134,19 +140,16 @@ class CudaBackend final : public Backend {
   }
 
   Status foreign_stream_wait(void* native) override {
-    int current = 0;
-    KILN_CUDA_CHECK(cudaGetDevice(&current));
-    KILN_CUDA_CHECK(cudaSetDevice(m_device));
-    const cudaError_t waited = static_cast<cudaStream_t>(native) == cudaStreamLegacy
-                                   ? cudaStreamSynchronize(cudaStreamLegacy)
-                                   : cudaDeviceSynchronize();
-    KILN_CUDA_CHECK(cudaSetDevice(current));
-    KILN_CUDA_CHECK(waited);
+    const CurrentDevice current(m_device);
+    KILN_CUDA_CHECK(current.status());
+    KILN_CUDA_CHECK(static_cast<cudaStream_t>(native) == cudaStreamLegacy ? cudaStreamSynchronize(cudaStreamLegacy)
+                                                                         : cudaDeviceSynchronize());
     return Status::ok();
   }
 
   Status images_upload(const VarShapeBatchView& host, const VarShapeBatchView& device) override {
-    KILN_CUDA_CHECK(cudaSetDevice(m_device));
+    const CurrentDevice current(m_device);
+    KILN_CUDA_CHECK(current.status());
     KILN_TRY_ASSIGN(auto lease, m_streams.acquire());
     CudaOpContext context{lease->stream, m_device_pool, m_host_pool, m_table_pool, m_pinned, m_staging, *lease,
                           nullptr};
@@ -160,7 +163,8 @@ class CudaBackend final : public Backend {
   static BufferPool::AllocateFn device_allocate(int32_t device) {
     return [device](size_t bytes) -> Result<uintptr_t> {
       void* memory = nullptr;
-      cudaError_t err = cudaSetDevice(device);
+      const CurrentDevice current(device);
+      cudaError_t err = current.status();
       if (err == cudaSuccess) err = cudaMalloc(&memory, bytes);
       if (err != cudaSuccess) {
         (void)cudaGetLastError();
@@ -172,14 +176,15 @@ class CudaBackend final : public Backend {
   }
   static BufferPool::ReleaseFn device_release(int32_t device) {
     return [device](uintptr_t handle, size_t /*bytes*/) {
-      (void)cudaSetDevice(device);
+      const CurrentDevice current(device);
       if (cudaFree(reinterpret_cast<void*>(handle)) != cudaSuccess) (void)cudaGetLastError();
     };
   }
   static BufferPool::AllocateFn host_allocate(int32_t device) {
     return [device](size_t bytes) -> Result<uintptr_t> {
       void* memory = nullptr;
-      cudaError_t err = cudaSetDevice(device);
+      const CurrentDevice current(device);
+      cudaError_t err = current.status();
       if (err == cudaSuccess) err = cudaHostAlloc(&memory, bytes, cudaHostAllocPortable);
       if (err != cudaSuccess) {
         (void)cudaGetLastError();
@@ -191,7 +196,7 @@ class CudaBackend final : public Backend {
   }
   static BufferPool::ReleaseFn host_release_fn(int32_t device) {
     return [device](uintptr_t handle, size_t /*bytes*/) {
-      (void)cudaSetDevice(device);
+      const CurrentDevice current(device);
       if (cudaFreeHost(reinterpret_cast<void*>(handle)) != cudaSuccess) (void)cudaGetLastError();
     };
   }
@@ -254,7 +259,8 @@ Result<std::unique_ptr<Backend>> cuda_backend_create(const BackendOptions& optio
                             (count == 1 ? "is 1 CUDA device" : "are " + std::to_string(count) + " CUDA devices"));
   }
   const int32_t device = options.device_id;
-  KILN_CUDA_CHECK(cudaSetDevice(device));
+  const CurrentDevice current(device);
+  KILN_CUDA_CHECK(current.status());
   cudaDeviceProp props{};
   KILN_CUDA_CHECK(cudaGetDeviceProperties(&props, device));
   const std::string version = "sm_" + std::to_string(props.major) + std::to_string(props.minor);

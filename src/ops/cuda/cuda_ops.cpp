@@ -9,6 +9,7 @@
 #include "ops/image_desc.h"
 #include "ops/op_table.h"
 #include "ops/cuda/common.cuh"
+#include "ops/cuda/current_device.h"
 
 namespace kiln {
 
@@ -331,30 +332,6 @@ bool cuda_in_place(const OpCall& call) {
   }
   return false;
 }
-
-namespace {
-
-// Makes `device` current for the scope and restores the caller's device after: streams are created and destroyed
-// on their own device whatever the calling thread had current.
-class CurrentDevice {
- public:
-  explicit CurrentDevice(int32_t device) {
-    if (cudaGetDevice(&m_previous) != cudaSuccess) m_previous = -1;
-    m_status = cudaSetDevice(device);
-  }
-  ~CurrentDevice() {
-    if (m_previous >= 0) (void)cudaSetDevice(m_previous);
-  }
-  CurrentDevice(const CurrentDevice&) = delete;
-  CurrentDevice& operator=(const CurrentDevice&) = delete;
-  cudaError_t status() const { return m_status; }
-
- private:
-  int m_previous = -1;
-  cudaError_t m_status = cudaSuccess;
-};
-
-}  // namespace
 
 CudaStream::~CudaStream() {
   if (stream == nullptr && events[0] == nullptr) return;

@@ -3,11 +3,12 @@
 #include <cstring>
 
 #include "ops/cuda/common.cuh"
+#include "ops/cuda/current_device.h"
 
 namespace kiln {
 
 PinnedSlot::~PinnedSlot() {
-  (void)cudaSetDevice(m_device);
+  const CurrentDevice current(m_device);
   if (m_copied != nullptr) {
     if (m_pending) (void)cudaEventSynchronize(m_copied);
     (void)cudaEventDestroy(m_copied);
@@ -16,7 +17,8 @@ PinnedSlot::~PinnedSlot() {
 }
 
 Status PinnedSlot::init() {
-  KILN_CUDA_CHECK(cudaSetDevice(m_device));
+  const CurrentDevice current(m_device);
+  KILN_CUDA_CHECK(current.status());
   KILN_CUDA_CHECK(cudaEventCreateWithFlags(&m_copied, cudaEventDisableTiming));
   return Status::ok();
 }
