@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "bench_common.h"
-#include "bench_stats.h"
+#include "apps/bench/bench_stats.h"
 #include "pipeline/batcher.h"
 #include "pipeline/clock.h"
 

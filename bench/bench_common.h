@@ -1,4 +1,4 @@
-// What the bench programs share besides their statistics (bench_stats.h): command-line parsing through CLI11,
+// What the bench programs share besides their statistics (apps/bench/bench_stats.h): command-line parsing through CLI11,
 // and the run information (source commit, CPU model) that their machine-readable output carries.
 #pragma once
 

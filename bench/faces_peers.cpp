@@ -23,7 +23,7 @@
 #include "apps/faces/face_decode.h"
 #include "apps/faces/face_detector.h"
 #include "bench_common.h"
-#include "bench_stats.h"
+#include "apps/bench/bench_stats.h"
 #include "core/thread_pool.h"
 #include "faces_peers_dlib.h"
 #include "kiln/apps/faces.h"

@@ -20,7 +20,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "bench_common.h"
-#include "bench_stats.h"
+#include "apps/bench/bench_stats.h"
 #include "core/thread_pool.h"
 #include "infer/host_tensor.h"
 #include "kiln/apps/infer.h"

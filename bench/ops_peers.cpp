@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "bench_common.h"
-#include "bench_stats.h"
+#include "apps/bench/bench_stats.h"
 #include "core/thread_pool.h"
 #include "kiln/device.h"
 #include "kiln/exec.h"

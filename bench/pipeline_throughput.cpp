@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "bench_common.h"
-#include "bench_stats.h"
+#include "apps/bench/bench_stats.h"
 #include "pipeline/pipeline.h"
 
 namespace {

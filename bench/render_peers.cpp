@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "bench_common.h"
-#include "bench_stats.h"
+#include "apps/bench/bench_stats.h"
 #include "render_peers_renderers.h"
 
 namespace {

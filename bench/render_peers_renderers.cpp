@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <numbers>
 
-#include "bench_random.h"
+#include "apps/bench/bench_random.h"
 #include "kiln/image.h"
 #include "kiln/ops/render.h"
 #include "ops/cpu/render_cpu.h"

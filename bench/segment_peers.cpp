@@ -20,7 +20,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "bench_common.h"
-#include "bench_stats.h"
+#include "apps/bench/bench_stats.h"
 #include "io/video/video_reader.h"
 #include "io/video/video_writer.h"
 #include "kiln/apps/segment.h"

@@ -7,7 +7,7 @@ namespace kiln::cli {
 void bench_sizes_option_add(CLI::App* cmd, const std::string& flag, std::vector<std::string>* sizes) {
   std::vector<std::string> names;
   std::string help;
-  for (const BenchSize& size : kBenchSizes) {
+  for (const bench::BenchSize& size : bench::kBenchSizes) {
     names.emplace_back(size.name);
     help += (help.empty() ? "" : ", ") + std::string(size.name) + " (" + std::to_string(size.width) + " x " +
             std::to_string(size.height) + ")";

@@ -2,25 +2,18 @@
 // bench_command_add runs the one that was given.
 #pragma once
 
-#include <array>
-#include <cstdint>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "apps/bench/bench_sizes.h"
 #include "cli/commands.h"
 
 namespace kiln::cli {
 
-struct BenchSize {
-  const char* name;
-  int32_t width;
-  int32_t height;
-};
-// The predecessor's benchmark_gpu.py image sizes (bench ops, bench faces).
-constexpr std::array<BenchSize, 3> kBenchSizes = {{{"small", 300, 300}, {"medium", 800, 600}, {"large", 1920, 1080}}};
-// `flag` taking names of kBenchSizes (comma-separated too), refusing any other name when the command line is read.
+// `flag` taking names of bench::kBenchSizes (comma-separated too), refusing any other name when the command line is
+// read.
 void bench_sizes_option_add(CLI::App* cmd, const std::string& flag, std::vector<std::string>* sizes);
 
 Runner bench_render_command_add(CLI::App& bench);

@@ -10,7 +10,7 @@
 #include <variant>
 #include <vector>
 
-#include "bench/bench_stats.h"
+#include "apps/bench/bench_stats.h"
 #include "cli/bench_commands.h"
 #include "cli/params_cli.h"
 #include "core/buffer_pool.h"

@@ -8,10 +8,10 @@
 
 #include <vector>
 
-#include "cli/bench_ops_workload.h"
+#include "apps/bench/ops_workload.h"
 #include "core/backend_block.h"
 
-namespace kiln::cli {
+namespace kiln::bench {
 
 class ResidentCall {
  public:
@@ -42,4 +42,4 @@ struct CopyRates {
 };
 Result<CopyRates> copy_bytes_per_s(Backend& backend);
 
-}  // namespace kiln::cli
+}  // namespace kiln::bench

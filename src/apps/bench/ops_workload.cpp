@@ -1,10 +1,10 @@
-#include "cli/bench_ops_workload.h"
+#include "apps/bench/ops_workload.h"
 
 #include <algorithm>
 #include <cmath>
 #include <iterator>
 
-#include "bench/bench_random.h"
+#include "apps/bench/bench_random.h"
 #include "kiln/ops/blur.h"
 #include "kiln/ops/color.h"
 #include "kiln/ops/enhance.h"
@@ -16,7 +16,7 @@
 #include "kiln/ops/resize.h"
 #include "kiln/ops/warp.h"
 
-namespace kiln::cli {
+namespace kiln::bench {
 
 namespace {
 
@@ -216,4 +216,4 @@ Result<std::unique_ptr<Workload>> workload_make(const std::string& op, const Ben
   return w;
 }
 
-}  // namespace kiln::cli
+}  // namespace kiln::bench

@@ -1,5 +1,5 @@
 // Mean ± sample standard deviation of repeated measurements, the way every kiln benchmark reports them (the
-// bench programs and `kiln bench`). Header-only so that the CLI can use it without linking bench code.
+// bench programs in bench/ and `kiln bench`'s measurements here in src/apps/bench).
 #pragma once
 
 #include <algorithm>

@@ -1,6 +1,5 @@
 // Seeded random numbers for benchmark inputs (the bench programs and `kiln bench`). splitmix64 rather than
 // std:: distributions, whose output differs between standard libraries, so that every run sees the same data.
-// Header-only so that the CLI can use it without linking bench code.
 #pragma once
 
 #include <cstdint>

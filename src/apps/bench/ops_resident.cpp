@@ -1,4 +1,4 @@
-#include "cli/bench_ops_resident.h"
+#include "apps/bench/ops_resident.h"
 
 #include <algorithm>
 #include <chrono>
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <limits>
 
-namespace kiln::cli {
+namespace kiln::bench {
 
 namespace {
 
@@ -122,4 +122,4 @@ Result<CopyRates> copy_bytes_per_s(Backend& backend) {
   return best;
 }
 
-}  // namespace kiln::cli
+}  // namespace kiln::bench

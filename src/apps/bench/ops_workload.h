@@ -1,18 +1,18 @@
 // The calls `kiln bench ops` times: per op name, one OpCall on a batch of seeded images of one size, owning
-// everything the call points at. Adding an op is adding its factory to the table in bench_ops_workload.cpp.
+// everything the call points at. Adding an op is adding its factory to the table in ops_workload.cpp.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "cli/bench_commands.h"
+#include "apps/bench/bench_sizes.h"
 #include "kiln/image.h"
 #include "kiln/ops.h"
 #include "kiln/ops/quality.h"
 #include "kiln/status.h"
 
-namespace kiln::cli {
+namespace kiln::bench {
 
 struct Workload {
   OpKind kind = OpKind::kResize;
@@ -35,4 +35,4 @@ std::string workload_op_names_text();  // "fused_preprocess, quality, ..."
 // outputs would need more than 2 GiB.
 Result<std::unique_ptr<Workload>> workload_make(const std::string& op, const BenchSize& size, int64_t batch);
 
-}  // namespace kiln::cli
+}  // namespace kiln::bench
