@@ -88,7 +88,7 @@ def test_bad_arguments(walk):
 
 
 def test_torch_dataloader_workers(walk):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch (not installed on this host)")
     ds = kiln.ChartDataset(walk, seq_len=50, **SIZE)
     loader = torch.utils.data.DataLoader(ds, batch_size=8, num_workers=2, shuffle=False)
     seen = 0

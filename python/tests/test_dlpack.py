@@ -10,7 +10,7 @@ try:  # PyTorch gives the host and strided tensors; the device tests need only k
     import torch
 except ImportError:
     torch = None
-needs_torch = pytest.mark.skipif(torch is None, reason="no PyTorch here for host tensors through DLPack")
+needs_torch = pytest.mark.skipif(torch is None, reason="needs torch (not installed on this host): host tensors")
 
 SETTINGS = dict(height=64, width=96, letterbox=True)
 

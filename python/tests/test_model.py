@@ -113,7 +113,7 @@ def test_integer_outputs_come_back_in_their_type(tmp_path):
 
 
 def test_a_dlpack_tensor_is_read_in_place_and_bad_ones_are_refused():
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch (not installed on this host)")
     model = kiln.Model("fr-embed", device="cpu", threads=2)
     batch = np.random.default_rng(1).uniform(-1, 1, (2, 3, 112, 112)).astype(np.float32)
     np.testing.assert_array_equal(model(torch.from_numpy(batch))["output"], model(batch)["output"])

@@ -255,7 +255,7 @@ def masks_of(frames, device, wrap=lambda f: f):
 def test_cuda_frames_stay_on_the_device_and_give_the_cpu_runs_masks():
     if not any(b["name"] == "cuda" and b["available"] for b in kiln.devices()):
         pytest.skip("no CUDA device: CUDA frames into kiln.SegmentPipeline are checked on the GPU only")
-    pytest.importorskip("PIL", reason="Pillow reads the photograph the frames are made from")
+    pytest.importorskip("PIL", reason="needs Pillow (not installed on this host) to read the photograph")
     frames = frames_from(ASTRONAUT, 24)
     want, _ = masks_of(frames, "cpu")
     try:
