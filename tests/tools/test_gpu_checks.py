@@ -63,6 +63,11 @@ def test_the_deadline_cuts_the_steps_and_the_summary_is_still_written(tmp_path):
     assert "Targets" in summary and "[not measured]" in summary
     assert (out / "gpu-logs.tgz").stat().st_size > 0
     assert not (logs / "out").exists()  # the compared outputs are removed
+    # the host probes ran first, and the summary opens with them
+    probes = dict(line.split("\t")[:2] for line in (logs / "host_probes.tsv").read_text().splitlines())
+    assert set(probes) == {"python", "libnvcuvid.so.1", "libnvidia-encode.so.1", "onnxruntime-cuda"}
+    assert set(probes.values()) <= {"ok", "lacks", "missing"}
+    assert summary.splitlines()[1].startswith("  host python: ")
 
 
 def npy(path, array):
@@ -158,6 +163,57 @@ def test_the_summary_reads_the_figures_and_judges_the_targets(tmp_path):
     assert ("[NOT met] kiln segment --mode cpu at 16 threads >= 0.95x its rate at 2 (seed's config, steady): "
             "60.0 -> 50.0") in out
     assert "not run (deadline): bench_ops" in out
+
+
+def test_the_summary_prints_the_host_probes_and_keeps_the_hosts_gaps_apart_from_failures(tmp_path):
+    (tmp_path / "host_probes.tsv").write_text(
+        "python\tok\t/usr/bin/python3 3.11.2, numpy 1.24.2, pytest 7.2.1\n"
+        "libnvcuvid.so.1\tlacks\tlibnvcuvid.so.1: cannot open shared object file: No such file or directory\n"
+        "libnvidia-encode.so.1\tlacks\tlibnvidia-encode.so.1: cannot open shared object file\n"
+        "onnxruntime-cuda\tok\tevery library of libonnxruntime_providers_cuda.so is found\n")
+    gap = "not measured (host lacks libnvcuvid.so.1)"
+    (tmp_path / "steps.tsv").write_text(
+        f"suite\t0\t30\ninfer_gpu\t0\t3\nsegment_gpu_nvdec\t{gap}\t0\nsegment_composite_gpu_nvdec\t{gap}\t0\n"
+        "infer_cpu\t2\t1\nbench_ops\tcut (deadline)\t12\ncores_segment_2\tnot run\t0\n")
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite.log").write_text("kiln_tests_apps_segment rc=1\nkiln_tests_core rc=0\nkiln_tests_infer rc=1\n")
+
+    def gtest(name, message):
+        return (f"[ RUN      ] {name}\nx_test.cpp:142: Failure\nFailed\n{message}\n[  FAILED  ] {name} (12 ms)\n"
+                f"[==========] 2 tests ran.\n[  FAILED  ] 1 test, listed below:\n[  FAILED  ] {name}\n")
+    (tmp_path / "suite" / "kiln_tests_apps_segment.log").write_text(
+        gtest("NvdecDeviceFrames.Converted", "KILN_REQUIRE_GPU=1: no NVDEC for this video: libnvcuvid.so.1 missing"))
+    (tmp_path / "suite" / "kiln_tests_infer.log").write_text(  # the provider loads: its failure is kiln's
+        gtest("InferOnCuda.Batch", "KILN_REQUIRE_GPU=1: no CUDA provider for ONNX Runtime here"))
+    (tmp_path / "python_device.log").write_text(
+        "..ss\n=== short test summary info ===\n"
+        "SKIPPED [3] python/tests/test_dlpack.py:27: needs torch (not installed on this host): host tensors\n"
+        "SKIPPED [1] python/tests/test_segment.py:258: needs Pillow (not installed on this host) to read the photo\n"
+        "2 passed, 4 skipped in 1.00s\n")
+    (tmp_path / "segment_720p_gpu_latency.log").write_text(
+        "Latency (arrived -> encoded): p50 5.0 ms, p95 9.0 ms, p99 30.0 ms\n"
+        "  decode: software (3 threads); encode: h264 (libx264, yuv420p) in mp4\n")
+    result = subprocess.run([sys.executable, str(SUMMARY), str(tmp_path), "480"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout.splitlines()
+    assert out[1:5] == ["  host python: ok, /usr/bin/python3 3.11.2, numpy 1.24.2, pytest 7.2.1",
+                        "  host libnvcuvid.so.1: LACKS libnvcuvid.so.1: cannot open shared object file: No such file "
+                        "or directory",
+                        "  host libnvidia-encode.so.1: LACKS libnvidia-encode.so.1: cannot open shared object file",
+                        "  host onnxruntime-cuda: ok, every library of libonnxruntime_providers_cuda.so is found"]
+    assert out[5] == ("Steps: 7, failed 1: infer_cpu (rc 2); not run (deadline): bench_ops (cut), cores_segment_2; "
+                      "not measured (host lacks libnvcuvid.so.1): segment_gpu_nvdec, segment_composite_gpu_nvdec")
+    text = result.stdout
+    assert ("  suite: 3 binaries, 2 passed; kiln_tests_infer rc=1; 1 tests not measured (host lacks "
+            "libnvcuvid.so.1, libnvidia-encode.so.1)") in out
+    assert "    FAILED InferOnCuda.Batch" in out and "    not measured (host's gap) NvdecDeviceFrames.Converted" in out
+    assert "[NOT met] whole C++ suite passes (KILN_REQUIRE_GPU=1 on the GPU): 2/3 binaries, 1 tests not measured" in text
+    assert "  segment_gpu_nvdec: not measured (host lacks libnvcuvid.so.1)" in out
+    assert "[met] every GPU command in a fresh process matches the CPU" not in text  # the others did not run
+    assert "; not measured (host): segment_gpu_nvdec" in text
+    assert "    skipped for the host's Python packages: needs torch (3 tests), needs Pillow (1 tests)" in out
+    latency = next(line for line in out if "] segment latency p99" in line)
+    assert latency.endswith("; host lacks libnvcuvid.so.1, libnvidia-encode.so.1")
 
 
 def test_the_summary_lists_the_profiled_kernels_slowest_first_and_says_what_bounds_each(tmp_path):
