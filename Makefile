@@ -8,7 +8,7 @@ comma := ,
 DEBIAN_PACKAGES := build-essential cmake pkg-config lld \
   libhdf5-dev hdf5-tools libzstd-dev zlib1g-dev libspng-dev libturbojpeg0-dev libjpeg62-turbo-dev \
   libwebp-dev libgif-dev libtiff-dev libheif-dev liblcms2-dev libstb-dev \
-  libfmt-dev libspdlog-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev \
+  libfmt-dev libspdlog-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libboost-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
   libopencv-dev libcairo2-dev libfaiss-dev libdlib-dev \
   ocl-icd-opencl-dev opencl-clhpp-headers opencl-c-headers pocl-opencl-icd clinfo \

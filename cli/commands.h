@@ -23,6 +23,7 @@ Runner faces_search_command_add(CLI::App& faces);  // kiln faces search
 Runner segment_command_add(CLI::App& app);
 Runner merge_command_add(CLI::App& app);
 Runner model_command_add(CLI::App& app);  // kiln model convert | quantize
+Runner serve_command_add(CLI::App& app);
 
 // Prints "kiln: <message>" to stderr and maps the error code to the process exit code.
 int exit_with(const Status& status);

@@ -52,6 +52,7 @@ int run_cli(int argc, char** argv) {
   const auto segment = kiln::cli::segment_command_add(app);
   const auto merge = kiln::cli::merge_command_add(app);
   const auto model = kiln::cli::model_command_add(app);
+  const auto serve = kiln::cli::serve_command_add(app);
   CLI11_PARSE(app, argc, argv);
   if (profile || !trace_path.empty()) {
     kiln::Profiler::instance().enable(true);
@@ -70,6 +71,7 @@ int run_cli(int argc, char** argv) {
   if (app.got_subcommand("segment")) code = segment();
   if (app.got_subcommand("merge")) code = merge();
   if (app.got_subcommand("model")) code = model();
+  if (app.got_subcommand("serve")) code = serve();
   if (profile) std::fputs(kiln::profile_summary_table().c_str(), stderr);
   if (!trace_path.empty()) {
     if (const kiln::Status s = kiln::trace_write_chrome(trace_path); !s.is_ok()) return kiln::cli::exit_with(s);

@@ -1,0 +1,45 @@
+// kiln serve: an HTTP/1.1 server (keep-alive, many idle connections held cheaply) in front of the face pipeline and
+// the packaged models. The crawler's GPU-worker API (/health, /gpu_info, /detect_faces_batch,
+// /detect_and_embed_batch), kiln's POST /v1/faces, the Open Inference Protocol v2 over REST (/v2/...) and Prometheus
+// /metrics; concurrent requests for one model are batched by the DynamicBatcher onto `instances` worker threads per
+// model. docs/serve.md describes every endpoint.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kiln/exec.h"
+#include "kiln/status.h"
+
+namespace kiln {
+
+struct ServeConfig {
+  std::string host = "127.0.0.1";
+  int32_t port = 8765;  // 0: any free port (the bound one is printed)
+  bool faces = true;    // the face endpoints (detector + fr-embed through FaceAnalyzer)
+  std::vector<std::string> models;  // packaged names or .onnx paths served over the Open Inference Protocol
+  std::string token;                // non-empty: every request needs "Authorization: Bearer <token>"
+  double max_body_mb = 64;          // larger bodies: 413
+  std::vector<std::string> cors_origins;  // origins answered with CORS headers; none: no CORS headers
+  int32_t instances = 1;            // worker threads per model, each with its own session / FaceAnalyzer
+  int32_t threads = 1;              // I/O threads of the HTTP server
+  int32_t max_batch = 8;            // images (faces) or requests (models) per batch
+  int64_t max_queue_delay_us = 2000;  // a smaller batch leaves once its oldest request waited this long
+  int64_t max_queue = 256;          // queued images or requests per model beyond this: 429 with Retry-After
+  double timeout_seconds = 30;      // a request still queued after this: 504
+  double drain_seconds = 10;        // on SIGTERM/SIGINT: how long queued and running requests may take
+  double face_min_score = 0.5;      // the detector's threshold; requests filter further (min_face_quality)
+  std::string worker_id = "kiln-serve";
+  bool quiet = false;               // no access log
+  ExecSettings exec;                // mode (auto|gpu|cpu) and CPU threads of each instance
+};
+
+// Loads the models, listens, prints "kiln serve: listening on http://HOST:PORT" on stdout when ready, and serves
+// until SIGTERM or SIGINT, then stops accepting, answers what is queued within drain_seconds and returns Ok.
+// An error binding the address or in the configuration comes back at once; a model that fails to load is reported
+// (and /v2/health/ready is false), the rest still served.
+Status serve_run(const ServeConfig& config, const LogFn& log = {});
+
+}  // namespace kiln

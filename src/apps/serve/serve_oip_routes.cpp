@@ -1,0 +1,158 @@
+// The Open Inference Protocol (KServe v2) over HTTP/REST, JSON tensors: server and model health, metadata and
+// infer. Health answers 200 for true and 400 for false, as the protocol says (4xx); errors are {"error": "..."}.
+#include <nlohmann/json.hpp>
+
+#include "apps/serve/serve_routes.h"
+#include "kiln/version.h"
+
+namespace kiln::serve {
+
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr const char* kModelVersion = "1";
+
+std::string oip_json_text(const Json& json) { return json.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+Json tensor_metadata(const TensorInfo& tensor) {
+  return {{"name", tensor.name}, {"datatype", oip_datatype(tensor.type)}, {"shape", tensor.shape}};
+}
+
+Json output_json(const Tensor& tensor) {
+  Json data = Json::array();
+  const size_t size = tensor_type_exact_size(tensor.type);
+  if (!tensor.exact.empty() && size > 0) {
+    const auto count = static_cast<size_t>(tensor.elements());
+    for (size_t i = 0; i < count; ++i) {
+      const uint8_t* p = tensor.exact.data() + i * size;
+      if (tensor.type == TensorType::kUInt8) data.push_back(*p);
+      if (tensor.type == TensorType::kInt32) data.push_back(*reinterpret_cast<const int32_t*>(p));
+      if (tensor.type == TensorType::kInt64) data.push_back(*reinterpret_cast<const int64_t*>(p));
+    }
+  } else {
+    data = tensor.data;
+  }
+  return {{"name", tensor.name},
+          {"datatype", tensor.exact.empty() ? "FP32" : oip_datatype(tensor.type)},
+          {"shape", tensor.shape},
+          {"data", std::move(data)}};
+}
+
+// The model a route names, or the 404 that says why not.
+ModelService* model_of(const ServeContext& context, const RouteParams& params, const Responder& respond) {
+  ModelService* model = context.model_find(params.at("name"));
+  if (model == nullptr) {
+    respond(http_error(404, "unknown model \"" + params.at("name") + "\" (served: see GET /v2/models/<name>, --models)"));
+    return nullptr;
+  }
+  const auto version = params.find("version");
+  if (version != params.end() && version->second != kModelVersion) {
+    respond(http_error(404, "model " + model->name() + " has no version " + version->second + " (only 1)"));
+    return nullptr;
+  }
+  return model;
+}
+
+bool all_ready(const ServeContext& context) {
+  if (context.faces && !context.faces->ready()) return false;
+  for (const auto& model : context.models) {
+    if (!model->ready()) return false;
+  }
+  return true;
+}
+
+void metadata(const ServeContext& context, const RouteParams& params, const Responder& respond) {
+  const ModelService* model = model_of(context, params, respond);
+  if (model == nullptr) return;
+  if (!model->ready()) return respond(http_error(400, "model " + model->name() + " failed to load: " + model->error()));
+  Json inputs = Json::array();
+  Json outputs = Json::array();
+  for (const auto& t : model->info().inputs) inputs.push_back(tensor_metadata(t));
+  for (const auto& t : model->info().outputs) outputs.push_back(tensor_metadata(t));
+  respond(http_json(200, oip_json_text({{"name", model->name()},
+                                 {"versions", {kModelVersion}},
+                                 {"platform", "onnxruntime_onnx"},
+                                 {"inputs", std::move(inputs)},
+                                 {"outputs", std::move(outputs)}})));
+}
+
+void model_ready(const ServeContext& context, const RouteParams& params, const Responder& respond) {
+  const ModelService* model = model_of(context, params, respond);
+  if (model == nullptr) return;
+  Json body = {{"name", model->name()}, {"ready", model->ready()}};
+  if (!model->ready()) body["error"] = model->error();
+  respond(http_json(model->ready() ? 200 : 400, oip_json_text(body)));
+}
+
+void infer(const ServeContext& context, const HttpRequest& request, const RouteParams& params, Responder respond) {
+  ModelService* model = model_of(context, params, respond);
+  if (model == nullptr) return;
+  auto parsed = infer_request_parse(request.body);
+  if (!parsed.is_ok()) return respond(http_error(400, parsed.status().message()));
+  InferRequestV2 call = std::move(parsed).value();
+  if (call.inputs.size() != 1) {
+    return respond(http_error(400, "model " + model->name() + " takes 1 input, the request has " +
+                                       std::to_string(call.inputs.size())));
+  }
+  for (const std::string& name : call.outputs) {
+    bool known = false;
+    for (const auto& t : model->info().outputs) known = known || t.name == name;
+    if (!known) return respond(http_error(400, "model " + model->name() + " has no output \"" + name + "\""));
+  }
+  const std::string name = model->name();
+  model->submit(std::move(call.inputs.front()),
+                [respond, name, id = call.id, wanted = call.outputs](InferCallResult result) {
+                  if (result.http_status != 200) {
+                    HttpResponse response = http_error(result.http_status, result.error);
+                    if (result.http_status == 429 || result.http_status == 503) {
+                      response.headers.emplace_back("Retry-After", "1");
+                    }
+                    return respond(std::move(response));
+                  }
+                  Json outputs = Json::array();
+                  for (const Tensor& t : result.outputs) {
+                    if (wanted.empty() || std::find(wanted.begin(), wanted.end(), t.name) != wanted.end()) {
+                      outputs.push_back(output_json(t));
+                    }
+                  }
+                  Json body = {{"model_name", name}, {"model_version", kModelVersion}, {"outputs", std::move(outputs)}};
+                  if (!id.empty()) body["id"] = id;
+                  HttpResponse response = http_json(200, oip_json_text(body));
+                  batch_headers_add(&response, result.batch_size, result.queue_ns);
+                  respond(std::move(response));
+                });
+}
+
+}  // namespace
+
+void oip_routes_add(ServeContext& context, std::vector<Route>* routes) {
+  const ServeContext& c = context;
+  routes->push_back({"GET", "/v2", [&c](const HttpRequest&, const RouteParams&, Responder respond) {
+                       respond(http_json(200, oip_json_text({{"name", "kiln"},
+                                                      {"version", KILN_VERSION_STRING},
+                                                      {"extensions", Json::array()}})));
+                     }});
+  routes->push_back({"GET", "/v2/health/live", [](const HttpRequest&, const RouteParams&, Responder respond) {
+                       respond(http_json(200, oip_json_text({{"live", true}})));
+                     }});
+  routes->push_back({"GET", "/v2/health/ready", [&c](const HttpRequest&, const RouteParams&, Responder respond) {
+                       const bool ready = all_ready(c);
+                       respond(http_json(ready ? 200 : 400, oip_json_text({{"ready", ready}})));
+                     }});
+  for (const char* prefix : {"/v2/models/{name}", "/v2/models/{name}/versions/{version}"}) {
+    const std::string p = prefix;
+    routes->push_back({"GET", p, [&c](const HttpRequest&, const RouteParams& params, Responder respond) {
+                         metadata(c, params, respond);
+                       }});
+    routes->push_back({"GET", p + "/ready", [&c](const HttpRequest&, const RouteParams& params, Responder respond) {
+                         model_ready(c, params, respond);
+                       }});
+    routes->push_back({"POST", p + "/infer",
+                       [&c](const HttpRequest& request, const RouteParams& params, Responder respond) {
+                         infer(c, request, params, std::move(respond));
+                       }});
+  }
+}
+
+}  // namespace kiln::serve

@@ -1,0 +1,51 @@
+// Request parsing for kiln serve, pure functions of the body's bytes (no sockets, no models), so that a fuzz harness
+// can drive them: the crawler's face batch request, the Open Inference Protocol's JSON infer request, base64.
+// Every error is InvalidArgument with the reason the client reads in its 400.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/status.h"
+
+namespace kiln::serve {
+
+// Standard base64 (RFC 4648, '+' '/'), padding optional, whitespace ignored, also URL-safe '-' '_'. A data URL's
+// "data:...;base64," prefix is skipped.
+Result<std::vector<uint8_t>> base64_decode(std::string_view text);
+
+// POST /detect_faces_batch and /detect_and_embed_batch: {"images": [{"data": base64, "image_id": ...}],
+// "min_face_quality": 0.5, "require_face": true, "crop_faces": true, "face_margin": 0.2} (the predecessor's
+// defaults). An image whose base64 does not decode keeps its error (answered as that image's result).
+struct FaceBatchImage {
+  std::vector<uint8_t> bytes;
+  std::string image_id;  // "" when not given
+  std::string error;     // non-empty: this image is not analyzed
+};
+struct FaceBatchRequest {
+  std::vector<FaceBatchImage> images;
+  double min_face_quality = 0.5;
+  bool require_face = true;
+  bool crop_faces = true;
+  double face_margin = 0.2;
+};
+Result<FaceBatchRequest> face_batch_request_parse(std::string_view body, size_t max_images);
+
+// POST /v2/models/{name}[/versions/{v}]/infer with JSON tensors. Data may be flat (row-major) or nested; numbers
+// only (the datatype is checked against the model by the caller).
+struct InferInputTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::string datatype;
+  std::vector<float> data;
+};
+struct InferRequestV2 {
+  std::string id;  // echoed in the response when given
+  std::vector<InferInputTensor> inputs;
+  std::vector<std::string> outputs;  // requested names; empty: every output
+};
+Result<InferRequestV2> infer_request_parse(std::string_view body);
+
+}  // namespace kiln::serve

@@ -1,0 +1,91 @@
+#include "apps/serve/serve_routes.h"
+
+#include <cstdio>
+
+namespace kiln::serve {
+
+namespace {
+
+std::vector<std::string> segments(const std::string& path) {
+  std::vector<std::string> out;
+  size_t begin = 1;
+  while (begin <= path.size()) {
+    const size_t end = std::min(path.find('/', begin), path.size());
+    out.push_back(path.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return out;
+}
+
+bool route_match(const std::string& pattern, const std::vector<std::string>& path, RouteParams* params) {
+  const std::vector<std::string> parts = segments(pattern);
+  if (parts.size() != path.size()) return false;
+  RouteParams captured;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
+    if (part.size() > 2 && part.front() == '{' && part.back() == '}') {
+      if (path[i].empty()) return false;
+      captured[part.substr(1, part.size() - 2)] = path[i];
+    } else if (part != path[i]) {
+      return false;
+    }
+  }
+  *params = std::move(captured);
+  return true;
+}
+
+void metrics_routes_add(ServeContext& context, std::vector<Route>* routes) {
+  routes->push_back({"GET", "/metrics", [&context](const HttpRequest&, const RouteParams&, Responder respond) {
+                       HttpResponse response;
+                       response.content_type = "text/plain; version=0.0.4; charset=utf-8";
+                       response.body = context.metrics.text();
+                       respond(std::move(response));
+                     }});
+}
+
+}  // namespace
+
+ModelService* ServeContext::model_find(const std::string& name) const {
+  for (const auto& model : models) {
+    if (model->name() == name) return model.get();
+  }
+  return nullptr;
+}
+
+Responder route_responder(const std::string& pattern, Responder respond) {
+  return [pattern, respond = std::move(respond)](HttpResponse response) {
+    response.route = pattern;
+    respond(std::move(response));
+  };
+}
+
+void batch_headers_add(HttpResponse* response, int32_t batch_size, int64_t queue_ns) {
+  char ms[32];
+  std::snprintf(ms, sizeof(ms), "%.3f", static_cast<double>(queue_ns) * 1e-6);
+  response->headers.emplace_back("kiln-batch-size", std::to_string(batch_size));
+  response->headers.emplace_back("kiln-queue-ms", ms);
+}
+
+HttpHandler serve_router(ServeContext& context) {
+  auto routes = std::make_shared<std::vector<Route>>();
+  if (context.faces) face_routes_add(context, routes.get());
+  oip_routes_add(context, routes.get());
+  metrics_routes_add(context, routes.get());
+  return [routes](HttpRequest request, Responder respond) {
+    const std::vector<std::string> path = segments(request.path);
+    bool path_known = false;
+    for (const Route& route : *routes) {
+      RouteParams params;
+      if (!route_match(route.pattern, path, &params)) continue;
+      path_known = true;
+      if (route.method != request.method) continue;
+      return route.handler(request, params, route_responder(route.pattern, std::move(respond)));
+    }
+    HttpResponse response = path_known ? http_error(405, request.method + " is not allowed on " + request.path)
+                                       : http_error(404, "no such endpoint: " + request.path);
+    response.route = path_known ? "(method not allowed)" : "(no route)";
+    respond(std::move(response));
+  };
+}
+
+}  // namespace kiln::serve

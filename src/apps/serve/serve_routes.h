@@ -1,0 +1,51 @@
+// The route table of kiln serve: method + path pattern ("/v2/models/{name}/infer") -> handler. serve_router() builds
+// it from the face routes (the crawler's API, /v1/faces), the Open Inference Protocol routes and /metrics.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/serve/face_service.h"
+#include "apps/serve/http_types.h"
+#include "apps/serve/model_service.h"
+#include "apps/serve/serve_metrics.h"
+#include "kiln/apps/serve.h"
+
+namespace kiln::serve {
+
+struct ServeContext {
+  ServeConfig config;
+  ServeMetrics metrics;
+  std::unique_ptr<FaceService> faces;                       // null when --no-faces
+  std::vector<std::unique_ptr<ModelService>> models;        // in --models order
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+
+  ModelService* model_find(const std::string& name) const;
+};
+
+using RouteParams = std::map<std::string, std::string>;
+using RouteHandler = std::function<void(const HttpRequest&, const RouteParams&, Responder)>;
+
+struct Route {
+  std::string method;
+  std::string pattern;  // segments; "{x}" captures one into params["x"]
+  RouteHandler handler;
+};
+
+// Tags the response with its route (for /metrics) and answers.
+Responder route_responder(const std::string& pattern, Responder respond);
+
+void face_routes_add(ServeContext& context, std::vector<Route>* routes);
+void oip_routes_add(ServeContext& context, std::vector<Route>* routes);
+
+// Every route; 404 for an unknown path, 405 for a known path with another method.
+HttpHandler serve_router(ServeContext& context);
+
+// Batch headers of a response: kiln-batch-size (the largest batch one of its items ran in) and kiln-queue-ms (the
+// longest time one waited in the queue).
+void batch_headers_add(HttpResponse* response, int32_t batch_size, int64_t queue_ns);
+
+}  // namespace kiln::serve

@@ -1,0 +1,90 @@
+// kiln serve's lifetime: load the face models and --models (each on its own workers), bind, announce the address,
+// serve, and on SIGTERM/SIGINT close the batchers (what is queued still runs) and wait for the answers.
+#include <cstdio>
+
+#include "apps/serve/http_server.h"
+#include "apps/serve/serve_routes.h"
+#include "kiln/apps/serve.h"
+
+namespace kiln {
+
+namespace {
+
+BatcherConfig batcher_config(const ServeConfig& config) {
+  BatcherConfig batcher;
+  batcher.max_batch_size = std::max(1, config.max_batch);
+  batcher.max_queue_delay_us = std::max<int64_t>(0, config.max_queue_delay_us);
+  batcher.max_queue_size = static_cast<size_t>(std::max<int64_t>(1, config.max_queue));
+  batcher.default_timeout_us = static_cast<int64_t>(config.timeout_seconds * 1e6);
+  batcher.timeout_action = TimeoutAction::kReject;
+  return batcher;
+}
+
+Status config_check(const ServeConfig& config) {
+  if (config.port < 0 || config.port > 65535) return invalid_argument("serve: --port must be 0..65535");
+  if (config.max_body_mb <= 0) return invalid_argument("serve: --max-body-mb must be positive");
+  if (config.instances < 1 || config.instances > 64) return invalid_argument("serve: --instances must be 1..64");
+  if (config.max_batch < 1) return invalid_argument("serve: --max-batch must be at least 1");
+  if (config.max_queue < 1) return invalid_argument("serve: --max-queue must be at least 1");
+  if (config.timeout_seconds <= 0) return invalid_argument("serve: --timeout must be positive");
+  return Status::ok();
+}
+
+}  // namespace
+
+Status serve_run(const ServeConfig& config, const LogFn& log) {
+  KILN_TRY(config_check(config));
+  serve::ServeContext context;
+  context.config = config;
+  serve::HttpServerOptions options;
+  options.host = config.host;
+  options.port = config.port;
+  options.max_body_bytes = static_cast<uint64_t>(config.max_body_mb * 1024 * 1024);
+  options.token = config.token;
+  options.cors_origins = config.cors_origins;
+  options.threads = config.threads;
+  options.drain_seconds = config.drain_seconds;
+  options.access_log = !config.quiet;
+  if (config.faces) {
+    serve::FaceServiceConfig faces;
+    faces.face.min_score = static_cast<float>(config.face_min_score);
+    faces.exec = config.exec;
+    faces.instances = config.instances;
+    faces.batcher = batcher_config(config);
+    context.faces = std::make_unique<serve::FaceService>(faces, &context.metrics, log);
+    if (!context.faces->ready() && log) log("serve: " + context.faces->error());
+    serve::FaceService* service = context.faces.get();
+    context.metrics.gauges_register("faces", [service] {
+      return serve::ModelGauges{service->ready(), static_cast<int64_t>(service->queued()), 0};
+    });
+  }
+  for (const std::string& name : config.models) {
+    serve::ModelServiceConfig model;
+    model.model = name;
+    model.options.mode = config.exec.mode;
+    model.options.threads = config.exec.threads;
+    model.instances = config.instances;
+    model.batcher = batcher_config(config);
+    context.models.push_back(std::make_unique<serve::ModelService>(model, &context.metrics, log));
+    serve::ModelService* service = context.models.back().get();
+    if (!service->ready() && log) log("serve: model " + service->name() + " failed to load: " + service->error());
+    context.metrics.gauges_register(service->name(), [service] {
+      return serve::ModelGauges{service->ready(), static_cast<int64_t>(service->queued()), service->fallbacks()};
+    });
+  }
+  serve::ServeMetrics& metrics = context.metrics;
+  KILN_TRY_ASSIGN(auto server, serve::HttpServer::open(options, serve::serve_router(context),
+                                                       [&metrics](const std::string& route, int status, double s) {
+                                                         metrics.request_observe(route, status, s);
+                                                       }));
+  std::printf("kiln serve: listening on http://%s:%d\n", config.host.c_str(), server->port());
+  std::fflush(stdout);
+  server->run([&context] {
+    if (context.faces) context.faces->close();
+    for (auto& model : context.models) model->close();
+  });
+  if (log) log("serve: stopped");
+  return Status::ok();
+}
+
+}  // namespace kiln
