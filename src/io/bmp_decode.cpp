@@ -1,10 +1,14 @@
-// BMP through stb_image (Debian's libstb): 1-32 bits per pixel, bottom-up and top-down, bit fields; called only for
-// data whose magic bytes say BMP, so stb's other decoders are never reached from here.
+// BMP: the common layouts read directly (bmp_direct.h), everything else through stb_image (Debian's libstb): 1-32
+// bits per pixel, bottom-up and top-down, bit fields; called only for data whose magic bytes say BMP, so stb's other
+// decoders are never reached from here.
 #include <stb/stb_image.h>
 
 #include <cstdlib>
+#include <optional>
+#include <utility>
 #include <string>
 
+#include "io/bmp_direct.h"
 #include "io/decode_limits.h"
 #include "io/web_codecs.h"
 
@@ -24,8 +28,13 @@ Status bmp_complete_check(const uint8_t* data, size_t size) {
   const uint32_t offset = bmp_le(data + 10, 4);
   const uint32_t dib = bmp_le(data + 14, 4);
   const bool os2 = dib == 12;
-  const int64_t width = os2 ? bmp_le(data + 18, 2) : static_cast<int32_t>(bmp_le(data + 18, 4));
-  const int64_t height = os2 ? bmp_le(data + 20, 2) : static_cast<int32_t>(bmp_le(data + 22, 4));
+  // Not one ?: expression: its common type would be unsigned, and a top-down BMP's height is negative.
+  int64_t width = static_cast<int32_t>(bmp_le(data + 18, 4));
+  int64_t height = static_cast<int32_t>(bmp_le(data + 22, 4));
+  if (os2) {
+    width = bmp_le(data + 18, 2);
+    height = bmp_le(data + 20, 2);
+  }
   const uint32_t bits = bmp_le(data + (os2 ? 24 : 28), 2);
   const uint32_t compression = os2 || size < 34 ? 0 : bmp_le(data + 30, 4);
   if (compression != 0 && compression != 3 && compression != 6) return Status::ok();  // RLE: stb refuses it
@@ -46,8 +55,10 @@ Result<DecodedImage> bmp_decode(const uint8_t* data, size_t size, int64_t max_pi
   const int length = static_cast<int>(size);
   if (!stbi_info_from_memory(data, length, &width, &height, &channels))
     return unsupported_format(std::string("bmp: ") + stbi_failure_reason());
+  height = std::abs(height);  // stb_image's info gives a top-down BMP's height as stored: negative
   KILN_TRY(decode_pixels_check("bmp", width, height, max_pixels));
   KILN_TRY(bmp_complete_check(data, size));
+  if (std::optional<DecodedImage> direct = bmp_decode_direct(data, size)) return std::move(*direct);
   // Gray + alpha (2) does not occur in BMP; anything else than 1, 3 or 4 is asked for as RGB.
   const int wanted = channels == 1 || channels == 3 || channels == 4 ? channels : 3;
   stbi_uc* pixels = stbi_load_from_memory(data, length, &width, &height, &channels, wanted);

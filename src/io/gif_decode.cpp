@@ -99,24 +99,35 @@ Result<DecodedImage> gif_decode(const uint8_t* data, size_t size, int64_t max_pi
   image.height = height;
   image.channels = transparent >= 0 || !covers ? 4 : 3;
   image.pixels.assign(static_cast<size_t>(width) * height * image.channels, 0);
+  // Each palette index's pixel as written (RGB or RGBA); the transparent index is skipped.
+  uint8_t lut[256][4] = {};
+  for (int i = 0; i < 256; ++i) {
+    const GifColorType color = i < palette->ColorCount ? palette->Colors[i] : GifColorType{0, 0, 0};
+    lut[i][0] = color.Red;
+    lut[i][1] = color.Green;
+    lut[i][2] = color.Blue;
+    lut[i][3] = 255;
+  }
+  // The frame's columns that fall on the screen.
+  const int32_t x_begin = std::max(0, -frame.Left);
+  const int32_t x_end = std::max(x_begin, std::min(frame.Width, width - frame.Left));
+  const int32_t c = image.channels;
   std::vector<GifPixelType> line(static_cast<size_t>(frame.Width));
   const std::vector<int32_t> rows = gif_row_order(frame.Height, frame.Interlace);
   for (size_t i = 0; i < rows.size(); ++i) {
     if (i % 64 == 0 && deadline.passed()) return unsupported_format("gif: took longer than the decode timeout");
     if (DGifGetLine(gif, line.data(), frame.Width) == GIF_ERROR) return gif_error("read image data", gif->Error);
     const int32_t y = frame.Top + rows[i];
-    if (y < 0 || y >= height) continue;
-    uint8_t* out = image.pixels.data() + static_cast<size_t>(y) * width * image.channels;
-    for (int32_t x = 0; x < frame.Width; ++x) {
-      const int32_t cx = frame.Left + x;
-      const int index = line[static_cast<size_t>(x)];
-      if (cx < 0 || cx >= width || index == transparent) continue;
-      uint8_t* px = out + static_cast<size_t>(cx) * image.channels;
-      const GifColorType color = index < palette->ColorCount ? palette->Colors[index] : GifColorType{0, 0, 0};
-      px[0] = color.Red;
-      px[1] = color.Green;
-      px[2] = color.Blue;
-      if (image.channels == 4) px[3] = 255;
+    const int32_t n = x_end - x_begin;
+    if (y < 0 || y >= height || n == 0) continue;
+    uint8_t* out = image.pixels.data() + (static_cast<size_t>(y) * width + frame.Left + x_begin) * c;
+    const GifPixelType* in = line.data() + x_begin;
+    if (transparent < 0 && c == 3) {
+      for (int32_t x = 0; x < n; ++x, out += 3) std::memcpy(out, lut[in[x]], 3);
+    } else {
+      for (int32_t x = 0; x < n; ++x, out += c) {
+        if (in[x] != transparent) std::memcpy(out, lut[in[x]], static_cast<size_t>(c));
+      }
     }
   }
   return image;

@@ -1,11 +1,12 @@
-// TIFF through libtiff: the first page, read with its RGBA image interface (strips or tiles, 1-16 bits, RGB, gray,
-// palette, CMYK, YCbCr; 16-bit samples rounded to 8), in stored order so that image_decode turns it upright by the
+// TIFF through libtiff: the first page; 8-bit RGB(A) and gray straight from its strips or tiles, everything else
+// with its RGBA image interface (1-16 bits, RGB, gray, palette, CMYK, YCbCr; 16-bit samples to 8), in stored order so that image_decode turns it upright by the
 // orientation tag like every other format. libtiff's allocations are capped (TIFFOpenOptionsSetMaxSingleMemAlloc),
 // so a file that claims a huge strip fails instead of allocating it.
 #include <tiffio.h>
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,74 @@ Status tiff_failed(const TiffSource& src, const char* what) {
   return unsupported_format(std::string("tiff: ") + what + (src.error.empty() ? "" : ": " + src.error));
 }
 
+// The layouts most TIFFs have, read strip by strip or tile by tile straight into the image (TIFFRGBAImage packs and
+// unpacks every pixel through 32 bits): 8-bit, contiguous, RGB (3 samples, or 4 with alpha) or gray (1 sample,
+// min-is-black). nullopt: another layout, for the RGBA reader; an error: damaged data.
+std::optional<Result<DecodedImage>> tiff_read_direct(TIFF* tif, const TiffSource& src, uint32_t width,
+                                                     uint32_t height, const Deadline& deadline) {
+  uint16_t bits = 0;
+  uint16_t samples = 0;
+  uint16_t planar = 0;
+  uint16_t photometric = 0;
+  TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &bits);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &samples);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_PLANARCONFIG, &planar);
+  if (!TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &photometric)) return std::nullopt;
+  const bool rgb = photometric == PHOTOMETRIC_RGB && (samples == 3 || samples == 4);
+  const bool gray = photometric == PHOTOMETRIC_MINISBLACK && samples == 1;
+  if (bits != 8 || planar != PLANARCONFIG_CONTIG || !(rgb || gray)) return std::nullopt;
+  if (samples == 4) {  // the fourth sample must be alpha (unassociated), not some other extra sample
+    uint16_t extra_count = 0;
+    uint16_t* extra = nullptr;
+    if (!TIFFGetField(tif, TIFFTAG_EXTRASAMPLES, &extra_count, &extra) || extra_count != 1 ||
+        extra[0] != EXTRASAMPLE_UNASSALPHA) {
+      return std::nullopt;
+    }
+  }
+  DecodedImage image;
+  image.width = static_cast<int32_t>(width);
+  image.height = static_cast<int32_t>(height);
+  image.channels = samples;
+  const size_t row = size_t{width} * samples;
+  image.pixels.resize(row * height);
+  const auto damaged = [&] { return std::optional<Result<DecodedImage>>(tiff_failed(src, "damaged image data")); };
+  const auto late = [] {
+    return std::optional<Result<DecodedImage>>(unsupported_format("tiff: took longer than the decode timeout"));
+  };
+  if (TIFFIsTiled(tif)) {
+    uint32_t tw = 0;
+    uint32_t th = 0;
+    TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw);
+    TIFFGetField(tif, TIFFTAG_TILELENGTH, &th);
+    if (tw == 0 || th == 0 || TIFFTileSize64(tif) != uint64_t{tw} * th * samples) return std::nullopt;
+    std::vector<uint8_t> tile(size_t{tw} * th * samples);
+    for (uint32_t ty = 0; ty < height; ty += th) {
+      if (deadline.passed()) return late();
+      for (uint32_t tx = 0; tx < width; tx += tw) {
+        if (TIFFReadTile(tif, tile.data(), tx, ty, 0, 0) < 0) return damaged();
+        const uint32_t w = std::min(tw, width - tx);
+        for (uint32_t y = ty; y < std::min(height, ty + th); ++y) {
+          std::memcpy(image.pixels.data() + y * row + size_t{tx} * samples, tile.data() + size_t{y - ty} * tw * samples,
+                      size_t{w} * samples);
+        }
+      }
+    }
+    return image;
+  }
+  uint32_t rows_per_strip = height;
+  TIFFGetFieldDefaulted(tif, TIFFTAG_ROWSPERSTRIP, &rows_per_strip);
+  rows_per_strip = std::min(std::max(rows_per_strip, 1u), height);
+  for (uint32_t y = 0, strip = 0; y < height; y += rows_per_strip, ++strip) {
+    if (deadline.passed()) return late();
+    const size_t bytes = row * std::min(rows_per_strip, height - y);
+    if (TIFFReadEncodedStrip(tif, strip, image.pixels.data() + y * row, static_cast<tmsize_t>(bytes)) !=
+        static_cast<tmsize_t>(bytes)) {
+      return damaged();
+    }
+  }
+  return image;
+}
+
 }  // namespace
 
 Result<DecodedImage> tiff_decode(const uint8_t* data, size_t size, int64_t max_pixels, const Deadline& deadline) {
@@ -92,6 +161,12 @@ Result<DecodedImage> tiff_decode(const uint8_t* data, size_t size, int64_t max_p
   void* icc = nullptr;
   if (photometric != PHOTOMETRIC_SEPARATED && TIFFGetField(h.tif, TIFFTAG_ICCPROFILE, &icc_size, &icc) && icc) {
     image.icc.assign(static_cast<uint8_t*>(icc), static_cast<uint8_t*>(icc) + icc_size);
+  }
+  if (std::optional<Result<DecodedImage>> direct = tiff_read_direct(h.tif, src, width, height, deadline)) {
+    KILN_TRY_ASSIGN(DecodedImage pixels, std::move(*direct));
+    pixels.orientation = image.orientation;
+    pixels.icc = std::move(image.icc);
+    return pixels;
   }
   char message[1024] = {};
   TIFFRGBAImage rgba{};

@@ -3,6 +3,7 @@
 // unknown content is refused with a clear error.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -180,6 +181,50 @@ TEST(CodecFormats, ImagesOverThePixelLimitAreRefusedAfterTheirHeader) {
   Result<ImageBuffer> image = image_decode(bomb.data(), bomb.size());
   ASSERT_FALSE(image.is_ok());
   EXPECT_NE(image.status().message().find("60000x60000"), std::string::npos) << image.status().message();
+}
+
+// An animation of 10,000 frames costs its first frame: the rest is never read.
+TEST(CodecFormats, AGifOfTenThousandFramesGivesItsFirst) {
+  const ImageBuffer tiny = palette_quantize(photo_crop(200, 100, 8, 8));
+  const Bytes gif = gif_encode(tiny, -1, 10000);
+  expect_same_pixels(decoded(gif), tiny, "10,000-frame gif");
+}
+
+// A TIFF header with one RGB strip of `side` x `side` pixels whose byte count claims nearly 4 GiB, in a file of a
+// few hundred bytes.
+Bytes tiff_claiming(uint32_t side) {
+  Bytes tiff = {'I', 'I', 42, 0, 8, 0, 0, 0};
+  const std::vector<std::array<uint32_t, 3>> entries = {
+      {256, 4, side}, {257, 4, side}, {258, 3, 8},    {259, 3, 1},           {262, 3, 2},
+      {273, 4, 200},  {277, 3, 3},    {278, 4, side}, {279, 4, 0xFFFFFF00u}};
+  tiff.push_back(static_cast<uint8_t>(entries.size()));
+  tiff.push_back(0);
+  for (const auto& [tag, type, value] : entries) {
+    for (const uint32_t v : {tag, type}) {
+      tiff.push_back(static_cast<uint8_t>(v));
+      tiff.push_back(static_cast<uint8_t>(v >> 8));
+    }
+    for (const uint32_t v : {1u, value}) {
+      for (int i = 0; i < 4; ++i) tiff.push_back(static_cast<uint8_t>(v >> (8 * i)));
+    }
+  }
+  tiff.resize(tiff.size() + 4 + 64, 0x55);
+  return tiff;
+}
+
+TEST(CodecFormats, ATiffClaimingAHugeImageOrStripFailsWithinTheLimits) {
+  // 60,000 x 60,000: refused at its header, before libtiff is asked for anything.
+  Bytes tiff = tiff_claiming(60000);
+  Result<ImageBuffer> image = image_decode(tiff.data(), tiff.size());
+  ASSERT_FALSE(image.is_ok());
+  EXPECT_NE(image.status().message().find("60000x60000"), std::string::npos) << image.status().message();
+  // 2,000 x 2,000 (within the limit) whose strip claims 4 GiB: the strip's read fails; nothing past the image's
+  // own 12 MB is allocated.
+  tiff = tiff_claiming(2000);
+  image = image_decode(tiff.data(), tiff.size());
+  ASSERT_FALSE(image.is_ok());
+  EXPECT_EQ(image.status().code(), Errc::kUnsupportedFormat) << image.status().message();
+  EXPECT_NE(image.status().message().find("tiff"), std::string::npos) << image.status().message();
 }
 
 }  // namespace

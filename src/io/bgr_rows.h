@@ -1,0 +1,31 @@
+// BGR(X) rows to RGB: what BMP stores against what kiln gives. The AVX2 build of the same loop (bgr_rows_avx2.cpp)
+// is picked at run time (core/cpu_isa.h); both give the same bytes.
+#pragma once
+
+#include <cstdint>
+
+namespace kiln {
+
+// `count` pixels of `in_channels` (3: BGR, 4: BGRX) bytes to RGB.
+void bgr_row_to_rgb(const uint8_t* in, int32_t in_channels, int64_t count, uint8_t* out);
+void bgr_row_to_rgb_avx2(const uint8_t* in, int32_t in_channels, int64_t count, uint8_t* out);
+
+// The loop itself, written once; -mavx2 -O3 vectorizes it with byte shuffles.
+inline void bgr_row_to_rgb_loop(const uint8_t* __restrict in, int32_t in_channels, int64_t count,
+                                uint8_t* __restrict out) {
+  if (in_channels == 3) {
+    for (int64_t x = 0; x < count; ++x) {
+      out[3 * x] = in[3 * x + 2];
+      out[3 * x + 1] = in[3 * x + 1];
+      out[3 * x + 2] = in[3 * x];
+    }
+  } else {
+    for (int64_t x = 0; x < count; ++x) {
+      out[3 * x] = in[4 * x + 2];
+      out[3 * x + 1] = in[4 * x + 1];
+      out[3 * x + 2] = in[4 * x];
+    }
+  }
+}
+
+}  // namespace kiln
