@@ -99,7 +99,8 @@ class PySegmentPipeline {
 
   void submit_frame(const pyb::object& frame, const pyb::object& frame_id, const pyb::object& timeout) {
     if (!m_started) raise_value_error("SegmentPipeline: call start() before submit_frame()");
-    const double seconds = timeout.is_none() ? -1.0 : std::max(0.0, timeout.cast<double>());
+    double seconds = timeout.is_none() ? -1.0 : std::max(0.0, timeout.cast<double>());
+    if (seconds > 1e9) seconds = -1.0;  // beyond any wait (and the clock's range): as None
     if (m_ended) raise_value_error("SegmentPipeline: stopped; start a new pipeline");
     SegmentFrame f;
     f.stream = m_stream;
@@ -152,11 +153,13 @@ class PySegmentPipeline {
     for (;;) {
       enum { kRoom, kStopped, kTimeout, kWarn } outcome;
       int64_t waiting = 0;
+      double warn_after = 0;
       {
         pyb::gil_scoped_release release;
         std::unique_lock<std::mutex> lock(m_mutex);
+        warn_after = m_warn_after_s;
         const auto warn_at =
-            begin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(m_warn_after_s));
+            begin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(warn_after));
         for (;;) {
           const auto now = Clock::now();
           if (m_stopping) {
@@ -195,7 +198,7 @@ class PySegmentPipeline {
           timeout_raise("submit_frame: no room within " + seconds_text(seconds) + " s: " + held +
                         "; take results with get_result() to make room");
         case kWarn: {
-          const std::string text = "SegmentPipeline.submit_frame has waited " + seconds_text(m_warn_after_s) +
+          const std::string text = "SegmentPipeline.submit_frame has waited " + seconds_text(warn_after) +
                                    " s for room: " + held + ". Take them with get_result() (from this thread or "
                                    "another); a script that submits every frame before reading any waits forever. "
                                    "submit_frame(..., timeout=) raises TimeoutError instead.";
@@ -462,8 +465,14 @@ class PySegmentPipeline {
 
  public:
   const std::vector<std::string>& config_notes() const { return m_config_notes; }
-  double warn_after() const { return m_warn_after_s; }
-  void warn_after_set(double seconds) { m_warn_after_s = seconds; }
+  double warn_after() {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_warn_after_s;
+  }
+  void warn_after_set(double seconds) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_warn_after_s = seconds;
+  }
 };
 
 }  // namespace
