@@ -1,0 +1,68 @@
+"""Starts the real `kiln serve` on 127.0.0.1 with a free port (read from its "listening on" line) and talks to it with
+http.client."""
+import http.client
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+
+from conftest import KILN
+
+
+class Server:
+    def __init__(self, *args, env=None):
+        merged = dict(os.environ)
+        merged.update(env or {})
+        self.log = tempfile.TemporaryFile(mode="w+")  # the access log (a pipe could fill and block the server)
+        self.process = subprocess.Popen([KILN, "serve", "--port", "0", *map(str, args)], stdout=subprocess.PIPE,
+                                        stderr=self.log, text=True, env=merged)
+        line = self.process.stdout.readline()
+        match = re.search(r"listening on http://([0-9.]+):(\d+)", line)
+        if not match:
+            self.process.kill()
+            self.process.wait()
+            self.log.seek(0)
+            raise AssertionError(f"kiln serve did not start: {line!r}\n{self.log.read()}")
+        self.port = int(match.group(2))
+
+    def request(self, method, path, body=None, headers=None, timeout=120):
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            if isinstance(body, (dict, list)):
+                body = json.dumps(body).encode()
+            connection.request(method, path, body=body, headers=headers or {})
+            response = connection.getresponse()
+            data = response.read()
+            return response.status, {k.lower(): v for k, v in response.getheaders()}, data
+        finally:
+            connection.close()
+
+    def json(self, method, path, body=None, headers=None):
+        status, response_headers, data = self.request(method, path, body, headers)
+        return status, response_headers, (json.loads(data) if data else None)
+
+    def metric(self, name):
+        """The value of one sample line of /metrics, e.g. 'kiln_serve_model_runs_total{model="faces"}'; 0 if absent."""
+        _, _, data = self.request("GET", "/metrics")
+        for line in data.decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[-1])
+        return 0.0
+
+    def stop(self, timeout=60):
+        """SIGTERM, then the exit code and the access log."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        code = self.process.wait(timeout=timeout)
+        self.log.seek(0)
+        return code, self.log.read()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()

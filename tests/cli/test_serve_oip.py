@@ -1,0 +1,119 @@
+"""kiln serve's Open Inference Protocol (v2, REST, JSON tensors) on the packaged fr-embed: health, readiness with a
+model that failed to load, metadata, infer equal to kiln.Model's numbers (alone and batched across concurrent
+requests, seen in /metrics), and the 400s and 404s of bad requests."""
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from conftest import KILN
+from serve_util import Server
+
+pytestmark = pytest.mark.skipif(
+    "serve" not in subprocess.run([KILN, "--help"], capture_output=True, text=True).stdout
+    or "built without" in subprocess.run([KILN, "serve", "--help"], capture_output=True, text=True).stdout,
+    reason="this kiln is built without ONNX Runtime, faiss or Boost.Beast")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    broken = tmp_path_factory.mktemp("models") / "broken.onnx"
+    broken.write_bytes(b"\x08\x07 not a whole model")
+    with Server("--no-faces", "--models", f"fr-embed,{broken}", "--mode", "cpu", "--max-queue-delay-us", 200000,
+                "-q") as s:
+        yield s
+
+
+def reference_model():
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(KILN)), "python"))
+    try:
+        import kiln  # noqa: PLC0415  (the build's module, beside the binary)
+    except ImportError as e:
+        pytest.skip(f"the kiln Python module is not built beside {KILN}: {e}")
+    return kiln.Model("fr-embed", "cpu")
+
+
+def infer_body(x, nested=False, name="input", datatype="FP32"):
+    return {"id": "req-1", "inputs": [{"name": name, "shape": list(x.shape), "datatype": datatype,
+                                       "data": x.tolist() if nested else x.ravel().tolist()}]}
+
+
+def test_health_and_readiness_with_a_model_that_failed_to_load(server):
+    assert server.json("GET", "/v2/health/live")[0] == 200
+    assert server.json("GET", "/v2/health/ready") == (400, server.json("GET", "/v2/health/ready")[1], {"ready": False})
+    assert server.json("GET", "/v2/models/fr-embed/ready")[2] == {"name": "fr-embed", "ready": True}
+    status, _, broken = server.json("GET", "/v2/models/broken/ready")
+    assert status == 400 and broken["ready"] is False and "broken.onnx" in broken["error"]
+    assert server.metric('kiln_serve_model_ready{model="broken"}') == 0
+    assert server.metric('kiln_serve_model_ready{model="fr-embed"}') == 1
+    status, _, meta = server.json("GET", "/v2")
+    assert status == 200 and meta["name"] == "kiln" and meta["extensions"] == []
+
+
+def test_metadata(server):
+    status, _, meta = server.json("GET", "/v2/models/fr-embed")
+    assert status == 200
+    assert meta == {"name": "fr-embed", "versions": ["1"], "platform": "onnxruntime_onnx",
+                    "inputs": [{"name": "input", "datatype": "FP32", "shape": [-1, 3, 112, 112]}],
+                    "outputs": [{"name": "output", "datatype": "FP32", "shape": [-1, 512]}]}
+    assert server.json("GET", "/v2/models/fr-embed/versions/1")[2] == meta
+    assert server.json("GET", "/v2/models/fr-embed/versions/2")[0] == 404
+    status, _, error = server.json("GET", "/v2/models/nope")
+    assert status == 404 and "nope" in error["error"]
+
+
+def test_infer_gives_kiln_models_numbers_alone_and_batched(server):
+    model = reference_model()
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-1, 1, (2, 3, 112, 112)).astype(np.float32)
+    expected = model(x)["output"]
+    status, headers, answer = server.json("POST", "/v2/models/fr-embed/infer", infer_body(x, nested=True))
+    assert status == 200
+    assert answer["model_name"] == "fr-embed" and answer["model_version"] == "1" and answer["id"] == "req-1"
+    (output,) = answer["outputs"]
+    assert output["name"] == "output" and output["datatype"] == "FP32" and output["shape"] == [2, 512]
+    np.testing.assert_allclose(np.array(output["data"], np.float32).reshape(2, 512), expected, atol=1e-5)
+
+    runs = server.metric('kiln_serve_model_runs_total{model="fr-embed"}')
+    singles = [rng.uniform(-1, 1, (1, 3, 112, 112)).astype(np.float32) for _ in range(5)]
+    answers = [None] * len(singles)
+
+    def one(i):
+        answers[i] = server.json("POST", "/v2/models/fr-embed/versions/1/infer", infer_body(singles[i]))
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(singles))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for x1, (status, headers, answer) in zip(singles, answers):
+        assert status == 200
+        got = np.array(answer["outputs"][0]["data"], np.float32).reshape(1, 512)
+        np.testing.assert_allclose(got, model(x1)["output"], atol=1e-5)
+    assert server.metric('kiln_serve_model_runs_total{model="fr-embed"}') - runs < len(singles)
+    assert max(int(a[1]["kiln-batch-size"]) for a in answers) > 1
+
+
+def test_bad_infer_requests_say_why(server):
+    x = np.zeros((1, 3, 112, 112), np.float32)
+    cases = [
+        (infer_body(x, name="pixels"), "pixels"),
+        (infer_body(x, datatype="INT32"), "datatype"),
+        (infer_body(np.zeros((1, 3, 100, 100), np.float32)), "shape"),
+        ({"inputs": [{"name": "input", "shape": [1, 3, 112, 112], "datatype": "FP32", "data": [1.0, 2.0]}]}, "values"),
+        ({"inputs": [{"name": "input", "shape": [1], "datatype": "FP32", "data": ["a"]}]}, "numbers"),
+        ({"inputs": []}, "inputs"),
+        ({**infer_body(x), "outputs": [{"name": "logits"}]}, "logits"),
+    ]
+    for body, reason in cases:
+        status, _, error = server.json("POST", "/v2/models/fr-embed/infer", body)
+        assert status == 400 and reason in error["error"], (body if len(str(body)) < 300 else reason, error)
+    status, _, error = server.json("POST", "/v2/models/fr-embed/infer", b"[1, 2")
+    assert status == 400 and "JSON" in error["error"]
+    assert server.json("POST", "/v2/models/nope/infer", infer_body(x))[0] == 404
+    status, _, error = server.json("POST", "/v2/models/broken/infer", infer_body(x))
+    assert status == 503 and "not ready" in error["error"]
+    assert server.json("GET", "/v2/models/fr-embed/infer")[0] == 405
