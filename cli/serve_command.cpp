@@ -45,6 +45,16 @@ void yaml_read(const YAML::Node& node, const char* key, T* value) {
   if (node[key]) *value = node[key].as<T>();
 }
 
+// A list (or one comma-separated string) as the comma-separated text the options take.
+std::string yaml_list(const YAML::Node& node, const char* key, const std::string& fallback) {
+  const YAML::Node value = node[key];
+  if (!value) return fallback;
+  if (!value.IsSequence()) return value.as<std::string>();
+  std::string text;
+  for (const auto& item : value) text += (text.empty() ? "" : ",") + item.as<std::string>();
+  return text;
+}
+
 // The file's values, for the options the command line did not give.
 Status config_file_apply(const std::string& path, const CLI::App& cmd, ServeArgs* args) {
   YAML::Node node;
@@ -71,17 +81,9 @@ Status config_file_apply(const std::string& path, const CLI::App& cmd, ServeArgs
     yaml_read(node, "drain", &c.drain_seconds);
     yaml_read(node, "worker_id", &c.worker_id);
     yaml_read(node, "mode", &from_file.mode);
-    if (node["models"]) {
-      from_file.models.clear();
-      for (const auto& m : node["models"].IsSequence() ? node["models"] : YAML::Node()) {
-        from_file.models += (from_file.models.empty() ? "" : ",") + m.as<std::string>();
-      }
-      if (node["models"].IsScalar()) from_file.models = node["models"].as<std::string>();
-    }
-    if (node["cors_origins"]) {
-      from_file.cors.clear();
-      for (const auto& o : node["cors_origins"]) from_file.cors += (from_file.cors.empty() ? "" : ",") + o.as<std::string>();
-    }
+    yaml_read(node, "no_faces", &from_file.no_faces);
+    from_file.models = yaml_list(node, "models", from_file.models);
+    from_file.cors = yaml_list(node, "cors_origins", from_file.cors);
   } catch (const YAML::Exception& e) {
     return invalid_argument("serve: --config " + path + ": " + e.what());
   }
@@ -104,6 +106,7 @@ Status config_file_apply(const std::string& path, const CLI::App& cmd, ServeArgs
   if (!given("--mode")) args->mode = from_file.mode;
   if (!given("--models")) args->models = from_file.models;
   if (!given("--cors-origin")) args->cors = from_file.cors;
+  if (!given("--no-faces")) args->no_faces = from_file.no_faces;
   return Status::ok();
 }
 

@@ -58,3 +58,21 @@ def test_metrics_are_prometheus_text_by_route_and_code():
         assert "# TYPE kiln_serve_request_seconds histogram" in text
         assert 'kiln_serve_request_seconds_bucket{route="/v2/health/live",le="+Inf"} 3' in text
         assert s.stop()[0] == 0
+
+
+def test_a_config_file_sets_the_options_and_the_command_line_wins(tmp_path):
+    config = tmp_path / "serve.yaml"
+    config.write_text("port: 1\nno_faces: true\nmodels: [fr-embed]\ntoken: from-file\n"
+                      "cors_origins: [http://a.example]\nworker_id: w7\n")
+    with Server("--config", config, "--token", "from-flag", "-q") as s:  # Server adds --port 0: the flag wins
+        assert s.json("GET", "/v2/health/ready", headers={"Authorization": "Bearer from-file"})[0] == 401
+        status, headers, ready = s.json("GET", "/v2/models/fr-embed/ready",
+                                        headers={"Authorization": "Bearer from-flag", "Origin": "http://a.example"})
+        assert status == 200 and ready["ready"] is True
+        assert headers["access-control-allow-origin"] == "http://a.example"
+        assert s.json("GET", "/health", headers={"Authorization": "Bearer from-flag"})[0] == 404  # no_faces
+        assert s.stop()[0] == 0
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("port: [1, 2]\n")
+    result = subprocess.run([KILN, "serve", "--config", bad], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "bad.yaml" in result.stderr
