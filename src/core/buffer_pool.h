@@ -1,7 +1,8 @@
 // A size-class buffer pool shared by every backend's device and host allocations. Backends supply the raw
 // allocate/release functions (cudaMalloc, clCreateBuffer, cudaHostAlloc, ...); the pool rounds requests up to a
 // size class, reuses released blocks of the same class, never holds more than its budget, and reports
-// current/peak bytes. A handle is an opaque integer (a pointer, or a cl_mem cast to uintptr_t).
+// current/peak bytes. The raw functions are called outside the pool's lock. A handle is an opaque integer (a
+// pointer, or a cl_mem cast to uintptr_t).
 #pragma once
 
 #include <cstdint>
@@ -54,7 +55,14 @@ class BufferPool {
   static size_t size_class(size_t bytes);
 
  private:
-  void trim_locked(size_t target_held);
+  struct CachedBlock {
+    size_t bytes;
+    uintptr_t handle;
+  };
+  // Takes cached blocks out (largest first) until at most `target_held` bytes are held; the caller releases them
+  // with release_all once the lock is let go.
+  void take_cached_locked(size_t target_held, std::vector<CachedBlock>* dropped);
+  void release_all(std::vector<CachedBlock>& dropped);
 
   std::string m_name;
   AllocateFn m_allocate;

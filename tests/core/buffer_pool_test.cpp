@@ -1,7 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "core/buffer_pool.h"
 
@@ -84,6 +89,77 @@ TEST(BufferPool, DriverFailureDropsTheCacheAndReportsOutOfMemory) {
   auto y = pool.acquire(1 << 20);
   EXPECT_EQ(y.status().code(), Errc::kOutOfMemory);
   EXPECT_EQ(a.frees, 1);  // the cached 64 KiB block was freed before giving up
+}
+
+// Raw calls that wait for another thread's acquire and release of the same pool, counted so that a late one of an
+// earlier round is not taken for the next's; every wait gives up after 5 s.
+struct RawCallWitness {
+  std::mutex mutex;
+  std::condition_variable changed;
+  int raw_calls = 0;
+  int others_done = 0;
+
+  // In a raw call: says so and waits for the other thread; true when it came in time.
+  bool wait_for_other() {
+    std::unique_lock<std::mutex> lock(mutex);
+    const int call = ++raw_calls;
+    changed.notify_all();
+    return changed.wait_for(lock, std::chrono::seconds(5), [&] { return others_done >= call; });
+  }
+  // The other thread: once raw call `call` has begun, acquires and releases 1 KiB of `pool`.
+  void other(BufferPool& pool, int call) {
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      changed.wait_for(lock, std::chrono::seconds(5), [&] { return raw_calls >= call; });
+    }
+    auto block = pool.acquire(1000);
+    if (block.is_ok()) pool.release(*block);
+    std::lock_guard<std::mutex> lock(mutex);
+    ++others_done;
+    changed.notify_all();
+  }
+};
+
+// A raw allocation (cudaMalloc) or release (cudaFree, which waits for the whole device) takes milliseconds: another
+// thread's acquire and release go on meanwhile instead of waiting for the pool's lock (each raw call here waited 5 s
+// in vain when the pool held its lock through it).
+TEST(BufferPool, RawAllocationsAndReleasesRunOutsideThePoolsLock) {
+  RawCallWitness witness;
+  std::atomic<bool> wait_in_next{false};
+  std::atomic<int> others_in_time{0};
+  CountingAllocator a;
+  const auto allocate = a.allocate();
+  const auto release = a.release();
+  BufferPool pool(
+      "test",
+      [&](size_t bytes) {
+        if (wait_in_next.exchange(false) && witness.wait_for_other()) ++others_in_time;
+        return allocate(bytes);
+      },
+      [&](uintptr_t handle, size_t bytes) {
+        if (wait_in_next.exchange(false) && witness.wait_for_other()) ++others_in_time;
+        release(handle, bytes);
+      });
+  auto cached = pool.acquire(1000);
+  ASSERT_TRUE(cached.is_ok());
+  pool.release(*cached);
+  wait_in_next = true;
+  std::thread other([&] { witness.other(pool, 1); });
+  auto big = pool.acquire(1 << 20);  // a new class: the raw allocator (the other thread reuses the cached 1 KiB)
+  other.join();
+  ASSERT_TRUE(big.is_ok());
+  pool.release(*big);
+  ASSERT_EQ(pool.stats().held_bytes, BufferPool::size_class(1000) + BufferPool::size_class(1 << 20));
+  // trim() takes both cached blocks and frees the largest first; meanwhile the other thread's 1 KiB is a new one.
+  wait_in_next = true;
+  other = std::thread([&] { witness.other(pool, 2); });
+  pool.trim();
+  other.join();
+  EXPECT_EQ(others_in_time.load(), 2);
+  EXPECT_EQ(pool.stats().held_bytes, BufferPool::size_class(1000));
+  EXPECT_EQ(pool.stats().reuses, 1u);
+  EXPECT_EQ(a.allocs, 3);
+  EXPECT_EQ(a.frees, 2);
 }
 
 TEST(BufferPool, SizeClassesRoundUpWithBoundedWaste) {
