@@ -122,21 +122,16 @@ class CudaBackend final : public Backend {
     if (block) m_device_pool.release(block);
   }
   // The writes to `device` were waited for by whoever made them (kiln's calls and ONNX Runtime's runs synchronize
-  // their streams before returning), so the copy need not order itself after any stream.
+  // their streams before returning), so the copy need not order itself after any stream: it runs on a lent
+  // non-blocking stream, not the legacy one (which would wait for every blocking stream's work, another library's
+  // too), and is waited for there.
   Status device_download(const void* device, void* host, size_t bytes) override {
-    const CurrentDevice current(m_device);
-    KILN_CUDA_CHECK(current.status());
-    KILN_CUDA_CHECK(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost));
-    return Status::ok();
+    return lent_stream_copy(host, device, bytes, cudaMemcpyDeviceToHost);
   }
+  // From pageable memory the copy may be queued once the bytes are staged, before their DMA ends: the wait for the
+  // lent stream covers it.
   Status device_upload(const void* host, void* device, size_t bytes) override {
-    const CurrentDevice current(m_device);
-    KILN_CUDA_CHECK(current.status());
-    KILN_CUDA_CHECK(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice));
-    // From pageable memory cudaMemcpy may return once the bytes are staged, before their DMA ends; kiln's kernels
-    // run on non-blocking streams, which do not wait for the legacy stream's copy.
-    KILN_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
-    return Status::ok();
+    return lent_stream_copy(device, host, bytes, cudaMemcpyHostToDevice);
   }
 
   Status foreign_stream_wait(void* native) override {
@@ -199,6 +194,15 @@ class CudaBackend final : public Backend {
       const CurrentDevice current(device);
       if (cudaFreeHost(reinterpret_cast<void*>(handle)) != cudaSuccess) (void)cudaGetLastError();
     };
+  }
+
+  Status lent_stream_copy(void* to, const void* from, size_t bytes, cudaMemcpyKind kind) {
+    const CurrentDevice current(m_device);
+    KILN_CUDA_CHECK(current.status());
+    KILN_TRY_ASSIGN(auto lease, m_streams.acquire());
+    KILN_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, kind, lease->stream));
+    KILN_CUDA_CHECK(cudaStreamSynchronize(lease->stream));
+    return Status::ok();
   }
 
   Result<std::unique_ptr<CudaStream>> stream_make() {
