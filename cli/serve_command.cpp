@@ -79,6 +79,7 @@ Status config_file_apply(const std::string& path, const CLI::App& cmd, ServeArgs
     yaml_read(node, "max_queue", &c.max_queue);
     yaml_read(node, "timeout", &c.timeout_seconds);
     yaml_read(node, "drain", &c.drain_seconds);
+    yaml_read(node, "priority_levels", &c.priority_levels);
     yaml_read(node, "worker_id", &c.worker_id);
     yaml_read(node, "mode", &from_file.mode);
     yaml_read(node, "no_faces", &from_file.no_faces);
@@ -102,6 +103,7 @@ Status config_file_apply(const std::string& path, const CLI::App& cmd, ServeArgs
   if (!given("--max-queue")) out.max_queue = c.max_queue;
   if (!given("--timeout")) out.timeout_seconds = c.timeout_seconds;
   if (!given("--drain")) out.drain_seconds = c.drain_seconds;
+  if (!given("--priority-levels")) out.priority_levels = c.priority_levels;
   if (!given("--worker-id")) out.worker_id = c.worker_id;
   if (!given("--mode")) args->mode = from_file.mode;
   if (!given("--models")) args->models = from_file.models;
@@ -136,6 +138,8 @@ Runner serve_command_add(CLI::App& app) {
   cmd->add_option("--max-queue", c.max_queue, "Queued items per model before 429")->capture_default_str();
   cmd->add_option("--timeout", c.timeout_seconds, "Seconds a request may wait in the queue before 504")
       ->capture_default_str();
+  cmd->add_option("--priority-levels", c.priority_levels, "Levels of the kiln-priority header (1 first); requests "
+                                                         "without it get the middle one")->capture_default_str();
   cmd->add_option("--drain", c.drain_seconds, "Seconds given to queued requests on SIGTERM/SIGINT")
       ->capture_default_str();
   cmd->add_option("--face-min-score", c.face_min_score, "The face detector's threshold (requests filter further)")

@@ -182,3 +182,37 @@ def test_sigterm_answers_the_queued_requests_then_exits_0():
         assert sum('"path":"/detect_and_embed_batch"' in line and '"status":200' in line for line in lines) == 3
         with pytest.raises(ConnectionError):
             socket.create_connection(("127.0.0.1", s.port), timeout=2)
+
+
+def test_a_request_may_lower_its_timeout_and_ask_for_a_priority():
+    # Batches of one image; the worker is kept busy by a first request of sixteen images.
+    with Server("--max-batch", 1, "--max-queue-delay-us", 0, "--mode", "cpu", "-q") as s:
+        status, _, error = s.json("POST", "/detect_faces_batch", crawler_request(b64(HOPPER)),
+                                  {"kiln-priority": "9"})
+        assert status == 400 and "kiln-priority" in error["error"]
+        assert s.json("POST", "/detect_faces_batch", crawler_request(), {"kiln-timeout-ms": "soon"})[0] == 400
+        finished = {}
+
+        def send(name, images, headers):
+            status = s.json("POST", "/detect_faces_batch", crawler_request(*images), headers)[0]
+            finished[name] = (status, time.monotonic())
+
+        hopper = b64(HOPPER)
+        busy = threading.Thread(target=send, args=("busy", [hopper] * 16, {}))
+        busy.start()
+        deadline = time.monotonic() + 30
+        while s.metric('kiln_serve_queue_items{model="faces"}') < 8 and time.monotonic() < deadline:
+            time.sleep(0.005)  # until the busy request's images are queued
+        low = threading.Thread(target=send, args=("low", [hopper] * 3, {"kiln-priority": "3"}))
+        low.start()
+        time.sleep(0.05)
+        expired = threading.Thread(target=send, args=("expired", [hopper], {"kiln-timeout-ms": "1"}))
+        expired.start()
+        high = threading.Thread(target=send, args=("high", [hopper], {"kiln-priority": "1"}))
+        high.start()
+        for t in (busy, low, expired, high):
+            t.join()
+        assert finished["expired"][0] == 504
+        assert finished["high"][0] == finished["low"][0] == finished["busy"][0] == 200
+        assert finished["high"][1] < finished["low"][1]  # queued last, answered before the low-priority request
+        assert finished["high"][1] < finished["busy"][1]  # and before the rest of the default-priority one

@@ -28,7 +28,8 @@ struct ServeConfig {
   int32_t max_batch = 8;            // images (faces) or requests (models) per batch
   int64_t max_queue_delay_us = 2000;  // a smaller batch leaves once its oldest request waited this long
   int64_t max_queue = 256;          // queued images or requests per model beyond this: 429 with Retry-After
-  double timeout_seconds = 30;      // a request still queued after this: 504
+  double timeout_seconds = 30;      // a request still queued after this: 504 (kiln-timeout-ms may lower it)
+  int32_t priority_levels = 3;      // kiln-priority: 1 (first) .. this; requests without it get the middle one
   double drain_seconds = 10;        // on SIGTERM/SIGINT: how long queued and running requests may take
   double face_min_score = 0.5;      // the detector's threshold; requests filter further (min_face_quality)
   std::string worker_id = "kiln-serve";

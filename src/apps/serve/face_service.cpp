@@ -85,7 +85,7 @@ void FaceService::close() {
 
 bool FaceService::gpu_used() const { return ready() && m_report.detection.rfind("cpu", 0) != 0; }
 
-void FaceService::submit(std::vector<FaceBatchImage> images, FaceCallDone done) {
+void FaceService::submit(std::vector<FaceBatchImage> images, Scheduling scheduling, FaceCallDone done) {
   auto call = std::make_shared<Call>();
   call->done = std::move(done);
   if (!ready()) return call->fail(503, m_error);
@@ -103,7 +103,7 @@ void FaceService::submit(std::vector<FaceBatchImage> images, FaceCallDone done) 
   call->remaining.store(static_cast<int64_t>(to_run.size()) + 1);  // +1 until every image is queued
   for (const size_t i : to_run) {
     const size_t bytes = call->inputs[i].bytes.size();
-    const Status st = m_batcher->enqueue(Job{call, i}, 0, 0, bytes);
+    const Status st = m_batcher->enqueue(Job{call, i}, scheduling.priority, scheduling.timeout_us, bytes);
     if (!st.is_ok()) {
       const bool full = st.message().find("full") != std::string::npos;
       m_metrics->rejected_observe("faces", full ? "queue_full" : "closed");

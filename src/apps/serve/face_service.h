@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "apps/serve/http_types.h"
 #include "apps/serve/serve_metrics.h"
 #include "apps/serve/serve_parse.h"
 #include "kiln/apps/faces.h"
@@ -48,7 +49,7 @@ class FaceService {
   FaceService& operator=(const FaceService&) = delete;
 
   // `done` runs exactly once, on a worker thread or (for a refusal) on the caller's.
-  void submit(std::vector<FaceBatchImage> images, FaceCallDone done);
+  void submit(std::vector<FaceBatchImage> images, Scheduling scheduling, FaceCallDone done);
   // Stops intake; what is queued is still analyzed; the workers end once it is.
   void close();
 

@@ -32,6 +32,13 @@ struct HttpResponse {
   std::string route;  // the route pattern it answered, for /metrics ("/v2/models/{name}/infer"); "" = not found
 };
 
+// How a request asks to be scheduled (headers kiln-priority and kiln-timeout-ms): level 1 is the highest, 0 the
+// server's default; timeout_us 0 = the server's --timeout (a request may only lower it).
+struct Scheduling {
+  int32_t priority = 0;
+  int64_t timeout_us = 0;
+};
+
 // Answers a request exactly once, from any thread.
 using Responder = std::function<void(HttpResponse)>;
 using HttpHandler = std::function<void(HttpRequest, Responder)>;

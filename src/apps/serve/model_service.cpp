@@ -136,7 +136,7 @@ Status ModelService::input_check(const InferInputTensor& input) const {
   return Status::ok();
 }
 
-void ModelService::submit(InferInputTensor input, InferCallDone done) {
+void ModelService::submit(InferInputTensor input, Scheduling scheduling, InferCallDone done) {
   InferCallResult refusal;
   if (!ready()) {
     refusal.http_status = 503;
@@ -152,7 +152,7 @@ void ModelService::submit(InferInputTensor input, InferCallDone done) {
   Job job{std::make_shared<InferInputTensor>(std::move(input)), std::make_shared<InferCallResult>(),
           std::make_shared<InferCallDone>(std::move(done))};
   auto done_copy = job.done;
-  const Status st = m_batcher->enqueue(std::move(job), 0, 0, bytes);
+  const Status st = m_batcher->enqueue(std::move(job), scheduling.priority, scheduling.timeout_us, bytes);
   if (!st.is_ok()) {
     const bool full = st.message().find("full") != std::string::npos;
     m_metrics->rejected_observe(m_name, full ? "queue_full" : "closed");

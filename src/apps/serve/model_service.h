@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "apps/serve/http_types.h"
 #include "apps/serve/serve_metrics.h"
 #include "apps/serve/serve_parse.h"
 #include "kiln/infer.h"
@@ -52,7 +53,7 @@ class ModelService {
   size_t queued() const { return m_batcher ? m_batcher->pending() : 0; }
 
   // Checks the tensor against the model's input (400 at once when it does not fit), then queues it.
-  void submit(InferInputTensor input, InferCallDone done);
+  void submit(InferInputTensor input, Scheduling scheduling, InferCallDone done);
   void close();
 
  private:

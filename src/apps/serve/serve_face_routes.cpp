@@ -84,13 +84,15 @@ void crawler_batch(ServeContext& context, const HttpRequest& request, Responder 
   const auto start = std::chrono::steady_clock::now();
   auto parsed = face_batch_request_parse(request.body, static_cast<size_t>(std::max<int64_t>(1, context.config.max_queue)));
   if (!parsed.is_ok()) return respond(http_error(400, parsed.status().message()));
+  auto scheduling = request_scheduling(request, context.config.priority_levels);
+  if (!scheduling.is_ok()) return respond(http_error(400, scheduling.status().message()));
   FaceBatchRequest batch = std::move(parsed).value();
   std::vector<std::string> ids;
   for (const auto& image : batch.images) ids.push_back(image.image_id);
   const double min_quality = batch.min_face_quality;
   FaceService* faces = context.faces.get();
   const std::string worker_id = context.config.worker_id;
-  faces->submit(std::move(batch.images), [=](FaceCallResult result) {
+  faces->submit(std::move(batch.images), scheduling.value(), [=](FaceCallResult result) {
     if (result.http_status != 200) return respond(refusal(result));
     Json results = Json::array();
     Json errors = Json::array();
@@ -122,10 +124,12 @@ void kiln_faces(ServeContext& context, const HttpRequest& request, Responder res
   if (image_format_sniff(data, request.body.size()) == ImageFormat::kUnknown) {
     return respond(http_error(415, "unsupported image format: " + image_content_describe(data, request.body.size())));
   }
+  auto scheduling = request_scheduling(request, context.config.priority_levels);
+  if (!scheduling.is_ok()) return respond(http_error(400, scheduling.status().message()));
   std::vector<FaceBatchImage> images(1);
   images[0].bytes.assign(data, data + request.body.size());
   FaceService* faces = context.faces.get();
-  faces->submit(std::move(images), [=](FaceCallResult result) {
+  faces->submit(std::move(images), scheduling.value(), [=](FaceCallResult result) {
     if (result.http_status != 200) return respond(refusal(result));
     const FaceImageResult& image = result.images.front();
     if (!image.error.empty()) return respond(http_error(400, "the image could not be read: " + image.error));

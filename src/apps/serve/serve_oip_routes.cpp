@@ -100,8 +100,10 @@ void infer(const ServeContext& context, const HttpRequest& request, const RouteP
     for (const auto& t : model->info().outputs) known = known || t.name == name;
     if (!known) return respond(http_error(400, "model " + model->name() + " has no output \"" + name + "\""));
   }
+  auto scheduling = request_scheduling(request, context.config.priority_levels);
+  if (!scheduling.is_ok()) return respond(http_error(400, scheduling.status().message()));
   const std::string name = model->name();
-  model->submit(std::move(call.inputs.front()),
+  model->submit(std::move(call.inputs.front()), scheduling.value(),
                 [respond, name, id = call.id, wanted = call.outputs](InferCallResult result) {
                   if (result.http_status != 200) {
                     HttpResponse response = http_error(result.http_status, result.error);

@@ -1,6 +1,7 @@
 #include "apps/serve/serve_routes.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace kiln::serve {
 
@@ -57,6 +58,29 @@ Responder route_responder(const std::string& pattern, Responder respond) {
     response.route = pattern;
     respond(std::move(response));
   };
+}
+
+Result<Scheduling> request_scheduling(const HttpRequest& request, int32_t levels) {
+  Scheduling scheduling;
+  const std::string priority = request.header("kiln-priority");
+  if (!priority.empty()) {
+    char* end = nullptr;
+    const long value = std::strtol(priority.c_str(), &end, 10);
+    if (*end != '\0' || value < 1 || value > levels) {
+      return invalid_argument("kiln-priority: expected 1 (highest) .. " + std::to_string(levels) + ", got " + priority);
+    }
+    scheduling.priority = static_cast<int32_t>(value);
+  }
+  const std::string timeout = request.header("kiln-timeout-ms");
+  if (!timeout.empty()) {
+    char* end = nullptr;
+    const double ms = std::strtod(timeout.c_str(), &end);
+    if (*end != '\0' || !(ms > 0) || ms > 1e9) {
+      return invalid_argument("kiln-timeout-ms: expected a positive number of milliseconds, got " + timeout);
+    }
+    scheduling.timeout_us = std::max<int64_t>(1, static_cast<int64_t>(ms * 1000));
+  }
+  return scheduling;
 }
 
 void batch_headers_add(HttpResponse* response, int32_t batch_size, int64_t queue_ns) {

@@ -44,6 +44,9 @@ void oip_routes_add(ServeContext& context, std::vector<Route>* routes);
 // Every route; 404 for an unknown path, 405 for a known path with another method.
 HttpHandler serve_router(ServeContext& context);
 
+// The request's kiln-priority (1 .. levels) and kiln-timeout-ms (> 0) headers; InvalidArgument naming a bad one.
+Result<Scheduling> request_scheduling(const HttpRequest& request, int32_t levels);
+
 // Batch headers of a response: kiln-batch-size (the largest batch one of its items ran in) and kiln-queue-ms (the
 // longest time one waited in the queue).
 void batch_headers_add(HttpResponse* response, int32_t batch_size, int64_t queue_ns);

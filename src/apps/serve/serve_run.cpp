@@ -17,6 +17,8 @@ BatcherConfig batcher_config(const ServeConfig& config) {
   batcher.max_queue_size = static_cast<size_t>(std::max<int64_t>(1, config.max_queue));
   batcher.default_timeout_us = static_cast<int64_t>(config.timeout_seconds * 1e6);
   batcher.timeout_action = TimeoutAction::kReject;
+  batcher.priority_levels = std::max(1, config.priority_levels);
+  batcher.default_priority_level = (batcher.priority_levels + 1) / 2;
   return batcher;
 }
 
@@ -27,6 +29,9 @@ Status config_check(const ServeConfig& config) {
   if (config.max_batch < 1) return invalid_argument("serve: --max-batch must be at least 1");
   if (config.max_queue < 1) return invalid_argument("serve: --max-queue must be at least 1");
   if (config.timeout_seconds <= 0) return invalid_argument("serve: --timeout must be positive");
+  if (config.priority_levels < 1 || config.priority_levels > 16) {
+    return invalid_argument("serve: --priority-levels must be 1..16");
+  }
   return Status::ok();
 }
 
