@@ -69,25 +69,39 @@ class Session : public std::enable_shared_from_this<Session> {
     m_parser.emplace();
     m_parser->body_limit(m_shared->options.max_body_bytes);
     m_stream.expires_after(std::chrono::milliseconds(static_cast<int64_t>(m_shared->options.idle_seconds * 1000)));
-    http::async_read(m_stream, m_buffer, *m_parser,
-                     [self = shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
+    http::async_read_header(m_stream, m_buffer, *m_parser,
+                            [self = shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
   }
 
-  void on_read(beast::error_code ec) {
+  // From its header on, a request counts as in flight: a drain waits for its body and answers it (503).
+  void on_header(beast::error_code ec) {
     if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == asio::error::operation_aborted) {
       return close();
     }
     m_started = Clock::now();
+    m_shared->in_flight.fetch_add(1);
+    if (ec && ec != http::error::body_limit) return abandon();
+    if (ec) return on_read(ec);
+    m_stream.expires_after(std::chrono::milliseconds(static_cast<int64_t>(m_shared->options.idle_seconds * 1000)));
+    http::async_read(m_stream, m_buffer, *m_parser,
+                     [self = shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
+  }
+
+  void abandon() {
+    m_shared->in_flight.fetch_sub(1);
+    close();
+  }
+
+  void on_read(beast::error_code ec) {
     if (ec == http::error::body_limit) {
       m_method = std::string(m_parser->get().method_string());
       m_path = std::string(m_parser->get().target());
       m_keep_alive = false;
       m_linger = true;
-      m_shared->in_flight.fetch_add(1);
       return write(http_error(413, "the request body is over the limit of " +
                                        std::to_string(m_shared->options.max_body_bytes) + " bytes (--max-body-mb)"));
     }
-    if (ec) return close();  // a client gone mid-request, or bytes that are not HTTP: nothing to answer
+    if (ec) return abandon();  // a client gone mid-request, or bytes that are not HTTP: nothing to answer
     http::request<http::string_body> message = m_parser->release();
     HttpRequest request;
     request.method = std::string(message.method_string());
@@ -101,7 +115,6 @@ class Session : public std::enable_shared_from_this<Session> {
     m_method = request.method;
     m_path = request.path;
     m_origin = request.header("origin");
-    m_shared->in_flight.fetch_add(1);
     m_stream.expires_never();  // the answer may wait in a batch queue; the request's own timeout bounds it
     if (m_shared->draining.load()) {
       m_keep_alive = false;

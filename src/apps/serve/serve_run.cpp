@@ -88,6 +88,10 @@ Status serve_run(const ServeConfig& config, const LogFn& log) {
     if (context.faces) context.faces->close();
     for (auto& model : context.models) model->close();
   });
+  // The workers end before the server's io_context goes: an answer still being computed past --drain is posted to
+  // a stopped io_context (and dropped), never to a destroyed one.
+  context.faces.reset();
+  context.models.clear();
   if (log) log("serve: stopped");
   return Status::ok();
 }
