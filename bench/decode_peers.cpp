@@ -7,7 +7,7 @@
 // kiln reads at 512 x 512 and 12 MP. Each tool decodes a file's bytes to 8-bit RGB, T threads each decoding its own
 // copies for S seconds after a warm-up decode, reported as images per second. kiln: image_decode (with what it does
 // by default: orientation and colour profile, none of which these files ask for); OpenCV: cv::imdecode
-// (IMREAD_COLOR, cv::setNumThreads(1) per call so T threads are T decodes) for the formats Debian's OpenCV reads;
+// (IMREAD_COLOR, cv::setNumThreads(1) so that T threads are T decodes) for the formats Debian's OpenCV reads;
 // Pillow: bench/decode_pillow.py (Image.open + convert("RGB")). "kiln_over_best" is kiln's rate ÷ the best peer's
 // (target >= 1 for every format that has a peer), and each kiln decode is checked against OpenCV's pixels
 // (mean absolute difference, "check") so that no ratio compares different work without it showing.
@@ -72,7 +72,6 @@ bool kiln_decode(const Bytes& data) {
 }
 
 bool opencv_decode(const Bytes& data) {
-  cv::setNumThreads(1);
   const cv::Mat image = cv::imdecode(cv::Mat(1, static_cast<int>(data.size()), CV_8U, const_cast<uint8_t*>(data.data())),
                                      cv::IMREAD_COLOR);
   return !image.empty();
@@ -121,6 +120,7 @@ int main(int argc, char** argv) {
   app.add_option("--python", opt.python, "Interpreter for bench/decode_files.py and decode_pillow.py");
   app.add_flag("--no-pillow", [&](int64_t) { opt.pillow = false; }, "Leave Pillow out");
   if (const auto code = kiln::bench::args_parse(app, argc, argv)) return *code;
+  cv::setNumThreads(1);  // T threads are T decodes (set once: OpenCV's TBB pool is not to be reset from many threads)
 
   using kiln::bench::shell_quote;
   const std::string scripts = std::string(KILN_SOURCE_DIR) + "/bench/";
