@@ -166,7 +166,7 @@ int main(int argc, char** argv) {
         }
       }
       nlohmann::json ratio = {{"format", f["format"]}, {"size", f["size"]}, {"threads", threads},
-                              {"bytes", f["bytes"]}, {"kiln_images_per_s", kiln_rate}};
+                              {"bytes", f["bytes"]}, {"kiln_rate", kiln_rate}};
       if (best > 0) {
         ratio["kiln_over_best"] = kiln_rate / best;
         ratio["target"] = kiln_rate >= best ? "met" : "not met";
