@@ -64,8 +64,8 @@ Result<DecodedImage> webp_decode(const uint8_t* data, size_t size, int64_t max_p
     image.orientation = exif_orientation(exif.data(), exif.size());
   }
   if (flags & ICCP_FLAG) image.icc = webp_chunk(demux.get(), "ICCP");
-  image.pixels.resize(static_cast<size_t>(width * height * 4));
   if (flags & ANIMATION_FLAG) {
+    image.pixels.resize(static_cast<size_t>(width * height * 4));
     KILN_TRY(webp_first_frame(webp, &image));
     return image;
   }
