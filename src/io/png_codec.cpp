@@ -116,6 +116,8 @@ Result<DecodedImage> png_decode(const uint8_t* data, size_t size, int64_t max_pi
   int fmt = SPNG_FMT_RGB8;
   int32_t channels = 3;
   int flags = 0;
+  // 16-bit samples are decoded as they are and rounded to 8 bits below (libspng's 8-bit formats drop the low byte).
+  const bool deep = ihdr.bit_depth == 16;
   if (has_alpha) {
     fmt = SPNG_FMT_RGBA8;
     channels = 4;
@@ -126,6 +128,10 @@ Result<DecodedImage> png_decode(const uint8_t* data, size_t size, int64_t max_pi
     if (ihdr.bit_depth <= 8) fmt = SPNG_FMT_G8;
   }
 
+  if (deep) {
+    fmt = SPNG_FMT_RGBA16;
+    flags = SPNG_DECODE_TRNS;
+  }
   size_t decoded_size = 0;
   err = spng_decoded_image_size(ctx.get(), fmt, &decoded_size);
   if (err != 0) return spng_status(Errc::kUnsupportedFormat, "decode", err);
@@ -153,7 +159,18 @@ Result<DecodedImage> png_decode(const uint8_t* data, size_t size, int64_t max_pi
   result.width = static_cast<int32_t>(ihdr.width);
   result.height = static_cast<int32_t>(ihdr.height);
   result.channels = channels;
-  if (channels == 1 && fmt != SPNG_FMT_G8) {
+  if (deep) {
+    // RGBA16 in host order -> `channels` 8-bit samples, each the nearest level: (v * 255 + 32767) / 65535.
+    result.pixels.resize(static_cast<size_t>(pixels) * static_cast<size_t>(channels));
+    const auto* samples = reinterpret_cast<const uint16_t*>(decoded.data());
+    for (size_t i = 0; i < static_cast<size_t>(pixels); ++i) {
+      for (int32_t c = 0; c < channels; ++c) {
+        const uint32_t v = samples[i * 4 + static_cast<size_t>(channels == 1 ? 0 : c)];
+        result.pixels[i * static_cast<size_t>(channels) + static_cast<size_t>(c)] =
+            static_cast<uint8_t>((v * 255 + 32767) / 65535);
+      }
+    }
+  } else if (channels == 1 && fmt != SPNG_FMT_G8) {
     result.pixels.resize(static_cast<size_t>(pixels));
     for (size_t i = 0; i < result.pixels.size(); ++i) result.pixels[i] = decoded[i * 3];
   } else {

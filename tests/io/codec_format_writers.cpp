@@ -2,6 +2,7 @@
 
 #include <gif_lib.h>
 #include <lcms2.h>
+#include <spng.h>
 #include <libheif/heif.h>
 #include <stb/stb_image_write.h>
 #include <tiffio.h>
@@ -261,6 +262,30 @@ Bytes bmp_encode(const ImageBuffer& image) {
   Bytes out;
   check(stbi_write_bmp_to_func(bmp_write, &out, image.width, image.height, image.channels, image.pixels.data()),
         "bmp write");
+  return out;
+}
+
+Bytes png16_encode(const std::vector<uint16_t>& samples, int32_t width, int32_t height, int32_t channels) {
+  spng_ctx* ctx = spng_ctx_new(SPNG_CTX_ENCODER);
+  spng_set_option(ctx, SPNG_ENCODE_TO_BUFFER, 1);
+  spng_ihdr ihdr{};
+  ihdr.width = static_cast<uint32_t>(width);
+  ihdr.height = static_cast<uint32_t>(height);
+  ihdr.bit_depth = 16;
+  ihdr.color_type = channels == 1   ? SPNG_COLOR_TYPE_GRAYSCALE
+                    : channels == 3 ? SPNG_COLOR_TYPE_TRUECOLOR
+                                    : SPNG_COLOR_TYPE_TRUECOLOR_ALPHA;
+  spng_set_ihdr(ctx, &ihdr);
+  // SPNG_FMT_PNG: the PNG's own layout, 16-bit samples in host order (libspng writes them big-endian).
+  check(spng_encode_image(ctx, samples.data(), samples.size() * 2, SPNG_FMT_PNG, SPNG_ENCODE_FINALIZE) == 0,
+        "png16 encode");
+  size_t size = 0;
+  int err = 0;
+  auto* data = static_cast<uint8_t*>(spng_get_png_buffer(ctx, &size, &err));
+  check(data != nullptr, "png16 buffer");
+  Bytes out(data, data + size);
+  std::free(data);
+  spng_ctx_free(ctx);
   return out;
 }
 

@@ -30,6 +30,8 @@ Bytes gif_encode(const ImageBuffer& rgb, int32_t transparent_index = -1, int32_t
 // The image's colours to a 6 x 6 x 6 cube (216 colours): what a GIF can hold exactly.
 ImageBuffer palette_quantize(const ImageBuffer& rgb);
 Bytes bmp_encode(const ImageBuffer& image);
+// A 16-bit PNG (libspng) of gray (1), RGB (3) or RGBA (4) samples, row-major.
+Bytes png16_encode(const std::vector<uint16_t>& samples, int32_t width, int32_t height, int32_t channels);
 enum class TiffKind { kRgb8, kRgb16, kGray8, kTiled, kPalette, kCmyk };
 Bytes tiff_encode(const ImageBuffer& rgb, TiffKind kind, int32_t orientation = 1);
 // HEVC (x265) or AV1 (aom) at quality 90, libheif writing irot/imir for `orientation`.

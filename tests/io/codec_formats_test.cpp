@@ -183,6 +183,25 @@ TEST(CodecFormats, ImagesOverThePixelLimitAreRefusedAfterTheirHeader) {
   EXPECT_NE(image.status().message().find("60000x60000"), std::string::npos) << image.status().message();
 }
 
+// 16-bit samples are rounded to the nearest 8-bit level, not cut to their high byte (200 / 65535 * 255 = 0.78 -> 1;
+// 65407 -> 254.502 -> 255; 257 v -> v exactly).
+TEST(CodecFormats, SixteenBitPngSamplesAreRounded) {
+  const std::vector<uint16_t> levels = {200, 65407, 0, 65535, 257 * 77, 128, 127, 32895};
+  const std::vector<uint8_t> want = {1, 255, 0, 255, 77, 0, 0, 128};
+  for (const int32_t channels : {1, 3, 4}) {
+    std::vector<uint16_t> samples;
+    for (const uint16_t v : levels) samples.insert(samples.end(), static_cast<size_t>(channels), v);
+    const Bytes png = png16_encode(samples, static_cast<int32_t>(levels.size()), 1, channels);
+    const ImageBuffer image = decoded(png);
+    ASSERT_EQ(image.channels, channels);
+    for (size_t i = 0; i < levels.size(); ++i) {
+      for (int32_t c = 0; c < channels; ++c) {
+        EXPECT_EQ(image.pixels[i * channels + c], want[i]) << channels << " channels, level " << levels[i];
+      }
+    }
+  }
+}
+
 // An animation of 10,000 frames costs its first frame: the rest is never read.
 TEST(CodecFormats, AGifOfTenThousandFramesGivesItsFirst) {
   const ImageBuffer tiny = palette_quantize(photo_crop(200, 100, 8, 8));
