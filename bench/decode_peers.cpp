@@ -71,19 +71,19 @@ bool kiln_decode(const Bytes& data) {
   return kiln::image_decode(data.data(), data.size(), options).is_ok();
 }
 
-bool opencv_decode(const Bytes& data) {
-  const cv::Mat image = cv::imdecode(cv::Mat(1, static_cast<int>(data.size()), CV_8U, const_cast<uint8_t*>(data.data())),
-                                     cv::IMREAD_COLOR);
-  return !image.empty();
+cv::Mat opencv_imdecode(const Bytes& data) {
+  return cv::imdecode(cv::Mat(1, static_cast<int>(data.size()), CV_8U, const_cast<uint8_t*>(data.data())),
+                      cv::IMREAD_COLOR);
 }
+
+bool opencv_decode(const Bytes& data) { return !opencv_imdecode(data).empty(); }
 
 // kiln's pixels against OpenCV's (BGR), mean absolute difference; NaN when either cannot read the file.
 double pixels_difference(const Bytes& data) {
   kiln::DecodeOptions options;
   options.channels = 3;
   const auto mine = kiln::image_decode(data.data(), data.size(), options);
-  const cv::Mat theirs = cv::imdecode(cv::Mat(1, static_cast<int>(data.size()), CV_8U, const_cast<uint8_t*>(data.data())),
-                                      cv::IMREAD_COLOR);
+  const cv::Mat theirs = opencv_imdecode(data);
   if (!mine.is_ok() || theirs.empty() || theirs.cols != mine->width || theirs.rows != mine->height) return NAN;
   double sum = 0;
   for (int y = 0; y < theirs.rows; ++y) {
@@ -159,10 +159,10 @@ int main(int argc, char** argv) {
       const double pillow_rate = pillow.count(path) ? pillow[path] : 0;
       const double best = std::max(opencv_rate, pillow_rate);
       const double check = pixels_difference(data);
+      const std::string name = f["format"].get<std::string>() + " " + f["size"].get<std::string>();
       for (const auto& [peer, rate] : {std::pair{"kiln", kiln_rate}, {"opencv", opencv_rate}, {"pillow", pillow_rate}}) {
         if (rate > 0) {
-          results.push_back({{"peer", peer}, {"case", f["format"].get<std::string>() + " " + f["size"].get<std::string>()},
-                             {"threads", threads}, {"images_per_s", rate}});
+          results.push_back({{"peer", peer}, {"case", name}, {"threads", threads}, {"images_per_s", rate}});
         }
       }
       nlohmann::json ratio = {{"format", f["format"]}, {"size", f["size"]}, {"threads", threads},

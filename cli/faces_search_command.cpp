@@ -131,7 +131,7 @@ int search_run(const SearchArgs& args, const CliParams& flags) {
 Runner faces_search_command_add(CLI::App& faces) {
   auto* cmd = faces.add_subcommand("search", "The nearest faces of a `kiln faces` output to the faces of images");
   auto args = std::make_shared<SearchArgs>();
-  cmd->add_option("queries", args->queries, "Query images (JPEG/PNG)")->required();
+  cmd->add_option("queries", args->queries, "Query images (JPEG, PNG, WebP, GIF, BMP, TIFF, HEIC/AVIF)")->required();
   cmd->add_option("--index", args->index, "A `kiln faces` output (.h5)")->required();
   cmd->add_option("-k", args->k, "Faces per query face")->check(CLI::Range(int64_t{1}, int64_t{10000}));
   cmd->add_option("--recall", args->recall_queries,

@@ -1,4 +1,5 @@
-// BMP (stb_image, behind kiln's completeness check) on any bytes, then the orientation and the colour profile it returns.
+// BMP (stb_image, behind kiln's completeness check) on any bytes,
+// then the orientation and the colour profile it returns.
 #include <cstddef>
 #include <cstdint>
 

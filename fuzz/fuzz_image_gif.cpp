@@ -1,4 +1,5 @@
-// GIF (giflib's record reader, the first frame composited) on any bytes, then the orientation and the colour profile it returns.
+// GIF (giflib's record reader, the first frame composited) on any bytes,
+// then the orientation and the colour profile it returns.
 #include <cstddef>
 #include <cstdint>
 

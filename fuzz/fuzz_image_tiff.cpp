@@ -1,4 +1,5 @@
-// TIFF (libtiff's RGBA reader with capped allocations) on any bytes, then the orientation and the colour profile it returns.
+// TIFF (libtiff's RGBA reader with capped allocations) on any bytes,
+// then the orientation and the colour profile it returns.
 #include <cstddef>
 #include <cstdint>
 

@@ -1,4 +1,5 @@
-// WebP (libwebp, animations' first frame through WebPAnimDecoder) on any bytes, then the orientation and the colour profile it returns.
+// WebP (libwebp, animations' first frame through WebPAnimDecoder) on any bytes,
+// then the orientation and the colour profile it returns.
 #include <cstddef>
 #include <cstdint>
 

@@ -1,9 +1,9 @@
 """Faces: detect, align, embed (512-D), judge and deduplicate the faces of photos, with the predecessor's names.
 
-Images are bytes (JPEG/PNG), paths or numpy RGB arrays (H, W, 3) uint8. Every function takes the settings of
-`kiln faces` by the same names (detector, min_score, upscale, enhance, min_face_size, ..., device, threads,
-batch_size); the environment switches FACE_DETECTION_GPU, FACE_EMBEDDING_GPU, IMAGE_ENHANCEMENT_GPU,
-QUALITY_CHECKS_GPU and ALL_GPU place each stage. A face is a dict: bbox (x0, y0, x1, y1), embedding (512 float32,
+Images are bytes (JPEG, PNG, WebP, GIF, BMP, TIFF, HEIC/AVIF), paths or numpy RGB arrays (H, W, 3) uint8. Every
+function takes the settings of `kiln faces` by the same names (detector, min_score, upscale, enhance, min_face_size,
+..., device, threads, batch_size); the environment switches FACE_DETECTION_GPU, FACE_EMBEDDING_GPU,
+IMAGE_ENHANCEMENT_GPU, QUALITY_CHECKS_GPU and ALL_GPU place each stage. A face is a dict: bbox (x0, y0, x1, y1), embedding (512 float32,
 L2-normalised), det_score, scale, enhancement_scale, face_size, landmarks (6, 2), quality, pose, accepted,
 reasons. The analyzers are kept per set of settings and shared by threads (one analysis at a time each).
 """

@@ -171,7 +171,7 @@ Result<ImageBuffer> image_decode(const uint8_t* data, size_t size, const DecodeO
 #else
   (void)data;
   (void)size;
-  return Status(Errc::kNotImplemented, "decode: kiln was built without JPEG/PNG support (KILN_JPEG=OFF)");
+  return Status(Errc::kNotImplemented, "decode: kiln was built without its image codecs (KILN_JPEG=OFF)");
 #endif
 }
 

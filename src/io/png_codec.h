@@ -42,8 +42,8 @@ struct DecodedImage {
 Status png_encode(const ImageView& image, std::vector<uint8_t>& out, int32_t compression_level = 1);
 
 // Decodes a PNG to 8 bits per channel: gray (<= 8 bit) -> 1 channel, RGB/indexed -> 3, anything with alpha
-// -> 4 (RGBA), 16-bit samples are rounded to the nearest 8-bit level. Images over max_pixels are refused before any pixel is
-// decompressed. Corrupt or truncated data and a decode still running at `deadline` give UnsupportedFormat.
+// -> 4 (RGBA), 16-bit samples are rounded to the nearest 8-bit level. Images over max_pixels are refused before any
+// pixel is decompressed. Corrupt or truncated data and a decode still running at `deadline` give UnsupportedFormat.
 Result<DecodedImage> png_decode(const uint8_t* data, size_t size, int64_t max_pixels = kDecodeMaxPixels,
                                 const Deadline& deadline = Deadline::never());
 

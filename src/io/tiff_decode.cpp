@@ -1,6 +1,6 @@
 // TIFF through libtiff: the first page; 8-bit RGB(A) and gray straight from its strips or tiles, everything else
-// with its RGBA image interface (1-16 bits, RGB, gray, palette, CMYK, YCbCr; 16-bit samples to 8), in stored order so that image_decode turns it upright by the
-// orientation tag like every other format. libtiff's allocations are capped (TIFFOpenOptionsSetMaxSingleMemAlloc),
+// with its RGBA image interface (1-16 bits, RGB, gray, palette, CMYK, YCbCr; 16-bit samples to 8), in stored order
+// so that image_decode turns it upright by the orientation tag like every other format. libtiff's allocations are capped (TIFFOpenOptionsSetMaxSingleMemAlloc),
 // so a file that claims a huge strip fails instead of allocating it.
 #include <tiffio.h>
 

@@ -217,7 +217,9 @@ Bytes gif_encode(const ImageBuffer& rgb, int32_t transparent_index, int32_t fram
   GifFileType* gif = EGifOpen(&out, gif_write, &err);
   check(gif != nullptr, "gif open");
   ColorMapObject* palette = GifMakeMapObject(256, nullptr);
-  for (int i = 0; i < 216; ++i) palette->Colors[i] = {uint8_t(i / 36 * 51), uint8_t(i / 6 % 6 * 51), uint8_t(i % 6 * 51)};
+  for (int i = 0; i < 216; ++i) {
+    palette->Colors[i] = {uint8_t(i / 36 * 51), uint8_t(i / 6 % 6 * 51), uint8_t(i % 6 * 51)};
+  }
   EGifSetGifVersion(gif, true);
   check(EGifPutScreenDesc(gif, rgb.width, rgb.height, 8, 0, palette) == GIF_OK, "gif screen");
   std::vector<GifPixelType> indices(static_cast<size_t>(rgb.width) * rgb.height);
