@@ -158,7 +158,8 @@ Result<ImageBuffer> image_decode(const uint8_t* data, size_t size, const DecodeO
   if (options.orient) {
     out.orientation = img.orientation;
     image_orient(&img);
-    KILN_TRY(icc_to_srgb(&img));
+    // A profile lcms2 cannot read is ignored, as browsers do: the pixels are shown as sRGB, not refused.
+    (void)icc_to_srgb(&img);
   }
   out.width = img.width;
   out.height = img.height;

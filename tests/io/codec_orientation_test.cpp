@@ -171,5 +171,13 @@ TEST(CodecColour, DisplayP3PixelsBecomeSrgb) {
   EXPECT_TRUE(stored->pixels == photo.pixels);
 }
 
+// A damaged profile is no reason to lose the photo: it is read as sRGB, as browsers do.
+TEST(CodecColour, AProfileLcmsCannotReadLeavesThePixelsAsStored) {
+  const ImageBuffer photo = orientation_photo();
+  const Bytes damaged(300, 0x5A);
+  const ImageBuffer image = decode_oriented(png_with_chunks(photo, {}, damaged));
+  EXPECT_TRUE(image.pixels == photo.pixels);
+}
+
 }  // namespace
 }  // namespace kiln::test
