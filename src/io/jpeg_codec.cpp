@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "io/decode_limits.h"
 #include "io/exif_orientation.h"
 #include "io/icc_srgb.h"
 
@@ -199,6 +200,9 @@ Result<DecodedImage> jpeg_decode(const uint8_t* data, size_t size, int64_t max_p
       })) {
     return failed("decode header");
   }
+  const JDIMENSION width = d.info.image_width;
+  const JDIMENSION height = d.info.image_height;
+  KILN_TRY(decode_pixels_check("jpeg_decode", width, height, max_pixels));
   DecodedImage result;
   for (jpeg_saved_marker_ptr m = d.info.marker_list; m != nullptr; m = m->next) {
     if (m->marker == JPEG_APP0 + 1 && m->data_length >= 6 && std::memcmp(m->data, "Exif\0\0", 6) == 0) {
@@ -212,12 +216,6 @@ Result<DecodedImage> jpeg_decode(const uint8_t* data, size_t size, int64_t max_p
     result.icc.assign(icc, icc + icc_size);
   }
   std::free(icc);
-  const JDIMENSION width = d.info.image_width;
-  const JDIMENSION height = d.info.image_height;
-  if (width == 0 || height == 0) return unsupported_format("jpeg_decode: invalid image size");
-  if (static_cast<int64_t>(width) * height > max_pixels)
-    return invalid_argument("jpeg_decode: " + std::to_string(width) + "x" + std::to_string(height) +
-                            " image exceeds the limit of " + std::to_string(max_pixels) + " pixels");
   // CMYK and YCCK (libjpeg turns YCCK into CMYK) come out as CMYK and are converted to RGB below.
   const bool cmyk = d.info.jpeg_color_space == JCS_CMYK || d.info.jpeg_color_space == JCS_YCCK;
   const bool gray = d.info.jpeg_color_space == JCS_GRAYSCALE;

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "io/decode_limits.h"
 #include "io/png_direct.h"
 
 namespace kiln {
@@ -101,11 +102,7 @@ Result<DecodedImage> png_decode(const uint8_t* data, size_t size, int64_t max_pi
   err = spng_get_ihdr(ctx.get(), &ihdr);
   if (err != 0) return spng_status(Errc::kUnsupportedFormat, "decode header", err);
   const int64_t pixels = static_cast<int64_t>(ihdr.width) * static_cast<int64_t>(ihdr.height);
-  if (ihdr.width == 0 || ihdr.height == 0 || ihdr.width > INT32_MAX || ihdr.height > INT32_MAX)
-    return unsupported_format("png_decode: invalid image size");
-  if (pixels > max_pixels)
-    return invalid_argument("png_decode: " + std::to_string(ihdr.width) + "x" + std::to_string(ihdr.height) +
-                            " image exceeds the limit of " + std::to_string(max_pixels) + " pixels");
+  KILN_TRY(decode_pixels_check("png_decode", ihdr.width, ihdr.height, max_pixels));
 
   bool has_alpha = ihdr.color_type == SPNG_COLOR_TYPE_GRAYSCALE_ALPHA ||
                    ihdr.color_type == SPNG_COLOR_TYPE_TRUECOLOR_ALPHA;
