@@ -16,7 +16,9 @@ DEBIAN_PACKAGES := build-essential cmake pkg-config lld \
   python3-torch \
   python3-onnx python3-opencv python3-skimage libonnx-dev libprotobuf-dev protobuf-compiler \
   libavformat-dev libavcodec-dev libswscale-dev libavdevice-dev ffmpeg \
-  python3-distributed python3-yaml slurmctld slurmd slurm-client munge time
+  python3-distributed python3-yaml slurmctld slurmd slurm-client munge time \
+  libgrpc++-dev protobuf-compiler-grpc python3-grpcio chromium chromium-driver python3-selenium \
+  python3-fastapi python3-uvicorn wrk
 
 .PHONY: deps build demo test tsan bench sanitize fuzz soak clean
 
