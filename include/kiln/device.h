@@ -76,6 +76,12 @@ struct RunContext {
   OpTimings* timings = nullptr;   // device-measured times of the call, where the backend measures them
 };
 
+// A stream of another library that reads a backend's device memory (Backend::foreign_stream_describe).
+struct ForeignStream {
+  void* native = nullptr;
+  bool ordered_with_default = false;  // its work is ordered with CUDA's legacy default stream's
+};
+
 // CUDA's calls (and its destruction) run on its device and leave the calling thread's current device current.
 class Backend {
  public:
@@ -111,12 +117,17 @@ class Backend {
   // staging slots and queues each image's DMA as soon as it is packed; `host` may also be device images of this
   // backend (a device-to-device copy). NotImplemented where device_acquire is.
   virtual Status images_upload(const VarShapeBatchView& host, const VarShapeBatchView& device);
-  // Waits for the work another library queued on this backend's device on its stream `native` (DLPack's value: 1 for
-  // CUDA's legacy default stream, else a cudaStream_t or 2, per-thread): before device memory that library read goes
-  // back to kiln's pool. CUDA waits for the legacy stream, or for the whole device otherwise (that library may have
-  // destroyed its stream by then; a per-thread stream is the calling thread's); the calling thread's current device
-  // is kept. NotImplemented where there are no native streams.
-  virtual Status foreign_stream_wait(void* native);
+  // Another library is about to read device memory of this backend on its stream `native` (DLPack's value: 1 for
+  // CUDA's legacy default stream, 2 for the per-thread one, else a cudaStream_t valid now): what
+  // release_after_foreign_reads() needs later, when that stream may be gone. InvalidArgument for a handle that is no
+  // stream of this device; NotImplemented where there are no native streams.
+  virtual Result<ForeignStream> foreign_stream_describe(void* native);
+  // That library let the memory go: `keep` (what holds the memory) is dropped once its reads are done, before the
+  // memory can go back to kiln's pool. Where the stream is ordered with CUDA's legacy default stream (the legacy and
+  // per-thread streams, streams made blocking) an event recorded there is polled, and the caller does not wait; a
+  // non-blocking stream may be destroyed by now, so the whole device is waited for. The caller's current device is
+  // kept. Elsewhere `keep` is dropped at once.
+  virtual void release_after_foreign_reads(const ForeignStream& stream, std::shared_ptr<const void> keep);
   // The device buffer pool's counters (zeros for the CPU).
   virtual PoolStats memory_stats() const;
   // The counters of the pool host_acquire() serves from (pinned, mapped or plain host memory).

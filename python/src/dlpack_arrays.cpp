@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "bindings.h"
@@ -45,35 +46,43 @@ size_t bytes_of(const DeviceArrayData& d) {
   return n;
 }
 
-// The export's manager: keeps the memory alive as long as the consumer holds the tensor. `consumer_stream`: the
-// stream the consumer said it reads the tensor on (DLPack's `stream`), waited for before the memory can go back to
-// kiln's pool (where kiln's next call could write it while the consumer's reads are still queued); nullptr: none.
+// The export's manager: keeps the memory alive as long as the consumer holds the tensor. `consumer`: the stream the
+// consumer said it reads the tensor on (DLPack's `stream`); its reads must be done before the memory can go back to
+// kiln's pool (where kiln's next call could write it while they are still queued). No stream: none to wait for.
 struct Export {
   std::shared_ptr<DeviceArrayData> data;
   std::vector<int64_t> shape;
-  void* consumer_stream = nullptr;
+  std::optional<ForeignStream> consumer;
   DLManagedTensor tensor{};
 };
 
+// Called by the consumer, maybe without the GIL. Even where kiln's DeviceArray still holds the memory: it may be
+// gone before the consumer's reads are done.
 void export_release(DLManagedTensor* self) {
   auto* e = static_cast<Export*>(self->manager_ctx);
-  if (e->consumer_stream != nullptr) {
-    // Even where kiln's DeviceArray still holds the memory: it may be gone before the consumer's reads are done.
-    // Called by the consumer, maybe without the GIL; an error here has nobody to go to: the device is lost anyway.
-    (void)e->data->block.backend()->foreign_stream_wait(e->consumer_stream);
+  if (e->consumer.has_value()) {
+    Backend* backend = e->data->block.backend();
+    backend->release_after_foreign_reads(*e->consumer, std::move(e->data));
   }
   delete e;
 }
 
 // DLPack's `stream` argument for CUDA: None is the legacy default stream (1), -1 asks for no synchronization.
-void* consumer_stream_of(const pyb::kwargs& kwargs) {
-  if (!kwargs.contains("stream") || kwargs["stream"].is_none()) return reinterpret_cast<void*>(uintptr_t{1});
-  const auto stream = kwargs["stream"].cast<int64_t>();
+std::optional<ForeignStream> consumer_stream_of(const DeviceArray& array, const pyb::kwargs& kwargs) {
+  int64_t stream = 1;
+  if (kwargs.contains("stream") && !kwargs["stream"].is_none()) stream = kwargs["stream"].cast<int64_t>();
   if (stream == 0) {
     PyErr_SetString(PyExc_BufferError, "__dlpack__: stream 0 is ambiguous for CUDA (DLPack): pass 1 or 2");
     throw pyb::error_already_set();
   }
-  return stream == -1 ? nullptr : reinterpret_cast<void*>(static_cast<uintptr_t>(stream));
+  if (stream == -1) return std::nullopt;
+  Result<ForeignStream> described =
+      array.data->block.backend()->foreign_stream_describe(reinterpret_cast<void*>(static_cast<uintptr_t>(stream)));
+  if (!described.is_ok()) {
+    PyErr_SetString(PyExc_BufferError, ("__dlpack__: " + described.status().message()).c_str());
+    throw pyb::error_already_set();
+  }
+  return described.value();
 }
 
 void capsule_destroy(PyObject* capsule) {
@@ -81,7 +90,7 @@ void capsule_destroy(PyObject* capsule) {
   if (!PyCapsule_IsValid(capsule, kCapsule)) return;
   auto* tensor = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kCapsule));
   if (tensor == nullptr) return;
-  static_cast<Export*>(tensor->manager_ctx)->consumer_stream = nullptr;  // never consumed: nothing read it
+  static_cast<Export*>(tensor->manager_ctx)->consumer.reset();  // never consumed: nothing read it
   if (tensor->deleter != nullptr) tensor->deleter(tensor);
 }
 
@@ -102,7 +111,7 @@ pyb::capsule dlpack_export(const DeviceArray& array, const pyb::args&, const pyb
              std::to_string(wanted.first) + ", " + std::to_string(wanted.second) + ") was asked for");
     }
   }
-  auto* e = new Export{array.data, array.data->shape, consumer_stream_of(kwargs), {}};
+  auto* e = new Export{array.data, array.data->shape, consumer_stream_of(array, kwargs), {}};
   DLTensor& t = e->tensor.dl_tensor;
   t.data = array.data->block.data();
   t.device = {kDLCUDA, array.data->device};

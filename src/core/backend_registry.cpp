@@ -50,9 +50,11 @@ Status Backend::images_upload(const VarShapeBatchView& /*host*/, const VarShapeB
   return Status(Errc::kNotImplemented, name() + ": no device memory addressed by pointer");
 }
 
-Status Backend::foreign_stream_wait(void* /*native*/) {
+Result<ForeignStream> Backend::foreign_stream_describe(void* /*native*/) {
   return Status(Errc::kNotImplemented, name() + ": no native streams");
 }
+
+void Backend::release_after_foreign_reads(const ForeignStream& /*stream*/, std::shared_ptr<const void> /*keep*/) {}
 
 PoolStats Backend::memory_stats() const { return {}; }
 

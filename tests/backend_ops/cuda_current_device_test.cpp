@@ -61,8 +61,11 @@ TEST(CudaCurrentDevice, EveryCallLeavesTheCallersDeviceCurrent) {
   ASSERT_TRUE(cuda.device_download(device_bytes, back.data(), back.size()).is_ok());
   expect_caller_device("device_download");
   EXPECT_EQ(back, bytes);
-  ASSERT_TRUE(cuda.foreign_stream_wait(reinterpret_cast<void*>(uintptr_t{1})).is_ok());
-  expect_caller_device("foreign_stream_wait");
+  auto legacy = cuda.foreign_stream_describe(reinterpret_cast<void*>(uintptr_t{1}));
+  ASSERT_TRUE(legacy.is_ok()) << legacy.status().to_string();
+  expect_caller_device("foreign_stream_describe");
+  cuda.release_after_foreign_reads(legacy.value(), nullptr);
+  expect_caller_device("release_after_foreign_reads");
   cuda.device_release(block.value());
 
   auto pinned = cuda.host_acquire(bytes.size());

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/buffer_pool.h"
+#include "core/fenced_releases.h"
 #include "core/lending_pool.h"
 #include "kiln/device.h"
 #include "ops/cuda/common.cuh"
@@ -36,10 +37,12 @@ class CudaBackend final : public Backend {
         m_host_pool("cuda pinned host pool", host_allocate(device), host_release_fn(device)),
         m_table_pool("cuda pinned table pool", host_allocate(device), host_release_fn(device)),
         m_streams([this] { return stream_make(); }),
-        m_staging([this] { return slot_make(); }, kPinnedStagingSlots) {}
+        m_staging([this] { return slot_make(); }, kPinnedStagingSlots),
+        m_after_foreign_reads(event_ops(device)) {}
 
   ~CudaBackend() override {
     const CurrentDevice current(m_device);
+    m_after_foreign_reads.drain();  // memory other libraries read goes back to m_device_pool first
     m_streams.clear();  // synchronizes and destroys the idle streams
     m_staging.clear();  // waits for the slots' copies and gives their pinned blocks back
     // Blocks still out via host_acquire() stay allocated: their owners may still read them.
@@ -117,7 +120,10 @@ class CudaBackend final : public Backend {
     if (ours) m_host_pool.release(ours);
   }
 
-  Result<PoolBlock> device_acquire(size_t bytes) override { return m_device_pool.acquire(bytes); }
+  Result<PoolBlock> device_acquire(size_t bytes) override {
+    m_after_foreign_reads.collect();  // memory whose foreign reads are done is free to lend again
+    return m_device_pool.acquire(bytes);
+  }
   void device_release(PoolBlock block) override {
     if (block) m_device_pool.release(block);
   }
@@ -134,12 +140,41 @@ class CudaBackend final : public Backend {
     return lent_stream_copy(device, host, bytes, cudaMemcpyHostToDevice);
   }
 
-  Status foreign_stream_wait(void* native) override {
+  Result<ForeignStream> foreign_stream_describe(void* native) override {
+    if (native == cudaStreamLegacy || native == cudaStreamPerThread) return ForeignStream{native, true};
     const CurrentDevice current(m_device);
     KILN_CUDA_CHECK(current.status());
-    KILN_CUDA_CHECK(static_cast<cudaStream_t>(native) == cudaStreamLegacy ? cudaStreamSynchronize(cudaStreamLegacy)
-                                                                         : cudaDeviceSynchronize());
-    return Status::ok();
+    unsigned flags = 0;
+    int device = -1;
+    const auto stream = static_cast<cudaStream_t>(native);
+    if (cudaStreamGetFlags(stream, &flags) != cudaSuccess || cudaStreamGetDevice(stream, &device) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return invalid_argument("stream " + std::to_string(reinterpret_cast<uintptr_t>(native)) +
+                              " is no CUDA stream");
+    }
+    if (device != m_device) {
+      return invalid_argument("stream " + std::to_string(reinterpret_cast<uintptr_t>(native)) + " is on cuda:" +
+                              std::to_string(device) + ", the memory on cuda:" + std::to_string(m_device));
+    }
+    return ForeignStream{native, (flags & cudaStreamNonBlocking) == 0};
+  }
+
+  // The legacy default stream waits for the work queued before on every stream ordered with it, so an event
+  // recorded there passes once the reader's work has, whichever thread queued it.
+  void release_after_foreign_reads(const ForeignStream& stream, std::shared_ptr<const void> keep) override {
+    const CurrentDevice current(m_device);
+    cudaEvent_t event = nullptr;
+    if (stream.ordered_with_default && current.status() == cudaSuccess &&
+        cudaEventCreateWithFlags(&event, cudaEventDisableTiming) == cudaSuccess) {
+      if (cudaEventRecord(event, cudaStreamLegacy) == cudaSuccess) {
+        m_after_foreign_reads.add(reinterpret_cast<FencedReleases::Fence>(event), std::move(keep));
+        return;
+      }
+      (void)cudaEventDestroy(event);
+    }
+    // A stream not ordered with the default one may be destroyed by now: only the whole device says its reads
+    // are done. An error here has nobody to go to (the device is lost anyway).
+    if (cudaDeviceSynchronize() != cudaSuccess) (void)cudaGetLastError();
   }
 
   Status images_upload(const VarShapeBatchView& host, const VarShapeBatchView& device) override {
@@ -174,6 +209,22 @@ class CudaBackend final : public Backend {
       const CurrentDevice current(device);
       if (cudaFree(reinterpret_cast<void*>(handle)) != cudaSuccess) (void)cudaGetLastError();
     };
+  }
+  static FencedReleases::FenceOps event_ops(int32_t device) {
+    const auto event = [](FencedReleases::Fence fence) { return reinterpret_cast<cudaEvent_t>(fence); };
+    return {[event](FencedReleases::Fence fence) {
+              const cudaError_t err = cudaEventQuery(event(fence));
+              if (err != cudaErrorNotReady && err != cudaSuccess) (void)cudaGetLastError();
+              return err != cudaErrorNotReady;  // an error: the device is lost, nothing will read the memory
+            },
+            [device, event](FencedReleases::Fence fence) {
+              const CurrentDevice current(device);
+              if (cudaEventSynchronize(event(fence)) != cudaSuccess) (void)cudaGetLastError();
+            },
+            [device, event](FencedReleases::Fence fence) {
+              const CurrentDevice current(device);
+              if (cudaEventDestroy(event(fence)) != cudaSuccess) (void)cudaGetLastError();
+            }};
   }
   static BufferPool::AllocateFn host_allocate(int32_t device) {
     return [device](size_t bytes) -> Result<uintptr_t> {
@@ -234,6 +285,7 @@ class CudaBackend final : public Backend {
   PinnedBlocks m_pinned;  // host_acquire() blocks in use
   LendingPool<CudaStream> m_streams;
   PinnedStaging m_staging;  // after m_host_pool: its slots give their blocks back to it
+  FencedReleases m_after_foreign_reads;  // after m_device_pool: gives memory back to it
 };
 
 }  // namespace
