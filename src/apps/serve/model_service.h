@@ -14,6 +14,7 @@
 #include "apps/serve/http_types.h"
 #include "apps/serve/serve_metrics.h"
 #include "apps/serve/serve_parse.h"
+#include "kiln/exec.h"
 #include "kiln/infer.h"
 #include "pipeline/batcher.h"
 
