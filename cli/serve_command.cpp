@@ -83,6 +83,7 @@ Status config_file_apply(const std::string& path, const CLI::App& cmd, ServeArgs
     yaml_read(node, "worker_id", &c.worker_id);
     yaml_read(node, "mode", &from_file.mode);
     yaml_read(node, "no_faces", &from_file.no_faces);
+    yaml_read(node, "segment", &from_file.config.segment);
     from_file.models = yaml_list(node, "models", from_file.models);
     from_file.cors = yaml_list(node, "cors_origins", from_file.cors);
   } catch (const YAML::Exception& e) {
@@ -109,6 +110,7 @@ Status config_file_apply(const std::string& path, const CLI::App& cmd, ServeArgs
   if (!given("--models")) args->models = from_file.models;
   if (!given("--cors-origin")) args->cors = from_file.cors;
   if (!given("--no-faces")) args->no_faces = from_file.no_faces;
+  if (!given("--segment")) out.segment = c.segment;
   return Status::ok();
 }
 
@@ -124,6 +126,7 @@ Runner serve_command_add(CLI::App& app) {
   cmd->add_option("--models", args->models, "Models served over /v2 (comma-separated names from kiln models, or "
                                              ".onnx files), e.g. fr-embed,selfie");
   cmd->add_flag("--no-faces", args->no_faces, "Do not load the face models (no /health, /detect_* or /v1/faces)");
+  cmd->add_flag("--segment", c.segment, "Serve POST /v1/segment (person masks by the packaged selfie model)");
   cmd->add_option("--config", args->config_file, "A YAML file of these options (the command line wins)");
   cmd->add_option("--token", c.token, "Require \"Authorization: Bearer TOKEN\" (default: $KILN_SERVE_TOKEN)");
   cmd->add_option("--max-body-mb", c.max_body_mb, "Larger request bodies are refused with 413")->capture_default_str();

@@ -19,6 +19,7 @@ struct ServeConfig {
   std::string host = "127.0.0.1";
   int32_t port = 8765;  // 0: any free port (the bound one is printed)
   bool faces = true;    // the face endpoints (detector + fr-embed through FaceAnalyzer)
+  bool segment = false;  // POST /v1/segment with the packaged selfie model (kiln segment's)
   std::vector<std::string> models;  // packaged names or .onnx paths served over the Open Inference Protocol
   std::string token;                // non-empty: every request needs "Authorization: Bearer <token>"
   double max_body_mb = 64;          // larger bodies: 413

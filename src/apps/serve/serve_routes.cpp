@@ -94,6 +94,7 @@ HttpHandler serve_router(ServeContext& context) {
   auto routes = std::make_shared<std::vector<Route>>();
   if (context.faces) face_routes_add(context, routes.get());
   oip_routes_add(context, routes.get());
+  segment_routes_add(context, routes.get());
   metrics_routes_add(context, routes.get());
   return [routes](HttpRequest request, Responder respond) {
     const std::vector<std::string> path = segments(request.path);

@@ -16,11 +16,14 @@
 
 namespace kiln::serve {
 
+class SegmentService;  // segment_service.h: built with the segment application
+
 struct ServeContext {
   ServeConfig config;
   ServeMetrics metrics;
   std::unique_ptr<FaceService> faces;                       // null when --no-faces
   std::vector<std::unique_ptr<ModelService>> models;        // in --models order
+  std::shared_ptr<SegmentService> segment;                  // null unless --segment
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 
   ModelService* model_find(const std::string& name) const;
@@ -40,6 +43,7 @@ Responder route_responder(const std::string& pattern, Responder respond);
 
 void face_routes_add(ServeContext& context, std::vector<Route>* routes);
 void oip_routes_add(ServeContext& context, std::vector<Route>* routes);
+void segment_routes_add(ServeContext& context, std::vector<Route>* routes);
 
 // Every route; 404 for an unknown path, 405 for a known path with another method.
 HttpHandler serve_router(ServeContext& context);

@@ -4,6 +4,9 @@
 
 #include "apps/serve/http_server.h"
 #include "apps/serve/serve_routes.h"
+#if KILN_HAS_SEGMENT
+#include "apps/serve/segment_service.h"
+#endif
 #include "kiln/apps/serve.h"
 
 namespace kiln {
@@ -24,6 +27,9 @@ BatcherConfig batcher_config(const ServeConfig& config) {
 
 Status config_check(const ServeConfig& config) {
   if (config.port < 0 || config.port > 65535) return invalid_argument("serve: --port must be 0..65535");
+#if !KILN_HAS_SEGMENT
+  if (config.segment) return invalid_argument("serve: --segment: this kiln is built without FFmpeg (kiln segment)");
+#endif
   if (config.max_body_mb <= 0) return invalid_argument("serve: --max-body-mb must be positive");
   if (config.instances < 1 || config.instances > 64) return invalid_argument("serve: --instances must be 1..64");
   if (config.max_batch < 1) return invalid_argument("serve: --max-batch must be at least 1");
@@ -63,6 +69,20 @@ Status serve_run(const ServeConfig& config, const LogFn& log) {
       return serve::ModelGauges{service->ready(), static_cast<int64_t>(service->queued()), 0};
     });
   }
+#if KILN_HAS_SEGMENT
+  if (config.segment) {
+    serve::SegmentServiceConfig segment;
+    segment.exec = config.exec;
+    segment.instances = config.instances;
+    segment.batcher = batcher_config(config);
+    context.segment = std::make_shared<serve::SegmentService>(segment, &context.metrics, log);
+    if (!context.segment->ready() && log) log("serve: " + context.segment->error());
+    serve::SegmentService* service = context.segment.get();
+    context.metrics.gauges_register("segment", [service] {
+      return serve::ModelGauges{service->ready(), static_cast<int64_t>(service->queued()), service->fallbacks()};
+    });
+  }
+#endif
   for (const std::string& name : config.models) {
     serve::ModelServiceConfig model;
     model.model = name;
@@ -86,11 +106,15 @@ Status serve_run(const ServeConfig& config, const LogFn& log) {
   std::fflush(stdout);
   server->run([&context] {
     if (context.faces) context.faces->close();
+#if KILN_HAS_SEGMENT
+    if (context.segment) context.segment->close();
+#endif
     for (auto& model : context.models) model->close();
   });
   // The workers end before the server's io_context goes: an answer still being computed past --drain is posted to
   // a stopped io_context (and dropped), never to a destroyed one.
   context.faces.reset();
+  context.segment.reset();
   context.models.clear();
   if (log) log("serve: stopped");
   return Status::ok();
