@@ -69,6 +69,7 @@ Status config_file_apply(const std::string& path, const CLI::App& cmd, ServeArgs
   try {
     yaml_read(node, "host", &c.host);
     yaml_read(node, "port", &c.port);
+    yaml_read(node, "grpc_port", &c.grpc_port);
     yaml_read(node, "token", &c.token);
     yaml_read(node, "max_body_mb", &c.max_body_mb);
     yaml_read(node, "instances", &c.instances);
@@ -94,6 +95,7 @@ Status config_file_apply(const std::string& path, const CLI::App& cmd, ServeArgs
   ServeConfig& out = args->config;
   if (!given("--host")) out.host = c.host;
   if (!given("--port")) out.port = c.port;
+  if (!given("--grpc-port")) out.grpc_port = c.grpc_port;
   if (!given("--token")) out.token = c.token;
   if (!given("--max-body-mb")) out.max_body_mb = c.max_body_mb;
   if (!given("--instances")) out.instances = c.instances;
@@ -123,6 +125,12 @@ Runner serve_command_add(CLI::App& app) {
   ServeConfig& c = args->config;
   cmd->add_option("--host", c.host, "Address to bind (0.0.0.0: every interface)")->capture_default_str();
   cmd->add_option("--port", c.port, "Port (0: any free one; the bound one is printed)")->capture_default_str();
+#if KILN_HAS_GRPC
+  cmd->add_option("--grpc-port", c.grpc_port, "Also serve the Open Inference Protocol over gRPC on this port (0: any "
+                                             "free one, printed; -1: off)")->capture_default_str();
+#else
+  cmd->add_option("--grpc-port", c.grpc_port, "gRPC port (this kiln is built without gRPC)");
+#endif
   cmd->add_option("--models", args->models, "Models served over /v2 (comma-separated names from kiln models, or "
                                              ".onnx files), e.g. fr-embed,selfie");
   cmd->add_flag("--no-faces", args->no_faces, "Do not load the face models (no /health, /detect_* or /v1/faces)");

@@ -26,6 +26,16 @@ class Server:
             self.log.seek(0)
             raise AssertionError(f"kiln serve did not start: {line!r}\n{self.log.read()}")
         self.port = int(match.group(2))
+        self.grpc_port = None
+        if "--grpc-port" in map(str, args):  # its line follows the HTTP one
+            line = self.process.stdout.readline()
+            match = re.search(r"grpc listening on ([0-9.]+):(\d+)", line)
+            if not match:
+                self.process.kill()
+                self.process.wait()
+                self.log.seek(0)
+                raise AssertionError(f"kiln serve's gRPC did not start: {line!r}\n{self.log.read()}")
+            self.grpc_port = int(match.group(2))
 
     def request(self, method, path, body=None, headers=None, timeout=120):
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
@@ -43,9 +53,10 @@ class Server:
         status, response_headers, data = self.request(method, path, body, headers)
         return status, response_headers, (json.loads(data) if data else None)
 
-    def metric(self, name):
+    def metric(self, name, headers=None):
         """The value of one sample line of /metrics, e.g. 'kiln_serve_model_runs_total{model="faces"}'; 0 if absent."""
-        _, _, data = self.request("GET", "/metrics")
+        status, _, data = self.request("GET", "/metrics", headers=headers)
+        assert status == 200, data
         for line in data.decode().splitlines():
             if line.startswith(name + " "):
                 return float(line.split()[-1])

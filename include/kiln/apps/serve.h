@@ -18,6 +18,7 @@ namespace kiln {
 struct ServeConfig {
   std::string host = "127.0.0.1";
   int32_t port = 8765;  // 0: any free port (the bound one is printed)
+  int32_t grpc_port = -1;  // the Open Inference Protocol over gRPC: -1 off, 0 any free port (printed)
   bool faces = true;    // the face endpoints (detector + fr-embed through FaceAnalyzer)
   bool segment = false;  // POST /v1/segment with the packaged selfie model (kiln segment's)
   std::vector<std::string> models;  // packaged names or .onnx paths served over the Open Inference Protocol

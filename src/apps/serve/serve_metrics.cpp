@@ -69,6 +69,14 @@ void ServeMetrics::request_observe(const std::string& route, int status, double 
   it->second.observe(seconds);
 }
 
+void ServeMetrics::grpc_request_observe(const std::string& method, const std::string& code, double seconds) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  ++m_grpc_requests[{method, code}];
+  auto it = m_grpc_seconds.find(method);
+  if (it == m_grpc_seconds.end()) it = m_grpc_seconds.emplace(method, Histogram(kSecondsBounds)).first;
+  it->second.observe(seconds);
+}
+
 void ServeMetrics::batch_observe(const std::string& model, int32_t size, double compute_seconds,
                                  const std::vector<double>& queue_seconds) {
   std::lock_guard<std::mutex> lock(m_mutex);
@@ -112,6 +120,15 @@ std::string ServeMetrics::text() const {
     metrics_help(&out, "kiln_serve_request_seconds", "histogram", "Time from the request read to the response written.");
     for (const auto& [route, histogram] : m_request_seconds) {
       histogram.write("kiln_serve_request_seconds", "route=\"" + metrics_escaped(route) + "\"", &out);
+    }
+    metrics_help(&out, "kiln_serve_grpc_requests_total", "counter", "gRPC calls answered, by method and status code.");
+    for (const auto& [key, count] : m_grpc_requests) {
+      out += "kiln_serve_grpc_requests_total{method=\"" + metrics_escaped(key.first) + "\",code=\"" + key.second +
+             "\"} " + std::to_string(count) + "\n";
+    }
+    metrics_help(&out, "kiln_serve_grpc_request_seconds", "histogram", "Time from a gRPC call's start to its answer.");
+    for (const auto& [method, histogram] : m_grpc_seconds) {
+      histogram.write("kiln_serve_grpc_request_seconds", "method=\"" + metrics_escaped(method) + "\"", &out);
     }
     metrics_help(&out, "kiln_serve_model_runs_total", "counter", "Batches run by each model.");
     for (const auto& [model, series] : m_models) {

@@ -36,6 +36,8 @@ struct ModelGauges {
 class ServeMetrics {
  public:
   void request_observe(const std::string& route, int status, double seconds);
+  // One gRPC call answered: its method ("ModelInfer") and status code name ("OK", "INVALID_ARGUMENT").
+  void grpc_request_observe(const std::string& method, const std::string& code, double seconds);
   // One batch of `size` items run by `model`, computing for compute_seconds; each item's queue time.
   void batch_observe(const std::string& model, int32_t size, double compute_seconds,
                      const std::vector<double>& queue_seconds);
@@ -56,6 +58,8 @@ class ServeMetrics {
   mutable std::mutex m_mutex;
   std::map<std::pair<std::string, int>, uint64_t> m_requests;  // (route, status)
   std::map<std::string, Histogram> m_request_seconds;
+  std::map<std::pair<std::string, std::string>, uint64_t> m_grpc_requests;  // (method, code)
+  std::map<std::string, Histogram> m_grpc_seconds;
   std::map<std::string, ModelSeries> m_models;
   std::map<std::pair<std::string, std::string>, uint64_t> m_rejected;
   std::vector<std::pair<std::string, std::function<ModelGauges()>>> m_gauges;

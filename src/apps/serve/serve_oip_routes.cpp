@@ -54,14 +54,6 @@ ModelService* model_of(const ServeContext& context, const RouteParams& params, c
   return model;
 }
 
-bool all_ready(const ServeContext& context) {
-  if (context.faces && !context.faces->ready()) return false;
-  for (const auto& model : context.models) {
-    if (!model->ready()) return false;
-  }
-  return true;
-}
-
 void metadata(const ServeContext& context, const RouteParams& params, const Responder& respond) {
   const ModelService* model = model_of(context, params, respond);
   if (model == nullptr) return;
@@ -128,18 +120,31 @@ void infer(const ServeContext& context, const HttpRequest& request, const RouteP
 
 }  // namespace
 
+bool serve_all_ready(const ServeContext& context) {
+  if (context.faces && !context.faces->ready()) return false;
+  for (const auto& model : context.models) {
+    if (!model->ready()) return false;
+  }
+  return true;
+}
+
+const std::vector<std::string>& oip_extensions() {
+  static const std::vector<std::string> extensions;
+  return extensions;
+}
+
 void oip_routes_add(ServeContext& context, std::vector<Route>* routes) {
   const ServeContext& c = context;
   routes->push_back({"GET", "/v2", [&c](const HttpRequest&, const RouteParams&, Responder respond) {
                        respond(http_json(200, oip_json_text({{"name", "kiln"},
                                                       {"version", KILN_VERSION_STRING},
-                                                      {"extensions", Json::array()}})));
+                                                      {"extensions", oip_extensions()}})));
                      }});
   routes->push_back({"GET", "/v2/health/live", [](const HttpRequest&, const RouteParams&, Responder respond) {
                        respond(http_json(200, oip_json_text({{"live", true}})));
                      }});
   routes->push_back({"GET", "/v2/health/ready", [&c](const HttpRequest&, const RouteParams&, Responder respond) {
-                       const bool ready = all_ready(c);
+                       const bool ready = serve_all_ready(c);
                        respond(http_json(ready ? 200 : 400, oip_json_text({{"ready", ready}})));
                      }});
   for (const char* prefix : {"/v2/models/{name}", "/v2/models/{name}/versions/{version}"}) {

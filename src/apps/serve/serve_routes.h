@@ -45,6 +45,11 @@ void face_routes_add(ServeContext& context, std::vector<Route>* routes);
 void oip_routes_add(ServeContext& context, std::vector<Route>* routes);
 void segment_routes_add(ServeContext& context, std::vector<Route>* routes);
 
+// The Open Inference Protocol's readiness (every model and the face models loaded) and the extensions served, for
+// REST and gRPC alike.
+bool serve_all_ready(const ServeContext& context);
+const std::vector<std::string>& oip_extensions();
+
 // Every route; 404 for an unknown path, 405 for a known path with another method.
 HttpHandler serve_router(ServeContext& context);
 

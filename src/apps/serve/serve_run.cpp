@@ -3,6 +3,9 @@
 #include <cstdio>
 
 #include "apps/serve/http_server.h"
+#if KILN_HAS_GRPC
+#include "apps/serve/grpc_server.h"
+#endif
 #include "apps/serve/serve_routes.h"
 #if KILN_HAS_SEGMENT
 #include "apps/serve/segment_service.h"
@@ -27,6 +30,10 @@ BatcherConfig batcher_config(const ServeConfig& config) {
 
 Status config_check(const ServeConfig& config) {
   if (config.port < 0 || config.port > 65535) return invalid_argument("serve: --port must be 0..65535");
+  if (config.grpc_port < -1 || config.grpc_port > 65535) return invalid_argument("serve: --grpc-port must be 0..65535");
+#if !KILN_HAS_GRPC
+  if (config.grpc_port >= 0) return invalid_argument("serve: this kiln is built without gRPC (see make deps)");
+#endif
 #if !KILN_HAS_SEGMENT
   if (config.segment) return invalid_argument("serve: --segment: this kiln is built without FFmpeg (kiln segment)");
 #endif
@@ -103,14 +110,28 @@ Status serve_run(const ServeConfig& config, const LogFn& log) {
                                                          metrics.request_observe(route, status, s);
                                                        }));
   std::printf("kiln serve: listening on http://%s:%d\n", config.host.c_str(), server->port());
+#if KILN_HAS_GRPC
+  std::unique_ptr<serve::GrpcServer> grpc;
+  if (config.grpc_port >= 0) {
+    serve::GrpcServerOptions grpc_options{config.host, config.grpc_port, options.max_body_bytes, config.token};
+    KILN_TRY_ASSIGN(grpc, serve::GrpcServer::open(grpc_options, context));
+    std::printf("kiln serve: grpc listening on %s:%d\n", config.host.c_str(), grpc->port());
+  }
+#endif
   std::fflush(stdout);
-  server->run([&context] {
+  server->run([&] {
+#if KILN_HAS_GRPC
+    if (grpc) grpc->shutdown_begin(config.drain_seconds);
+#endif
     if (context.faces) context.faces->close();
 #if KILN_HAS_SEGMENT
     if (context.segment) context.segment->close();
 #endif
     for (auto& model : context.models) model->close();
   });
+#if KILN_HAS_GRPC
+  grpc.reset();  // its calls in flight answered (or cancelled past --drain) before their models go
+#endif
   // The workers end before the server's io_context goes: an answer still being computed past --drain is posted to
   // a stopped io_context (and dropped), never to a destroyed one.
   context.faces.reset();
