@@ -1,6 +1,6 @@
 // GIF through giflib's record-level API: the records up to the first image only (an animation of 10,000 frames
-// costs its first frame), that image's graphic control extension for its transparent colour, and the lines
-// composited onto the logical screen.
+// costs its first frame), that image's graphic control extension for its transparent colour, its LZW data decoded
+// by gif_lzw.h, and its rows composited onto the logical screen.
 #include <gif_lib.h>
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "io/decode_limits.h"
+#include "io/gif_lzw.h"
 #include "io/web_codecs.h"
 
 namespace kiln {
@@ -112,18 +113,34 @@ Result<DecodedImage> gif_decode(const uint8_t* data, size_t size, int64_t max_pi
   const int32_t x_begin = std::max(0, -frame.Left);
   const int32_t x_end = std::max(x_begin, std::min(frame.Width, width - frame.Left));
   const int32_t c = image.channels;
-  std::vector<GifPixelType> line(static_cast<size_t>(frame.Width));
+  std::vector<uint8_t> lzw;
+  lzw.reserve(size - source.at);  // no more than the rest of the file
+  int code_size = 0;
+  GifByteType* block = nullptr;
+  if (DGifGetCode(gif, &code_size, &block) == GIF_ERROR) return gif_error("read image data", gif->Error);
+  while (block != nullptr) {
+    lzw.insert(lzw.end(), block + 1, block + 1 + block[0]);
+    if (DGifGetCodeNext(gif, &block) == GIF_ERROR) return gif_error("read image data", gif->Error);
+  }
+  // The usual GIF (one frame of the screen's size, opaque, not interlaced) has its indices decoded into the last
+  // third of its RGB pixels, which are then written from the first: pixel p's bytes end before index p + 1.
+  const size_t count = static_cast<size_t>(frame.Width) * static_cast<size_t>(frame.Height);
+  const bool in_place = c == 3 && transparent < 0 && !frame.Interlace && frame.Left == 0 && frame.Top == 0 &&
+                        frame.Width == width && frame.Height == height;
+  std::vector<uint8_t> separate(in_place ? 0 : count);
+  uint8_t* indices = in_place ? image.pixels.data() + 2 * count : separate.data();
+  KILN_TRY(gif_lzw_decode(lzw, code_size, indices, count, deadline));
   const std::vector<int32_t> rows = gif_row_order(frame.Height, frame.Interlace);
+  const int32_t n = x_end - x_begin;
   for (size_t i = 0; i < rows.size(); ++i) {
-    if (i % 64 == 0 && deadline.passed()) return unsupported_format("gif: took longer than the decode timeout");
-    if (DGifGetLine(gif, line.data(), frame.Width) == GIF_ERROR) return gif_error("read image data", gif->Error);
     const int32_t y = frame.Top + rows[i];
-    const int32_t n = x_end - x_begin;
     if (y < 0 || y >= height || n == 0) continue;
     uint8_t* out = image.pixels.data() + (static_cast<size_t>(y) * width + frame.Left + x_begin) * c;
-    const GifPixelType* in = line.data() + x_begin;
+    const uint8_t* in = indices + i * static_cast<size_t>(frame.Width) + x_begin;
     if (transparent < 0 && c == 3) {
-      for (int32_t x = 0; x < n; ++x, out += 3) std::memcpy(out, lut[in[x]], 3);
+      // 4 bytes a pixel (the 4th is overwritten by the next pixel), 3 for the row's last.
+      for (int32_t x = 0; x + 1 < n; ++x, out += 3) std::memcpy(out, lut[in[x]], 4);
+      std::memcpy(out, lut[in[n - 1]], 3);
     } else {
       for (int32_t x = 0; x < n; ++x, out += c) {
         if (in[x] != transparent) std::memcpy(out, lut[in[x]], static_cast<size_t>(c));
