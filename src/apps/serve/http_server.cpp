@@ -121,7 +121,8 @@ class Session : public std::enable_shared_from_this<Session> {
       return write(http_error(503, "the server is shutting down"));
     }
     if (request.method == "OPTIONS") return write(preflight());
-    if (!m_shared->options.token.empty() && !token_matches(request.header("authorization"), m_shared->options.token)) {
+    if (!m_shared->options.token.empty() && !public_get(request) &&
+        !token_matches(request.header("authorization"), m_shared->options.token)) {
       HttpResponse response = http_error(401, "this server needs \"Authorization: Bearer <token>\"");
       response.headers.emplace_back("WWW-Authenticate", "Bearer");
       return write(std::move(response));
@@ -133,6 +134,11 @@ class Session : public std::enable_shared_from_this<Session> {
                  [self, response = std::move(response)]() mutable { self->write(std::move(response)); });
     };
     m_shared->handler(std::move(request), std::move(respond));
+  }
+
+  bool public_get(const HttpRequest& request) const {
+    const auto& paths = m_shared->options.public_paths;
+    return request.method == "GET" && std::find(paths.begin(), paths.end(), request.path) != paths.end();
   }
 
   bool origin_allowed() const {

@@ -18,6 +18,7 @@ struct HttpServerOptions {
   int32_t port = 0;
   uint64_t max_body_bytes = 64ull << 20;
   std::string token;
+  std::vector<std::string> public_paths;  // GET of these needs no token (the web page's own files)
   std::vector<std::string> cors_origins;
   int32_t threads = 1;
   double drain_seconds = 10;

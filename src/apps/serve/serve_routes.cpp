@@ -96,6 +96,7 @@ HttpHandler serve_router(ServeContext& context) {
   oip_routes_add(context, routes.get());
   segment_routes_add(context, routes.get());
   metrics_routes_add(context, routes.get());
+  page_routes_add(context, routes.get());
   return [routes](HttpRequest request, Responder respond) {
     const std::vector<std::string> path = segments(request.path);
     bool path_known = false;

@@ -44,6 +44,8 @@ Responder route_responder(const std::string& pattern, Responder respond);
 void face_routes_add(ServeContext& context, std::vector<Route>* routes);
 void oip_routes_add(ServeContext& context, std::vector<Route>* routes);
 void segment_routes_add(ServeContext& context, std::vector<Route>* routes);
+// The web page at / with its script and style (serve_page.h).
+void page_routes_add(ServeContext& context, std::vector<Route>* routes);
 
 // The Open Inference Protocol's readiness (every model and the face models loaded) and the extensions served, for
 // REST and gRPC alike.

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "apps/serve/http_server.h"
+#include "apps/serve/serve_page.h"
 #if KILN_HAS_GRPC
 #include "apps/serve/grpc_server.h"
 #endif
@@ -59,6 +60,7 @@ Status serve_run(const ServeConfig& config, const LogFn& log) {
   options.port = config.port;
   options.max_body_bytes = static_cast<uint64_t>(config.max_body_mb * 1024 * 1024);
   options.token = config.token;
+  options.public_paths = serve::page_paths();
   options.cors_origins = config.cors_origins;
   options.threads = config.threads;
   options.drain_seconds = config.drain_seconds;
