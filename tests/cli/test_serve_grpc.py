@@ -3,6 +3,7 @@ and message classes generated here by protoc from src/apps/serve/proto/grpc_serv
 metadata; ModelInfer on fr-embed equal to REST's JSON infer and to kiln.Model, with raw and typed contents; the codes
 of bad requests; the token; gRPC and REST requests sharing batches (seen in /metrics); SIGTERM draining a call."""
 import importlib
+import json
 import os
 import shutil
 import subprocess
@@ -98,9 +99,13 @@ def reference_model():
     return kiln.Model("fr-embed", "cpu")
 
 
-def rest_infer(server, x):
-    body = {"inputs": [{"name": "input", "shape": list(x.shape), "datatype": "FP32", "data": x.ravel().tolist()}]}
-    return server.json("POST", "/v2/models/fr-embed/infer", body, headers=REST_AUTH)
+def rest_body(x):
+    return json.dumps({"inputs": [{"name": "input", "shape": list(x.shape), "datatype": "FP32",
+                                   "data": x.ravel().tolist()}]}).encode()
+
+
+def rest_infer(server, x=None, body=None):
+    return server.json("POST", "/v2/models/fr-embed/infer", rest_body(x) if body is None else body, headers=REST_AUTH)
 
 
 def test_health_readiness_and_metadata(server, channel, pb):
@@ -209,14 +214,17 @@ def test_grpc_and_rest_requests_share_batches(server, channel, pb):
     answered = server.metric('kiln_serve_grpc_requests_total{method="ModelInfer",code="OK"}', REST_AUTH)
     outputs = [None] * len(inputs)
     batch_sizes = [0] * len(inputs)
+    requests = [infer_request(pb, x) if i % 2 == 0 else rest_body(x) for i, x in enumerate(inputs)]
+    start = threading.Barrier(len(inputs))  # bodies made beforehand: the requests arrive within the queue delay
 
     def one(i):
+        start.wait()
         if i % 2 == 0:
-            response, grpc_call = call(channel, pb, "ModelInfer", infer_request(pb, inputs[i]))
+            response, grpc_call = call(channel, pb, "ModelInfer", requests[i])
             outputs[i] = output_of(response)[1]
             batch_sizes[i] = int(dict(grpc_call.trailing_metadata())["kiln-batch-size"])
         else:
-            status, headers, answer = rest_infer(server, inputs[i])
+            status, headers, answer = rest_infer(server, body=requests[i])
             assert status == 200
             outputs[i] = np.array(answer["outputs"][0]["data"], np.float32).reshape(1, 512)
             batch_sizes[i] = int(headers["kiln-batch-size"])

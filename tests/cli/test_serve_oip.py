@@ -1,6 +1,8 @@
-"""kiln serve's Open Inference Protocol (v2, REST, JSON tensors) on the packaged fr-embed: health, readiness with a
-model that failed to load, metadata, infer equal to kiln.Model's numbers (alone and batched across concurrent
-requests, seen in /metrics), and the 400s and 404s of bad requests."""
+"""kiln serve's Open Inference Protocol (v2, REST, JSON tensors and the binary tensor data extension) on the packaged
+fr-embed: health, readiness with a model that failed to load, metadata, infer equal to kiln.Model's numbers (alone
+and batched across concurrent requests, seen in /metrics), binary tensors in and out equal to JSON's, and the 400s
+and 404s of bad requests."""
+import json
 import os
 import subprocess
 import sys
@@ -50,7 +52,7 @@ def test_health_and_readiness_with_a_model_that_failed_to_load(server):
     assert server.metric('kiln_serve_model_ready{model="broken"}') == 0
     assert server.metric('kiln_serve_model_ready{model="fr-embed"}') == 1
     status, _, meta = server.json("GET", "/v2")
-    assert status == 200 and meta["name"] == "kiln" and meta["extensions"] == []
+    assert status == 200 and meta["name"] == "kiln" and meta["extensions"] == ["binary_tensor_data"]
 
 
 def test_metadata(server):
@@ -117,3 +119,79 @@ def test_bad_infer_requests_say_why(server):
     status, _, error = server.json("POST", "/v2/models/broken/infer", infer_body(x))
     assert status == 503 and "not ready" in error["error"]
     assert server.json("GET", "/v2/models/fr-embed/infer")[0] == 405
+
+
+def binary_body(x, header_extra=None, data_size=None):
+    """A request in the binary tensor data extension's form: its JSON header, then the input's raw bytes."""
+    header = {"inputs": [{"name": "input", "shape": list(x.shape), "datatype": "FP32",
+                          "parameters": {"binary_data_size": x.nbytes if data_size is None else data_size}}]}
+    header.update(header_extra or {})
+    text = json.dumps(header).encode()
+    return text + x.tobytes(), {"Inference-Header-Content-Length": str(len(text)),
+                                "Content-Type": "application/octet-stream"}
+
+
+def binary_outputs(headers, data):
+    """(the JSON header, {name: array}) of an answer with binary outputs, each read back at its binary_data_size."""
+    length = int(headers["inference-header-content-length"])
+    header = json.loads(data[:length])
+    arrays, offset = {}, length
+    for output in header["outputs"]:
+        assert "data" not in output and output["datatype"] == "FP32"
+        size = output["parameters"]["binary_data_size"]
+        arrays[output["name"]] = np.frombuffer(data[offset:offset + size], np.float32).reshape(output["shape"])
+        offset += size
+    assert offset == len(data)
+    return header, arrays
+
+
+def test_binary_tensor_data_in_and_out_equal_json(server):
+    x = np.random.default_rng(9).uniform(-1, 1, (2, 3, 112, 112)).astype(np.float32)
+    status, _, answer = server.json("POST", "/v2/models/fr-embed/infer", infer_body(x))
+    assert status == 200
+    json_out = np.array(answer["outputs"][0]["data"], np.float32).reshape(2, 512)
+
+    body, headers = binary_body(x, {"id": "bin-1"})
+    status, response_headers, answer = server.json("POST", "/v2/models/fr-embed/infer", body, headers)
+    assert status == 200 and answer["id"] == "bin-1" and "inference-header-content-length" not in response_headers
+    np.testing.assert_allclose(np.array(answer["outputs"][0]["data"], np.float32).reshape(2, 512), json_out, atol=1e-6)
+
+    for extra in ({"outputs": [{"name": "output", "parameters": {"binary_data": True}}]},
+                  {"parameters": {"binary_data_output": True}}):
+        body, headers = binary_body(x, extra)
+        status, response_headers, data = server.request("POST", "/v2/models/fr-embed/infer", body, headers)
+        assert status == 200 and response_headers["content-type"] == "application/octet-stream"
+        header, arrays = binary_outputs(response_headers, data)
+        assert header["model_name"] == "fr-embed" and header["outputs"][0]["shape"] == [2, 512]
+        assert header["outputs"][0]["parameters"]["binary_data_size"] == 2 * 512 * 4
+        np.testing.assert_allclose(arrays["output"], json_out, atol=1e-6)
+
+    # JSON in, binary out; and an output's "binary_data": false wins over the request's binary_data_output.
+    status, response_headers, data = server.request(
+        "POST", "/v2/models/fr-embed/infer", {**infer_body(x), "outputs": [{"name": "output", "parameters": {"binary_data": True}}]})
+    np.testing.assert_allclose(binary_outputs(response_headers, data)[1]["output"], json_out, atol=1e-6)
+    body, headers = binary_body(x, {"parameters": {"binary_data_output": True},
+                                    "outputs": [{"name": "output", "parameters": {"binary_data": False}}]})
+    status, _, answer = server.json("POST", "/v2/models/fr-embed/infer", body, headers)
+    assert status == 200 and len(answer["outputs"][0]["data"]) == 2 * 512
+
+
+def test_binary_tensor_data_that_does_not_fit_says_why(server):
+    x = np.zeros((1, 3, 112, 112), np.float32)
+    body, headers = binary_body(x, data_size=x.nbytes - 4)
+    status, _, error = server.json("POST", "/v2/models/fr-embed/infer", body[:-4], headers)
+    assert status == 400 and "bytes for a shape of 37632" in error["error"]
+    body, headers = binary_body(x)
+    status, _, error = server.json("POST", "/v2/models/fr-embed/infer", body + bytes(4), headers)
+    assert status == 400 and "4 bytes of binary data follow" in error["error"]
+    body, headers = binary_body(x, data_size=x.nbytes + 4)
+    status, _, error = server.json("POST", "/v2/models/fr-embed/infer", body, headers)
+    assert status == 400 and "runs past the body" in error["error"]
+    status, _, error = server.json("POST", "/v2/models/fr-embed/infer", body, {"Inference-Header-Content-Length": "x"})
+    assert status == 400 and "Inference-Header-Content-Length" in error["error"]
+    status, _, error = server.json("POST", "/v2/models/fr-embed/infer", body,
+                                   {"Inference-Header-Content-Length": str(len(body) + 1)})
+    assert status == 400 and "exceeds the body" in error["error"]
+    header = binary_body(x)[0][:-x.nbytes]
+    status, _, error = server.json("POST", "/v2/models/fr-embed/infer", header)
+    assert status == 400 and "needs the Inference-Header-Content-Length header" in error["error"]

@@ -1,8 +1,11 @@
 // The Open Inference Protocol (KServe v2) over HTTP/REST, JSON tensors: server and model health, metadata and
-// infer. Health answers 200 for true and 400 for false, as the protocol says (4xx); errors are {"error": "..."}.
+// infer, with the binary tensor data extension. Health answers 200 for true and 400 for false, as the protocol says
+// (4xx); errors are {"error": "..."}.
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "apps/serve/serve_routes.h"
+#include "apps/serve/serve_tensors.h"
 #include "kiln/version.h"
 
 namespace kiln::serve {
@@ -12,6 +15,19 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr const char* kModelVersion = "1";
+constexpr const char* kHeaderLength = "Inference-Header-Content-Length";  // the binary tensor data extension's
+
+// The JSON header's length of a body in the binary tensor data extension's form; -1 when the header is absent.
+Result<int64_t> binary_header_length(const HttpRequest& request) {
+  const std::string text = request.header("inference-header-content-length");
+  if (text.empty()) return int64_t{-1};
+  char* end = nullptr;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (*end != '\0' || value < 0) {
+    return invalid_argument(std::string(kHeaderLength) + ": expected the JSON header's byte count, got " + text);
+  }
+  return static_cast<int64_t>(value);
+}
 
 std::string oip_json_text(const Json& json) { return json.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
@@ -77,10 +93,48 @@ void model_ready(const ServeContext& context, const RouteParams& params, const R
   respond(http_json(model->ready() ? 200 : 400, oip_json_text(body)));
 }
 
+// The answer to an infer request: its outputs as JSON, or as raw bytes after the JSON for those asked so.
+HttpResponse infer_answer(const std::string& name, const InferRequestV2& form, const InferCallResult& result) {
+  if (result.http_status != 200) {
+    HttpResponse response = http_error(result.http_status, result.error);
+    if (result.http_status == 429 || result.http_status == 503) response.headers.emplace_back("Retry-After", "1");
+    return response;
+  }
+  Json outputs = Json::array();
+  std::string binary;
+  for (const Tensor& t : result.outputs) {
+    if (!form.outputs.empty() && std::find(form.outputs.begin(), form.outputs.end(), t.name) == form.outputs.end()) {
+      continue;
+    }
+    if (!form.output_binary(t.name)) {
+      outputs.push_back(output_json(t));
+      continue;
+    }
+    const std::string bytes = tensor_output_bytes(t);
+    outputs.push_back({{"name", t.name},
+                       {"datatype", tensor_output_datatype(t)},
+                       {"shape", t.shape},
+                       {"parameters", {{"binary_data_size", bytes.size()}}}});
+    binary += bytes;
+  }
+  Json body = {{"model_name", name}, {"model_version", kModelVersion}, {"outputs", std::move(outputs)}};
+  if (!form.id.empty()) body["id"] = form.id;
+  HttpResponse response = http_json(200, oip_json_text(body));
+  if (form.binary_output_all || !form.binary_outputs.empty()) {
+    response.headers.emplace_back(kHeaderLength, std::to_string(response.body.size()));
+    response.content_type = "application/octet-stream";
+    response.body += binary;
+  }
+  batch_headers_add(&response, result.batch_size, result.queue_ns);
+  return response;
+}
+
 void infer(const ServeContext& context, const HttpRequest& request, const RouteParams& params, Responder respond) {
   ModelService* model = model_of(context, params, respond);
   if (model == nullptr) return;
-  auto parsed = infer_request_parse(request.body);
+  auto header_length = binary_header_length(request);
+  if (!header_length.is_ok()) return respond(http_error(400, header_length.status().message()));
+  auto parsed = infer_request_parse(request.body, header_length.value());
   if (!parsed.is_ok()) return respond(http_error(400, parsed.status().message()));
   InferRequestV2 call = std::move(parsed).value();
   if (call.inputs.size() != 1) {
@@ -95,27 +149,11 @@ void infer(const ServeContext& context, const HttpRequest& request, const RouteP
   auto scheduling = request_scheduling(request, context.config.priority_levels);
   if (!scheduling.is_ok()) return respond(http_error(400, scheduling.status().message()));
   const std::string name = model->name();
-  model->submit(std::move(call.inputs.front()), scheduling.value(),
-                [respond, name, id = call.id, wanted = call.outputs](InferCallResult result) {
-                  if (result.http_status != 200) {
-                    HttpResponse response = http_error(result.http_status, result.error);
-                    if (result.http_status == 429 || result.http_status == 503) {
-                      response.headers.emplace_back("Retry-After", "1");
-                    }
-                    return respond(std::move(response));
-                  }
-                  Json outputs = Json::array();
-                  for (const Tensor& t : result.outputs) {
-                    if (wanted.empty() || std::find(wanted.begin(), wanted.end(), t.name) != wanted.end()) {
-                      outputs.push_back(output_json(t));
-                    }
-                  }
-                  Json body = {{"model_name", name}, {"model_version", kModelVersion}, {"outputs", std::move(outputs)}};
-                  if (!id.empty()) body["id"] = id;
-                  HttpResponse response = http_json(200, oip_json_text(body));
-                  batch_headers_add(&response, result.batch_size, result.queue_ns);
-                  respond(std::move(response));
-                });
+  InferInputTensor input = std::move(call.inputs.front());
+  call.inputs.clear();
+  model->submit(std::move(input), scheduling.value(), [respond, name, form = std::move(call)](InferCallResult result) {
+    respond(infer_answer(name, form, result));
+  });
 }
 
 }  // namespace
@@ -129,7 +167,7 @@ bool serve_all_ready(const ServeContext& context) {
 }
 
 const std::vector<std::string>& oip_extensions() {
-  static const std::vector<std::string> extensions;
+  static const std::vector<std::string> extensions = {"binary_tensor_data"};
   return extensions;
 }
 

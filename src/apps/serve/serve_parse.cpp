@@ -1,9 +1,12 @@
 // Never throws: nlohmann's parser runs without exceptions and every value's type is checked before it is read.
 #include "apps/serve/serve_parse.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <nlohmann/json.hpp>
+
+#include "apps/serve/serve_tensors.h"
 
 namespace kiln::serve {
 
@@ -63,7 +66,32 @@ Status parse_flatten_numbers(const Json& value, std::vector<float>* out, int dep
   return invalid_argument("data: expected numbers, found " + std::string(value.type_name()));
 }
 
-Result<InferInputTensor> parse_input_tensor(const Json& input, size_t index) {
+// An object's "parameters"."key", or null when absent; InvalidArgument when "parameters" is not an object.
+Result<const Json*> parse_parameter(const Json& object, const char* key, const std::string& where) {
+  const auto parameters = object.find("parameters");
+  if (parameters == object.end() || parameters->is_null()) return static_cast<const Json*>(nullptr);
+  if (!parameters->is_object()) return invalid_argument(where + "\"parameters\" must be an object");
+  const auto value = parameters->find(key);
+  return value == parameters->end() ? nullptr : &*value;
+}
+
+// A binary input's bytes, taken from the front of `binary`.
+Result<std::string_view> parse_binary_take(const Json& size, std::string_view* binary, const std::string& where) {
+  if (binary == nullptr) {
+    return invalid_argument(where + "binary_data_size needs the Inference-Header-Content-Length header");
+  }
+  if (!size.is_number_unsigned()) return invalid_argument(where + "binary_data_size must be a byte count");
+  const auto bytes = size.get<uint64_t>();
+  if (bytes > binary->size()) {
+    return invalid_argument(where + "binary_data_size " + std::to_string(bytes) + " runs past the body (" +
+                            std::to_string(binary->size()) + " binary bytes left)");
+  }
+  const std::string_view taken = binary->substr(0, bytes);
+  binary->remove_prefix(bytes);
+  return taken;
+}
+
+Result<InferInputTensor> parse_input_tensor(const Json& input, size_t index, std::string_view* binary) {
   const std::string where = "inputs[" + std::to_string(index) + "]";
   if (!input.is_object()) return invalid_argument(where + ": expected an object");
   InferInputTensor tensor;
@@ -88,9 +116,19 @@ Result<InferInputTensor> parse_input_tensor(const Json& input, size_t index) {
     elements *= tensor.shape.back();
     if (elements > (int64_t{1} << 31)) return invalid_argument(where + " (" + tensor.name + "): shape too large");
   }
+  const std::string named = where + " (" + tensor.name + "): ";
   const auto data = input.find("data");
+  KILN_TRY_ASSIGN(const Json* binary_size, parse_parameter(input, "binary_data_size", named));
+  if (binary_size != nullptr) {
+    if (data != input.end()) return invalid_argument(named + "\"data\" and binary_data_size are both given");
+    KILN_TRY_ASSIGN(const std::string_view bytes, parse_binary_take(*binary_size, binary, named));
+    auto values = tensor_raw_values(bytes, tensor.datatype, elements);
+    if (!values.is_ok()) return invalid_argument(named + "binary data: " + values.status().message());
+    tensor.data = std::move(values).value();
+    return tensor;
+  }
   if (data == input.end()) {
-    return invalid_argument(where + " (" + tensor.name + "): \"data\" is missing (the binary extension is not served)");
+    return invalid_argument(named + "\"data\" is missing (or \"parameters\": {\"binary_data_size\": N} for binary data)");
   }
   if (const Status st = parse_flatten_numbers(*data, &tensor.data, 0); !st.is_ok()) {
     return invalid_argument(where + " (" + tensor.name + "): " + st.message());
@@ -179,7 +217,21 @@ Result<FaceBatchRequest> face_batch_request_parse(std::string_view body, size_t 
   return request;
 }
 
-Result<InferRequestV2> infer_request_parse(std::string_view body) {
+bool InferRequestV2::output_binary(const std::string& name) const {
+  if (std::find(json_outputs.begin(), json_outputs.end(), name) != json_outputs.end()) return false;
+  return binary_output_all || std::find(binary_outputs.begin(), binary_outputs.end(), name) != binary_outputs.end();
+}
+
+Result<InferRequestV2> infer_request_parse(std::string_view body, int64_t header_length) {
+  if (header_length > static_cast<int64_t>(body.size())) {
+    return invalid_argument("Inference-Header-Content-Length " + std::to_string(header_length) + " exceeds the body (" +
+                            std::to_string(body.size()) + " bytes)");
+  }
+  std::string_view binary;
+  if (header_length >= 0) {
+    binary = body.substr(static_cast<size_t>(header_length));
+    body = body.substr(0, static_cast<size_t>(header_length));
+  }
   KILN_TRY_ASSIGN(Json json, parse_json_object(body));
   InferRequestV2 request;
   const auto id = json.find("id");
@@ -190,9 +242,17 @@ Result<InferRequestV2> infer_request_parse(std::string_view body) {
     return invalid_argument("\"inputs\" must be a non-empty list of tensors");
   }
   for (size_t i = 0; i < inputs->size(); ++i) {
-    KILN_TRY_ASSIGN(InferInputTensor tensor, parse_input_tensor((*inputs)[i], i));
+    KILN_TRY_ASSIGN(InferInputTensor tensor, parse_input_tensor((*inputs)[i], i, header_length >= 0 ? &binary : nullptr));
     request.inputs.push_back(std::move(tensor));
   }
+  if (!binary.empty()) {
+    return invalid_argument(std::to_string(binary.size()) + " bytes of binary data follow the inputs' binary_data_size");
+  }
+  KILN_TRY_ASSIGN(const Json* binary_all, parse_parameter(json, "binary_data_output", ""));
+  if (binary_all != nullptr && !binary_all->is_boolean()) {
+    return invalid_argument("parameters.binary_data_output: expected true or false");
+  }
+  request.binary_output_all = binary_all != nullptr && binary_all->get<bool>();
   const auto outputs = json.find("outputs");
   if (outputs != json.end() && !outputs->is_null()) {
     if (!outputs->is_array()) return invalid_argument("\"outputs\" must be a list");
@@ -202,6 +262,13 @@ Result<InferRequestV2> infer_request_parse(std::string_view body) {
         return invalid_argument("\"outputs\": each must be {\"name\": ...}");
       }
       request.outputs.push_back(name->get<std::string>());
+      KILN_TRY_ASSIGN(const Json* binary_data, parse_parameter(output, "binary_data", "\"outputs\": "));
+      if (binary_data != nullptr && !binary_data->is_boolean()) {
+        return invalid_argument("\"outputs\" (" + request.outputs.back() + "): binary_data: expected true or false");
+      }
+      if (binary_data != nullptr) {
+        (binary_data->get<bool>() ? request.binary_outputs : request.json_outputs).push_back(request.outputs.back());
+      }
     }
   }
   return request;

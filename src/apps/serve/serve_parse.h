@@ -34,7 +34,9 @@ struct FaceBatchRequest {
 Result<FaceBatchRequest> face_batch_request_parse(std::string_view body, size_t max_images);
 
 // POST /v2/models/{name}[/versions/{v}]/infer with JSON tensors. Data may be flat (row-major) or nested; numbers
-// only (the datatype is checked against the model by the caller).
+// only (the datatype is checked against the model by the caller). With the binary tensor data extension, the body
+// is a JSON header of `header_length` bytes (the Inference-Header-Content-Length header; -1: none) followed by the
+// raw bytes of the inputs that say "parameters": {"binary_data_size": N}, in their order.
 struct InferInputTensor {
   std::string name;
   std::vector<int64_t> shape;
@@ -45,7 +47,13 @@ struct InferRequestV2 {
   std::string id;  // echoed in the response when given
   std::vector<InferInputTensor> inputs;
   std::vector<std::string> outputs;  // requested names; empty: every output
+  // Outputs answered as raw bytes after the JSON: those requested with "parameters": {"binary_data": true}, or
+  // every output when the request's parameters say "binary_data_output": true (an output's false still wins).
+  std::vector<std::string> binary_outputs;
+  std::vector<std::string> json_outputs;  // requested with "binary_data": false
+  bool binary_output_all = false;
+  bool output_binary(const std::string& name) const;
 };
-Result<InferRequestV2> infer_request_parse(std::string_view body);
+Result<InferRequestV2> infer_request_parse(std::string_view body, int64_t header_length = -1);
 
 }  // namespace kiln::serve
