@@ -12,6 +12,7 @@ namespace {
 
 constexpr int32_t kMaxSide = 1 << 15;
 constexpr float kMaxLineWidth = 256.0f;
+constexpr int32_t kMaxMovingAverages = 16;
 
 Status params_validate(const RenderParams& params, int32_t seq_len, int32_t channels) {
   if (params.width < 1 || params.height < 1 || params.width > kMaxSide || params.height > kMaxSide) {
@@ -26,8 +27,23 @@ Status params_validate(const RenderParams& params, int32_t seq_len, int32_t chan
     return invalid_argument("render: images are uint8 or float32");
   }
   if (seq_len < 2) return invalid_argument("seq_len must be at least 2");
+  if (params.volume_height < 0 || params.volume_gap < 0 || params.moving_averages < 0 ||
+      params.moving_averages > kMaxMovingAverages) {
+    return invalid_argument("volume height and gap must be >= 0, moving averages 0.." +
+                            std::to_string(kMaxMovingAverages));
+  }
+  if (params.volume && (render_volume_rows(params) < 1 || render_price_rows(params) < 2)) {
+    return invalid_argument("a volume panel of " + std::to_string(render_volume_rows(params)) + " rows and a gap of " +
+                            std::to_string(params.volume_gap) + " leave " + std::to_string(render_price_rows(params)) +
+                            " of " + std::to_string(params.height) + " rows for the prices (needs >= 1 and >= 2)");
+  }
+  const int32_t layers = render_layer_channels(params);
+  channels -= layers;
   if (channels != 1 && channels != 4) {
-    return invalid_argument("series must have 1 or 4 (OHLC) channels, not " + std::to_string(channels));
+    return invalid_argument("series must have 1 or 4 (OHLC) price channels" +
+                            (layers > 0 ? " before its " + std::to_string(layers) + " volume/moving-average channels"
+                                        : std::string()) +
+                            ", not " + std::to_string(channels));
   }
   if (chart_style_draws_bars(params.style) && channels != 4) {
     return invalid_argument("OHLC bars and candlesticks need Open/High/Low/Close data (use --ohlc input)");
@@ -64,6 +80,16 @@ const ParamTable<RenderParams>& render_params() {
           [](P& p) -> uint8_t& { return p.ink_bearish; });
     t.add_choice({.name = "dtype", .help = "Pixel type (float32: level / 255)", .choices = {"uint8", "float32"}},
                  [](P& p) -> PixelType& { return p.dtype; }, pixel_type_parse, pixel_type_name);
+    t.add({.name = "volume", .help = "Draw the volume as bars in a panel at the bottom"},
+          [](P& p) -> bool& { return p.volume; });
+    t.add({.name = "volume_height", .help = "Rows of the volume panel", .min = 0, .max = kMaxSide,
+           .default_text = "0 = height / 5"},
+          [](P& p) -> int32_t& { return p.volume_height; });
+    t.add({.name = "volume_gap", .help = "Background rows between the prices and the volume panel", .min = 0,
+           .max = kMaxSide},
+          [](P& p) -> int32_t& { return p.volume_gap; });
+    t.add({.name = "bar_gap", .help = "OHLC bars: a gap after each bar (4 sub-columns a day; false: 3, as JKX)"},
+          [](P& p) -> bool& { return p.bar_gap; });
     return t;
   }();
   return table;
@@ -80,7 +106,9 @@ Status render_validate(const RenderParams& params, const WindowBatch& windows) {
 Status render_validate(const OpCall& call) {
   const auto& params = *static_cast<const RenderParams*>(call.params);
   if (call.out.count != call.in.count) return invalid_argument("render: one output image per window");
-  if (call.in.count == 0) return params_validate(params, 2, chart_style_draws_bars(params.style) ? 4 : 1);
+  if (call.in.count == 0) {
+    return params_validate(params, 2, (chart_style_draws_bars(params.style) ? 4 : 1) + render_layer_channels(params));
+  }
   const int32_t seq_len = render_seq_len(call);
   const int32_t channels = render_channels(call);
   KILN_TRY(params_validate(params, seq_len, channels));

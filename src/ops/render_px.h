@@ -23,7 +23,15 @@
  * OHLC bars: pixel x covers [x, x+1) in bar space; bar i occupies sub-columns 4i (open tick), 4i+1
  * (high-low line), 4i+2 (close tick), 4i+3 (gap), scaled by W / (4 n); rows are snapped to the nearest row.
  * A pixel's level is background + the sum, in increasing sub-column order, of overlap * (ink - background) over
- * the sub-columns whose rows contain it (sub-columns with zero overlap skipped). */
+ * the sub-columns whose rows contain it (sub-columns with zero overlap skipped). Without the gap (bar_gap false)
+ * a bar has the three sub-columns 3i, 3i+1, 3i+2, so at a width of 3 n every pixel is one whole sub-column.
+ *
+ * Layers (after the price layer, which fills rows [0, price_rows) scaled to the min and max of the prices and the
+ * moving averages; every other pixel starts as background): the volume panel and the moving-average lines, drawn
+ * in ink without anti-aliasing by integer rules, so every backend sets the same pixels. Day i sits in column
+ * kiln_day_column(). Its volume bar fills the bottom kiln_volume_rows() rows of that column (several days in one
+ * column: the union). A moving average is the union over k of the 1-px aliased segments (kiln_aliased_rows) from
+ * (column of day k, kiln_ohlc_row(ma_k)) to day k+1's, over the price rows. */
 #ifndef KILN_OPS_RENDER_PX_H
 #define KILN_OPS_RENDER_PX_H
 
@@ -217,6 +225,67 @@ KILN_KERNEL_FN void kiln_ohlc_sub_column_span(int32_t c, float sx, int32_t sub_c
                                               int32_t* m_hi) {
   *m_lo = kiln_maxi((int32_t)kiln_floorf((float)c / sx), 0);
   *m_hi = kiln_mini((int32_t)kiln_floorf((float)(c + 1) / sx), sub_columns - 1);
+}
+
+/* Layers: the column of day i, the pixel holding the centre of its high-low sub-column (bars; `parts` sub-columns a
+ * day, each sx wide) or its point (line charts), clamped to the image. */
+KILN_KERNEL_FN int32_t kiln_day_column(int32_t i, int32_t bars, int32_t parts, float sx, float x_step,
+                                       int32_t width) {
+  float x = bars ? ((float)(parts * i) + 1.5f) * sx : kiln_point_x(i, x_step) + 0.5f;
+  return kiln_mini(kiln_maxi((int32_t)kiln_floorf(x), 0), width - 1);
+}
+
+/* Layers: the bottom rows of the volume panel (`rows` tall) that a volume v fills when the window's largest is
+ * vmax: round(v * rows / vmax), halves up; none for v <= 0 or vmax <= 0. */
+KILN_KERNEL_FN int32_t kiln_volume_rows(float v, float vmax, int32_t rows) {
+  float per_unit;
+  if (!(vmax > 0.0f) || !(v > 0.0f)) return 0;
+  per_unit = (float)rows / vmax;
+  return kiln_mini((int32_t)kiln_floorf(v * per_unit + 0.5f), rows);
+}
+
+/* floor(a / b) for b > 0. */
+KILN_KERNEL_FN int64_t kiln_floor_div64(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+/* Layers: the rows [*lo, *hi] (empty when lo > hi) of column c on the 1-px aliased segment from (x0, y0) to
+ * (x1, y1), integer end points, x0 <= x1. A shallow segment (|dy| <= dx) has one pixel per column, at row
+ * y0 + round(dy (c - x0) / dx); a steep one one pixel per row y0 + t sign(dy), t = 0..|dy|, at column
+ * x0 + round(dx t / |dy|); halves round up. For a steep one the rows of column c are the t with
+ * (2j - 1) |dy| <= 2 dx t < (2j + 1) |dy|, j = c - x0. */
+KILN_KERNEL_FN void kiln_aliased_rows(int32_t c, int32_t x0, int32_t y0, int32_t x1, int32_t y1, int32_t* lo,
+                                      int32_t* hi) {
+  int64_t dx = (int64_t)x1 - x0;
+  int64_t dy = (int64_t)y1 - y0;
+  int64_t ady = dy < 0 ? -dy : dy;
+  int64_t j = (int64_t)c - x0;
+  int64_t t_lo = 0;
+  int64_t t_hi = ady;
+  *lo = 0;
+  *hi = -1;
+  if (c < x0 || c > x1) return;
+  if (ady <= dx) {
+    int32_t row = dx == 0 ? y0 : y0 + (int32_t)kiln_floor_div64(2 * dy * j + dx, 2 * dx);
+    *lo = row;
+    *hi = row;
+    return;
+  }
+  if (dx > 0) {
+    t_lo = -kiln_floor_div64(-(2 * j - 1) * ady, 2 * dx);
+    t_hi = -kiln_floor_div64(-(2 * j + 1) * ady, 2 * dx) - 1;
+    t_lo = t_lo < 0 ? 0 : t_lo;
+    t_hi = t_hi > ady ? ady : t_hi;
+  }
+  if (t_lo > t_hi) return;
+  if (dy < 0) {
+    *lo = (int32_t)(y0 - t_hi);
+    *hi = (int32_t)(y0 - t_lo);
+  } else {
+    *lo = (int32_t)(y0 + t_lo);
+    *hi = (int32_t)(y0 + t_hi);
+  }
 }
 
 #endif

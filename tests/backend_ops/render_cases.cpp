@@ -40,6 +40,22 @@ RenderCase float32(RenderCase c) {
   return c;
 }
 
+RenderCase with_layers(RenderCase c, bool volume, std::vector<int32_t> averages) {
+  c.params.volume = volume;
+  c.averages = std::move(averages);
+  c.params.moving_averages = static_cast<int32_t>(c.averages.size());
+  return c;
+}
+
+// Jiang-Kelly-Xiu's geometry: 3 px a day, white on black, volume in the bottom fifth, the window's moving average.
+RenderCase jkx(std::string name, int32_t days, int32_t height, int32_t windows) {
+  RenderCase c = with_layers(ohlc(std::move(name), 3 * days, height, days, windows), true, {days});
+  c.params.bar_gap = false;
+  c.params.background = 0;
+  c.params.ink = c.params.ink_bullish = c.params.ink_bearish = 255;
+  return c;
+}
+
 }  // namespace
 
 std::vector<RenderCase> render_cases() {
@@ -78,6 +94,25 @@ std::vector<RenderCase> render_cases() {
   cases.push_back(candlestick("candlestick_scaled_up", 1000, 120, 50, 3));
   cases.push_back(float32(candlestick("candlestick_float32", 120, 60, 30, 3)));
   cases.push_back(with_shape(candlestick("candlestick_nan_window_blank", 64, 32, 20, 6), SeriesShape::kWithNaN));
+  // Volume panels and moving averages.
+  cases.push_back(jkx("jkx5", 5, 32, 9));
+  cases.push_back(jkx("jkx20", 20, 64, 7));
+  cases.push_back(jkx("jkx60", 60, 96, 4));
+  cases.push_back(with_layers(ohlc("ohlc_volume_ma", 400, 200, 100, 4), true, {5, 20}));
+  cases.push_back(with_layers(ohlc("ohlc_volume_scaled_down", 150, 80, 100, 4), true, {}));
+  cases.push_back(with_layers(candlestick("candlestick_ma_scaled_up", 1000, 120, 50, 3), false, {10}));
+  cases.push_back(with_layers(line("line_volume_ma", 800, 500, 3.0f, 100, 4), true, {5, 20, 50}));
+  cases.push_back(with_layers(line("line_volume_narrower", 37, 50, 1.5f, 300, 3), true, {30}));
+  cases.push_back(with_layers(with_shape(line("line_ma_steep", 120, 300, 2.0f, 30, 3), SeriesShape::kSpikes), false,
+                              {1, 2}));
+  cases.push_back(float32(with_layers(ohlc("ohlc_layers_float32", 120, 60, 30, 3), true, {3})));
+  RenderCase panel = with_layers(ohlc("ohlc_volume_panel_40_gap_5", 200, 160, 50, 3), true, {7});
+  panel.params.volume_height = 40;
+  panel.params.volume_gap = 5;
+  cases.push_back(panel);
+  RenderCase nan_volume = with_layers(ohlc("ohlc_nan_volume_blank", 64, 48, 20, 6), true, {4});
+  nan_volume.nan_volume = true;
+  cases.push_back(nan_volume);
   return cases;
 }
 
@@ -98,15 +133,29 @@ std::vector<float> render_case_series(const RenderCase& c) {
     close[static_cast<size_t>(i)] = v;
   }
   if (c.shape == SeriesShape::kWithNaN) close[static_cast<size_t>(rows / 2)] = std::nanf("");
-  if (c.params.style == ChartStyle::kLine) return close;
-  std::vector<float> bars;
+  std::vector<float> out;
   for (int64_t i = 0; i < rows; ++i) {
     const float cl = close[static_cast<size_t>(i)];
-    const float op = i > 0 ? close[static_cast<size_t>(i - 1)] : cl;
-    const float wick = c.shape == SeriesShape::kFlat ? 0.0f : std::abs(normal(rng)) * 0.5f;
-    bars.insert(bars.end(), {op, std::max(op, cl) + wick, std::min(op, cl) - wick, cl});
+    if (c.params.style == ChartStyle::kLine) {
+      out.push_back(cl);
+    } else {
+      const float op = i > 0 ? close[static_cast<size_t>(i - 1)] : cl;
+      const float wick = c.shape == SeriesShape::kFlat ? 0.0f : std::abs(normal(rng)) * 0.5f;
+      out.insert(out.end(), {op, std::max(op, cl) + wick, std::min(op, cl) - wick, cl});
+    }
+    if (c.params.volume) {
+      // Whole and fractional volumes, some days without trades.
+      const float volume = i % 11 == 3 ? 0.0f : std::round(1000.0f * std::exp(normal(rng))) + 0.25f * (i % 4);
+      out.push_back(c.nan_volume && i == rows / 2 ? std::nanf("") : volume);
+    }
+    for (const int32_t n : c.averages) {  // a trailing mean (over fewer rows at the start of the series)
+      double sum = 0.0;
+      const int64_t first = std::max<int64_t>(0, i + 1 - n);
+      for (int64_t u = first; u <= i; ++u) sum += close[static_cast<size_t>(u)];
+      out.push_back(static_cast<float>(sum / static_cast<double>(i + 1 - first)));
+    }
   }
-  return bars;
+  return out;
 }
 
 }  // namespace kiln::test

@@ -17,7 +17,7 @@ class RenderParity : public ::testing::TestWithParam<BackendKind> {};
 
 std::vector<uint8_t> render_case(Backend& backend, const test::RenderCase& c, const std::vector<float>& series,
                                Status* status) {
-  const int32_t channels = chart_style_draws_bars(c.params.style) ? 4 : 1;
+  const int32_t channels = (chart_style_draws_bars(c.params.style) ? 4 : 1) + render_layer_channels(c.params);
   std::vector<int64_t> starts;
   for (int32_t i = 0; i < c.windows; ++i) starts.push_back(static_cast<int64_t>(i) * c.stride);
   const WindowBatch windows{series.data(), channels, starts.data(), c.windows, c.seq_len};

@@ -20,35 +20,48 @@ namespace kiln {
 // Column order of a 4-channel series.
 enum OhlcChannel : int32_t { kOpen = 0, kHigh = 1, kLow = 2, kClose = 3 };
 
-// A loaded series: `rows` rows of `channels` interleaved float32 values (1 = one column, 4 = OHLC).
+// A loaded series: `rows` rows of `channels` interleaved float32 values: the prices (1 = one column, 4 = OHLC), then
+// `layers` more (the volume, then moving averages: what a chart draws besides the prices).
 // Non-finite values are kept; windows that contain them are skipped by window_plan().
 struct Series {
   std::vector<float> values;
   int64_t rows = 0;
   int32_t channels = 1;
+  int32_t layers = 0;
   std::string source;  // file (and dataset) it came from
   std::string column;  // "Close", "Open,High,Low,Close", "dataset", ...
+  std::vector<int32_t> dates;  // yyyymmdd of each row when the input has a Date column (CSV), else empty
 
   const float* row(int64_t i) const { return values.data() + i * channels; }
+  int32_t price_channels() const { return channels - layers; }
   // The channel a line chart draws: the only one, or Close of OHLC.
-  int32_t line_channel() const { return channels == 4 ? kClose : 0; }
+  int32_t line_channel() const { return price_channels() == 4 ? kClose : 0; }
 };
 
 struct SeriesSource {
   std::string path;            // "prices.csv", "x.npy", "file.h5:/group/dataset"
   std::string column = "Close";  // CSV column for line charts (case-insensitive)
   bool ohlc = false;           // read Open/High/Low/Close (CSV) or require (N,4) (NPY/HDF5)
+  bool volume = false;         // also read the volume: a CSV column, or the last column of (N,2)/(N,5) NPY/HDF5
+  std::string volume_column = "Volume";  // CSV column of the volume (case-insensitive)
 };
+
+// `series` with a moving average of its line channel appended for each window length in `windows` (layers grow):
+// row t holds the mean of rows t-N+1..t, NaN where the series has fewer than N rows up to t or one is not finite.
+Result<Series> series_with_moving_averages(const Series& series, const std::vector<int32_t>& windows);
 
 // Dispatches on the extension (.csv/.txt, .npy, .h5/.hdf5 with ":/dataset").
 // Errors name the file, and where it applies the row (1-based, header = row 1) and column.
 Result<Series> series_load(const SeriesSource& source);
-Result<Series> series_load_csv(const std::string& path, const std::string& column, bool ohlc);
-Result<Series> series_load_npy(const std::string& path, bool ohlc);
-Result<Series> series_load_hdf5(const std::string& path, const std::string& dataset, bool ohlc);
+// With a volume (volume_column not empty; `volume` true for NPY/HDF5 (N, 2) or (N, 5)), layers = 1.
+Result<Series> series_load_csv(const std::string& path, const std::string& column, bool ohlc,
+                               const std::string& volume_column = "");
+Result<Series> series_load_npy(const std::string& path, bool ohlc, bool volume = false);
+Result<Series> series_load_hdf5(const std::string& path, const std::string& dataset, bool ohlc, bool volume = false);
 
-// A deterministic synthetic OHLC random walk (the `--demo` input).
-Series series_demo(int64_t points, uint64_t seed = 20240601);
+// A deterministic synthetic OHLC random walk (the `--demo` input); with `volume`, a volume channel after the prices
+// (layers = 1; the prices are the same as without).
+Series series_demo(int64_t points, uint64_t seed = 20240601, bool volume = false);
 
 struct WindowSpec {
   int64_t seq_len = 100;
@@ -76,13 +89,14 @@ const ParamTable<WindowSpec>& window_params();
 // ---- output ------------------------------------------------------------------------------------------------
 
 // kAuto: npy for a path ending in .npy, else hdf5.
-enum class OutputFormat : uint8_t { kAuto = 0, kHdf5, kPng, kJpeg, kNpy };
+// kJkxDat: Jiang-Kelly-Xiu's layout, raw uint8 {stem}_{year}_images.dat (N, H, W) + {stem}_{year}_labels.csv.
+enum class OutputFormat : uint8_t { kAuto = 0, kHdf5, kPng, kJpeg, kNpy, kJkxDat };
 enum class Compression : uint8_t { kZstd = 0, kGzip, kNone };
 
 inline constexpr EnumName<OutputFormat> kOutputFormatNames[] = {
     {OutputFormat::kAuto, "auto"}, {OutputFormat::kHdf5, "hdf5"}, {OutputFormat::kPng, "png"},
-    {OutputFormat::kJpeg, "jpeg"}, {OutputFormat::kNpy, "npy"},   {OutputFormat::kHdf5, "h5"},
-    {OutputFormat::kJpeg, "jpg"}};
+    {OutputFormat::kJpeg, "jpeg"}, {OutputFormat::kNpy, "npy"},   {OutputFormat::kJkxDat, "jkx-dat"},
+    {OutputFormat::kHdf5, "h5"},   {OutputFormat::kJpeg, "jpg"}};
 inline constexpr EnumName<Compression> kCompressionNames[] = {
     {Compression::kZstd, "zstd"}, {Compression::kGzip, "gzip"}, {Compression::kNone, "none"},
     {Compression::kGzip, "deflate"}};
@@ -110,7 +124,17 @@ struct OutputSpec {
 
 // ---- the job -----------------------------------------------------------------------------------------------
 
+// Jiang, Kelly and Xiu (2023)'s images: OHLC bars 3 px a day, white on black, volume in the bottom fifth, and the
+// moving average over the window's length; 5/20/60 days at 32x15, 64x60, 96x180 (H x W).
+enum class RenderPreset : uint8_t { kNone = 0, kJkx5, kJkx20, kJkx60 };
+inline constexpr EnumName<RenderPreset> kRenderPresetNames[] = {{RenderPreset::kNone, "none"},
+                                                                {RenderPreset::kJkx5, "jkx5"},
+                                                                {RenderPreset::kJkx20, "jkx20"},
+                                                                {RenderPreset::kJkx60, "jkx60"}};
+
 struct RenderJobConfig {
+  RenderPreset preset = RenderPreset::kNone;  // sets seq_len, style, size, inks, volume and the moving average
+  std::vector<int32_t> moving_averages;       // window lengths of the moving-average lines
   SeriesSource input;
   std::shared_ptr<const Series> series;  // an in-memory series (Python callers); takes precedence over input
   bool demo = false;                     // the built-in synthetic OHLC random walk instead of an input

@@ -1,7 +1,9 @@
-// Chart rendering: windows of a price series -> anti-aliased line charts or OHLC bars, one gray image per window.
+// Chart rendering: windows of a price series -> anti-aliased line charts or OHLC bars, one gray image per window,
+// optionally with a volume panel and moving-average lines.
 // As an op call (kiln/ops.h), each window is an input view of the series (1 row of seq_len float32 pixels with the
-// series' 1 or 4 channels, pointing into the series: no copy) and each image an output view (width x height,
-// 1 channel, uint8 or float32, packed rows).
+// series' channels, pointing into the series: no copy) and each image an output view (width x height, 1 channel,
+// uint8 or float32, packed rows). A window's channels are the prices (1, or 4 = Open, High, Low, Close), then the
+// volume when `volume`, then `moving_averages` moving-average values (computed by the caller).
 #pragma once
 
 #include <cstdint>
@@ -42,10 +44,25 @@ struct RenderParams {
   uint8_t ink_bullish = 51;      // bars and candles with close >= open (predecessor's colors.bullish 0.2)
   uint8_t ink_bearish = 0;       // bars and candles with close < open (colors.bearish 0.0)
   PixelType dtype = PixelType::kU8;  // kF32: level / 255 (white 1.0, ink 0.0 by default)
+  bool volume = false;           // a volume channel after the prices: bars in a panel at the bottom, in `ink`
+  int32_t volume_height = 0;     // rows of the volume panel (0: height / 5)
+  int32_t volume_gap = 2;        // background rows between the price area and the volume panel
+  int32_t moving_averages = 0;   // channels after the volume: 1-px aliased lines in `ink` through the days' columns
+  bool bar_gap = true;           // OHLC bars: a gap after each bar (4 sub-columns a day); false: 3 (open, bar, close)
 };
 
+// Rows of the volume panel (0 without volume) and of the price area above it (height - panel - gap).
+inline int32_t render_volume_rows(const RenderParams& p) {
+  return p.volume ? (p.volume_height > 0 ? p.volume_height : p.height / 5) : 0;
+}
+inline int32_t render_price_rows(const RenderParams& p) {
+  return p.volume ? p.height - render_volume_rows(p) - p.volume_gap : p.height;
+}
+// Channels after the prices in every window.
+inline int32_t render_layer_channels(const RenderParams& p) { return (p.volume ? 1 : 0) + p.moving_averages; }
+
 // Windows of a series: window i is rows [starts[i], starts[i] + seq_len) of `series`, `channels` interleaved values
-// per row (1, or 4 = Open, High, Low, Close).
+// per row (1, or 4 = Open, High, Low, Close, then the params' volume and moving-average channels).
 struct WindowBatch {
   const float* series = nullptr;
   int32_t channels = 1;
@@ -54,10 +71,12 @@ struct WindowBatch {
   int32_t seq_len = 0;
 };
 
-// width, height, line_width, style, background, ink (sets the bar inks too), ink_bullish, ink_bearish, dtype.
+// width, height, line_width, style, background, ink (sets the bar inks too), ink_bullish, ink_bearish, dtype, volume,
+// volume_height, volume_gap, bar_gap (moving_averages is the caller's: the number of channels it computed).
 const ParamTable<RenderParams>& render_params();
 
-// InvalidArgument on bad sizes, widths, styles (OHLC needs 4 channels), seq_len < 2.
+// InvalidArgument on bad sizes, widths, styles (OHLC needs 4 price channels), seq_len < 2, a volume panel that leaves
+// fewer than 2 price rows, channels that do not match the volume and moving averages.
 Status render_validate(const RenderParams& params, const WindowBatch& windows);
 
 // Window `start` of a series as a render input view.

@@ -47,7 +47,7 @@ DatasetAttributes make_attributes(const RenderJobConfig& config, const Series& s
   a.source = series.source;
   // The column a line chart draws: Close of OHLC data, else the series' own column.
   a.column = chart_style_draws_bars(config.render.style) ? "Open,High,Low,Close"
-             : series.channels == 4                  ? "Close"
+             : series.price_channels() == 4          ? "Close"
                                                      : series.column;
   a.skipped_windows = plan.skipped_nonfinite;
   a.dropped_no_future = plan.dropped_no_future;
@@ -72,6 +72,10 @@ void fill_metadata(const Series& series, const WindowPlan& plan, const DatasetLa
     if (layout.seq_channels == series.channels) {
       std::copy(row, row + seq * series.channels, out);
       out += seq * series.channels;
+    } else if (layout.seq_channels == series.price_channels()) {  // the prices without the drawn layers
+      for (int64_t t = 0; t < seq; ++t) {
+        out = std::copy(row + t * series.channels, row + t * series.channels + layout.seq_channels, out);
+      }
     } else {
       const int32_t lane = series.line_channel();
       for (int64_t t = 0; t < seq; ++t) *out++ = row[t * series.channels + lane];
@@ -111,6 +115,25 @@ Status write_preview(const RenderJobConfig& config, const Series& series, const 
 // 4 pixels per bar wide unless a width was set; the output format follows the file name unless set.
 RenderJobConfig config_resolve(const RenderJobConfig& requested) {
   RenderJobConfig config = requested;
+  if (config.preset != RenderPreset::kNone) {
+    // Jiang, Kelly and Xiu: 3 px a day (open tick, high-low bar, close tick), white on black, no anti-aliasing,
+    // volume in the bottom fifth below a 2-row gap, the moving average over the image's days.
+    const int32_t days = config.preset == RenderPreset::kJkx5 ? 5 : config.preset == RenderPreset::kJkx20 ? 20 : 60;
+    config.windows.seq_len = days;
+    config.render.style = ChartStyle::kOhlc;
+    config.render.width = 3 * days;
+    config.render.height = days == 5 ? 32 : days == 20 ? 64 : 96;
+    config.render.bar_gap = false;
+    config.render.background = 0;
+    config.render.ink = config.render.ink_bullish = config.render.ink_bearish = 255;
+    config.render.volume = true;
+    config.render.volume_height = 0;
+    config.render.volume_gap = 2;
+    config.render.dtype = PixelType::kU8;
+    config.moving_averages = {days};
+  }
+  config.input.volume = config.render.volume;
+  config.render.moving_averages = static_cast<int32_t>(config.moving_averages.size());
   const bool ohlc = chart_style_draws_bars(config.render.style);
   if (ohlc) config.input.ohlc = true;
   if (config.render.width == 0) config.render.width = ohlc ? static_cast<int32_t>(4 * config.windows.seq_len) : 800;
@@ -123,7 +146,9 @@ RenderJobConfig config_resolve(const RenderJobConfig& requested) {
 std::string RenderJobConfig::output_config_json() const {
   // The declared settings that decide the output's content (not where it goes, how fast, or on what), under their
   // declared names.
-  std::vector<const char*> names = {"column",        "ohlc",          "seq_len",         "stride",
+  std::vector<const char*> names = {"preset",        "moving_average", "volume",         "volume_column",
+                                    "volume_height", "volume_gap",     "bar_gap",
+                                    "column",        "ohlc",          "seq_len",         "stride",
                                     "limit",         "label_horizon", "label_threshold", "style",
                                     "width",         "height",        "dpi",             "line_width",
                                     "background",    "ink",           "ink_bullish",     "ink_bearish",
@@ -165,14 +190,21 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
 
   Series loaded;
   if (!config.series && config.demo) {
-    loaded = series_demo(config.demo_points);
+    loaded = series_demo(config.demo_points, 20240601, config.render.volume);
   } else if (!config.series) {
     KILN_TRY_ASSIGN(loaded, series_load(config.input));
   }
-  const Series& series = config.series ? *config.series : loaded;
+  if (config.series && config.render.volume && config.series->layers < 1) {
+    return invalid_argument(config.series->source + ": --volume needs a series with a volume channel");
+  }
+  if (!config.moving_averages.empty()) {
+    KILN_TRY_ASSIGN(loaded, series_with_moving_averages(config.series ? *config.series : loaded,
+                                                       config.moving_averages));
+  }
+  const Series& series = config.series && config.moving_averages.empty() ? *config.series : loaded;
   WindowSpec spec = config.windows;
   spec.ohlc = chart_style_draws_bars(config.render.style);
-  if (spec.ohlc && series.channels != 4) {
+  if (spec.ohlc && series.price_channels() != 4) {
     return invalid_argument(series.source + ": OHLC bars need Open/High/Low/Close columns (use --ohlc)");
   }
   KILN_TRY_ASSIGN(WindowPlan plan, window_plan(series, spec));

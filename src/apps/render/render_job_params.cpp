@@ -29,6 +29,30 @@ const ParamTable<RenderJobConfig>& render_job_params() {
           [](C& c) -> std::string& { return c.input.column; });
     t.add({.name = "ohlc", .help = "Read Open/High/Low/Close (line charts draw Close)"},
           [](C& c) -> bool& { return c.input.ohlc; });
+    t.add({.name = "volume_column", .help = "CSV column of the volume (with --volume; case-insensitive)"},
+          [](C& c) -> std::string& { return c.input.volume_column; });
+    t.add_custom({.name = "moving_average", .type = ParamType::kFloats,
+                  .help = "Moving-average lines over these many days each (a comma list); a window's first days "
+                          "average the rows before it; windows without enough history are skipped",
+                  .min = 1, .max = 1 << 24, .min_count = 0, .max_count = 16},
+                 [](C& c, const ParamValue& v) {
+                   c.moving_averages.clear();
+                   for (const double n : std::get<std::vector<double>>(v)) {
+                     if (n != static_cast<double>(static_cast<int32_t>(n))) {
+                       return invalid_argument("moving_average: window lengths are whole days");
+                     }
+                     c.moving_averages.push_back(static_cast<int32_t>(n));
+                   }
+                   return Status::ok();
+                 },
+                 [](const C& c) {
+                   return ParamValue(std::vector<double>(c.moving_averages.begin(), c.moving_averages.end()));
+                 });
+    t.add_choice({.name = "preset",
+                  .help = "Jiang-Kelly-Xiu images: jkx5/jkx20/jkx60 = 5/20/60 days at 32x15/64x60/96x180, OHLC bars "
+                          "3 px a day, white on black, volume, the moving average over the window (sets those "
+                          "settings)"},
+                 [](C& c) -> RenderPreset& { return c.preset; }, kRenderPresetNames, "preset");
     t.include(window_params(), [](C& c) -> WindowSpec& { return c.windows; });
     t.include(render_params(), [](C& c) -> RenderParams& { return c.render; });
     t.spec_update("width", [](ParamSpec& s) { s.default_text = "800; OHLC: 4 x seq_len"; });

@@ -234,7 +234,8 @@ std::string column_list(const std::vector<std::string>& names) {
 
 }  // namespace
 
-Result<Series> series_load_csv(const std::string& path, const std::string& column, bool ohlc) {
+Result<Series> series_load_csv(const std::string& path, const std::string& column, bool ohlc,
+                               const std::string& volume_column) {
   MappedFile file;
   KILN_TRY(file.open(path));
   const char* begin = file.chars();
@@ -267,6 +268,7 @@ Result<Series> series_load_csv(const std::string& path, const std::string& colum
   } else {
     wanted = {column.empty() ? std::string("Close") : column};
   }
+  if (!volume_column.empty()) wanted.push_back(volume_column);
   const int32_t channels = static_cast<int32_t>(wanted.size());
   std::vector<int64_t> field_of(wanted.size(), -1);
   for (size_t c = 0; c < wanted.size(); ++c) {
@@ -289,6 +291,7 @@ Result<Series> series_load_csv(const std::string& path, const std::string& colum
 
   Series series;
   series.channels = channels;
+  series.layers = volume_column.empty() ? 0 : 1;
   series.source = path;
   series.column = ohlc ? std::string("Open,High,Low,Close") : names[static_cast<size_t>(field_of[0])];
   {
@@ -305,7 +308,7 @@ Result<Series> series_load_csv(const std::string& path, const std::string& colum
 
   std::string scratch;
   std::string error;
-  float row_values[4] = {0, 0, 0, 0};
+  float row_values[5] = {0, 0, 0, 0, 0};
   int64_t rows = 0;
   while (scanner.skip_blank_lines()) {
     const int64_t line = scanner.line();

@@ -106,15 +106,18 @@ class NormalSource {
 
 }  // namespace
 
-Series series_demo(int64_t points, uint64_t seed) {
+Series series_demo(int64_t points, uint64_t seed, bool volume) {
   Series series;
-  series.channels = 4;
+  const int32_t channels = volume ? 5 : 4;
+  series.channels = channels;
+  series.layers = volume ? 1 : 0;
   series.source = "demo";
   series.column = "Open,High,Low,Close";
   series.rows = points > 0 ? points : 0;
-  series.values.resize(static_cast<size_t>(series.rows) * 4);
+  series.values.resize(static_cast<size_t>(series.rows) * channels);
 
   Xoshiro256 rng(seed);
+  Xoshiro256 volume_rng(seed ^ 0x766f6c756d65ULL);  // its own stream: the prices do not depend on `volume`
   NormalSource normal(rng);
   double close = kStartPrice;
   for (int64_t i = 0; i < series.rows; ++i) {
@@ -124,12 +127,14 @@ Series series_demo(int64_t points, uint64_t seed) {
     const double bottom = open < close ? open : close;
     const double high = top * (1.0 + kWickScale * kSigma * rng.uniform());
     const double low = bottom * (1.0 - kWickScale * kSigma * rng.uniform());
-    float* row = series.values.data() + i * 4;
+    float* row = series.values.data() + i * channels;
     // Rounding to float is monotonic, so high >= max(open, close) and low <= min(open, close) still hold.
     row[kOpen] = static_cast<float>(open);
     row[kHigh] = static_cast<float>(high);
     row[kLow] = static_cast<float>(low);
     row[kClose] = static_cast<float>(close);
+    // Busier on days that move more: a million shares a day times (0.5 .. 1.5) times (1 + 20 |return|).
+    if (volume) row[4] = static_cast<float>(1e6 * (0.5 + volume_rng.uniform()) * (1.0 + 20.0 * std::fabs(close / open - 1.0)));
   }
   return series;
 }

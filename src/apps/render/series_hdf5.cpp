@@ -114,7 +114,7 @@ Status check_declared_size(hid_t ds, hid_t type, uint64_t values, const std::str
   return Status::ok();
 }
 
-Result<Series> series_read_here(const std::string& path, const std::string& dataset, bool ohlc) {
+Result<Series> series_read_here(const std::string& path, const std::string& dataset, bool ohlc, bool volume) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return io_error(path + ": no such file");
   if (!std::filesystem::is_regular_file(path, ec)) return io_error(path + ": not a regular file");
@@ -159,17 +159,19 @@ Result<Series> series_read_here(const std::string& path, const std::string& data
   if (ndims > 0 && H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0) {
     return hdf5::error(where + ": cannot read the shape");
   }
-  const bool is_ohlc_shape = ndims == 2 && dims[1] == 4;
+  const hsize_t extra = volume ? 1 : 0;
+  const bool is_ohlc_shape = ndims == 2 && dims[1] == 4 + extra;
   if (ohlc && !is_ohlc_shape) {
-    return invalid_argument(where + ": OHLC input needs shape (N, 4) (Open, High, Low, Close), got " +
-                            shape_string(dims));
+    return invalid_argument(where + ": OHLC input needs shape (N, " + std::to_string(4 + extra) +
+                            ") (Open, High, Low, Close" + (volume ? ", Volume" : "") + "), got " + shape_string(dims));
   }
   int32_t channels = 0;
-  if (ndims == 1) channels = 1;
-  else if (ndims == 2 && (dims[1] == 1 || dims[1] == 4)) channels = static_cast<int32_t>(dims[1]);
+  if (ndims == 1 && !volume) channels = 1;
+  else if (ndims == 2 && (dims[1] == 1 + extra || dims[1] == 4 + extra)) channels = static_cast<int32_t>(dims[1]);
   if (channels == 0) {
     return unsupported_format(where + ": unsupported shape " + shape_string(dims) +
-                              " (expected (N,), (N, 1) or (N, 4))");
+                              (volume ? " (expected (N, 2) or (N, 5): the prices, then the volume)"
+                                      : " (expected (N,), (N, 1) or (N, 4))"));
   }
   if (dims[0] == 0) return io_error(where + ": empty dataset, no data rows");
   const uint64_t values = dims[0] > UINT64_MAX / 4 ? UINT64_MAX : dims[0] * static_cast<uint64_t>(channels);
@@ -179,7 +181,7 @@ Result<Series> series_read_here(const std::string& path, const std::string& data
   series.rows = static_cast<int64_t>(dims[0]);
   series.channels = channels;
   series.source = where;
-  series.column = channels == 4 ? std::string("Open,High,Low,Close") : dataset;
+  series.column = channels - static_cast<int32_t>(extra) == 4 ? std::string("Open,High,Low,Close") : dataset;
   series.values.resize(static_cast<size_t>(dims[0]) * static_cast<size_t>(channels));
   if (H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, series.values.data()) < 0) {
     return hdf5::error(where + ": read failed");
@@ -230,13 +232,15 @@ Result<Series> series_from_bytes(const std::vector<uint8_t>& bytes, const std::s
 }  // namespace
 
 // HDF5 1.10 crashes on some malformed files (found by fuzz/fuzz_series_hdf5): the file is read in a child process.
-Result<Series> series_load_hdf5(const std::string& path, const std::string& dataset, bool ohlc) {
+Result<Series> series_load_hdf5(const std::string& path, const std::string& dataset, bool ohlc, bool volume) {
   const auto read = [&]() -> Result<std::vector<uint8_t>> {
-    KILN_TRY_ASSIGN(const Series s, series_read_here(path, dataset, ohlc));
+    KILN_TRY_ASSIGN(const Series s, series_read_here(path, dataset, ohlc, volume));
     return series_bytes(s);
   };
   KILN_TRY_ASSIGN(const std::vector<uint8_t> bytes, isolated_call(read, path));
-  return series_from_bytes(bytes, path);
+  KILN_TRY_ASSIGN(Series series, series_from_bytes(bytes, path));
+  series.layers = volume ? 1 : 0;
+  return series;
 }
 
 }  // namespace kiln

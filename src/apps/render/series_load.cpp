@@ -52,9 +52,9 @@ Result<Series> series_load(const SeriesSource& source) {
     if (!std::filesystem::exists(h5_file, ec)) return io_error(h5_file + ": no such file");
     if (dataset.empty()) {
       // series_load_hdf5 lists the datasets the file holds.
-      return series_load_hdf5(h5_file, dataset, source.ohlc);
+      return series_load_hdf5(h5_file, dataset, source.ohlc, source.volume);
     }
-    KILN_TRY_ASSIGN(Series series, series_load_hdf5(h5_file, dataset, source.ohlc));
+    KILN_TRY_ASSIGN(Series series, series_load_hdf5(h5_file, dataset, source.ohlc, source.volume));
     series.source = path;
     return series;
   }
@@ -69,11 +69,11 @@ Result<Series> series_load(const SeriesSource& source) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return io_error(path + ": no such file");
   if (is_npy) {
-    KILN_TRY_ASSIGN(Series series, series_load_npy(path, source.ohlc));
+    KILN_TRY_ASSIGN(Series series, series_load_npy(path, source.ohlc, source.volume));
     series.source = path;
     return series;
   }
-  KILN_TRY_ASSIGN(Series series, series_load_csv(path, source.column, source.ohlc));
+  KILN_TRY_ASSIGN(Series series, series_load_csv(path, source.column, source.ohlc, source.volume ? source.volume_column : std::string()));
   series.source = path;
   return series;
 }

@@ -143,7 +143,7 @@ void convert(const unsigned char* src, size_t count, float* dst) {
 
 }  // namespace
 
-Result<Series> series_load_npy(const std::string& path, bool ohlc) {
+Result<Series> series_load_npy(const std::string& path, bool ohlc, bool volume) {
   MappedFile file;
   KILN_TRY(file.open(path));
   const unsigned char* data = file.bytes();
@@ -184,16 +184,20 @@ Result<Series> series_load_npy(const std::string& path, bool ohlc) {
                               "' (expected little-endian <f4, <f8, <i4 or <i8)");
   }
   const std::vector<int64_t>& shape = header.shape;
-  const bool is_ohlc_shape = shape.size() == 2 && shape[1] == 4;
+  const int64_t extra = volume ? 1 : 0;
+  const bool is_ohlc_shape = shape.size() == 2 && shape[1] == 4 + extra;
   if (ohlc && !is_ohlc_shape) {
-    return invalid_argument(path + ": OHLC input needs shape (N, 4) (Open, High, Low, Close), got " +
+    return invalid_argument(path + ": OHLC input needs shape (N, " + std::to_string(4 + extra) +
+                            ") (Open, High, Low, Close" + (volume ? ", Volume" : "") + "), got " +
                             shape_string(shape));
   }
   int32_t channels = 0;
-  if (shape.size() == 1) channels = 1;
-  else if (shape.size() == 2 && (shape[1] == 1 || shape[1] == 4)) channels = static_cast<int32_t>(shape[1]);
+  if (shape.size() == 1 && !volume) channels = 1;
+  else if (shape.size() == 2 && (shape[1] == 1 + extra || shape[1] == 4 + extra)) channels = static_cast<int32_t>(shape[1]);
   if (channels == 0) {
-    return unsupported_format(path + ": unsupported shape " + shape_string(shape) + " (expected (N,), (N, 1) or (N, 4))");
+    return unsupported_format(path + ": unsupported shape " + shape_string(shape) +
+                              (volume ? " (expected (N, 2) or (N, 5): the prices, then the volume)"
+                                      : " (expected (N,), (N, 1) or (N, 4))"));
   }
   const int64_t rows = shape[0];
   if (rows == 0) return io_error(path + ": empty array, no data rows");
@@ -212,8 +216,9 @@ Result<Series> series_load_npy(const std::string& path, bool ohlc) {
   Series series;
   series.rows = rows;
   series.channels = channels;
+  series.layers = volume ? 1 : 0;
   series.source = path;
-  series.column = channels == 4 ? std::string("Open,High,Low,Close") : std::filesystem::path(path).stem().string();
+  series.column = channels - extra == 4 ? std::string("Open,High,Low,Close") : std::filesystem::path(path).stem().string();
   series.values.resize(count);
   const unsigned char* src = data + data_offset;
   float* dst = series.values.data();

@@ -22,9 +22,9 @@ Status validate(const Series& series, const WindowSpec& spec) {
                             std::to_string(spec.label_horizon) + ")");
   }
   if (std::isnan(spec.label_threshold)) return invalid_argument("label_threshold is NaN");
-  if (series.channels != 1 && series.channels != 4) {
-    return invalid_argument(series_name(series) + " has " + std::to_string(series.channels) +
-                            " channels (expected 1, or 4 for Open,High,Low,Close)");
+  if ((series.price_channels() != 1 && series.price_channels() != 4) || series.layers < 0) {
+    return invalid_argument(series_name(series) + " has " + std::to_string(series.price_channels()) +
+                            " price channels (expected 1, or 4 for Open,High,Low,Close)");
   }
   if (series.rows < 0 ||
       series.values.size() != static_cast<size_t>(series.rows) * static_cast<size_t>(series.channels)) {
@@ -32,10 +32,10 @@ Status validate(const Series& series, const WindowSpec& spec) {
                             " values do not fill " + std::to_string(series.rows) + " rows of " +
                             std::to_string(series.channels) + " channels");
   }
-  if (spec.ohlc && series.channels != 4) {
+  if (spec.ohlc && series.price_channels() != 4) {
     return invalid_argument("OHLC windows need a 4-channel series (Open,High,Low,Close); " + series_name(series) +
-                            " has " + std::to_string(series.channels) + " channel" +
-                            (series.channels == 1 ? "" : "s"));
+                            " has " + std::to_string(series.price_channels()) + " channel" +
+                            (series.price_channels() == 1 ? "" : "s"));
   }
   if (spec.seq_len > series.rows) {
     return invalid_argument("seq_len " + std::to_string(spec.seq_len) + " is longer than the series (" +
@@ -44,7 +44,8 @@ Status validate(const Series& series, const WindowSpec& spec) {
   return Status::ok();
 }
 
-// bad_before[i] = number of rows in [0, i) with a non-finite value among the channels a window draws.
+// bad_before[i] = number of rows in [0, i) with a non-finite value among the channels a window draws (the prices
+// drawn, the volume and the moving averages).
 template <typename Count>
 std::vector<Count> bad_row_prefix(const Series& series, bool all_channels) {
   std::vector<Count> prefix(static_cast<size_t>(series.rows) + 1);
@@ -56,6 +57,7 @@ std::vector<Count> bad_row_prefix(const Series& series, bool all_channels) {
     const float* row = series.row(i);
     bool finite = true;
     for (int32_t c = first; c <= last; ++c) finite = finite && std::isfinite(row[c]);
+    for (int32_t c = series.price_channels(); c < series.channels; ++c) finite = finite && std::isfinite(row[c]);
     bad += finite ? 0 : 1;
     prefix[static_cast<size_t>(i) + 1] = bad;
   }

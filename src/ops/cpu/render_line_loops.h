@@ -127,19 +127,13 @@ inline void write_rows(const float* coverage, [[maybe_unused]] int32_t lanes, in
 }
 #endif
 
+// Draws into the top h rows of `out` (already background), scaled to [vmin, vmax].
 template <typename Pixel>
-void render_line_image(const kiln::RenderParams& p, const float* values, int32_t stride, int32_t n, Pixel* out,
-                       LineScratch& s) {
+void render_line_image(const kiln::RenderParams& p, const float* values, int32_t stride, int32_t n, int32_t h,
+                       float vmin, float vmax, Pixel* out, LineScratch& s) {
   const int32_t w = p.width;
-  const int32_t h = p.height;
   const float background = static_cast<float>(p.background);
   const float ink = static_cast<float>(p.ink);
-  fill_image(out, static_cast<int64_t>(w) * h, background);
-
-  float vmin = 0.0f;
-  float vmax = 0.0f;
-  // A window with NaN/inf has no defined shape: it stays blank (the planner never passes one).
-  if (!window_range(values, n, stride, 1, &vmin, &vmax)) return;
 
   const float x_step = kiln_line_x_step(w, n);
   const float r = 0.5f * p.line_width;

@@ -57,16 +57,12 @@ inline bool window_range(const float* values, int32_t count, int32_t stride, int
 }
 #include "ops/cpu/render_line_loops.h"
 
+// Draws into the top h rows of `out` (already background), scaled to [vmin, vmax]; `channels` values a day.
 template <typename Pixel>
-void render_ohlc_image(const kiln::RenderParams& p, const float* values, int32_t n, Pixel* out, OhlcScratch& s) {
+void render_ohlc_image(const kiln::RenderParams& p, const float* values, int32_t channels, int32_t n, int32_t h,
+                       float vmin, float vmax, Pixel* out, OhlcScratch& s) {
   const int32_t w = p.width;
-  const int32_t h = p.height;
   const float background = static_cast<float>(p.background);
-  fill_image(out, static_cast<int64_t>(w) * h, background);
-
-  float vmin = 0.0f;
-  float vmax = 0.0f;
-  if (!window_range(values, n, 4, 4, &vmin, &vmax)) return;
 
   s.open_row.resize(n);
   s.high_row.resize(n);
@@ -74,7 +70,7 @@ void render_ohlc_image(const kiln::RenderParams& p, const float* values, int32_t
   s.close_row.resize(n);
   s.bar_delta.resize(n);
   for (int32_t i = 0; i < n; ++i) {
-    const float* bar = values + static_cast<int64_t>(i) * 4;
+    const float* bar = values + static_cast<int64_t>(i) * channels;
     s.open_row[i] = kiln_ohlc_row(bar[0], vmin, vmax, h);
     s.high_row[i] = kiln_ohlc_row(bar[1], vmin, vmax, h);
     s.low_row[i] = kiln_ohlc_row(bar[2], vmin, vmax, h);
@@ -85,7 +81,8 @@ void render_ohlc_image(const kiln::RenderParams& p, const float* values, int32_t
   s.accum.assign(h, 0.0f);
   float* acc = s.accum.data();
   const int32_t candle = p.style == kiln::ChartStyle::kCandlestick ? 1 : 0;
-  const int32_t sub_columns = 4 * n;
+  const int32_t parts = p.bar_gap ? 4 : 3;
+  const int32_t sub_columns = parts * n;
   const float sx = static_cast<float>(w) / static_cast<float>(sub_columns);
 
   for (int32_t c = 0; c < w; ++c) {
@@ -95,11 +92,11 @@ void render_ohlc_image(const kiln::RenderParams& p, const float* values, int32_t
     int32_t row_lo = h;
     int32_t row_hi = -1;
     for (int32_t m = m_lo; m <= m_hi; ++m) {
-      const int32_t part = m & 3;
+      const int32_t bar = m / parts;
+      const int32_t part = m - bar * parts;
       if (part == 3) continue;
       const float f = kiln_ohlc_overlap(c, m, sx);
       if (!(f > 0.0f)) continue;
-      const int32_t bar = m >> 2;
       const float delta = f * s.bar_delta[bar];
       int32_t top = 0;
       int32_t bottom = 0;
@@ -117,21 +114,95 @@ void render_ohlc_image(const kiln::RenderParams& p, const float* values, int32_t
   }
 }
 
+// The volume bars and moving-average lines (render_px.h, "Layers") over the price layer.
+template <typename Pixel>
+void render_layers(const kiln::RenderParams& p, const float* window, int32_t channels, int32_t n, float vmin,
+                   float vmax, Pixel* out) {
+  const int32_t w = p.width;
+  const Pixel ink = level_to_pixel<Pixel>(static_cast<float>(p.ink));
+  const int32_t bars = kiln::chart_style_draws_bars(p.style) ? 1 : 0;
+  const int32_t parts = p.bar_gap ? 4 : 3;
+  const float sx = static_cast<float>(w) / static_cast<float>(parts * n);
+  const float x_step = kiln_line_x_step(w, n);
+  int32_t lane = channels - kiln::render_layer_channels(p);
+  if (p.volume) {
+    float largest = 0.0f;
+    for (int32_t i = 0; i < n; ++i) largest = kiln_maxf(largest, window[static_cast<int64_t>(i) * channels + lane]);
+    const int32_t rows = kiln::render_volume_rows(p);
+    for (int32_t i = 0; i < n; ++i) {
+      const int32_t c = kiln_day_column(i, bars, parts, sx, x_step, w);
+      const int32_t filled = kiln_volume_rows(window[static_cast<int64_t>(i) * channels + lane], largest, rows);
+      for (int32_t y = p.height - filled; y < p.height; ++y) out[static_cast<int64_t>(y) * w + c] = ink;
+    }
+    ++lane;
+  }
+  const int32_t h = kiln::render_price_rows(p);
+  for (int32_t m = 0; m < p.moving_averages; ++m, ++lane) {
+    int32_t x0 = kiln_day_column(0, bars, parts, sx, x_step, w);
+    int32_t y0 = kiln_ohlc_row(window[lane], vmin, vmax, h);
+    for (int32_t k = 1; k < n; ++k) {
+      const int32_t x1 = kiln_day_column(k, bars, parts, sx, x_step, w);
+      const int32_t y1 = kiln_ohlc_row(window[static_cast<int64_t>(k) * channels + lane], vmin, vmax, h);
+      for (int32_t c = x0; c <= x1; ++c) {
+        int32_t lo = 0;
+        int32_t hi = -1;
+        kiln_aliased_rows(c, x0, y0, x1, y1, &lo, &hi);
+        for (int32_t y = lo; y <= hi; ++y) out[static_cast<int64_t>(y) * w + c] = ink;
+      }
+      x0 = x1;
+      y0 = y1;
+    }
+  }
+}
+
+// Min and max of the drawn prices and the moving averages; false when any channel of the window is not finite.
+inline bool chart_range(const kiln::RenderParams& p, const float* window, int32_t channels, int32_t n, float* vmin,
+                        float* vmax) {
+  const int32_t prices = channels - kiln::render_layer_channels(p);
+  const bool bars = kiln::chart_style_draws_bars(p.style);
+  const int32_t first = bars ? 0 : (prices == 4 ? 3 : 0);
+  bool finite = window_range(window + first, n, channels, bars ? 4 : 1, vmin, vmax);
+  int32_t lane = prices;
+  if (p.volume) {
+    float lo = 0.0f;
+    float hi = 0.0f;
+    finite = window_range(window + lane, n, channels, 1, &lo, &hi) && finite;
+    ++lane;
+  }
+  for (int32_t m = 0; m < p.moving_averages; ++m, ++lane) {
+    float lo = 0.0f;
+    float hi = 0.0f;
+    finite = window_range(window + lane, n, channels, 1, &lo, &hi) && finite;
+    *vmin = kiln_minf(*vmin, lo);
+    *vmax = kiln_maxf(*vmax, hi);
+  }
+  // Prices a line chart does not draw (Open, High, Low of OHLC windows) need not be finite.
+  return finite;
+}
+
 template <typename Pixel>
 void render_range(const kiln::RenderParams& p, const kiln::VarShapeBatchView& windows,
                   const kiln::VarShapeBatchView& images, int64_t begin, int64_t end) {
   thread_local LineScratch line_scratch;
   thread_local OhlcScratch ohlc_scratch;
+  const float background = static_cast<float>(p.background);
+  const int32_t price_rows = kiln::render_price_rows(p);
   for (int64_t i = begin; i < end; ++i) {
     const kiln::ImageView& w = windows[i];
     const auto* window = static_cast<const float*>(w.data);
     auto* image = static_cast<Pixel*>(images[i].data);
+    fill_image(image, static_cast<int64_t>(p.width) * p.height, background);
+    float vmin = 0.0f;
+    float vmax = 0.0f;
+    // A window with NaN/inf has no defined shape: it stays blank (the planner never passes one).
+    if (!chart_range(p, window, w.channels, w.width, &vmin, &vmax)) continue;
     if (kiln::chart_style_draws_bars(p.style)) {
-      render_ohlc_image(p, window, w.width, image, ohlc_scratch);
+      render_ohlc_image(p, window, w.channels, w.width, price_rows, vmin, vmax, image, ohlc_scratch);
     } else {
-      const int32_t lane = w.channels == 4 ? 3 : 0;
-      render_line_image(p, window + lane, w.channels, w.width, image, line_scratch);
+      const int32_t lane = w.channels - kiln::render_layer_channels(p) == 4 ? 3 : 0;
+      render_line_image(p, window + lane, w.channels, w.width, price_rows, vmin, vmax, image, line_scratch);
     }
+    if (kiln::render_layer_channels(p) > 0) render_layers(p, window, w.channels, w.width, vmin, vmax, image);
   }
 }
 

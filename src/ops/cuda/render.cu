@@ -10,6 +10,8 @@
 //    x 8 thread rows, so a warp writes 32 consecutive pixels of a row; it walks kRowsPerBlock rows of its tile.
 //    For lines, the block's first warp runs line_column() per column (segment rows cached in shared memory),
 //    then every thread shades its pixels with line_pixel().
+// With a volume panel or moving averages a third launch, render_layers_kernel (a thread per column and image), sets
+// their ink pixels over the price layer (render_px.h, "Layers").
 #include "ops/cuda/render.cuh"
 
 #include "core/fault.h"
@@ -53,6 +55,12 @@ struct RenderArgs {
   int32_t seq_len;
   int32_t width;
   int32_t height;
+  int32_t price_height;  // rows of the price area (the top of the image)
+  int32_t parts;         // OHLC sub-columns a day (4 with the gap, else 3)
+  int32_t volume_lane;   // -1: no volume
+  int32_t volume_rows;
+  int32_t average_lane;  // first of `averages` moving-average lanes
+  int32_t averages;
   int32_t ohlc;    // the windows hold Open/High/Low/Close bars
   int32_t candle;  // ... drawn as candlesticks
   float line_width;
@@ -90,10 +98,10 @@ __host__ __device__ inline KilnSegment line_segment(const float* values, int64_t
 
 __host__ __device__ inline OhlcBar ohlc_bar(const float* bar, float vmin, float vmax, const RenderArgs& a) {
   OhlcBar b;
-  b.open_row = kiln_ohlc_row(bar[0], vmin, vmax, a.height);
-  b.high_row = kiln_ohlc_row(bar[1], vmin, vmax, a.height);
-  b.low_row = kiln_ohlc_row(bar[2], vmin, vmax, a.height);
-  b.close_row = kiln_ohlc_row(bar[3], vmin, vmax, a.height);
+  b.open_row = kiln_ohlc_row(bar[0], vmin, vmax, a.price_height);
+  b.high_row = kiln_ohlc_row(bar[1], vmin, vmax, a.price_height);
+  b.low_row = kiln_ohlc_row(bar[2], vmin, vmax, a.price_height);
+  b.close_row = kiln_ohlc_row(bar[3], vmin, vmax, a.price_height);
   b.delta = (bar[3] >= bar[0] ? a.ink_bullish : a.ink_bearish) - a.background;
   return b;
 }
@@ -159,15 +167,16 @@ __host__ __device__ inline Pixel line_pixel(const KilnSegment* segments, const L
 // (gaps and zero overlaps skipped); background when none does.
 template <typename Pixel>
 __host__ __device__ inline Pixel ohlc_pixel(const OhlcBar* bars, int32_t c, int32_t y, int32_t m_lo, int32_t m_hi,
-                                            float sx, float background, int32_t candle) {
+                                            float sx, float background, int32_t candle, int32_t parts) {
   float acc = 0.0f;
   bool hit = false;
   for (int32_t m = m_lo; m <= m_hi; ++m) {
-    const int32_t part = m & 3;
+    const int32_t day = m / parts;
+    const int32_t part = m - day * parts;
     if (part == 3) continue;
     const float f = kiln_ohlc_overlap(c, m, sx);
     if (!(f > 0.0f)) continue;
-    const OhlcBar& bar = bars[m >> 2];
+    const OhlcBar& bar = bars[day];
     int32_t top = 0;
     int32_t bottom = 0;
     kiln_bar_part_rows(part, candle, bar.open_row, bar.high_row, bar.low_row, bar.close_row, &top, &bottom);
@@ -187,22 +196,38 @@ __global__ void __launch_bounds__(kSetupThreads) render_setup_kernel(RenderArgs 
   const int32_t tid = static_cast<int32_t>(threadIdx.x);
   const int32_t n = a.seq_len;
   const int64_t stride = a.channels;
-  // Lines read the close (lane 3) of OHLC data; OHLC ranges span all four lanes of every bar (contiguous).
-  const int32_t lane0 = (!a.ohlc && a.channels == 4) ? 3 : 0;
+  // Lines read the close (lane 3) of OHLC data; OHLC ranges span all four price lanes of every bar; the moving
+  // averages widen the range; the volume only has to be finite.
+  const int32_t price_channels = a.volume_lane >= 0 ? a.volume_lane : a.average_lane;
+  const int32_t lane0 = (!a.ohlc && price_channels == 4) ? 3 : 0;
   const int64_t total = a.ohlc ? int64_t{4} * n : int64_t{n};
+  const int64_t averaged = int64_t{a.averages} * n;
 
   for (int64_t img = blockIdx.x; img < a.count; img += gridDim.x) {
-    const float* values = a.series + a.starts[img] * stride + lane0;
-    // The same comparisons as the CPU's window_range(): for finite values min/max do not depend on the order
+    const float* window = a.series + a.starts[img] * stride;
+    const float* values = window + lane0;
+    // The same comparisons as the CPU's chart_range(): for finite values min/max do not depend on the order
     // (a -0/+0 tie changes no pixel), and a window with a non-finite value is never drawn.
     float lo = values[0];
     float hi = values[0];
     int32_t finite = 1;
     for (int64_t e = tid; e < total; e += kSetupThreads) {
-      const float v = values[a.ohlc ? e : e * stride];
+      const float v = values[a.ohlc ? (e >> 2) * stride + (e & 3) : e * stride];
       finite &= (v - v == 0.0f) ? 1 : 0;
       lo = kiln_minf(lo, v);
       hi = kiln_maxf(hi, v);
+    }
+    for (int64_t e = tid; e < averaged; e += kSetupThreads) {
+      const float v = window[(e / a.averages) * stride + a.average_lane + e % a.averages];
+      finite &= (v - v == 0.0f) ? 1 : 0;
+      lo = kiln_minf(lo, v);
+      hi = kiln_maxf(hi, v);
+    }
+    if (a.volume_lane >= 0) {
+      for (int64_t e = tid; e < n; e += kSetupThreads) {
+        const float v = window[e * stride + a.volume_lane];
+        finite &= (v - v == 0.0f) ? 1 : 0;
+      }
     }
     for (int32_t offset = 16; offset > 0; offset >>= 1) {
       lo = kiln_minf(lo, __shfl_down_sync(0xffffffffu, lo, offset));
@@ -229,11 +254,11 @@ __global__ void __launch_bounds__(kSetupThreads) render_setup_kernel(RenderArgs 
       const float x_step = kiln_line_x_step(a.width, n);
       KilnSegment* segments = a.segments + img * static_cast<int64_t>(n - 1);
       for (int32_t k = tid; k < n - 1; k += kSetupThreads) {
-        segments[k] = line_segment(values, stride, k, lo, hi, x_step, a.height);
+        segments[k] = line_segment(values, stride, k, lo, hi, x_step, a.price_height);
       }
     } else if (finite) {
       OhlcBar* bars = a.bars + img * static_cast<int64_t>(n);
-      for (int32_t i = tid; i < n; i += kSetupThreads) bars[i] = ohlc_bar(values + int64_t{4} * i, lo, hi, a);
+      for (int32_t i = tid; i < n; i += kSetupThreads) bars[i] = ohlc_bar(values + stride * i, lo, hi, a);
     }
     __syncthreads();  // s_lo/s_hi/s_finite are rewritten for the next window
   }
@@ -245,6 +270,7 @@ __global__ void __launch_bounds__(kTileColumns* kTileRows) render_line_kernel(Re
   __shared__ LineColumn s_columns[kTileColumns];
   const int32_t w = a.width;
   const int32_t h = a.height;
+  const int32_t ph = a.price_height;  // segments reach no row below the price area
   const int32_t n = a.seq_len;
   const int32_t tx = static_cast<int32_t>(threadIdx.x);
   const int32_t c = static_cast<int32_t>(blockIdx.x) * kTileColumns + tx;
@@ -265,14 +291,14 @@ __global__ void __launch_bounds__(kTileColumns* kTileRows) render_line_kernel(Re
     }
     const KilnSegment* segments = a.segments + img * static_cast<int64_t>(n - 1);
     if (threadIdx.y == 0 && c < w) {
-      s_columns[tx] = line_column(segments, c, n, h, x_step, reach, &s_rows[0][tx], kTileColumns);
+      s_columns[tx] = line_column(segments, c, n, ph, x_step, reach, &s_rows[0][tx], kTileColumns);
     }
     __syncthreads();
     if (c < w) {
       const LineColumn col = s_columns[tx];
       for (int32_t y = row0; y < row_end; y += kTileRows) {
         image[static_cast<int64_t>(y) * w + c] =
-            line_pixel<Pixel>(segments, col, &s_rows[0][tx], kTileColumns, c, y, h, r, reach, a.background, a.ink);
+            line_pixel<Pixel>(segments, col, &s_rows[0][tx], kTileColumns, c, y, ph, r, reach, a.background, a.ink);
       }
     }
     __syncthreads();  // the shared column data is rewritten for the next image
@@ -288,7 +314,7 @@ __global__ void __launch_bounds__(kTileColumns* kTileRows) render_ohlc_kernel(Re
   if (c >= w) return;  // no barriers below
   const int32_t row0 = static_cast<int32_t>(blockIdx.y) * kRowsPerBlock + static_cast<int32_t>(threadIdx.y);
   const int32_t row_end = kiln_mini(static_cast<int32_t>(blockIdx.y) * kRowsPerBlock + kRowsPerBlock, h);
-  const int32_t sub_columns = 4 * n;
+  const int32_t sub_columns = a.parts * n;
   const float sx = static_cast<float>(w) / static_cast<float>(sub_columns);
   int32_t m_lo = 0;
   int32_t m_hi = -1;
@@ -301,7 +327,56 @@ __global__ void __launch_bounds__(kTileColumns* kTileRows) render_ohlc_kernel(Re
     const OhlcBar* bars = a.bars + img * static_cast<int64_t>(n);
     for (int32_t y = row0; y < row_end; y += kTileRows) {
       image[static_cast<int64_t>(y) * w + c] =
-          finite ? ohlc_pixel<Pixel>(bars, c, y, m_lo, m_hi, sx, a.background, a.candle) : blank;
+          finite ? ohlc_pixel<Pixel>(bars, c, y, m_lo, m_hi, sx, a.background, a.candle, a.parts) : blank;
+    }
+  }
+}
+
+// Volume bars and moving-average lines of column c of each image, over the price layer.
+template <typename Pixel>
+__global__ void render_layers_kernel(RenderArgs a, Pixel* out) {
+  const int32_t w = a.width;
+  const int32_t n = a.seq_len;
+  const int64_t stride = a.channels;
+  const Pixel ink = level_to_pixel<Pixel>(a.ink);
+  const float sx = static_cast<float>(w) / static_cast<float>(a.parts * n);
+  const float x_step = kiln_line_x_step(w, n);
+  const int64_t items = a.count * w;
+  for (int64_t id = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; id < items;
+       id += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int32_t c = static_cast<int32_t>(id % w);
+    const int64_t img = id / w;
+    const WindowRange range = a.ranges[img];
+    if (!range.finite) continue;
+    const float* window = a.series + a.starts[img] * stride;
+    Pixel* column = out + img * static_cast<int64_t>(w) * a.height + c;
+    if (a.volume_lane >= 0) {
+      float largest = 0.0f;
+      for (int32_t i = 0; i < n; ++i) largest = kiln_maxf(largest, window[i * stride + a.volume_lane]);
+      int32_t filled = 0;
+      for (int32_t i = 0; i < n; ++i) {
+        if (kiln_day_column(i, a.ohlc, a.parts, sx, x_step, w) != c) continue;
+        filled = kiln_maxi(filled, kiln_volume_rows(window[i * stride + a.volume_lane], largest, a.volume_rows));
+      }
+      for (int32_t y = a.height - filled; y < a.height; ++y) column[static_cast<int64_t>(y) * w] = ink;
+    }
+    for (int32_t m = 0; m < a.averages; ++m) {
+      const float* average = window + a.average_lane + m;
+      int32_t x0 = kiln_day_column(0, a.ohlc, a.parts, sx, x_step, w);
+      int32_t y0 = kiln_ohlc_row(average[0], range.vmin, range.vmax, a.price_height);
+      for (int32_t k = 1; k < n; ++k) {
+        const int32_t x1 = kiln_day_column(k, a.ohlc, a.parts, sx, x_step, w);
+        if (x0 > c) break;
+        const int32_t y1 = kiln_ohlc_row(average[k * stride], range.vmin, range.vmax, a.price_height);
+        if (x1 >= c) {
+          int32_t lo = 0;
+          int32_t hi = -1;
+          kiln_aliased_rows(c, x0, y0, x1, y1, &lo, &hi);
+          for (int32_t y = lo; y <= hi; ++y) column[static_cast<int64_t>(y) * w] = ink;
+        }
+        x0 = x1;
+        y0 = y1;
+      }
     }
   }
 }
@@ -325,6 +400,13 @@ Status launch_render_kernel(const RenderArgs& args, void* d_out, cudaStream_t st
     render_line_kernel<Pixel><<<grid, block, 0, stream>>>(args, static_cast<Pixel*>(d_out));
   }
   KILN_CUDA_CHECK(cudaGetLastError());
+  if (args.volume_lane >= 0 || args.averages > 0) {
+    constexpr int32_t kThreads = 128;
+    const int64_t blocks = ceil_div(args.count * args.width, int64_t{kThreads});
+    render_layers_kernel<Pixel><<<static_cast<uint32_t>(blocks < kMaxSetupBlocks ? blocks : kMaxSetupBlocks),
+                                  kThreads, 0, stream>>>(args, static_cast<Pixel*>(d_out));
+    KILN_CUDA_CHECK(cudaGetLastError());
+  }
   return Status::ok();
 }
 
@@ -347,6 +429,13 @@ Status launch_render(const RenderParams& params, const DeviceWindows& windows, v
   args.seq_len = windows.seq_len;
   args.width = params.width;
   args.height = params.height;
+  args.price_height = render_price_rows(params);
+  args.parts = params.bar_gap ? 4 : 3;
+  const int32_t price_channels = windows.channels - render_layer_channels(params);
+  args.volume_lane = params.volume ? price_channels : -1;
+  args.volume_rows = render_volume_rows(params);
+  args.average_lane = price_channels + (params.volume ? 1 : 0);
+  args.averages = params.moving_averages;
   args.ohlc = chart_style_draws_bars(params.style) ? 1 : 0;
   args.candle = params.style == ChartStyle::kCandlestick ? 1 : 0;
   args.line_width = params.line_width;
@@ -377,6 +466,8 @@ Status render_kernels_check() {
   KILN_CUDA_CHECK(cudaFuncGetAttributes(&attributes, render_line_kernel<float>));
   KILN_CUDA_CHECK(cudaFuncGetAttributes(&attributes, render_ohlc_kernel<uint8_t>));
   KILN_CUDA_CHECK(cudaFuncGetAttributes(&attributes, render_ohlc_kernel<float>));
+  KILN_CUDA_CHECK(cudaFuncGetAttributes(&attributes, render_layers_kernel<uint8_t>));
+  KILN_CUDA_CHECK(cudaFuncGetAttributes(&attributes, render_layers_kernel<float>));
   return Status::ok();
 }
 

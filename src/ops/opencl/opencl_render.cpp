@@ -44,6 +44,7 @@ struct RenderKernels {
   cl_kernel prepare = nullptr;
   cl_kernel line = nullptr;
   cl_kernel ohlc = nullptr;
+  cl_kernel layers = nullptr;
   size_t local_size = 1;  // work-items per group along the columns (fixed, so PoCL specializes the kernels once)
 };
 
@@ -53,8 +54,9 @@ Result<RenderKernels> render_kernels(OpContext& ctx) {
   KILN_TRY_ASSIGN(k.prepare, ctx.kernel(program, "render_prepare_kernel"));
   KILN_TRY_ASSIGN(k.line, ctx.kernel(program, "render_line_kernel"));
   KILN_TRY_ASSIGN(k.ohlc, ctx.kernel(program, "render_ohlc_kernel"));
+  KILN_TRY_ASSIGN(k.layers, ctx.kernel(program, "render_layers_kernel"));
   size_t local = kLocalColumns;
-  for (cl_kernel kernel : {k.prepare, k.line, k.ohlc}) {
+  for (cl_kernel kernel : {k.prepare, k.line, k.ohlc, k.layers}) {
     size_t limit = 0;
     KILN_CL_CHECK(clGetKernelWorkGroupInfo(kernel, ctx.device().device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(limit),
                                            &limit, nullptr));
@@ -119,6 +121,7 @@ Status render_opencl(OpContext& ctx, const OpCall& call) {
   std::array<ClHandle<cl_event>, 2> upload;
   ClHandle<cl_event> prepare_done;
   ClHandle<cl_event> render_done;
+  ClHandle<cl_event> layers_done;
   ClHandle<cl_event> download;        // the (last) read
   ClHandle<cl_event> download_first;  // the first of several reads
   buffers.set_pending(true);
@@ -129,13 +132,19 @@ Status render_opencl(OpContext& ctx, const OpCall& call) {
 
   // Per window (one work-group each): min/max/finiteness, over the close lane for line charts and all four lanes
   // for OHLC, then the line segments.
-  const cl_int lane = !ohlc && channels == 4 ? 3 : 0;
+  const int32_t price_channels = channels - render_layer_channels(params);
+  const cl_int lane = !ohlc && price_channels == 4 ? 3 : 0;
   const cl_int lanes = ohlc ? 4 : 1;
+  const cl_int volume_lane = params.volume ? price_channels : -1;
+  const cl_int average_lane = price_channels + (params.volume ? 1 : 0);
+  const cl_int averages = params.moving_averages;
+  const cl_int price_height = render_price_rows(params);
   const size_t local = kernels.local_size;
   {
     cl_kernel kernel = kernels.prepare;
     KILN_CL_CHECK(kernel_args_set(kernel, series_mem, starts_mem, cl_int{seq_len}, cl_int{channels}, lane, lanes,
-                                  cl_int{width}, cl_int{height}, ranges_mem, segments_mem));
+                                  volume_lane, average_lane, averages, cl_int{width}, price_height, ranges_mem,
+                                  segments_mem));
     const size_t global = static_cast<size_t>(count) * local;
     KILN_TRY(launch_check());
     KILN_CL_CHECK(clEnqueueNDRangeKernel(q, kernel, 1, nullptr, &global, &local, 0, nullptr, prepare_done.out()));
@@ -148,15 +157,16 @@ Status render_opencl(OpContext& ctx, const OpCall& call) {
     cl_kernel kernel = nullptr;
     if (ohlc) {
       kernel = kernels.ohlc;
-      KILN_CL_CHECK(kernel_args_set(kernel, series_mem, starts_mem, ranges_mem, cl_int{seq_len}, cl_int{width},
-                                    cl_int{height}, background, static_cast<cl_float>(params.ink_bullish),
+      KILN_CL_CHECK(kernel_args_set(kernel, series_mem, starts_mem, ranges_mem, cl_int{seq_len}, cl_int{channels},
+                                    cl_int{params.bar_gap ? 4 : 3}, cl_int{width}, cl_int{height}, price_height,
+                                    background, static_cast<cl_float>(params.ink_bullish),
                                     static_cast<cl_float>(params.ink_bearish),
                                     cl_int{params.style == ChartStyle::kCandlestick ? 1 : 0}, as_float, out_mem));
     } else {
       kernel = kernels.line;
       KILN_CL_CHECK(kernel_args_set(kernel, ranges_mem, segments_mem, cl_int{seq_len}, cl_int{width}, cl_int{height},
-                                    cl_float{params.line_width}, background, static_cast<cl_float>(params.ink),
-                                    as_float, out_mem));
+                                    price_height, cl_float{params.line_width}, background,
+                                    static_cast<cl_float>(params.ink), as_float, out_mem));
     }
     // One group per (column block, row tile, window), flattened into one dimension (see kiln_tile_locate()).
     const size_t column_blocks = (static_cast<size_t>(width) + local - 1) / local;
@@ -164,6 +174,20 @@ Status render_opencl(OpContext& ctx, const OpCall& call) {
     const size_t global = column_blocks * tiles * static_cast<size_t>(count) * local;
     KILN_TRY(launch_check());
     KILN_CL_CHECK(clEnqueueNDRangeKernel(q, kernel, 1, nullptr, &global, &local, 0, nullptr, render_done.out()));
+  }
+  // Volume bars and moving averages over the price layer: one work-item per (column, window).
+  if (render_layer_channels(params) > 0) {
+    cl_kernel kernel = kernels.layers;
+    KILN_CL_CHECK(kernel_args_set(kernel, series_mem, starts_mem, ranges_mem, static_cast<cl_int>(count),
+                                  cl_int{seq_len}, cl_int{channels}, cl_int{ohlc ? 1 : 0},
+                                  cl_int{params.bar_gap ? 4 : 3}, cl_int{width}, cl_int{height}, price_height,
+                                  volume_lane, cl_int{render_volume_rows(params)}, average_lane, averages,
+                                  static_cast<cl_float>(params.ink), cl_int{params.dtype == PixelType::kF32 ? 1 : 0},
+                                  out_mem));
+    const size_t items = static_cast<size_t>(count) * static_cast<size_t>(width);
+    const size_t global = (items + local - 1) / local * local;
+    KILN_TRY(launch_check());
+    KILN_CL_CHECK(clEnqueueNDRangeKernel(q, kernel, 1, nullptr, &global, &local, 0, nullptr, layers_done.out()));
   }
 
   // Straight into `out`: one read when its images are packed back to back, one rectangle (a row per image) when they
@@ -195,7 +219,7 @@ Status render_opencl(OpContext& ctx, const OpCall& call) {
 
   if (OpTimings* timings = ctx.timings; timings != nullptr) {
     timings->upload_ms = event_ms(upload[0].get()) + event_ms(upload[1].get());
-    timings->kernel_ms = event_ms(prepare_done.get()) + event_ms(render_done.get());
+    timings->kernel_ms = event_ms(prepare_done.get()) + event_ms(render_done.get()) + event_ms(layers_done.get());
     timings->download_ms =
         download_first.get() != nullptr ? event_ms(download_first.get(), download.get()) : event_ms(download.get());
   }

@@ -10,7 +10,9 @@
  *                          one work-item per (column, tile of KILN_TILE_ROWS rows, window), the whole batch in one
  *                          1-D launch (see kiln_tile_locate): finds the segments (sub-columns) that reach its
  *                          column, keeps each row's nearest segment point (line) or ink (OHLC) in private memory
- *                          and writes every pixel of its rows, background included.
+ *                          and writes every pixel of its rows, background included (the price layer);
+ *   render_layers_kernel   (volume or moving averages only) one work-item per (column, window): sets the ink
+ *                          pixels of the volume bars and moving-average lines in its column.
  * Neighbouring work-items are neighbouring columns, so each row of a tile is one contiguous store per group, and
  * they read the same few segments.
  *
@@ -61,14 +63,18 @@ typedef char kiln_segment_size_check[sizeof(KilnSegment) == KILN_SEGMENT_BYTES ?
 #endif
 
 /* Window b = get_group_id(0): ranges[b] = (min, max, finite ? 1 : 0, 0) over `lanes` values per row from lane
- * `lane`, rows in order and lanes within a row in order, exactly as the CPU's window_range(). With `segments`
- * (line charts of finite windows): segments[b * (seq_len - 1) + k] = the CPU's segment k. */
+ * `lane`, rows in order and lanes within a row in order, then each of the `averages` lanes from `average_lane`
+ * (min and max extended), exactly as the CPU's chart_range(); finite also covers the volume lane (`volume_lane`,
+ * -1 for none). With `segments` (line charts of finite windows): segments[b * (seq_len - 1) + k] = the CPU's
+ * segment k, scaled to the `height` price rows. */
 __kernel void render_prepare_kernel(__global const float* series, __global const long* starts, int seq_len,
-                                    int channels, int lane, int lanes, int width, int height,
-                                    __global float4* ranges, __global KilnSegment* segments) {
+                                    int channels, int lane, int lanes, int volume_lane, int average_lane,
+                                    int averages, int width, int height, __global float4* ranges,
+                                    __global KilnSegment* segments) {
   const int b = (int)get_group_id(0);
   const int id = (int)get_local_id(0);
-  __global const float* values = series + starts[b] * channels + lane;
+  __global const float* row0 = series + starts[b] * channels;
+  __global const float* values = row0 + lane;
   __local float4 shared_range;
   if (id == 0) {
     float lo = values[0];
@@ -81,6 +87,25 @@ __kernel void render_prepare_kernel(__global const float* series, __global const
         lo = kiln_minf(lo, v);
         hi = kiln_maxf(hi, v);
       }
+    }
+    if (volume_lane >= 0) {
+      for (int i = 0; i < seq_len; ++i) {
+        const float v = row0[(long)i * channels + volume_lane];
+        finite = finite && (v - v == 0.0f);
+      }
+    }
+    for (int m = 0; m < averages; ++m) {
+      __global const float* average = row0 + average_lane + m;
+      float a_lo = average[0];
+      float a_hi = average[0];
+      for (int i = 0; i < seq_len; ++i) {
+        const float v = average[(long)i * channels];
+        finite = finite && (v - v == 0.0f);
+        a_lo = kiln_minf(a_lo, v);
+        a_hi = kiln_maxf(a_hi, v);
+      }
+      lo = kiln_minf(lo, a_lo);
+      hi = kiln_maxf(hi, a_hi);
     }
     const float4 range = (float4)(lo, hi, finite ? 1.0f : 0.0f, 0.0f);
     ranges[b] = range;
@@ -104,8 +129,8 @@ __kernel void render_prepare_kernel(__global const float* series, __global const
  * kiln_line_segment_span(c) whose kiln_line_segment_rows(c) contain y (kiln_nearest_update, increasing k), shaded;
  * background where none does and for non-finite windows. */
 __kernel void render_line_kernel(__global const float4* ranges, __global const KilnSegment* segments, int seq_len,
-                                 int width, int height, float line_width, float background, float ink, int as_float,
-                                 __global uchar* out) {
+                                 int width, int height, int price_height, float line_width, float background,
+                                 float ink, int as_float, __global uchar* out) {
   int c = 0;
   int y0 = 0;
   int b = 0;
@@ -131,7 +156,7 @@ __kernel void render_line_kernel(__global const float4* ranges, __global const K
       const KilnSegment g = window[k];
       int y_lo = 0;
       int y_hi = -1;
-      kiln_line_segment_rows(c, reach, g, height, &y_lo, &y_hi);
+      kiln_line_segment_rows(c, reach, g, price_height, &y_lo, &y_hi);
       y_lo = kiln_maxi(y_lo, y0);
       y_hi = kiln_mini(y_hi, y1);
       if (y_lo > y_hi) continue;
@@ -157,11 +182,12 @@ __kernel void render_line_kernel(__global const float4* ranges, __global const K
 }
 
 /* OHLC bars and candlesticks: pixel value = background + the sum, in increasing sub-column order, of overlap *
- * (ink - background) over the sub-columns (kiln_bar_part_rows; gaps and zero overlaps skipped) containing it. */
+ * (ink - background) over the sub-columns (kiln_bar_part_rows; gaps and zero overlaps skipped) containing it.
+ * `parts` sub-columns a day (4 with the gap); rows scaled to the `price_height` price rows. */
 __kernel void render_ohlc_kernel(__global const float* series, __global const long* starts,
-                                 __global const float4* ranges, int seq_len, int width, int height, float background,
-                                 float ink_bullish, float ink_bearish, int candle, int as_float,
-                                 __global uchar* out) {
+                                 __global const float4* ranges, int seq_len, int channels, int parts, int width,
+                                 int height, int price_height, float background, float ink_bullish,
+                                 float ink_bearish, int candle, int as_float, __global uchar* out) {
   int c = 0;
   int y0 = 0;
   int b = 0;
@@ -174,27 +200,29 @@ __kernel void render_ohlc_kernel(__global const float* series, __global const lo
 
   const float4 range = ranges[b];
   if (range.z != 0.0f) {
-    __global const float* bars = series + starts[b] * 4;
+    __global const float* bars = series + starts[b] * channels;
     const float vmin = range.x;
     const float vmax = range.y;
-    const int sub_columns = 4 * seq_len;
+    const int ph = price_height;
+    const int sub_columns = parts * seq_len;
     const float sx = (float)width / (float)sub_columns;
     int m_lo = 0;
     int m_hi = -1;
     kiln_ohlc_sub_column_span(c, sx, sub_columns, &m_lo, &m_hi);
     for (int m = m_lo; m <= m_hi; ++m) {
-      const int part = m & 3;
+      const int day = m / parts;
+      const int part = m - day * parts;
       if (part == 3) continue;
       const float f = kiln_ohlc_overlap(c, m, sx);
       if (!(f > 0.0f)) continue;
-      __global const float* bar = bars + (long)(m >> 2) * 4;
+      __global const float* bar = bars + (long)day * channels;
       const float bar_ink = bar[3] >= bar[0] ? ink_bullish : ink_bearish;
       const float delta = f * (bar_ink - background);
       int top = 0;
       int bottom = 0;
-      kiln_bar_part_rows(part, candle, kiln_ohlc_row(bar[0], vmin, vmax, height),
-                         kiln_ohlc_row(bar[1], vmin, vmax, height), kiln_ohlc_row(bar[2], vmin, vmax, height),
-                         kiln_ohlc_row(bar[3], vmin, vmax, height), &top, &bottom);
+      kiln_bar_part_rows(part, candle, kiln_ohlc_row(bar[0], vmin, vmax, ph), kiln_ohlc_row(bar[1], vmin, vmax, ph),
+                         kiln_ohlc_row(bar[2], vmin, vmax, ph), kiln_ohlc_row(bar[3], vmin, vmax, ph), &top,
+                         &bottom);
       top = kiln_maxi(top, y0);
       bottom = kiln_mini(bottom, y1);
       for (int y = top; y <= bottom; ++y) acc[y - y0] += delta;
@@ -204,5 +232,52 @@ __kernel void render_ohlc_kernel(__global const float* series, __global const lo
   const long base = (long)b * width * height + c;
   for (int y = y0; y <= y1; ++y) {
     kiln_store_level(out, base + (long)y * width, background + acc[y - y0], as_float);
+  }
+}
+
+/* Volume bars and moving-average lines (render_px.h, "Layers"), over the price layer the previous launch wrote:
+ * work-item (c, b) = (id % width, id / width) sets the ink pixels of column c of window b. */
+__kernel void render_layers_kernel(__global const float* series, __global const long* starts,
+                                   __global const float4* ranges, int count, int seq_len, int channels, int bars,
+                                   int parts, int width, int height, int price_height, int volume_lane,
+                                   int volume_rows, int average_lane, int averages, float ink, int as_float,
+                                   __global uchar* out) {
+  const long id = (long)get_global_id(0);
+  if (id >= (long)count * width) return;
+  const int c = (int)(id % width);
+  const int b = (int)(id / width);
+  const float4 range = ranges[b];
+  if (range.z == 0.0f) return;
+  __global const float* window = series + starts[b] * channels;
+  const float sx = (float)width / (float)(parts * seq_len);
+  const float x_step = kiln_line_x_step(width, seq_len);
+  const long base = (long)b * width * height + c;
+  if (volume_lane >= 0) {
+    float largest = 0.0f;
+    for (int i = 0; i < seq_len; ++i) largest = kiln_maxf(largest, window[(long)i * channels + volume_lane]);
+    int filled = 0;
+    for (int i = 0; i < seq_len; ++i) {
+      if (kiln_day_column(i, bars, parts, sx, x_step, width) != c) continue;
+      filled = kiln_maxi(filled, kiln_volume_rows(window[(long)i * channels + volume_lane], largest, volume_rows));
+    }
+    for (int y = height - filled; y < height; ++y) kiln_store_level(out, base + (long)y * width, ink, as_float);
+  }
+  for (int m = 0; m < averages; ++m) {
+    __global const float* average = window + average_lane + m;
+    int x0 = kiln_day_column(0, bars, parts, sx, x_step, width);
+    int y0 = kiln_ohlc_row(average[0], range.x, range.y, price_height);
+    for (int k = 1; k < seq_len; ++k) {
+      const int x1 = kiln_day_column(k, bars, parts, sx, x_step, width);
+      if (x0 > c) break;
+      const int y1 = kiln_ohlc_row(average[(long)k * channels], range.x, range.y, price_height);
+      if (x1 >= c) {
+        int lo = 0;
+        int hi = -1;
+        kiln_aliased_rows(c, x0, y0, x1, y1, &lo, &hi);
+        for (int y = lo; y <= hi; ++y) kiln_store_level(out, base + (long)y * width, ink, as_float);
+      }
+      x0 = x1;
+      y0 = y1;
+    }
   }
 }
