@@ -1,6 +1,6 @@
 """kiln serve's web page in a real headless Chromium (Debian chromium + chromium-driver, python3-selenium): the page
 loads without the token (its calls carry it), a real face photo set into its file input is boxed as /v1/faces
-answers for the same photo, a picture gets its mask, the metrics chart gets data, and the page asks nothing of any
+answers for the same photo, a picture gets its mask and a clip's frames theirs, the metrics chart gets data, and the page asks nothing of any
 address but the server's."""
 import json
 import shutil
@@ -15,6 +15,7 @@ from serve_util import Server
 ASTRONAUT = "/usr/lib/python3/dist-packages/skimage/data/astronaut.png"
 HOPPER = "/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg"
 TOKEN = "page-s3cret"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 try:
     from selenium import webdriver
@@ -102,10 +103,9 @@ def test_photo_boxed_as_v1_faces_answers(server, browser):
     assert [f.get_attribute("data-state") for f in figures] == ["done", "done"], \
         [f.get_attribute("data-error") for f in figures]
 
-    auth = {"Authorization": f"Bearer {TOKEN}"}
     for figure, path in zip(figures, (ASTRONAUT, HOPPER)):
         with open(path, "rb") as f:
-            status, _, answer = server.json("POST", "/v1/faces", f.read(), auth)
+            status, _, answer = server.json("POST", "/v1/faces", f.read(), AUTH)
         assert status == 200
         drawn = json.loads(figure.get_attribute("data-boxes"))
         assert len(drawn) == len(answer["faces"]) >= 1
@@ -133,8 +133,24 @@ def test_picture_gets_its_mask(server, browser):
     figures = wait_for(browser, lambda d: finished(d, "segment-results"))
     assert figures[0].get_attribute("data-state") == "done", figures[0].get_attribute("data-error")
     with open(ASTRONAUT, "rb") as f:
-        _, _, answer = server.json("POST", "/v1/segment?output=json", f.read(), {"Authorization": f"Bearer {TOKEN}"})
+        _, _, answer = server.json("POST", "/v1/segment?output=json", f.read(), AUTH)
     assert abs(float(figures[0].get_attribute("data-person")) - answer["person_fraction"]) < 1e-3
+
+
+def test_clip_is_played_frame_by_frame_with_masks(server, browser, tmp_path):
+    if not server.segment or shutil.which("ffmpeg") is None:
+        pytest.skip("this kiln is built without FFmpeg (no /v1/segment), or the ffmpeg tool is missing")
+    clip = tmp_path / "astronaut.webm"  # one second of the photo, VP9 (Chromium plays it)
+    subprocess.run(["ffmpeg", "-v", "error", "-loop", "1", "-i", ASTRONAUT, "-t", "1", "-r", "8", "-vf", "scale=256:256",
+                    "-c:v", "libvpx-vp9", "-deadline", "realtime", "-pix_fmt", "yuv420p", str(clip)], check=True)
+    items_before = server.metric('kiln_serve_model_items_total{model="segment"}', AUTH)
+    browser.find_element(By.ID, "segment-files").send_keys(str(clip))
+    figure = wait_for(browser, lambda d: (f := finished(d, "segment-results")) and f[-1].get_attribute("data-file")
+                      == clip.name and f[-1])
+    assert figure.get_attribute("data-state") == "done", figure.get_attribute("data-error")
+    assert figure.get_attribute("data-frames") == "4"  # 4 frames a second
+    assert "person" in figure.find_element(By.TAG_NAME, "figcaption").text
+    assert server.metric('kiln_serve_model_items_total{model="segment"}', AUTH) - items_before == 4
 
 
 def test_metrics_chart_gets_data_and_nothing_leaves_the_server(server, browser):
