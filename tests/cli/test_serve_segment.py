@@ -124,9 +124,20 @@ def test_concurrent_requests_share_model_runs(server):
     assert items == 6 and runs < 6
     assert max(r[1] for r in results) > 1
     assert server.metric('kiln_serve_model_ready{model="segment"}') == 1
+    assert server.json("GET", "/v2/health/ready")[0] == 200  # the segmentation model counts in readiness
 
 
 def test_without_segment_the_answer_says_how():
     with Server("--no-faces") as s:
         status, _, answer = s.json("POST", "/v1/segment", photo_bytes())
         assert status == 404 and "--segment" in answer["error"]
+
+
+def test_a_model_that_fails_to_load_makes_the_server_unready(tmp_path):
+    with Server("--no-faces", "--segment", env={"KILN_MODELS": str(tmp_path)}) as s:  # no packaged models there
+        status, _, answer = s.json("GET", "/v2/health/ready")
+        assert status == 400 and answer["ready"] is False
+        status, headers, answer = s.json("POST", "/v1/segment", photo_bytes())
+        assert status == 503 and "segmentation model failed to load" in answer["error"]
+        assert headers["retry-after"] == "1"
+        assert s.metric('kiln_serve_model_ready{model="segment"}') == 0

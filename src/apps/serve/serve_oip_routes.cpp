@@ -6,6 +6,9 @@
 
 #include "apps/serve/serve_routes.h"
 #include "apps/serve/serve_tensors.h"
+#if KILN_HAS_SEGMENT
+#include "apps/serve/segment_service.h"
+#endif
 #include "kiln/version.h"
 
 namespace kiln::serve {
@@ -160,6 +163,9 @@ void infer(const ServeContext& context, const HttpRequest& request, const RouteP
 
 bool serve_all_ready(const ServeContext& context) {
   if (context.faces && !context.faces->ready()) return false;
+#if KILN_HAS_SEGMENT
+  if (context.segment && !context.segment->ready()) return false;
+#endif
   for (const auto& model : context.models) {
     if (!model->ready()) return false;
   }
