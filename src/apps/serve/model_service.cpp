@@ -38,16 +38,6 @@ Tensor rows_of(const Tensor& t, int64_t first, int64_t count) {
 
 }  // namespace
 
-const char* oip_datatype(TensorType type) {
-  switch (type) {
-    case TensorType::kFloat32: return "FP32";
-    case TensorType::kUInt8: return "UINT8";
-    case TensorType::kInt32: return "INT32";
-    case TensorType::kInt64: return "INT64";
-    default: return "BYTES";
-  }
-}
-
 std::string model_served_name(const std::string& model) {
   if (model.size() > 5 && model.compare(model.size() - 5, 5, ".onnx") == 0) {
     return std::filesystem::path(model).stem().string();

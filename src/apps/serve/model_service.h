@@ -14,6 +14,7 @@
 #include "apps/serve/http_types.h"
 #include "apps/serve/serve_metrics.h"
 #include "apps/serve/serve_parse.h"
+#include "apps/serve/serve_tensors.h"
 #include "kiln/exec.h"
 #include "kiln/infer.h"
 #include "pipeline/batcher.h"
@@ -35,9 +36,6 @@ struct ModelServiceConfig {
   int32_t instances = 1;
   BatcherConfig batcher;
 };
-
-// "onnxruntime_onnx" datatype names of the protocol: FP32, UINT8, INT32, INT64 (BYTES for others).
-const char* oip_datatype(TensorType type);
 
 class ModelService {
  public:

@@ -2,8 +2,6 @@
 
 #include <cstring>
 
-#include "apps/serve/model_service.h"
-
 namespace kiln::serve {
 
 namespace {
@@ -18,6 +16,16 @@ void tensor_append_values(std::string_view bytes, std::vector<float>* out) {
 }
 
 }  // namespace
+
+const char* oip_datatype(TensorType type) {
+  switch (type) {
+    case TensorType::kFloat32: return "FP32";
+    case TensorType::kUInt8: return "UINT8";
+    case TensorType::kInt32: return "INT32";
+    case TensorType::kInt64: return "INT64";
+    default: return "BYTES";
+  }
+}
 
 Result<int64_t> tensor_shape_elements(const std::vector<int64_t>& shape) {
   int64_t elements = 1;

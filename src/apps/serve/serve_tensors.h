@@ -13,6 +13,9 @@
 
 namespace kiln::serve {
 
+// "onnxruntime_onnx" datatype names of the protocol: FP32, UINT8, INT32, INT64 (BYTES for others).
+const char* oip_datatype(TensorType type);
+
 // Elements of a shape of non-negative dimensions; InvalidArgument for a negative or too large one.
 Result<int64_t> tensor_shape_elements(const std::vector<int64_t>& shape);
 
