@@ -56,6 +56,7 @@ try:  # kiln.SegmentPipeline, kiln.segment: only when built with ONNX Runtime an
 except ImportError:
     SegmentPipeline = SegmentResult = segment = None
 
+from .client import Client  # a `kiln serve` worker called like kiln.faces and kiln.Model
 from . import bench_plot  # kiln.bench_plot.plot(results, path): a benchmark's JSON as a picture (matplotlib on use)
 from .datasets import ChartDataset
 from .storage import KilnFile, create_images_from_data, open, register_hdf5_plugin  # noqa: A004 (kiln.open, like h5py.File)
@@ -64,6 +65,7 @@ register_hdf5_plugin()  # h5py reads kiln's zstd datasets after `import kiln`
 
 __all__ = [
     "ChartDataset",
+    "Client",
     "DeviceArray",
     "KilnDeviceError",
     "KilnError",
