@@ -1,7 +1,8 @@
 """kiln serve's Open Inference Protocol over gRPC (inference.GRPCInferenceService) with the real python3-grpcio client
 and message classes generated here by protoc from src/apps/serve/proto/grpc_service.proto: health, readiness and
 metadata; ModelInfer on fr-embed equal to REST's JSON infer and to kiln.Model, with raw and typed contents; the codes
-of bad requests; the token; gRPC and REST requests sharing batches (seen in /metrics); SIGTERM draining a call."""
+of bad requests, an unknown or failed model, a queue timeout and an oversized message; the token; gRPC and REST
+requests sharing batches (seen in /metrics); SIGTERM draining a call."""
 import importlib
 import json
 import os
@@ -160,6 +161,7 @@ def test_infer_equals_rest_and_kiln_model_with_raw_and_typed_contents(server, ch
 
     request = infer_request(pb, x)
     request.outputs.add(name="output")
+    request.parameters["priority"].int64_param = 1
     assert output_of(call(channel, pb, "ModelInfer", request)[0])[0].name == "output"
 
 
@@ -201,6 +203,10 @@ def test_bad_requests_get_their_code_and_reason(channel, pb):
     assert error.code() == grpc.StatusCode.NOT_FOUND and "nope" in error.details()
     error = refused(channel, pb, "ModelInfer", infer_request(pb, x, model="broken"))
     assert error.code() == grpc.StatusCode.UNAVAILABLE and "not ready" in error.details()
+    expiring = infer_request(pb, x)  # Triton's "timeout" parameter, in µs: shorter than the 200 ms queue delay
+    expiring.parameters["timeout"].int64_param = 1000
+    error = refused(channel, pb, "ModelInfer", expiring)
+    assert error.code() == grpc.StatusCode.DEADLINE_EXCEEDED and "timeout" in error.details()
     big = np.zeros((16, 3, 112, 112), np.float32)  # 2.4 MB, over --max-body-mb 2
     error = refused(channel, pb, "ModelInfer", infer_request(pb, big))
     assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
