@@ -57,12 +57,12 @@ def browser():
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(20)
+    driver.set_page_load_timeout(60)
     yield driver
     driver.quit()
 
 
-def wait_for(driver, condition, seconds=30):
+def wait_for(driver, condition, seconds=90):  # generous: the whole suite may share the cores
     return WebDriverWait(driver, seconds, poll_frequency=0.1).until(lambda d: condition(d))
 
 
