@@ -57,6 +57,7 @@ except ImportError:
     SegmentPipeline = SegmentResult = segment = None
 
 from .client import Client  # a `kiln serve` worker called like kiln.faces and kiln.Model
+from .serve import serve  # starts one
 from . import bench_plot  # kiln.bench_plot.plot(results, path): a benchmark's JSON as a picture (matplotlib on use)
 from .datasets import ChartDataset
 from .storage import KilnFile, create_images_from_data, open, register_hdf5_plugin  # noqa: A004 (kiln.open, like h5py.File)
@@ -92,6 +93,7 @@ __all__ = [
     "render_job",
     "render_windows",
     "segment",
+    "serve",
     "to_device",
     "window_plan",
 ]
