@@ -8,6 +8,7 @@ Arithmetic that decides a row is float32, as the rules state (numpy float32 oper
 """
 import json
 import math
+import os
 from fractions import Fraction
 
 import numpy as np
@@ -148,3 +149,69 @@ def test_volume_and_moving_averages_on_any_style(tmp_path):
     np.save(tmp_path / "p.npy", table)
     run_kiln("render", tmp_path / "p.npy", "-o", tmp_path / "npy.npy", *args)
     assert np.array_equal(np.load(tmp_path / "npy.npy"), images)
+
+
+def dated_rows(n, seed, first="2019-10-01"):
+    days = np.datetime64(first) + np.arange(n * 2)
+    weekdays = [d for d in days if d.astype("datetime64[D]").item().weekday() < 5][:n]
+    return [(str(d),) + r[1:] for d, r in zip(weekdays, ohlcv_rows(n, seed))]
+
+
+def test_jkx_dat_is_read_by_the_published_loader(tmp_path):
+    """One raw uint8 file per year of the windows' last day, read with np.memmap(...).reshape(-1, H, W) exactly as
+    the published training code does, with a label table per year (pandas) in the same order."""
+    rows = dated_rows(130, seed=11)
+    write_csv(tmp_path / "AAPL.csv", rows)
+    prefix = tmp_path / "out" / "5d_week_has_vb_[5]_ma"
+    args = ["render", tmp_path / "AAPL.csv", "--preset", "jkx5", "--stride", 2, "--mode", "cpu", "-q"]
+    run_kiln(*args, "--format", "jkx-dat", "-o", prefix)
+    run_kiln(*args, "-o", tmp_path / "all.npy")
+    everything = np.load(tmp_path / "all.npy")
+
+    import pandas as pd
+    close = np.array([r[4] for r in rows], dtype=np.float32).astype(np.float64)
+    dates = [r[0] for r in rows]
+    starts = [s for s in range(0, len(rows) - 5 + 1, 2) if s >= 4]  # the 5-day average needs 4 days before
+    ends = [s + 4 for s in starts]
+    years = sorted({dates[e][:4] for e in ends})
+    assert years == ["2019", "2020"]
+    seen = 0
+    for year in years:
+        images = np.memmap(f"{prefix}_{year}_images.dat", dtype=np.uint8, mode="r").reshape((-1, 32, 15))
+        labels = pd.read_csv(f"{prefix}_{year}_labels.csv")
+        mine = [e for e in ends if dates[e][:4] == year]
+        assert len(images) == len(labels) == len(mine)
+        np.testing.assert_array_equal(images, everything[seen:seen + len(mine)])
+        assert list(labels.columns) == ["Date", "StockID", "MarketCap", "Ret_5d", "Ret_20d", "Ret_60d"]
+        assert list(labels["Date"]) == [dates[e] for e in mine] and set(labels["StockID"]) == {"AAPL"}
+        assert labels["MarketCap"].isna().all()
+        for days in (5, 20, 60):
+            want = [close[e + days] / close[e] - 1 if e + days < len(rows) else np.nan for e in mine]
+            np.testing.assert_allclose(labels[f"Ret_{days}d"], want, rtol=1e-7, equal_nan=True)
+        seen += len(mine)
+    assert seen == len(everything)
+
+
+def test_jkx_dat_resume_keeps_finished_years(tmp_path):
+    rows = dated_rows(130, seed=12)
+    write_csv(tmp_path / "p.csv", rows)
+    prefix = tmp_path / "p"
+    args = ["render", tmp_path / "p.csv", "--preset", "jkx5", "--format", "jkx-dat", "-o", prefix, "--mode", "cpu",
+            "-q"]
+    run_kiln(*args)
+    first, last = f"{prefix}_2019_images.dat", f"{prefix}_2020_images.dat"
+    finished = open(first, "rb").read(), open(last, "rb").read(), open(f"{prefix}_2020_labels.csv").read()
+    # A run killed in 2020: the year's images only in a partial .part file, no table.
+    os.rename(last, last + ".part")
+    with open(last + ".part", "r+b") as f:
+        f.truncate(len(finished[1]) // 2)
+    os.remove(f"{prefix}_2020_labels.csv")
+    inode = os.stat(first).st_ino
+    assert "exists" in run_kiln(*args, check=False).stderr
+    result = run_kiln(*args, "--resume")
+    assert "Resumed" in result.stdout or "resumed" in result.stdout.lower()
+    assert os.stat(first).st_ino == inode  # the finished year is not rewritten
+    assert (open(first, "rb").read(), open(last, "rb").read(), open(f"{prefix}_2020_labels.csv").read()) == finished
+    assert not os.path.exists(last + ".part")
+    other = run_kiln(*args[:-1], "--stride", 2, "-q", "--resume", check=False)
+    assert other.returncode != 0 and "other settings" in other.stderr

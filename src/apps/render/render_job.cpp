@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <filesystem>
 #include <ctime>
 #include <variant>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "core/buffer_pool.h"
 #include "kiln/exec.h"
 #include "pipeline/pipeline.h"
+#include "apps/render/jkx_dat_sink.h"
 #include "apps/render/render_items.h"
 #include "core/thread_pool.h"
 #include "io/output_lock.h"
@@ -109,6 +112,33 @@ Status write_preview(const RenderJobConfig& config, const Series& series, const 
   std::vector<ImageView> views;
   for (int64_t i = 0; i < count; ++i) views.push_back(images.view().image(i));
   return preview_write_png(config.preview, views, std::min<int32_t>(4, static_cast<int32_t>(count)), captions);
+}
+
+// The jkx-dat label rows of the plan's windows: the last day's date and the returns from its close.
+Result<JkxLabels> jkx_labels(const Series& series, const WindowPlan& plan, int32_t seq_len,
+                             const RenderJobConfig& config) {
+  if (series.dates.size() != static_cast<size_t>(series.rows)) {
+    return invalid_argument(series.source + ": jkx-dat output needs dates (a CSV with a Date column, or --demo)");
+  }
+  JkxLabels labels;
+  labels.stock_id = config.demo && !config.series ? std::string("demo")
+                                                  : std::filesystem::path(config.input.path).stem().string();
+  const int32_t line = series.line_channel();
+  auto ret = [&](int64_t end, int64_t days) {
+    const int64_t later = end + days;
+    if (later >= series.rows) return std::nan("");
+    return static_cast<double>(series.row(later)[line]) / static_cast<double>(series.row(end)[line]) - 1.0;
+  };
+  for (const int64_t start : plan.starts) {
+    const int64_t end = start + seq_len - 1;
+    const int32_t date = series.dates[static_cast<size_t>(end)];
+    if (date == 0) return invalid_argument(series.source + ": row " + std::to_string(end + 2) + " has no date");
+    labels.end_dates.push_back(date);
+    labels.ret_5d.push_back(ret(end, 5));
+    labels.ret_20d.push_back(ret(end, 20));
+    labels.ret_60d.push_back(ret(end, 60));
+  }
+  return labels;
 }
 
 // What the defaults that depend on other settings mean for this job: an OHLC chart reads four columns and is
@@ -258,7 +288,13 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
   if (!config.output.path.empty()) {
     KILN_TRY_ASSIGN(lock, OutputLock::acquire(config.output.path));
   }
-  KILN_TRY_ASSIGN(auto sink, sink_create(config.output));
+  std::unique_ptr<ImageSink> sink;
+  if (config.output.format == OutputFormat::kJkxDat) {
+    KILN_TRY_ASSIGN(JkxLabels labels, jkx_labels(series, plan, seq_len, config));
+    KILN_TRY_ASSIGN(sink, jkx_dat_sink_create(config.output, std::move(labels)));
+  } else {
+    KILN_TRY_ASSIGN(sink, sink_create(config.output));
+  }
   KILN_TRY_ASSIGN(const int64_t resumed, sink->open(layout, make_attributes(config, series, plan)));
   if (!config.preview.empty()) KILN_TRY(write_preview(config, series, plan, range.first, job_total));
 

@@ -53,6 +53,27 @@ std::string quote_cell(std::string_view s) {
 enum class CellParse { kOk, kNotNumber };
 
 // Parses a trimmed cell: empty, nan and inf (any case, optional sign) give non-finite values.
+// yyyymmdd of "yyyy-mm-dd", "yyyy/mm/dd", "yyyymmdd" (a time after it is ignored); 0 for anything else.
+int32_t parse_date(std::string_view s) {
+  int32_t digits[8];
+  int32_t count = 0;
+  size_t i = 0;
+  for (; i < s.size() && count < 8; ++i) {
+    const char ch = s[i];
+    if (ch >= '0' && ch <= '9') {
+      digits[count++] = ch - '0';
+    } else if (!((ch == '-' || ch == '/') && (count == 4 || count == 6))) {
+      return 0;
+    }
+  }
+  if (count < 8 || (i < s.size() && s[i] >= '0' && s[i] <= '9')) return 0;
+  int32_t value = 0;
+  for (const int32_t d : digits) value = value * 10 + d;
+  const int32_t month = value / 100 % 100;
+  const int32_t day = value % 100;
+  return month >= 1 && month <= 12 && day >= 1 && day <= 31 ? value : 0;
+}
+
 CellParse parse_cell(std::string_view s, float& out) {
   if (s.empty()) {
     out = std::numeric_limits<float>::quiet_NaN();
@@ -284,10 +305,19 @@ Result<Series> series_load_csv(const std::string& path, const std::string& colum
                               "' (columns: " + column_list(names) + ")");
     }
   }
-  const int64_t max_field = *std::max_element(field_of.begin(), field_of.end());
-  // channel_of[f]: which channel field f feeds, or -1.
+  // A Date column (yyyy-mm-dd, yyyy/mm/dd or yyyymmdd) dates the rows; other spellings date them 0.
+  int64_t date_field = -1;
+  for (size_t f = 0; f < names.size() && date_field < 0; ++f) {
+    if (iequals(names[f], "Date")) date_field = static_cast<int64_t>(f);
+  }
+  const int64_t max_field = std::max(*std::max_element(field_of.begin(), field_of.end()), date_field);
+  // channel_of[f]: which channel field f feeds, kDateChannel, or -1.
+  constexpr int32_t kDateChannel = -2;
   std::vector<int32_t> channel_of(static_cast<size_t>(max_field + 1), -1);
   for (int32_t c = 0; c < channels; ++c) channel_of[static_cast<size_t>(field_of[c])] = c;
+  if (date_field >= 0 && channel_of[static_cast<size_t>(date_field)] < 0) {
+    channel_of[static_cast<size_t>(date_field)] = kDateChannel;
+  }
 
   Series series;
   series.channels = channels;
@@ -320,13 +350,19 @@ Result<Series> series_load_csv(const std::string& path, const std::string& colum
         return io_error(path + ":" + std::to_string(line) + ": " + error);
       }
       const int32_t c = channel_of[static_cast<size_t>(field)];
+      if (c == kDateChannel) {
+        series.dates.push_back(parse_date(cell));
+        continue;
+      }
       if (c < 0) continue;
       if (parse_cell(cell, row_values[c]) != CellParse::kOk) {
         return io_error(path + ":" + std::to_string(line) + ": column '" +
                         names[static_cast<size_t>(field_of[c])] + "': not a number: " + quote_cell(cell));
       }
     }
-    if (field <= max_field) {
+    if (date_field >= field && field > *std::max_element(field_of.begin(), field_of.end())) {
+      series.dates.push_back(0);  // a short record without its date: undated
+    } else if (field <= max_field) {
       // The record ended before the last wanted field.
       int32_t missing = 0;
       for (int32_t c = 0; c < channels; ++c) {

@@ -104,6 +104,20 @@ class NormalSource {
   bool m_has_spare = false;
 };
 
+// yyyymmdd of `days` days after 1970-01-01 (Howard Hinnant's civil_from_days).
+int32_t civil_date(int64_t days) {
+  const int64_t z = days + 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  const int64_t day = doy - (153 * mp + 2) / 5 + 1;
+  const int64_t month = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  return static_cast<int32_t>(year * 10000 + month * 100 + day);
+}
+
 }  // namespace
 
 Series series_demo(int64_t points, uint64_t seed, bool volume) {
@@ -115,6 +129,15 @@ Series series_demo(int64_t points, uint64_t seed, bool volume) {
   series.column = "Open,High,Low,Close";
   series.rows = points > 0 ? points : 0;
   series.values.resize(static_cast<size_t>(series.rows) * channels);
+
+  // Trading days: the weekdays from Monday 2000-01-03 (day 10959 after 1970-01-01).
+  series.dates.reserve(static_cast<size_t>(series.rows));
+  for (int64_t i = 0, day = 10959; i < series.rows; ++day) {
+    if ((day + 3) % 7 < 5) {  // (day + 3) % 7: 0 = Monday .. 6 = Sunday
+      series.dates.push_back(civil_date(day));
+      ++i;
+    }
+  }
 
   Xoshiro256 rng(seed);
   Xoshiro256 volume_rng(seed ^ 0x766f6c756d65ULL);  // its own stream: the prices do not depend on `volume`
