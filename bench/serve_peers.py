@@ -70,9 +70,12 @@ def rss_mb(pid):
 
 
 class KilnServe:
-    def __init__(self, kiln, options):
+    def __init__(self, kiln, options, library_path=None):
+        env = dict(os.environ)
+        if library_path is not None:
+            env["LD_LIBRARY_PATH"] = library_path
         self.process = subprocess.Popen([kiln, "serve", "--port", "0", "-q", *options],
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
         line = self.process.stdout.readline()
         match = re.search(r"listening on http://[0-9.]+:(\d+)", line)
         if not match:
@@ -135,6 +138,8 @@ def verdict(ok):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kiln", default=os.environ.get("KILN_CLI", os.path.join(ROOT, "build", "kiln")))
+    parser.add_argument("--kiln-library-path", default=None,
+                        help="LD_LIBRARY_PATH for kiln serve only (the GPU check's bundled libraries)")
     parser.add_argument("--pythonpath", default=os.path.join(ROOT, "build", "python"),
                         help="where the peer finds the kiln module")
     parser.add_argument("--python", default="/usr/bin/python3", help="the interpreter with FastAPI and uvicorn")
@@ -157,7 +162,7 @@ def main(argv=None):
     print(f"{'server':<44} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'mean batch':>10} {'batch ms':>9}")
     best_config, best_rate = None, 0.0
     for config in [c.strip() for c in args.configs.split(";") if c.strip()]:
-        server = KilnServe(args.kiln, config.split())
+        server = KilnServe(args.kiln, config.split(), args.kiln_library_path)
         try:
             before = metrics(server.port)
             load = closed(server.port, payload, args.connections, args.seconds)
@@ -185,7 +190,7 @@ def main(argv=None):
         results["target_3x"] = verdict(ratio >= 3)
         print(f"kiln / worker: {ratio:.2f}x (target >= 3x): {results['target_3x']}")
 
-    server = KilnServe(args.kiln, best_config.split())
+    server = KilnServe(args.kiln, best_config.split(), args.kiln_library_path)
     try:
         rate = best_rate / 2
         before = metrics(server.port)

@@ -70,6 +70,7 @@ if [[ $phase == prepare ]]; then
   # This script and its helpers too: gpu-run runs the command from the build's source path, which there holds only
   # what the bundle brings.
   extra="$C $PHOTOS $S/fuzz/corpus $S/bench/render_matplotlib.py $S/tools/gpu $B/python $S/python/tests"
+  extra="$extra $S/bench/serve_peers.py $S/bench/serve_load.py"
   extra="$extra $S/tests/common/pytest_require_gpu.py"
   for d in "$CACHE"/*/; do
     case $(basename "$d") in npm | onnxruntime*) ;; *) extra="$extra ${d%/}" ;; esac
@@ -377,6 +378,12 @@ for m in fr-embed fr-detect selfie blazeface-front blazeface-back; do
 done
 step bench_faces 30 "$K" bench faces --iterations 3 --threads $T --json "$L/bench_faces.json"
 step bench_segment 20 "$K" bench segment --batch-sizes 1 8 --threads $T --json
+# kiln serve with its models on the GPU: the crawler's detect_and_embed_batch from 64 clients at two batch settings,
+# the p99 at half the best rate against one batch's compute time, 1,000 held keep-alive connections
+# (bench/serve_peers.py; its FastAPI peer is measured on the CPU machine, docs/benchmarks.md).
+needs "$no_ort" step serve_gpu 45 py "$S/bench/serve_peers.py" --kiln "$K" --kiln-library-path "${LD_LIBRARY_PATH:-}" \
+  --photo "${PHOTOS%% *}" --no-peer --seconds 5 --json "$L/serve_gpu.json" \
+  --configs "--mode $GPU --max-batch 8;--mode $GPU --max-batch 32 --instances 2"
 step bench_ops 25 "$K" bench ops --ops fused_preprocess,resize_bilinear,cvt_gray,quality,matte --sizes large \
   --batch-sizes 32 --iterations 5 --threads $T --json
 
