@@ -107,7 +107,8 @@ def main():
     MODEL = args.model
 
     out = tempfile.mkdtemp()
-    subprocess.run(["protoc", f"-I{ROOT}/src/apps/serve/proto", f"--python_out={out}", "grpc_service.proto"], check=True)
+    subprocess.run(["protoc", f"-I{ROOT}/src/apps/serve/proto", f"--python_out={out}", "grpc_service.proto"],
+                   check=True)
     sys.path.insert(0, out)
     pb = importlib.import_module("grpc_service_pb2")
 

@@ -27,8 +27,8 @@ AUTH = (("authorization", f"Bearer {TOKEN}"),)
 REST_AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 _help = subprocess.run([KILN, "serve", "--help"], capture_output=True, text=True).stdout
-pytestmark = pytest.mark.skipif("--grpc-port" not in _help or "built without" in _help,
-                                reason="this kiln is built without ONNX Runtime, faiss, Boost.Beast or gRPC")
+pytestmark = pytest.mark.skipif("--grpc-port" not in _help or "built without gRPC" in _help,
+                                reason="this kiln is built without kiln serve (ONNX Runtime, faiss, Beast) or gRPC")
 
 
 @pytest.fixture(scope="module")

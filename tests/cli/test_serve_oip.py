@@ -167,8 +167,8 @@ def test_binary_tensor_data_in_and_out_equal_json(server):
         np.testing.assert_allclose(arrays["output"], json_out, atol=1e-6)
 
     # JSON in, binary out; and an output's "binary_data": false wins over the request's binary_data_output.
-    status, response_headers, data = server.request(
-        "POST", "/v2/models/fr-embed/infer", {**infer_body(x), "outputs": [{"name": "output", "parameters": {"binary_data": True}}]})
+    body = {**infer_body(x), "outputs": [{"name": "output", "parameters": {"binary_data": True}}]}
+    status, response_headers, data = server.request("POST", "/v2/models/fr-embed/infer", body)
     np.testing.assert_allclose(binary_outputs(response_headers, data)[1]["output"], json_out, atol=1e-6)
     body, headers = binary_body(x, {"parameters": {"binary_data_output": True},
                                     "outputs": [{"name": "output", "parameters": {"binary_data": False}}]})

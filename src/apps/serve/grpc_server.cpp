@@ -130,7 +130,8 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
       const grpc::Status found = model_find(request->name(), request->version(), &model);
       if (!found.ok()) return found;
       if (!model->ready()) {
-        return grpc::Status(grpc::StatusCode::UNAVAILABLE, "model " + model->name() + " failed to load: " + model->error());
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                            "model " + model->name() + " failed to load: " + model->error());
       }
       response->set_name(model->name());
       response->add_versions(kModelVersion);
@@ -170,7 +171,8 @@ class InferenceService final : public inference::GRPCInferenceService::CallbackS
       bool known = false;
       for (const auto& info : model->info().outputs) known = known || info.name == output.name();
       if (!known) {
-        return refuse(grpc::StatusCode::INVALID_ARGUMENT, "model " + model->name() + " has no output \"" + output.name() + "\"");
+        return refuse(grpc::StatusCode::INVALID_ARGUMENT,
+                      "model " + model->name() + " has no output \"" + output.name() + "\"");
       }
       wanted.push_back(output.name());
     }

@@ -20,7 +20,8 @@ Result<std::vector<float>> grpc_typed_values(const Repeated& values, const char*
   out.reserve(static_cast<size_t>(values.size()));
   for (const auto value : values) {
     if (most > 0 && static_cast<float>(value) > most) {
-      return invalid_argument(std::string("contents.") + field + ": " + std::to_string(value) + " is out of UINT8's range");
+      return invalid_argument(std::string("contents.") + field + ": " + std::to_string(value) +
+                              " is out of UINT8's range");
     }
     out.push_back(static_cast<float>(value));
   }

@@ -128,7 +128,8 @@ Result<InferInputTensor> parse_input_tensor(const Json& input, size_t index, std
     return tensor;
   }
   if (data == input.end()) {
-    return invalid_argument(named + "\"data\" is missing (or \"parameters\": {\"binary_data_size\": N} for binary data)");
+    return invalid_argument(named +
+                            "\"data\" is missing (or \"parameters\": {\"binary_data_size\": N} for binary data)");
   }
   if (const Status st = parse_flatten_numbers(*data, &tensor.data, 0); !st.is_ok()) {
     return invalid_argument(where + " (" + tensor.name + "): " + st.message());
@@ -242,11 +243,13 @@ Result<InferRequestV2> infer_request_parse(std::string_view body, int64_t header
     return invalid_argument("\"inputs\" must be a non-empty list of tensors");
   }
   for (size_t i = 0; i < inputs->size(); ++i) {
-    KILN_TRY_ASSIGN(InferInputTensor tensor, parse_input_tensor((*inputs)[i], i, header_length >= 0 ? &binary : nullptr));
+    KILN_TRY_ASSIGN(InferInputTensor tensor,
+                    parse_input_tensor((*inputs)[i], i, header_length >= 0 ? &binary : nullptr));
     request.inputs.push_back(std::move(tensor));
   }
   if (!binary.empty()) {
-    return invalid_argument(std::to_string(binary.size()) + " bytes of binary data follow the inputs' binary_data_size");
+    return invalid_argument(std::to_string(binary.size()) +
+                            " bytes of binary data follow the inputs' binary_data_size");
   }
   KILN_TRY_ASSIGN(const Json* binary_all, parse_parameter(json, "binary_data_output", ""));
   if (binary_all != nullptr && !binary_all->is_boolean()) {
