@@ -256,6 +256,7 @@ class GrpcServerImpl final : public GrpcServer {
     const std::string address = host + ":" + std::to_string(options.port);
     grpc::ServerBuilder builder;
     builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &m_port);
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);  // a port in use is an error, not a second listener
     builder.SetMaxReceiveMessageSize(static_cast<int>(
         std::min<uint64_t>(options.max_message_bytes, static_cast<uint64_t>(std::numeric_limits<int>::max()))));
     builder.RegisterService(&m_service);

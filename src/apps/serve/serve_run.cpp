@@ -111,14 +111,16 @@ Status serve_run(const ServeConfig& config, const LogFn& log) {
                                                        [&metrics](const std::string& route, int status, double s) {
                                                          metrics.request_observe(route, status, s);
                                                        }));
-  std::printf("kiln serve: listening on http://%s:%d\n", config.host.c_str(), server->port());
 #if KILN_HAS_GRPC
-  std::unique_ptr<serve::GrpcServer> grpc;
+  std::unique_ptr<serve::GrpcServer> grpc;  // opened before the lines are printed: a port in use fails the start
   if (config.grpc_port >= 0) {
     serve::GrpcServerOptions grpc_options{config.host, config.grpc_port, options.max_body_bytes, config.token};
     KILN_TRY_ASSIGN(grpc, serve::GrpcServer::open(grpc_options, context));
-    std::printf("kiln serve: grpc listening on %s:%d\n", config.host.c_str(), grpc->port());
   }
+#endif
+  std::printf("kiln serve: listening on http://%s:%d\n", config.host.c_str(), server->port());
+#if KILN_HAS_GRPC
+  if (grpc) std::printf("kiln serve: grpc listening on %s:%d\n", config.host.c_str(), grpc->port());
 #endif
   std::fflush(stdout);
   server->run([&] {
