@@ -1,8 +1,8 @@
 """kiln serve's Open Inference Protocol over gRPC (inference.GRPCInferenceService) with the real python3-grpcio client
 and message classes generated here by protoc from src/apps/serve/proto/grpc_service.proto: health, readiness and
 metadata; ModelInfer on fr-embed equal to REST's JSON infer and to kiln.Model, with raw and typed contents; the codes
-of bad requests, an unknown or failed model, a queue timeout and an oversized message; the token; gRPC and REST
-requests sharing batches (seen in /metrics); SIGTERM draining a call."""
+of bad requests, an unknown or failed model, a queue timeout, a full queue and an oversized message; the token; gRPC
+and REST requests sharing batches (seen in /metrics); SIGTERM draining a call."""
 import importlib
 import json
 import os
@@ -247,6 +247,25 @@ def test_grpc_and_rest_requests_share_batches(server, channel, pb):
     assert server.metric('kiln_serve_grpc_requests_total{method="ModelInfer",code="OK"}', REST_AUTH) - answered == 3
     assert server.metric('kiln_serve_grpc_requests_total{method="ModelInfer",code="INVALID_ARGUMENT"}', REST_AUTH) > 0
     assert server.metric('kiln_serve_grpc_request_seconds_count{method="ModelInfer"}', REST_AUTH) > 3
+
+
+def test_a_full_queue_is_resource_exhausted(pb):
+    """--max-queue 1: a call waits in the queue for company (--max-batch 2, a long queue delay); the next is refused."""
+    x = np.zeros((1, 3, 112, 112), np.float32)
+    with Server("--no-faces", "--models", "fr-embed", "--mode", "cpu", "--max-queue", 1, "--max-batch", 2,
+                "--max-queue-delay-us", 1000000, "--grpc-port", 0, "-q") as small, \
+            grpc.insecure_channel(f"127.0.0.1:{small.grpc_port}") as small_channel:
+        first = small_channel.unary_unary("/inference.GRPCInferenceService/ModelInfer",
+                                          request_serializer=pb.ModelInferRequest.SerializeToString,
+                                          response_deserializer=pb.ModelInferResponse.FromString).future(
+            infer_request(pb, x), timeout=60)
+        deadline = time.monotonic() + 10
+        while small.metric('kiln_serve_queue_items{model="fr-embed"}') < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        error = refused(small_channel, pb, "ModelInfer", infer_request(pb, x), metadata=())
+        assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and "full" in error.details()
+        assert output_of(first.result())[1].shape == (1, 512)
+        assert small.metric('kiln_serve_rejected_total{model="fr-embed",reason="queue_full"}') == 1
 
 
 def test_sigterm_answers_a_queued_call_then_exits_0(server, channel, pb):
