@@ -14,6 +14,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -21,6 +22,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
+
+#include "apps/serve/websocket_session.h"
 
 namespace kiln::serve {
 
@@ -53,6 +56,29 @@ bool token_matches(const std::string& authorization, const std::string& token) {
   unsigned char diff = 0;  // constant time in the token's length
   for (size_t i = 0; i < token.size(); ++i) diff |= static_cast<unsigned char>(authorization[prefix.size() + i] ^ token[i]);
   return diff == 0;
+}
+
+// The value of ?token= in a query, percent-decoded; "" when absent.
+std::string query_token(const std::string& query) {
+  size_t begin = 0;
+  while (begin < query.size()) {
+    const size_t end = std::min(query.find('&', begin), query.size());
+    if (query.compare(begin, 6, "token=") == 0) {
+      std::string value;
+      for (size_t i = begin + 6; i < end; ++i) {
+        if (query[i] == '%' && i + 2 < end && std::isxdigit(static_cast<unsigned char>(query[i + 1])) &&
+            std::isxdigit(static_cast<unsigned char>(query[i + 2]))) {
+          value += static_cast<char>(std::stoi(query.substr(i + 1, 2), nullptr, 16));
+          i += 2;
+        } else {
+          value += query[i];
+        }
+      }
+      return value;
+    }
+    begin = end + 1;
+  }
+  return {};
 }
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -103,6 +129,7 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     if (ec) return abandon();  // a client gone mid-request, or bytes that are not HTTP: nothing to answer
     http::request<http::string_body> message = m_parser->release();
+    const bool upgrade = beast::websocket::is_upgrade(message);
     HttpRequest request;
     request.method = std::string(message.method_string());
     const std::string target(message.target());
@@ -110,7 +137,7 @@ class Session : public std::enable_shared_from_this<Session> {
     request.path = target.substr(0, question);
     if (question != std::string::npos) request.query = target.substr(question + 1);
     for (const auto& field : message) request.headers[lowercase(std::string(field.name_string()))] = std::string(field.value());
-    request.body = std::move(message.body());
+    if (!upgrade) request.body = std::move(message.body());
     m_keep_alive = message.keep_alive();
     m_method = request.method;
     m_path = request.path;
@@ -122,11 +149,13 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     if (request.method == "OPTIONS") return write(preflight());
     if (!m_shared->options.token.empty() && !public_get(request) &&
-        !token_matches(request.header("authorization"), m_shared->options.token)) {
+        !token_matches(request.header("authorization"), m_shared->options.token) &&
+        !(upgrade && token_matches("Bearer " + query_token(request.query), m_shared->options.token))) {
       HttpResponse response = http_error(401, "this server needs \"Authorization: Bearer <token>\"");
       response.headers.emplace_back("WWW-Authenticate", "Bearer");
       return write(std::move(response));
     }
+    if (upgrade) return websocket_open(std::move(message), request);
     auto answered = std::make_shared<std::atomic<bool>>(false);
     Responder respond = [self = shared_from_this(), answered](HttpResponse response) {
       if (answered->exchange(true)) return;
@@ -134,6 +163,36 @@ class Session : public std::enable_shared_from_this<Session> {
                  [self, response = std::move(response)]() mutable { self->write(std::move(response)); });
     };
     m_shared->handler(std::move(request), std::move(respond));
+  }
+
+  // The route's handler takes the connection over (websocket_session.cpp); the upgrade request stops counting as in
+  // flight, and the connection is logged when it ends.
+  void websocket_open(http::request<http::string_body> message, const HttpRequest& request) {
+    const auto& routes = m_shared->options.websocket_routes;
+    const auto route = routes.find(request.path);
+    m_keep_alive = false;
+    if (route == routes.end() || request.method != "GET") {
+      HttpResponse response = http_error(404, "no WebSocket endpoint at " + request.method + " " + request.path);
+      response.route = "(no route)";
+      return write(std::move(response));
+    }
+    WebSocketUpgrade opened = route->second(request);
+    if (!opened.handler) {
+      opened.refusal.route = route->first;
+      return write(std::move(opened.refusal));
+    }
+    WebSocketSessionOptions options;
+    options.max_message_bytes = m_shared->options.max_body_bytes;
+    options.on_end = [shared = m_shared, path = request.path, pattern = route->first](int status, double seconds) {
+      if (shared->options.access_log) {
+        const nlohmann::json line = {{"method", "GET"}, {"path", path}, {"status", status}, {"websocket", true},
+                                     {"ms", std::round(seconds * 1e5) / 100}};
+        std::fprintf(stderr, "%s\n", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+      }
+      if (shared->observer) shared->observer(pattern, status, seconds);
+    };
+    m_shared->in_flight.fetch_sub(1);
+    websocket_session_start(m_stream.release_socket(), std::move(message), std::move(opened.handler), options);
   }
 
   bool public_get(const HttpRequest& request) const {

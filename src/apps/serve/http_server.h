@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "apps/serve/http_types.h"
+#include "apps/serve/websocket_types.h"
 #include "kiln/status.h"
 
 namespace kiln::serve {
@@ -24,6 +26,8 @@ struct HttpServerOptions {
   double drain_seconds = 10;
   double idle_seconds = 75;  // a keep-alive connection idle this long is closed
   bool access_log = true;
+  // GET upgrades to a WebSocket on these paths; the token may also come as ?token= (browsers cannot set headers).
+  std::map<std::string, WebSocketOpener> websocket_routes;
 };
 
 // Called once per answered request: the route pattern, the status and the time from the request read to the

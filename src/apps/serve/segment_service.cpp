@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "apps/segment/frame_matte.h"
+#include "apps/segment/mask_temporal.h"
 #include "apps/segment/segment_model.h"
 #include "core/thread_pool.h"
 #include "infer/input_stager.h"
@@ -106,10 +107,11 @@ int64_t SegmentService::fallbacks() const {
   return count;
 }
 
-void SegmentService::submit(std::vector<uint8_t> bytes, bool keep_rgb, Scheduling scheduling, SegmentCallDone done) {
+void SegmentService::submit(std::vector<uint8_t> bytes, bool keep_rgb, Scheduling scheduling, SegmentCallDone done,
+                            std::shared_ptr<SegmentTemporalState> temporal) {
   if (!ready()) return segment_refuse(done, 503, m_error);
   const size_t size = bytes.size();
-  Job job{std::move(bytes), keep_rgb, std::make_shared<SegmentCallResult>(),
+  Job job{std::move(bytes), keep_rgb, std::move(temporal), std::make_shared<SegmentCallResult>(),
           std::make_shared<SegmentCallDone>(std::move(done))};
   auto done_copy = job.done;
   const Status st = m_batcher->enqueue(std::move(job), scheduling.priority, scheduling.timeout_us, size);
@@ -167,11 +169,23 @@ void SegmentService::batch_run(Instance* instance, Batch<Job>& batch) {
       continue;
     }
     const ImageBuffer& rgb = result.rgb;
+    const float* prob = probs[j].data();
+    if (SegmentTemporalState* temporal = batch.items[decoded[j]].request.temporal.get()) {
+      // SegmentSmoother's host step: a map of another size starts the stream again.
+      if (temporal->width != prob_width || temporal->height != prob_height || temporal->map.size() != probs[j].size()) {
+        temporal->map = probs[j];
+        temporal->width = prob_width;
+        temporal->height = prob_height;
+      } else {
+        mask_temporal_smooth(probs[j].data(), temporal->map.data(), temporal->map.size(), m_settings.temporal);
+      }
+      prob = temporal->map.data();
+    }
     const MatteRegion region = matte_region(rgb.width, rgb.height, model.input_width(), model.input_height(),
                                             prob_width, prob_height, m_settings.letterbox);
     auto matte = FrameMatte::make(rgb.width, rgb.height, prob_width, prob_height, region, SegmentOutput::kMask,
                                   m_settings, "", 1);
-    Result<double> share = matte.is_ok() ? matte.value().render(rgb.view(), probs[j].data(), &result.mask,
+    Result<double> share = matte.is_ok() ? matte.value().render(rgb.view(), prob, &result.mask,
                                                                 instance->executor)
                                          : Result<double>(matte.status());
     if (!share.is_ok()) {

@@ -31,6 +31,13 @@ struct SegmentCallResult {
 };
 using SegmentCallDone = std::function<void(SegmentCallResult)>;
 
+// A stream's person probability smoothed in time (SegmentSettings::temporal), as SegmentSmoother keeps it on the
+// host: each frame's mask is made from the map after it. One per stream, whose frames are submitted one at a time.
+struct SegmentTemporalState {
+  std::vector<float> map;
+  int32_t width = 0, height = 0;
+};
+
 struct SegmentServiceConfig {
   SegmentSettings segment;  // the packaged selfie model, kiln segment's threshold
   ExecSettings exec;
@@ -46,8 +53,10 @@ class SegmentService {
   SegmentService(const SegmentService&) = delete;
   SegmentService& operator=(const SegmentService&) = delete;
 
-  // `done` runs exactly once, on a worker thread or (for a refusal) on the caller's.
-  void submit(std::vector<uint8_t> bytes, bool keep_rgb, Scheduling scheduling, SegmentCallDone done);
+  // `done` runs exactly once, on a worker thread or (for a refusal) on the caller's. With `temporal`, the frame's
+  // probability is smoothed with the stream's previous ones before its mask is made.
+  void submit(std::vector<uint8_t> bytes, bool keep_rgb, Scheduling scheduling, SegmentCallDone done,
+              std::shared_ptr<SegmentTemporalState> temporal = {});
   // Stops intake; what is queued is still segmented; the workers end once it is.
   void close();
 
@@ -62,6 +71,7 @@ class SegmentService {
   struct Job {
     std::vector<uint8_t> bytes;
     bool keep_rgb = false;
+    std::shared_ptr<SegmentTemporalState> temporal;
     std::shared_ptr<SegmentCallResult> result;
     std::shared_ptr<SegmentCallDone> done;
   };

@@ -93,6 +93,17 @@ void ServeMetrics::rejected_observe(const std::string& model, const std::string&
   ++m_rejected[{model, reason}];
 }
 
+void ServeMetrics::stream_frame_observe(const std::string& outcome, double seconds) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  ++m_stream_frames[outcome];
+  if (outcome == "answered") m_stream_latency.observe(seconds);
+}
+
+void ServeMetrics::stream_connections_add(int64_t delta) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_stream_connections += delta;
+}
+
 void ServeMetrics::gauges_register(const std::string& model, std::function<ModelGauges()> gauges) {
   std::lock_guard<std::mutex> lock(m_mutex);
   m_gauges.emplace_back(model, std::move(gauges));
@@ -155,6 +166,15 @@ std::string ServeMetrics::text() const {
       out += "kiln_serve_rejected_total{model=\"" + metrics_escaped(key.first) + "\",reason=\"" + key.second + "\"} " +
              std::to_string(count) + "\n";
     }
+    metrics_help(&out, "kiln_serve_stream_frames_total", "counter",
+                 "Frames received on /v1/segment/stream: answered, dropped (stale) or failed.");
+    for (const auto& [outcome, count] : m_stream_frames) {
+      out += "kiln_serve_stream_frames_total{outcome=\"" + outcome + "\"} " + std::to_string(count) + "\n";
+    }
+    metrics_help(&out, "kiln_serve_stream_latency_seconds", "histogram", "A streamed frame's time from received to its mask sent.");
+    m_stream_latency.write("kiln_serve_stream_latency_seconds", "", &out);
+    metrics_help(&out, "kiln_serve_stream_connections", "gauge", "Streams open.");
+    out += "kiln_serve_stream_connections " + std::to_string(m_stream_connections) + "\n";
   }
   // Outside the lock: a gauge reads its model's state.
   std::string ready;

@@ -42,6 +42,9 @@ class ServeMetrics {
   void batch_observe(const std::string& model, int32_t size, double compute_seconds,
                      const std::vector<double>& queue_seconds);
   void rejected_observe(const std::string& model, const std::string& reason);  // "queue_full", "timeout"
+  // A streamed frame's outcome ("answered", "dropped", "failed") and, when answered, its receive-to-sent seconds.
+  void stream_frame_observe(const std::string& outcome, double seconds = 0);
+  void stream_connections_add(int64_t delta);  // streams open
   // Models registered here are reported on every scrape.
   void gauges_register(const std::string& model, std::function<ModelGauges()> gauges);
   std::string text() const;
@@ -62,6 +65,9 @@ class ServeMetrics {
   std::map<std::string, Histogram> m_grpc_seconds;
   std::map<std::string, ModelSeries> m_models;
   std::map<std::pair<std::string, std::string>, uint64_t> m_rejected;
+  std::map<std::string, uint64_t> m_stream_frames;  // by outcome
+  Histogram m_stream_latency{{0.005, 0.01, 0.02, 0.033, 0.05, 0.1, 0.25, 0.5, 1, 5}};
+  int64_t m_stream_connections = 0;
   std::vector<std::pair<std::string, std::function<ModelGauges()>>> m_gauges;
 };
 

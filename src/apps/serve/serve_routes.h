@@ -12,6 +12,7 @@
 #include "apps/serve/http_types.h"
 #include "apps/serve/model_service.h"
 #include "apps/serve/serve_metrics.h"
+#include "apps/serve/websocket_types.h"
 #include "kiln/apps/serve.h"
 
 namespace kiln::serve {
@@ -51,6 +52,10 @@ void page_routes_add(ServeContext& context, std::vector<Route>* routes);
 // REST and gRPC alike.
 bool serve_all_ready(const ServeContext& context);
 const std::vector<std::string>& oip_extensions();
+
+// The WebSocket endpoints (GET upgraded): /v1/segment/stream (serve_stream.cpp).
+extern const char* const kSegmentStreamPath;
+std::map<std::string, WebSocketOpener> websocket_routes(ServeContext& context);
 
 // Every route; 404 for an unknown path, 405 for a known path with another method.
 HttpHandler serve_router(ServeContext& context);

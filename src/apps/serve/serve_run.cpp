@@ -65,6 +65,7 @@ Status serve_run(const ServeConfig& config, const LogFn& log) {
   options.threads = config.threads;
   options.drain_seconds = config.drain_seconds;
   options.access_log = !config.quiet;
+  options.websocket_routes = serve::websocket_routes(context);
   if (config.faces) {
     serve::FaceServiceConfig faces;
     faces.face.min_score = static_cast<float>(config.face_min_score);

@@ -131,6 +131,11 @@ void segment_routes_add(ServeContext& context, std::vector<Route>* routes) {
   routes->push_back({"POST", "/v1/segment", [&context](const HttpRequest& request, const RouteParams&, Responder respond) {
                        segment_request(context, request, std::move(respond));
                      }});
+  routes->push_back({"GET", kSegmentStreamPath, [](const HttpRequest&, const RouteParams&, Responder respond) {
+                       HttpResponse response = http_error(426, "this is a WebSocket endpoint: send an upgrade request");
+                       response.headers.emplace_back("Upgrade", "websocket");
+                       respond(std::move(response));
+                     }});
 }
 
 }  // namespace kiln::serve
