@@ -113,6 +113,10 @@ def test_bad_infer_requests_say_why(server):
     for body, reason in cases:
         status, _, error = server.json("POST", "/v2/models/fr-embed/infer", body)
         assert status == 400 and reason in error["error"], (body if len(str(body)) < 300 else reason, error)
+    for parameters, reason in [({"priority": 9}, "priority"), ({"priority": -1}, "priority"),
+                               ({"timeout": "1"}, "timeout")]:
+        status, _, error = server.json("POST", "/v2/models/fr-embed/infer", {**infer_body(x), "parameters": parameters})
+        assert status == 400 and f"parameters.{reason}" in error["error"], error
     status, _, error = server.json("POST", "/v2/models/fr-embed/infer", b"[1, 2")
     assert status == 400 and "JSON" in error["error"]
     assert server.json("POST", "/v2/models/nope/infer", infer_body(x))[0] == 404
@@ -195,3 +199,17 @@ def test_binary_tensor_data_that_does_not_fit_says_why(server):
     header = binary_body(x)[0][:-x.nbytes]
     status, _, error = server.json("POST", "/v2/models/fr-embed/infer", header)
     assert status == 400 and "needs the Inference-Header-Content-Length header" in error["error"]
+
+
+def test_the_protocols_priority_and_timeout_parameters(server):
+    x = np.zeros((1, 3, 112, 112), np.float32)
+    # 1 ms in the queue, where a lone request waits --max-queue-delay-us (200 ms) for company: 504.
+    body = {**infer_body(x), "parameters": {"timeout": 1000}}
+    status, _, error = server.json("POST", "/v2/models/fr-embed/infer", body)
+    assert status == 504 and "timeout" in error["error"]
+    status, _, answer = server.json("POST", "/v2/models/fr-embed/infer",
+                                    {**infer_body(x), "parameters": {"timeout": 30000000, "priority": 1}})
+    assert status == 200 and answer["outputs"][0]["shape"] == [1, 512]
+    # A header says first: kiln-timeout-ms 30 s over the parameter's 1 ms.
+    status, _, answer = server.json("POST", "/v2/models/fr-embed/infer", body, {"kiln-timeout-ms": "30000"})
+    assert status == 200

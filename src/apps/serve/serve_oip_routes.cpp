@@ -151,6 +151,16 @@ void infer(const ServeContext& context, const HttpRequest& request, const RouteP
   }
   auto scheduling = request_scheduling(request, context.config.priority_levels);
   if (!scheduling.is_ok()) return respond(http_error(400, scheduling.status().message()));
+  // The protocol's own parameters, where the kiln-priority / kiln-timeout-ms headers do not say.
+  if (call.priority > context.config.priority_levels) {
+    return respond(http_error(400, "parameters.priority: expected 1 (highest) .. " +
+                                       std::to_string(context.config.priority_levels) + " or 0 (the default), got " +
+                                       std::to_string(call.priority)));
+  }
+  if (request.header("kiln-priority").empty() && call.priority > 0) {
+    scheduling.value().priority = static_cast<int32_t>(call.priority);
+  }
+  if (request.header("kiln-timeout-ms").empty() && call.timeout_us > 0) scheduling.value().timeout_us = call.timeout_us;
   const std::string name = model->name();
   InferInputTensor input = std::move(call.inputs.front());
   call.inputs.clear();

@@ -256,6 +256,16 @@ Result<InferRequestV2> infer_request_parse(std::string_view body, int64_t header
     return invalid_argument("parameters.binary_data_output: expected true or false");
   }
   request.binary_output_all = binary_all != nullptr && binary_all->get<bool>();
+  const std::pair<const char*, int64_t*> scheduling[] = {{"priority", &request.priority},
+                                                          {"timeout", &request.timeout_us}};
+  for (const auto& [key, value] : scheduling) {
+    KILN_TRY_ASSIGN(const Json* given, parse_parameter(json, key, ""));
+    if (given == nullptr) continue;
+    if (!given->is_number_unsigned() || given->get<uint64_t>() > (uint64_t{1} << 40)) {
+      return invalid_argument(std::string("parameters.") + key + ": expected a non-negative integer");
+    }
+    *value = given->get<int64_t>();
+  }
   const auto outputs = json.find("outputs");
   if (outputs != json.end() && !outputs->is_null()) {
     if (!outputs->is_array()) return invalid_argument("\"outputs\" must be a list");

@@ -52,6 +52,10 @@ struct InferRequestV2 {
   std::vector<std::string> binary_outputs;
   std::vector<std::string> json_outputs;  // requested with "binary_data": false
   bool binary_output_all = false;
+  // Triton's request parameters "priority" (1 first; 0 the server's default) and "timeout" (microseconds in the
+  // queue); -1 when not given. The caller checks the priority against its levels.
+  int64_t priority = -1;
+  int64_t timeout_us = -1;
   bool output_binary(const std::string& name) const;
 };
 Result<InferRequestV2> infer_request_parse(std::string_view body, int64_t header_length = -1);
