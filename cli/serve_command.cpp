@@ -82,6 +82,7 @@ Status config_file_apply(const std::string& path, const CLI::App& cmd, ServeArgs
     yaml_read(node, "drain", &c.drain_seconds);
     yaml_read(node, "priority_levels", &c.priority_levels);
     yaml_read(node, "worker_id", &c.worker_id);
+    yaml_read(node, "dedup", &c.dedup);
     yaml_read(node, "mode", &from_file.mode);
     yaml_read(node, "no_faces", &from_file.no_faces);
     yaml_read(node, "segment", &from_file.config.segment);
@@ -108,6 +109,7 @@ Status config_file_apply(const std::string& path, const CLI::App& cmd, ServeArgs
   if (!given("--drain")) out.drain_seconds = c.drain_seconds;
   if (!given("--priority-levels")) out.priority_levels = c.priority_levels;
   if (!given("--worker-id")) out.worker_id = c.worker_id;
+  if (!given("--dedup")) out.dedup = c.dedup;
   if (!given("--mode")) args->mode = from_file.mode;
   if (!given("--models")) args->models = from_file.models;
   if (!given("--cors-origin")) args->cors = from_file.cors;
@@ -139,7 +141,8 @@ Runner serve_command_add(CLI::App& app) {
   cmd->add_option("--token", c.token, "Require \"Authorization: Bearer TOKEN\" (default: $KILN_SERVE_TOKEN)");
   cmd->add_option("--max-body-mb", c.max_body_mb, "Larger request bodies are refused with 413")->capture_default_str();
   cmd->add_option("--cors-origin", args->cors, "Origins (comma-separated) answered with CORS headers");
-  cmd->add_option("--instances", c.instances, "Worker threads per model, each with its own session")
+  cmd->add_option("--instances", c.instances,
+                  "Worker threads per model, each with its own session (0: 1 with a GPU, else one per core up to 4)")
       ->capture_default_str();
   cmd->add_option("--threads", c.exec.threads, "CPU threads of each instance (0: all cores)")->capture_default_str();
   cmd->add_option("--io-threads", c.threads, "HTTP I/O threads")->capture_default_str();
@@ -152,6 +155,10 @@ Runner serve_command_add(CLI::App& app) {
   cmd->add_option("--priority-levels", c.priority_levels, "Levels of the kiln-priority header (1 first); requests "
                                                          "without it get the middle one")->capture_default_str();
   cmd->add_option("--drain", c.drain_seconds, "Seconds given to queued requests on SIGTERM/SIGINT")
+      ->capture_default_str();
+  cmd->add_option("--dedup", c.dedup,
+                  "POST /v1/faces?collection=: a face whose cosine to one in the collection is at least this is its "
+                  "duplicate, not added (0: off)")
       ->capture_default_str();
   cmd->add_option("--face-min-score", c.face_min_score, "The face detector's threshold (requests filter further)")
       ->capture_default_str();

@@ -25,7 +25,8 @@ struct ServeConfig {
   std::string token;                // non-empty: every request needs "Authorization: Bearer <token>"
   double max_body_mb = 64;          // larger bodies: 413
   std::vector<std::string> cors_origins;  // origins answered with CORS headers; none: no CORS headers
-  int32_t instances = 1;            // worker threads per model, each with its own session / FaceAnalyzer
+  int32_t instances = 0;            // worker threads per model, each with its own session / FaceAnalyzer;
+                                    // 0: one with a GPU provider, one per core (at most 4) on the CPU
   int32_t threads = 1;              // I/O threads of the HTTP server
   int32_t max_batch = 8;            // images (faces) or requests (models) per batch
   int64_t max_queue_delay_us = 2000;  // a smaller batch leaves once its oldest request waited this long
@@ -34,6 +35,7 @@ struct ServeConfig {
   int32_t priority_levels = 3;      // kiln-priority: 1 (first) .. this; requests without it get the middle one
   double drain_seconds = 10;        // on SIGTERM/SIGINT: how long queued and running requests may take
   double face_min_score = 0.5;      // the detector's threshold; requests filter further (min_face_quality)
+  double dedup = 0.7;               // /v1/faces?collection=: a face this close (cosine) to one there is a duplicate
   std::string worker_id = "kiln-serve";
   bool quiet = false;               // no access log
   ExecSettings exec;                // mode (auto|gpu|cpu) and CPU threads of each instance

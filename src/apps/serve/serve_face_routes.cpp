@@ -2,6 +2,8 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "apps/serve/face_collections.h"
+#include "apps/serve/serve_faces_input.h"
 #include "apps/serve/serve_routes.h"
 #include "kiln/codec.h"
 
@@ -117,27 +119,51 @@ void crawler_batch(ServeContext& context, const HttpRequest& request, Responder 
   });
 }
 
+// POST /v1/faces: one image's bytes, or multipart/form-data with one image per part (answered per part, by name
+// and filename); ?collection=NAME adds the faces to that collection, marking duplicates (serve_collections.cpp).
 void kiln_faces(ServeContext& context, const HttpRequest& request, Responder respond) {
   const auto start = std::chrono::steady_clock::now();
-  const auto* data = reinterpret_cast<const uint8_t*>(request.body.data());
-  if (request.body.empty()) return respond(http_error(400, "the body is empty: send the image's bytes"));
-  if (image_format_sniff(data, request.body.size()) == ImageFormat::kUnknown) {
-    return respond(http_error(415, "unsupported image format: " + image_content_describe(data, request.body.size())));
+  const std::string collection = query_value(request.query, "collection");
+  if (!collection.empty() && !FaceCollections::name_valid(collection)) {
+    return respond(http_error(400, "collection: 1-64 letters, digits, '.', '_' or '-', got \"" + collection + "\""));
+  }
+  const bool multipart = multipart_is(request.header("content-type"));
+  auto inputs = multipart ? faces_multipart_images(request, static_cast<size_t>(std::max<int64_t>(1, context.config.max_queue)))
+                          : faces_raw_image(request);
+  if (!inputs.is_ok()) {
+    const bool unsupported = inputs.status().code() == Errc::kUnsupportedFormat;
+    return respond(http_error(unsupported ? 415 : 400, inputs.status().message()));
   }
   auto scheduling = request_scheduling(request, context.config.priority_levels);
   if (!scheduling.is_ok()) return respond(http_error(400, scheduling.status().message()));
-  std::vector<FaceBatchImage> images(1);
-  images[0].bytes.assign(data, data + request.body.size());
+  FacesNamedImages named = std::move(inputs).value();
   FaceService* faces = context.faces.get();
-  faces->submit(std::move(images), scheduling.value(), [=](FaceCallResult result) {
+  FaceCollections* collections = context.collections.get();
+  faces->submit(std::move(named.images), scheduling.value(), [=, names = std::move(named.names)](FaceCallResult result) {
     if (result.http_status != 200) return respond(refusal(result));
-    const FaceImageResult& image = result.images.front();
-    if (!image.error.empty()) return respond(http_error(400, "the image could not be read: " + image.error));
-    Json list = Json::array();
-    for (const Face& face : image.faces) list.push_back(kiln_face_json(face));
-    const Json body = {{"faces", std::move(list)},
-                       {"processing_time_ms", seconds_since(start) * 1000},
-                       {"gpu_used", faces->gpu_used()}};
+    if (!multipart && !result.images.front().error.empty()) {
+      return respond(http_error(400, "the image could not be read: " + result.images.front().error));
+    }
+    std::vector<Json> lists;
+    for (const FaceImageResult& image : result.images) {
+      Json list = Json::array();
+      for (const Face& face : image.faces) list.push_back(kiln_face_json(face));
+      lists.push_back(std::move(list));
+    }
+    Json body = {{"processing_time_ms", 0}, {"gpu_used", faces->gpu_used()}};
+    if (!collection.empty()) collection_faces_add(*collections, collection, names, result, &lists, &body);
+    if (multipart) {
+      Json images = Json::array();
+      for (size_t i = 0; i < result.images.size(); ++i) {
+        Json entry = {{"name", names[i].name}, {"filename", names[i].filename}, {"faces", std::move(lists[i])}};
+        if (!result.images[i].error.empty()) entry["error"] = result.images[i].error;
+        images.push_back(std::move(entry));
+      }
+      body["images"] = std::move(images);
+    } else {
+      body["faces"] = std::move(lists.front());
+    }
+    body["processing_time_ms"] = seconds_since(start) * 1000;
     HttpResponse response = http_json(200, face_json_text(body));
     batch_headers_of(result, &response);
     respond(std::move(response));

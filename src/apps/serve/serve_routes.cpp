@@ -1,5 +1,6 @@
 #include "apps/serve/serve_routes.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 
@@ -60,6 +61,30 @@ Responder route_responder(const std::string& pattern, Responder respond) {
   };
 }
 
+std::string query_value(const std::string& query, const std::string& key) {
+  size_t begin = 0;
+  while (begin < query.size()) {
+    const size_t end = std::min(query.find('&', begin), query.size());
+    const size_t equals = query.find('=', begin);
+    const size_t name_end = std::min(equals, end);
+    if (query.compare(begin, name_end - begin, key) == 0 && name_end - begin == key.size()) {
+      std::string value;
+      for (size_t i = name_end + 1; i < end; ++i) {
+        const auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+        if (query[i] == '%' && i + 2 < end + 0 && hex(query[i + 1]) && hex(query[i + 2])) {
+          value += static_cast<char>(std::strtol(query.substr(i + 1, 2).c_str(), nullptr, 16));
+          i += 2;
+        } else {
+          value += query[i] == '+' ? ' ' : query[i];
+        }
+      }
+      return value;
+    }
+    begin = end + 1;
+  }
+  return {};
+}
+
 Result<Scheduling> request_scheduling(const HttpRequest& request, int32_t levels) {
   Scheduling scheduling;
   const std::string priority = request.header("kiln-priority");
@@ -93,6 +118,7 @@ void batch_headers_add(HttpResponse* response, int32_t batch_size, int64_t queue
 HttpHandler serve_router(ServeContext& context) {
   auto routes = std::make_shared<std::vector<Route>>();
   if (context.faces) face_routes_add(context, routes.get());
+  if (context.faces) collection_routes_add(context, routes.get());
   oip_routes_add(context, routes.get());
   segment_routes_add(context, routes.get());
   metrics_routes_add(context, routes.get());

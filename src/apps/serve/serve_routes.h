@@ -18,6 +18,7 @@
 namespace kiln::serve {
 
 class SegmentService;  // segment_service.h: built with the segment application
+class FaceCollections;  // face_collections.h
 
 struct ServeContext {
   ServeConfig config;
@@ -25,6 +26,7 @@ struct ServeContext {
   std::unique_ptr<FaceService> faces;                       // null when --no-faces
   std::vector<std::unique_ptr<ModelService>> models;        // in --models order
   std::shared_ptr<SegmentService> segment;                  // null unless --segment
+  std::shared_ptr<FaceCollections> collections;             // with the faces: /v1/faces?collection=, /v1/faces/search
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 
   ModelService* model_find(const std::string& name) const;
@@ -43,6 +45,8 @@ struct Route {
 Responder route_responder(const std::string& pattern, Responder respond);
 
 void face_routes_add(ServeContext& context, std::vector<Route>* routes);
+// POST /v1/faces/search (serve_collections.cpp).
+void collection_routes_add(ServeContext& context, std::vector<Route>* routes);
 void oip_routes_add(ServeContext& context, std::vector<Route>* routes);
 void segment_routes_add(ServeContext& context, std::vector<Route>* routes);
 // The web page at / with its script and style (serve_page.h).
@@ -59,6 +63,9 @@ std::map<std::string, WebSocketOpener> websocket_routes(ServeContext& context);
 
 // Every route; 404 for an unknown path, 405 for a known path with another method.
 HttpHandler serve_router(ServeContext& context);
+
+// The percent-decoded value of `key` in a query string ("collection=a&k=5"), "" when absent.
+std::string query_value(const std::string& query, const std::string& key);
 
 // The request's kiln-priority (1 .. levels) and kiln-timeout-ms (> 0) headers; InvalidArgument naming a bad one.
 Result<Scheduling> request_scheduling(const HttpRequest& request, int32_t levels);

@@ -2,12 +2,14 @@
 // serve, and on SIGTERM/SIGINT close the batchers (what is queued still runs) and wait for the answers.
 #include <cstdio>
 
+#include "apps/serve/face_collections.h"
 #include "apps/serve/http_server.h"
 #include "apps/serve/serve_page.h"
 #if KILN_HAS_GRPC
 #include "apps/serve/grpc_server.h"
 #endif
 #include "apps/serve/serve_routes.h"
+#include "apps/serve/serve_workers.h"
 #if KILN_HAS_SEGMENT
 #include "apps/serve/segment_service.h"
 #endif
@@ -38,8 +40,9 @@ Status config_check(const ServeConfig& config) {
 #if !KILN_HAS_SEGMENT
   if (config.segment) return invalid_argument("serve: --segment: this kiln is built without FFmpeg (kiln segment)");
 #endif
+  if (config.dedup < 0 || config.dedup > 1) return invalid_argument("serve: --dedup must be 0..1 (0: off)");
   if (config.max_body_mb <= 0) return invalid_argument("serve: --max-body-mb must be positive");
-  if (config.instances < 1 || config.instances > 64) return invalid_argument("serve: --instances must be 1..64");
+  if (config.instances < 0 || config.instances > 64) return invalid_argument("serve: --instances must be 0..64");
   if (config.max_batch < 1) return invalid_argument("serve: --max-batch must be at least 1");
   if (config.max_queue < 1) return invalid_argument("serve: --max-queue must be at least 1");
   if (config.timeout_seconds <= 0) return invalid_argument("serve: --timeout must be positive");
@@ -51,8 +54,9 @@ Status config_check(const ServeConfig& config) {
 
 }  // namespace
 
-Status serve_run(const ServeConfig& config, const LogFn& log) {
-  KILN_TRY(config_check(config));
+Status serve_run(const ServeConfig& given, const LogFn& log) {
+  KILN_TRY(config_check(given));
+  const ServeConfig config = serve::serve_workers_resolve(given, log);
   serve::ServeContext context;
   context.config = config;
   serve::HttpServerOptions options;
@@ -73,6 +77,7 @@ Status serve_run(const ServeConfig& config, const LogFn& log) {
     faces.instances = config.instances;
     faces.batcher = batcher_config(config);
     context.faces = std::make_unique<serve::FaceService>(faces, &context.metrics, log);
+    context.collections = std::make_shared<serve::FaceCollections>(config.dedup);
     if (!context.faces->ready() && log) log("serve: " + context.faces->error());
     serve::FaceService* service = context.faces.get();
     context.metrics.gauges_register("faces", [service] {
