@@ -23,7 +23,9 @@ from ._params import declared as _declared
 
 render = _declared(_kiln.render, "render", positional=["windows"])
 render_windows = _declared(_kiln.render_windows, "render_windows", positional=["series", "starts", "seq_len"])
-window_plan = _declared(_kiln.window_plan, "window_plan", positional=["series"], explicit=[("ohlc", False)])
+window_plan = _declared(_kiln.window_plan, "window_plan", positional=["series"],
+                        explicit=[("ohlc", False), ("layers", 0)])
+chart_series = _kiln.chart_series
 render_job = _declared(_kiln.render_job, "render_job", positional=[("series", None)],
                        explicit=[("config", None), ("source", "<array>")])
 merge = _declared(_kiln.merge, "merge", positional=["pieces"])
@@ -79,6 +81,7 @@ __all__ = [
     "SegmentPipeline",
     "SegmentResult",
     "__version__",
+    "chart_series",
     "create_images_from_data",
     "devices",
     "faces_job",

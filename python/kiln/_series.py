@@ -39,3 +39,20 @@ def series_array(data, ohlc=False, column="Close"):
     if arr.dtype != np.float32 or not arr.flags.c_contiguous:
         arr = np.ascontiguousarray(arr, dtype=np.float32)
     return arr, ("Open,High,Low,Close" if arr.ndim == 2 else "array")
+
+
+def volume_array(data, volume):
+    """The volume a chart draws, (N,) float32, or None. volume: None/False (none), True (a DataFrame's Volume column,
+    or the last column of an (N, 2) / (N, 5) array), or an array-like of N values."""
+    if volume is None or volume is False:
+        return None
+    if volume is True:
+        if hasattr(data, "columns"):
+            return np.ascontiguousarray(data[_find_column(data, "Volume")].to_numpy(dtype=np.float32))
+        arr = np.asarray(data)
+        if not (arr.ndim == 2 and arr.shape[1] in (2, 5)):
+            raise KilnValueError(f"volume=True needs a DataFrame with Volume or an (N, 2) / (N, 5) array, got {arr.shape}")
+        return np.ascontiguousarray(arr[:, -1], dtype=np.float32)
+    if hasattr(volume, "to_numpy"):
+        volume = volume.to_numpy()
+    return np.ascontiguousarray(np.asarray(volume).reshape(-1), dtype=np.float32)

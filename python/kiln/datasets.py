@@ -3,7 +3,10 @@ import numpy as np
 
 from . import _kiln
 from ._kiln import KilnValueError
-from ._series import BAR_STYLES, STYLES, series_array
+from ._series import BAR_STYLES, STYLES, series_array, volume_array
+
+# Jiang, Kelly and Xiu's images (kiln render --preset): days, height; width 3 px a day.
+PRESETS = {"jkx5": (5, 32), "jkx20": (20, 64), "jkx60": (60, 96)}
 
 
 class ChartDataset:
@@ -15,16 +18,39 @@ class ChartDataset:
     None gives 1 = up / 0 = not up after label_horizon rows; a threshold >= 0 gives 0 down / 1 flat / 2 up.
     dtype "uint8" (0..255, white background) or "float32" (0..1). Windows are views into the stored series (it is
     copied once, to C-contiguous float32). mode: "cpu" by default, the safe choice in forked DataLoader workers.
+    volume: True (a DataFrame's Volume column, or the last column of an (N, 2) / (N, 5) array) or an (N,) array:
+    a volume panel at the bottom. moving_average: window lengths of moving-average lines (as `kiln render
+    --moving-average`: a window's first days average the rows before it; windows without that history are skipped).
+    preset: "jkx5", "jkx20" or "jkx60", Jiang-Kelly-Xiu's images (as `kiln render --preset`; sets seq_len, style,
+    size, inks, volume and the moving average). volume_height (0: a fifth of the height), volume_gap and bar_gap
+    (False: OHLC bars 3 sub-columns a day) as in `kiln render`.
     Picklable: holds only numpy arrays and plain parameters.
     """
 
     def __init__(self, series, seq_len=100, stride=1, width=224, height=224, line_width=2.0, style="line",
-                 label_horizon=0, label_threshold=None, dtype="uint8", mode="cpu"):
+                 label_horizon=0, label_threshold=None, dtype="uint8", mode="cpu", volume=None, moving_average=(),
+                 preset=None, volume_height=0, volume_gap=2, bar_gap=True):
+        self.render_settings = dict(volume_height=int(volume_height), volume_gap=int(volume_gap), bar_gap=bool(bar_gap))
+        if preset is not None:
+            if preset not in PRESETS:
+                raise KilnValueError(f"preset must be one of {', '.join(PRESETS)}; got '{preset}'")
+            seq_len, height = PRESETS[preset]
+            width, style, dtype, moving_average = 3 * seq_len, "ohlc", "uint8", (seq_len,)
+            volume = True if volume is None else volume
+            self.render_settings.update(bar_gap=False, background=0, ink=255, volume_height=0, volume_gap=2)
         if style not in STYLES:
             raise KilnValueError(f"style must be one of {', '.join(STYLES)}; got '{style}'")
         if dtype not in ("uint8", "float32"):
             raise KilnValueError(f"dtype must be 'uint8' or 'float32', got '{dtype}'")
+        volume = volume_array(series, volume)
+        if volume is not None and not (hasattr(series, "columns") or np.asarray(series).ndim == 1):
+            series = np.asarray(series)[:, :-1]  # the volume was the array's last column
         self.series, self.column = series_array(series, ohlc=(style in BAR_STYLES))
+        self.moving_average = [int(n) for n in moving_average]
+        if volume is not None or self.moving_average:
+            self.series = _kiln.chart_series(self.series, volume, self.moving_average)
+        self.render_settings.update(volume=volume is not None, moving_averages=len(self.moving_average))
+        layers = int(volume is not None) + len(self.moving_average)
         self.seq_len = int(seq_len)
         self.stride = int(stride)
         self.width = int(width)
@@ -37,7 +63,7 @@ class ChartDataset:
         self.mode = mode
         self.starts, self.labels, self.skipped = _kiln.window_plan(
             self.series, seq_len=self.seq_len, stride=self.stride, label_horizon=self.label_horizon,
-            label_threshold=label_threshold, ohlc=(style in BAR_STYLES))
+            label_threshold=label_threshold, ohlc=(style in BAR_STYLES), layers=layers)
 
     def __len__(self):
         return int(self.starts.shape[0])
@@ -45,7 +71,7 @@ class ChartDataset:
     def _render(self, starts):
         return _kiln.render_windows(self.series, starts, self.seq_len, width=self.width, height=self.height,
                                     line_width=self.line_width, style=self.style, mode=self.mode, threads=1,
-                                    dtype=self.dtype)
+                                    dtype=self.dtype, **self.render_settings)
 
     def _index(self, i):
         n = len(self)
@@ -68,7 +94,7 @@ class ChartDataset:
         idx = np.asarray([self._index(i) for i in np.asarray(indices).reshape(-1)], dtype=np.int64)
         images = _kiln.render_windows(self.series, self.starts[idx], self.seq_len, width=self.width,
                                       height=self.height, line_width=self.line_width, style=self.style,
-                                      mode=self.mode, threads=0, dtype=self.dtype)
+                                      mode=self.mode, threads=0, dtype=self.dtype, **self.render_settings)
         if self.labels is not None:
             return images, self.labels[idx]
         return images

@@ -55,18 +55,54 @@ RenderCallSettings render_settings(const pyb::kwargs& kwargs, const char* functi
   return s;
 }
 
+// (B, seq_len, P + layers) windows, P = 1 or 4 prices, then the volume and moving averages.
+WindowsArray layered_windows_from_object(pyb::handle obj, int32_t layers) {
+  if (layers == 0) return windows_from_object(obj);
+  pyb::array a = pyb::array::ensure(obj);
+  if (!a || a.ndim() != 3 || (a.shape(2) != 1 + layers && a.shape(2) != 4 + layers) || a.dtype().kind() != 'f' ||
+      a.shape(1) > INT32_MAX) {
+    raise_value_error("windows with " + std::to_string(layers) +
+                      " volume/moving-average channels must be a float array (B, seq_len, " +
+                      std::to_string(1 + layers) + ") or (B, seq_len, " + std::to_string(4 + layers) + ")");
+  }
+  WindowsArray w;
+  w.count = a.shape(0);
+  w.seq_len = static_cast<int32_t>(a.shape(1));
+  w.channels = static_cast<int32_t>(a.shape(2));
+  w.array = FloatArray::ensure(a);
+  if (!w.array) throw pyb::error_already_set();
+  return w;
+}
+
 pyb::array render(pyb::handle windows_obj, const pyb::kwargs& kwargs) {
   const RenderCallSettings s = render_settings(kwargs, "render");
-  const WindowsArray w = windows_from_object(windows_obj);
+  const WindowsArray w = layered_windows_from_object(windows_obj, render_layer_channels(s.render));
   // Window i starts at row i * seq_len of the (B * seq_len)-row series the array is.
   std::vector<int64_t> starts(static_cast<size_t>(w.count));
   for (int64_t i = 0; i < w.count; ++i) starts[static_cast<size_t>(i)] = i * w.seq_len;
   return render_to_array(s, WindowBatch{w.data(), w.channels, starts.data(), w.count, w.seq_len});
 }
 
+// A series whose rows hold 1 or 4 prices and then `layers` more values (volume, moving averages): (N, P + layers).
+SeriesArray layered_from_object(pyb::handle obj, int32_t layers) {
+  if (layers == 0) return series_from_object(obj);
+  pyb::array a = pyb::array::ensure(obj);
+  if (!a || a.ndim() != 2 || (a.shape(1) != 1 + layers && a.shape(1) != 4 + layers) || a.dtype().kind() != 'f') {
+    raise_value_error("a series with " + std::to_string(layers) +
+                      " volume/moving-average columns must be a float array (N, " + std::to_string(1 + layers) +
+                      ") or (N, " + std::to_string(4 + layers) + ")");
+  }
+  SeriesArray s;
+  s.rows = a.shape(0);
+  s.channels = static_cast<int32_t>(a.shape(1));
+  s.array = FloatArray::ensure(a);
+  if (!s.array) throw pyb::error_already_set();
+  return s;
+}
+
 pyb::array render_windows(pyb::handle series_obj, pyb::handle starts_obj, int64_t seq_len, const pyb::kwargs& kwargs) {
   const RenderCallSettings s = render_settings(kwargs, "render_windows");
-  const SeriesArray series = series_from_object(series_obj);
+  const SeriesArray series = layered_from_object(series_obj, render_layer_channels(s.render));
   const StartArray starts = starts_from_object(starts_obj);
   if (seq_len < 2 || seq_len > series.rows) {
     raise_value_error("seq_len must be in [2, " + std::to_string(series.rows) + "] for this series, got " +
@@ -85,23 +121,26 @@ pyb::array render_windows(pyb::handle series_obj, pyb::handle starts_obj, int64_
 }
 
 // kiln's Series owns its values, so the array is copied once (windows stay views into that copy).
-std::shared_ptr<Series> series_copy(const SeriesArray& s, const std::string& source, const std::string& column) {
+std::shared_ptr<Series> series_copy(const SeriesArray& s, const std::string& source, const std::string& column,
+                                    int32_t layers = 0) {
   auto series = std::make_shared<Series>();
   series->values.assign(s.data(), s.data() + s.rows * s.channels);
   series->rows = s.rows;
   series->channels = s.channels;
+  series->layers = layers;
   series->source = source;
   series->column = column;
   return series;
 }
 
-pyb::tuple window_plan_py(pyb::handle series_obj, bool ohlc, const pyb::kwargs& kwargs) {
+pyb::tuple window_plan_py(pyb::handle series_obj, bool ohlc, int32_t layers, const pyb::kwargs& kwargs) {
   WindowSpec spec;
   settings_apply(window_params(), &spec, nullptr, OpKind::kRender, kwargs, "window_plan");
   spec.ohlc = ohlc;
-  const SeriesArray s = series_from_object(series_obj);
-  if (ohlc && s.channels != 4) raise_value_error("OHLC windows need a (N, 4) Open/High/Low/Close series");
-  const std::shared_ptr<Series> series = series_copy(s, "<array>", "");
+  if (layers < 0) raise_value_error("layers must be >= 0");
+  const SeriesArray s = layered_from_object(series_obj, layers);
+  if (ohlc && s.channels - layers != 4) raise_value_error("OHLC windows need a (N, 4) Open/High/Low/Close series");
+  const std::shared_ptr<Series> series = series_copy(s, "<array>", "", layers);
   Result<WindowPlan> plan = window_plan(*series, spec);
   status_check(plan.status());
   const WindowPlan& p = plan.value();
@@ -146,7 +185,9 @@ pyb::dict render_job_py(pyb::handle series_obj, std::optional<std::string> confi
   if (pyb::isinstance<pyb::str>(series_obj) || PyObject_HasAttrString(series_obj.ptr(), "__fspath__")) {
     config.input.path = pyb::str(series_obj).cast<std::string>();
   } else if (!series_obj.is_none()) {
-    config.series = series_copy(series_from_object(series_obj), source, config.input.column);
+    // With a volume panel the array's last column is the volume: (N, 2) or (N, 5).
+    const int32_t layers = config.render.volume || config.preset != RenderPreset::kNone ? 1 : 0;
+    config.series = series_copy(layered_from_object(series_obj, layers), source, config.input.column, layers);
   }
   Result<RenderJobSummary> summary = RenderJobSummary{};
   {
@@ -157,6 +198,35 @@ pyb::dict render_job_py(pyb::handle series_obj, std::optional<std::string> confi
   return summary_dict(summary.value());
 }
 
+// prices (N,) or (N, 4), then the volume (N,) if given, then a moving average of the line prices per window length:
+// the series a chart with those layers renders (the same averages as the render job's).
+pyb::array chart_series(pyb::handle prices_obj, pyb::handle volume_obj, const std::vector<int32_t>& moving_averages) {
+  const SeriesArray prices = series_from_object(prices_obj, "prices");
+  Series series;
+  series.rows = prices.rows;
+  series.channels = prices.channels;
+  if (!volume_obj.is_none()) {
+    const SeriesArray volume = series_from_object(volume_obj, "volume");
+    if (volume.channels != 1 || volume.rows != prices.rows) raise_value_error("volume must be (N,) like the prices");
+    series.channels += 1;
+    series.layers = 1;
+    series.values.resize(static_cast<size_t>(series.rows) * series.channels);
+    for (int64_t i = 0; i < series.rows; ++i) {
+      std::copy(prices.data() + i * prices.channels, prices.data() + (i + 1) * prices.channels,
+                series.values.data() + i * series.channels);
+      series.values[static_cast<size_t>(i * series.channels + prices.channels)] = volume.data()[i];
+    }
+  } else {
+    series.values.assign(prices.data(), prices.data() + prices.rows * prices.channels);
+  }
+  Result<Series> layered = series_with_moving_averages(series, moving_averages);
+  status_check(layered.status());
+  const Series& out = layered.value();
+  pyb::array_t<float> result({static_cast<pyb::ssize_t>(out.rows), static_cast<pyb::ssize_t>(out.channels)});
+  std::copy(out.values.begin(), out.values.end(), result.mutable_data());
+  return result;
+}
+
 }  // namespace
 
 void render_bindings_add(pyb::module_& m) {
@@ -165,7 +235,8 @@ void render_bindings_add(pyb::module_& m) {
         R"doc(Render a batch of windows into chart images.
 
 windows: float array (B, seq_len), or (B, seq_len, 4) Open/High/Low/Close ("ohlc" needs this form; "line" draws
-Close). A C-contiguous float32 array is read in place (zero copy); other float dtypes or strides are converted to a
+Close); with volume=True and/or moving_averages=K, each day's prices are followed by its volume and then its K
+moving-average values (B, seq_len, 1 or 4 + layers). A C-contiguous float32 array is read in place (zero copy); other float dtypes or strides are converted to a
 float32 copy first. Returns a (B, height, width) uint8 array (or float32 in [0, 1] with dtype="float32"). The GIL is
 released while rendering; GPU errors finish the batch on the CPU.)doc");
   m.def("render_windows", &render_windows, "series"_a, "starts"_a, "seq_len"_a,
@@ -173,8 +244,15 @@ released while rendering; GPU errors finish the batch on the CPU.)doc");
 
 series: float array (N,) or (N, 4) (C-contiguous float32 is zero copy); starts: 1-D integer array.
 Returns (len(starts), height, width) images.)doc");
-  m.def("window_plan", &window_plan_py, "series"_a, "ohlc"_a = false,
-        R"doc(Plan sliding windows over a series (N,) or (N, 4).
+  m.def("chart_series", &chart_series, "prices"_a, "volume"_a = pyb::none(),
+        "moving_averages"_a = std::vector<int32_t>{},
+        R"doc(The series a chart with a volume panel and moving averages renders: (N, P + 1 + len(moving_averages)).
+
+prices: (N,) or (N, 4); volume: (N,) or None; moving_averages: window lengths. Row t of a moving average holds the
+mean of the line prices of rows t-n+1..t (NaN before row n-1), so a window's first days average the rows before it.
+Pass the result to window_plan(layers=...) and render_windows(volume=..., moving_averages=len(...)).)doc");
+  m.def("window_plan", &window_plan_py, "series"_a, "ohlc"_a = false, "layers"_a = 0,
+        R"doc(Plan sliding windows over a series (N,) or (N, 4), or (N, P + layers) with volume/moving averages.
 
 Returns (starts: int64 array of start rows, labels: int8 array or None without label_horizon, skipped: windows
 dropped for NaN/inf). ohlc: windows need all four channels finite.)doc");

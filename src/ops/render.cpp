@@ -88,6 +88,10 @@ const ParamTable<RenderParams>& render_params() {
     t.add({.name = "volume_gap", .help = "Background rows between the prices and the volume panel", .min = 0,
            .max = kMaxSide},
           [](P& p) -> int32_t& { return p.volume_gap; });
+    t.add({.name = "moving_averages",
+           .help = "Channels after the volume that hold moving averages, drawn as 1-px lines",
+           .min = 0, .max = kMaxMovingAverages},
+          [](P& p) -> int32_t& { return p.moving_averages; });
     t.add({.name = "bar_gap", .help = "OHLC bars: a gap after each bar (4 sub-columns a day; false: 3, as JKX)"},
           [](P& p) -> bool& { return p.bar_gap; });
     return t;

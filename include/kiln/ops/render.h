@@ -72,7 +72,7 @@ struct WindowBatch {
 };
 
 // width, height, line_width, style, background, ink (sets the bar inks too), ink_bullish, ink_bearish, dtype, volume,
-// volume_height, volume_gap, bar_gap (moving_averages is the caller's: the number of channels it computed).
+// volume_height, volume_gap, moving_averages, bar_gap.
 const ParamTable<RenderParams>& render_params();
 
 // InvalidArgument on bad sizes, widths, styles (OHLC needs 4 price channels), seq_len < 2, a volume panel that leaves
