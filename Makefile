@@ -18,7 +18,7 @@ DEBIAN_PACKAGES := build-essential cmake pkg-config lld \
   libavformat-dev libavcodec-dev libswscale-dev libavdevice-dev ffmpeg \
   python3-distributed python3-yaml slurmctld slurmd slurm-client munge time \
   libgrpc++-dev protobuf-compiler-grpc python3-grpcio chromium chromium-driver python3-selenium \
-  python3-fastapi python3-uvicorn wrk python3-websocket
+  python3-fastapi python3-uvicorn wrk python3-websocket libssl-dev openssl
 
 .PHONY: deps build demo test tsan bench sanitize fuzz soak clean
 

@@ -83,6 +83,8 @@ Status config_file_apply(const std::string& path, const CLI::App& cmd, ServeArgs
     yaml_read(node, "priority_levels", &c.priority_levels);
     yaml_read(node, "worker_id", &c.worker_id);
     yaml_read(node, "dedup", &c.dedup);
+    yaml_read(node, "tls_cert", &c.tls_cert);
+    yaml_read(node, "tls_key", &c.tls_key);
     yaml_read(node, "mode", &from_file.mode);
     yaml_read(node, "no_faces", &from_file.no_faces);
     yaml_read(node, "segment", &from_file.config.segment);
@@ -110,6 +112,8 @@ Status config_file_apply(const std::string& path, const CLI::App& cmd, ServeArgs
   if (!given("--priority-levels")) out.priority_levels = c.priority_levels;
   if (!given("--worker-id")) out.worker_id = c.worker_id;
   if (!given("--dedup")) out.dedup = c.dedup;
+  if (!given("--tls-cert")) out.tls_cert = c.tls_cert;
+  if (!given("--tls-key")) out.tls_key = c.tls_key;
   if (!given("--mode")) args->mode = from_file.mode;
   if (!given("--models")) args->models = from_file.models;
   if (!given("--cors-origin")) args->cors = from_file.cors;
@@ -156,6 +160,8 @@ Runner serve_command_add(CLI::App& app) {
                                                          "without it get the middle one")->capture_default_str();
   cmd->add_option("--drain", c.drain_seconds, "Seconds given to queued requests on SIGTERM/SIGINT")
       ->capture_default_str();
+  cmd->add_option("--tls-cert", c.tls_cert, "PEM certificate (chain): serve HTTPS and WSS on --port (with --tls-key)");
+  cmd->add_option("--tls-key", c.tls_key, "PEM private key of --tls-cert");
   cmd->add_option("--dedup", c.dedup,
                   "POST /v1/faces?collection=: a face whose cosine to one in the collection is at least this is its "
                   "duplicate, not added (0: off)")

@@ -23,6 +23,8 @@ struct ServeConfig {
   bool segment = false;  // POST /v1/segment with the packaged selfie model (kiln segment's)
   std::vector<std::string> models;  // packaged names or .onnx paths served over the Open Inference Protocol
   std::string token;                // non-empty: every request needs "Authorization: Bearer <token>"
+  std::string tls_cert;             // PEM certificate chain and private key: HTTPS and WSS on --port
+  std::string tls_key;
   double max_body_mb = 64;          // larger bodies: 413
   std::vector<std::string> cors_origins;  // origins answered with CORS headers; none: no CORS headers
   int32_t instances = 0;            // worker threads per model, each with its own session / FaceAnalyzer;
@@ -41,8 +43,9 @@ struct ServeConfig {
   ExecSettings exec;                // mode (auto|gpu|cpu) and CPU threads of each instance
 };
 
-// Loads the models, listens, prints "kiln serve: listening on http://HOST:PORT" on stdout when ready, and serves
-// until SIGTERM or SIGINT, then stops accepting, answers what is queued within drain_seconds and returns Ok.
+// Loads the models, listens, prints "kiln serve: listening on http://HOST:PORT" (https with TLS) on stdout when
+// ready, and serves until SIGTERM or SIGINT, then stops accepting, answers what is queued within drain_seconds and
+// returns Ok.
 // An error binding the address or in the configuration comes back at once; a model that fails to load is reported
 // (and /v2/health/ready is false), the rest still served.
 Status serve_run(const ServeConfig& config, const LogFn& log = {});

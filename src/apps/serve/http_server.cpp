@@ -10,10 +10,12 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <cctype>
 #include <chrono>
@@ -22,6 +24,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
+#include <type_traits>
 
 #include "apps/serve/websocket_session.h"
 
@@ -81,22 +84,33 @@ std::string query_token(const std::string& query) {
   return {};
 }
 
-class Session : public std::enable_shared_from_this<Session> {
+// Stream: beast::tcp_stream (HTTP) or beast::ssl_stream<beast::tcp_stream> (HTTPS, after its handshake).
+template <class Stream>
+class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
-  Session(tcp::socket socket, std::shared_ptr<Shared> shared)
-      : m_stream(std::move(socket)), m_shared(std::move(shared)) {}
+  Session(Stream stream, std::shared_ptr<Shared> shared) : m_stream(std::move(stream)), m_shared(std::move(shared)) {}
 
   void start() {
-    asio::dispatch(m_stream.get_executor(), [self = shared_from_this()] { self->read(); });
+    asio::dispatch(m_stream.get_executor(), [self = this->shared_from_this()] {
+      if constexpr (kTls) {
+        self->lowest().expires_after(std::chrono::milliseconds(static_cast<int64_t>(self->m_shared->options.idle_seconds * 1000)));
+        self->m_stream.async_handshake(asio::ssl::stream_base::server, [self](beast::error_code ec) {
+          if (ec) return self->close();  // not TLS, or a certificate the client refused: nothing to answer
+          self->read();
+        });
+      } else {
+        self->read();
+      }
+    });
   }
 
  private:
   void read() {
     m_parser.emplace();
     m_parser->body_limit(m_shared->options.max_body_bytes);
-    m_stream.expires_after(std::chrono::milliseconds(static_cast<int64_t>(m_shared->options.idle_seconds * 1000)));
+    lowest().expires_after(std::chrono::milliseconds(static_cast<int64_t>(m_shared->options.idle_seconds * 1000)));
     http::async_read_header(m_stream, m_buffer, *m_parser,
-                            [self = shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
+                            [self = this->shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
   }
 
   // From its header on, a request counts as in flight: a drain waits for its body and answers it (503).
@@ -108,9 +122,9 @@ class Session : public std::enable_shared_from_this<Session> {
     m_shared->in_flight.fetch_add(1);
     if (ec && ec != http::error::body_limit) return abandon();
     if (ec) return on_read(ec);
-    m_stream.expires_after(std::chrono::milliseconds(static_cast<int64_t>(m_shared->options.idle_seconds * 1000)));
+    lowest().expires_after(std::chrono::milliseconds(static_cast<int64_t>(m_shared->options.idle_seconds * 1000)));
     http::async_read(m_stream, m_buffer, *m_parser,
-                     [self = shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
+                     [self = this->shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
   }
 
   void abandon() {
@@ -142,7 +156,7 @@ class Session : public std::enable_shared_from_this<Session> {
     m_method = request.method;
     m_path = request.path;
     m_origin = request.header("origin");
-    m_stream.expires_never();  // the answer may wait in a batch queue; the request's own timeout bounds it
+    lowest().expires_never();  // the answer may wait in a batch queue; the request's own timeout bounds it
     if (m_shared->draining.load()) {
       m_keep_alive = false;
       return write(http_error(503, "the server is shutting down"));
@@ -157,7 +171,7 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     if (upgrade) return websocket_open(std::move(message), request);
     auto answered = std::make_shared<std::atomic<bool>>(false);
-    Responder respond = [self = shared_from_this(), answered](HttpResponse response) {
+    Responder respond = [self = this->shared_from_this(), answered](HttpResponse response) {
       if (answered->exchange(true)) return;
       asio::post(self->m_stream.get_executor(),
                  [self, response = std::move(response)]() mutable { self->write(std::move(response)); });
@@ -192,7 +206,11 @@ class Session : public std::enable_shared_from_this<Session> {
       if (shared->observer) shared->observer(pattern, status, seconds);
     };
     m_shared->in_flight.fetch_sub(1);
-    websocket_session_start(m_stream.release_socket(), std::move(message), std::move(opened.handler), options);
+    if constexpr (kTls) {
+      websocket_session_start(std::move(m_stream), std::move(message), std::move(opened.handler), options);
+    } else {
+      websocket_session_start(m_stream.release_socket(), std::move(message), std::move(opened.handler), options);
+    }
   }
 
   bool public_get(const HttpRequest& request) const {
@@ -237,7 +255,7 @@ class Session : public std::enable_shared_from_this<Session> {
     message->prepare_payload();
     const size_t bytes = message->body().size();
     http::async_write(m_stream, *message,
-                      [self = shared_from_this(), message, keep_alive, bytes, route = std::move(response.route),
+                      [self = this->shared_from_this(), message, keep_alive, bytes, route = std::move(response.route),
                        status = response.status](beast::error_code ec, size_t) {
                         self->on_written(ec, keep_alive, route, status, bytes);
                       });
@@ -261,15 +279,15 @@ class Session : public std::enable_shared_from_this<Session> {
   // a reset that can destroy the 413 before the client reads it.
   void linger() {
     beast::error_code ignored;
-    m_stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    m_stream.expires_after(std::chrono::seconds(2));
-    m_stream.async_read_some(asio::buffer(m_discard), [self = shared_from_this()](beast::error_code ec, size_t) {
+    lowest().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    lowest().expires_after(std::chrono::seconds(2));
+    m_stream.async_read_some(asio::buffer(m_discard), [self = this->shared_from_this()](beast::error_code ec, size_t) {
       if (ec) return self->close();
       self->linger_more();
     });
   }
   void linger_more() {
-    m_stream.async_read_some(asio::buffer(m_discard), [self = shared_from_this()](beast::error_code ec, size_t) {
+    m_stream.async_read_some(asio::buffer(m_discard), [self = this->shared_from_this()](beast::error_code ec, size_t) {
       if (ec) return self->close();
       self->linger_more();
     });
@@ -277,10 +295,13 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void close() {
     beast::error_code ignored;
-    m_stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
   }
 
-  beast::tcp_stream m_stream;
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+  beast::tcp_stream& lowest() { return beast::get_lowest_layer(m_stream); }
+
+  Stream m_stream;
   beast::flat_buffer m_buffer;
   std::optional<http::request_parser<http::string_body>> m_parser;
   std::shared_ptr<Shared> m_shared;
@@ -298,7 +319,35 @@ class BeastServer final : public HttpServer {
   BeastServer(std::shared_ptr<Shared> shared)
       : m_shared(std::move(shared)), m_acceptor(asio::make_strand(m_ioc)), m_signals(m_ioc, SIGINT, SIGTERM) {}
 
+  // The certificate chain and its private key (PEM): an error names the file and OpenSSL's reason.
+  Status tls_load() {
+    const HttpServerOptions& options = m_shared->options;
+    if (options.tls_cert.empty() && options.tls_key.empty()) return Status::ok();
+    if (options.tls_cert.empty() || options.tls_key.empty()) {
+      return invalid_argument("serve: TLS needs both --tls-cert and --tls-key");
+    }
+    m_tls = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
+    m_tls->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                       asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+    beast::error_code ec;
+    m_tls->use_certificate_chain_file(options.tls_cert, ec);
+    if (ec) {
+      return invalid_argument("serve: --tls-cert " + options.tls_cert + ": OpenSSL: " + ec.message() +
+                              " (expected a PEM certificate chain)");
+    }
+    m_tls->use_private_key_file(options.tls_key, asio::ssl::context::pem, ec);
+    if (ec) {
+      return invalid_argument("serve: --tls-key " + options.tls_key + ": OpenSSL: " + ec.message() +
+                              " (expected the PEM private key of --tls-cert)");
+    }
+    if (SSL_CTX_check_private_key(m_tls->native_handle()) != 1) {
+      return invalid_argument("serve: --tls-key " + options.tls_key + " is not the key of --tls-cert " + options.tls_cert);
+    }
+    return Status::ok();
+  }
+
   Status bind() {
+    KILN_TRY(tls_load());
     beast::error_code ec;
     const auto address = asio::ip::make_address(m_shared->options.host, ec);
     if (ec) return invalid_argument("serve: --host " + m_shared->options.host + " is not an IP address");
@@ -337,7 +386,12 @@ class BeastServer final : public HttpServer {
   void accept() {
     m_acceptor.async_accept(asio::make_strand(m_ioc), [this](beast::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted || !m_acceptor.is_open()) return;
-      if (!ec) std::make_shared<Session>(std::move(socket), m_shared)->start();
+      if (!ec && m_tls) {
+        using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+        std::make_shared<Session<TlsStream>>(TlsStream(beast::tcp_stream(std::move(socket)), *m_tls), m_shared)->start();
+      } else if (!ec) {
+        std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), m_shared)->start();
+      }
       accept();  // a failed accept (out of descriptors) does not stop the server
     });
   }
@@ -372,6 +426,7 @@ class BeastServer final : public HttpServer {
   std::function<void()> m_on_drain;
   Clock::time_point m_deadline;
   int32_t m_port = 0;
+  std::unique_ptr<asio::ssl::context> m_tls;  // with --tls-cert: every connection is TLS
 };
 
 }  // namespace

@@ -26,6 +26,8 @@ struct HttpServerOptions {
   double drain_seconds = 10;
   double idle_seconds = 75;  // a keep-alive connection idle this long is closed
   bool access_log = true;
+  std::string tls_cert;  // PEM certificate chain and private key: HTTPS (and WSS) on the port instead of HTTP
+  std::string tls_key;
   // GET upgrades to a WebSocket on these paths; the token may also come as ?token= (browsers cannot set headers).
   std::map<std::string, WebSocketOpener> websocket_routes;
 };

@@ -70,6 +70,8 @@ Status serve_run(const ServeConfig& given, const LogFn& log) {
   options.drain_seconds = config.drain_seconds;
   options.access_log = !config.quiet;
   options.websocket_routes = serve::websocket_routes(context);
+  options.tls_cert = config.tls_cert;
+  options.tls_key = config.tls_key;
   if (config.faces) {
     serve::FaceServiceConfig faces;
     faces.face.min_score = static_cast<float>(config.face_min_score);
@@ -124,7 +126,8 @@ Status serve_run(const ServeConfig& given, const LogFn& log) {
     KILN_TRY_ASSIGN(grpc, serve::GrpcServer::open(grpc_options, context));
   }
 #endif
-  std::printf("kiln serve: listening on http://%s:%d\n", config.host.c_str(), server->port());
+  std::printf("kiln serve: listening on %s://%s:%d\n", config.tls_cert.empty() ? "http" : "https", config.host.c_str(),
+              server->port());
 #if KILN_HAS_GRPC
   if (grpc) std::printf("kiln serve: grpc listening on %s:%d\n", config.host.c_str(), grpc->port());
 #endif

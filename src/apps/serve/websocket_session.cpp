@@ -5,7 +5,9 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/beast/core.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 #include <chrono>
 #include <deque>
 #include <utility>
@@ -19,11 +21,12 @@ namespace asio = boost::asio;
 
 namespace {
 
-class WebSocketSession final : public WebSocketChannel, public std::enable_shared_from_this<WebSocketSession> {
+// NextLayer: beast::tcp_stream, or beast::ssl_stream<beast::tcp_stream> (WSS).
+template <class NextLayer>
+class WebSocketSession final : public WebSocketChannel, public std::enable_shared_from_this<WebSocketSession<NextLayer>> {
  public:
-  WebSocketSession(asio::ip::tcp::socket socket, std::shared_ptr<WebSocketHandler> handler,
-                   WebSocketSessionOptions options)
-      : m_ws(std::move(socket)), m_handler(std::move(handler)), m_options(std::move(options)) {}
+  WebSocketSession(NextLayer next, std::shared_ptr<WebSocketHandler> handler, WebSocketSessionOptions options)
+      : m_ws(std::move(next)), m_handler(std::move(handler)), m_options(std::move(options)) {}
 
   void start(http::request<http::string_body> request) {
     m_started = std::chrono::steady_clock::now();
@@ -32,7 +35,7 @@ class WebSocketSession final : public WebSocketChannel, public std::enable_share
         [](websocket::response_type& response) { response.set(http::field::server, "kiln"); }));
     m_ws.read_message_max(m_options.max_message_bytes);
     auto upgrade = std::make_shared<http::request<http::string_body>>(std::move(request));
-    m_ws.async_accept(*upgrade, [self = shared_from_this(), upgrade](beast::error_code ec) {
+    m_ws.async_accept(*upgrade, [self = this->shared_from_this(), upgrade](beast::error_code ec) {
       if (ec) return self->end();
       self->m_handler->on_open(self);
       self->read();
@@ -40,7 +43,7 @@ class WebSocketSession final : public WebSocketChannel, public std::enable_share
   }
 
   void send(std::string message, bool binary) override {
-    asio::post(m_ws.get_executor(), [self = shared_from_this(), message = std::move(message), binary]() mutable {
+    asio::post(m_ws.get_executor(), [self = this->shared_from_this(), message = std::move(message), binary]() mutable {
       if (self->m_closing || self->m_ended) return;
       self->m_outbox.emplace_back(std::move(message), binary);
       if (self->m_outbox.size() == 1) self->write_front();
@@ -48,7 +51,7 @@ class WebSocketSession final : public WebSocketChannel, public std::enable_share
   }
 
   void close(const std::string& reason) override {
-    asio::post(m_ws.get_executor(), [self = shared_from_this(), reason] {
+    asio::post(m_ws.get_executor(), [self = this->shared_from_this(), reason] {
       if (self->m_closing || self->m_ended) return;
       self->m_closing = true;
       self->m_close_reason = reason;
@@ -58,7 +61,7 @@ class WebSocketSession final : public WebSocketChannel, public std::enable_share
 
  private:
   void read() {
-    m_ws.async_read(m_buffer, [self = shared_from_this()](beast::error_code ec, size_t) {
+    m_ws.async_read(m_buffer, [self = this->shared_from_this()](beast::error_code ec, size_t) {
       if (ec) return self->end();
       std::string message = beast::buffers_to_string(self->m_buffer.data());
       self->m_buffer.consume(self->m_buffer.size());
@@ -69,7 +72,7 @@ class WebSocketSession final : public WebSocketChannel, public std::enable_share
 
   void write_front() {
     m_ws.binary(m_outbox.front().second);
-    m_ws.async_write(asio::buffer(m_outbox.front().first), [self = shared_from_this()](beast::error_code ec, size_t) {
+    m_ws.async_write(asio::buffer(m_outbox.front().first), [self = this->shared_from_this()](beast::error_code ec, size_t) {
       if (ec) return self->end();
       self->m_outbox.pop_front();
       if (!self->m_outbox.empty()) return self->write_front();
@@ -79,7 +82,7 @@ class WebSocketSession final : public WebSocketChannel, public std::enable_share
 
   void close_now() {
     m_ws.async_close(websocket::close_reason(websocket::close_code::normal, m_close_reason),
-                     [self = shared_from_this()](beast::error_code) { self->end(); });
+                     [self = this->shared_from_this()](beast::error_code) { self->end(); });
   }
 
   // The connection is over (closed by either side, reset, timed out): the handler hears it once and is let go.
@@ -94,7 +97,7 @@ class WebSocketSession final : public WebSocketChannel, public std::enable_share
     }
   }
 
-  websocket::stream<beast::tcp_stream> m_ws;
+  websocket::stream<NextLayer> m_ws;
   beast::flat_buffer m_buffer;
   std::shared_ptr<WebSocketHandler> m_handler;
   WebSocketSessionOptions m_options;
@@ -110,7 +113,14 @@ class WebSocketSession final : public WebSocketChannel, public std::enable_share
 void websocket_session_start(asio::ip::tcp::socket socket, http::request<http::string_body> request,
                              std::shared_ptr<WebSocketHandler> handler, const WebSocketSessionOptions& options) {
   // Called on the connection's strand (the socket's executor), where the session goes on.
-  std::make_shared<WebSocketSession>(std::move(socket), std::move(handler), options)->start(std::move(request));
+  std::make_shared<WebSocketSession<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), std::move(handler), options)
+      ->start(std::move(request));
+}
+
+void websocket_session_start(beast::ssl_stream<beast::tcp_stream> stream, http::request<http::string_body> request,
+                             std::shared_ptr<WebSocketHandler> handler, const WebSocketSessionOptions& options) {
+  using Tls = beast::ssl_stream<beast::tcp_stream>;
+  std::make_shared<WebSocketSession<Tls>>(std::move(stream), std::move(handler), options)->start(std::move(request));
 }
 
 }  // namespace kiln::serve

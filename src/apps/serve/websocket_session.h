@@ -4,7 +4,9 @@
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -20,8 +22,11 @@ struct WebSocketSessionOptions {
   std::function<void(int status, double seconds)> on_end;
 };
 
-// Takes the socket over; the session lives until the connection ends.
+// Takes the socket (or the TLS stream, its handshake done) over; the session lives until the connection ends.
 void websocket_session_start(boost::asio::ip::tcp::socket socket,
+                             boost::beast::http::request<boost::beast::http::string_body> request,
+                             std::shared_ptr<WebSocketHandler> handler, const WebSocketSessionOptions& options);
+void websocket_session_start(boost::beast::ssl_stream<boost::beast::tcp_stream> stream,
                              boost::beast::http::request<boost::beast::http::string_body> request,
                              std::shared_ptr<WebSocketHandler> handler, const WebSocketSessionOptions& options);
 
