@@ -200,3 +200,14 @@ def test_without_segment_the_upgrade_is_refused_saying_how():
             websocket.create_connection(f"ws://127.0.0.1:{s.port}/v1/segment/stream", timeout=60)
         assert refused.value.status_code == 404
         assert s.stop()[0] == 0
+
+
+def test_sigterm_with_a_stream_open_exits_0(frames):
+    with Server("--segment", "--no-faces", "--mode", "cpu") as s:
+        ws = websocket.create_connection(f"ws://127.0.0.1:{s.port}/v1/segment/stream", timeout=60)
+        for data in frames[1][:10]:
+            ws.send_binary(data)
+        assert receive(ws)[0]["frame"] == 0
+        code, log = s.stop()
+        assert code == 0 and "serve: stopped" in log
+        ws.close()

@@ -31,8 +31,10 @@ double stream_ms_since(StreamClock::time_point start) {
 
 class SegmentStream final : public WebSocketHandler, public std::enable_shared_from_this<SegmentStream> {
  public:
-  SegmentStream(std::shared_ptr<SegmentService> service, ServeMetrics* metrics, Scheduling scheduling)
-      : m_service(std::move(service)), m_metrics(metrics), m_scheduling(scheduling) {}
+  // The service outlives every call of the stream: it is closed (refusing new frames) before it goes, and its
+  // workers, which answer the stream's frames, end with it.
+  SegmentStream(SegmentService* service, ServeMetrics* metrics, Scheduling scheduling)
+      : m_service(service), m_metrics(metrics), m_scheduling(scheduling) {}
 
   void on_open(std::shared_ptr<WebSocketChannel> channel) override {
     std::lock_guard<std::mutex> lock(m_mutex);
@@ -146,9 +148,9 @@ class SegmentStream final : public WebSocketHandler, public std::enable_shared_f
     std::lock_guard<std::mutex> lock(m_mutex);
     header["dropped"] = m_dropped;
     m_dropped.clear();
-    if (m_channel) {
-      m_channel->send(header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), false);
-      if (ok) m_channel->send(mask_png, true);
+    if (const auto channel = m_channel.lock()) {
+      channel->send(header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), false);
+      if (ok) channel->send(mask_png, true);
     }
     std::optional<Frame> next = std::move(m_waiting);
     m_waiting.reset();
@@ -159,13 +161,14 @@ class SegmentStream final : public WebSocketHandler, public std::enable_shared_f
     return next;
   }
 
-  std::shared_ptr<SegmentService> m_service;
+  SegmentService* m_service;
   ServeMetrics* m_metrics;
   Scheduling m_scheduling;
   std::shared_ptr<SegmentTemporalState> m_temporal = std::make_shared<SegmentTemporalState>();
   int64_t m_received = 0;  // the next frame's number (on_message only: the connection's strand)
   std::mutex m_mutex;
-  std::shared_ptr<WebSocketChannel> m_channel;
+  // Weak: the connection holds its handler, and lives while it reads; holding it back would leak both at exit.
+  std::weak_ptr<WebSocketChannel> m_channel;
   bool m_busy = false;  // a frame is being segmented (or answered)
   bool m_closed = false;
   std::optional<Frame> m_waiting;
@@ -195,7 +198,7 @@ std::map<std::string, WebSocketOpener> websocket_routes(ServeContext& context) {
     }
     // A live stream's frames go first unless the client asked otherwise (kiln-priority).
     if (request.header("kiln-priority").empty()) scheduling.value().priority = 1;
-    upgrade.handler = std::make_shared<SegmentStream>(context.segment, &context.metrics, scheduling.value());
+    upgrade.handler = std::make_shared<SegmentStream>(context.segment.get(), &context.metrics, scheduling.value());
 #else
     (void)context;
     (void)request;
