@@ -23,6 +23,7 @@ struct DeterminismCase {
   int32_t width, height;
   float line_width;
   int32_t seq_len;
+  bool layers = false;  // a volume panel and two moving averages (bars without the gap sub-column)
 };
 
 class RenderDeterminism : public ::testing::TestWithParam<DeterminismCase> {
@@ -38,6 +39,21 @@ class RenderDeterminism : public ::testing::TestWithParam<DeterminismCase> {
         const float open = i > 0 ? walk[i - 1] : walk[i];
         series.insert(series.end(), {open, std::max(open, walk[i]) + 0.5f, std::min(open, walk[i]) - 0.5f, walk[i]});
       }
+      if (c.layers) {  // volume, then a 3- and a 10-row trailing mean
+        series.push_back(static_cast<float>((i * 7919) % 1000));
+        for (const size_t n : {size_t{3}, size_t{10}}) {
+          float sum = 0.0f;
+          const size_t first = i + 1 >= n ? i + 1 - n : 0;
+          for (size_t u = first; u <= i; ++u) sum += walk[u];
+          series.push_back(sum / static_cast<float>(i + 1 - first));
+        }
+      }
+    }
+    if (c.layers) {
+      channels += 3;
+      params.volume = true;
+      params.moving_averages = 2;
+      params.bar_gap = false;
     }
     for (int64_t s = 0; s + c.seq_len <= 400; s += 13) starts.push_back(s);
     params.style = c.style;
@@ -73,7 +89,10 @@ INSTANTIATE_TEST_SUITE_P(Cases, RenderDeterminism,
                                            DeterminismCase{ChartStyle::kLine, 64, 300, 10.0f, 2},
                                            DeterminismCase{ChartStyle::kOhlc, 400, 120, 3.0f, 100},
                                            DeterminismCase{ChartStyle::kOhlc, 333, 77, 3.0f, 60},
-                                           DeterminismCase{ChartStyle::kCandlestick, 333, 77, 3.0f, 60}));
+                                           DeterminismCase{ChartStyle::kCandlestick, 333, 77, 3.0f, 60},
+                                           DeterminismCase{ChartStyle::kLine, 800, 500, 3.0f, 100, true},
+                                           DeterminismCase{ChartStyle::kOhlc, 60, 64, 3.0f, 20, true},
+                                           DeterminismCase{ChartStyle::kCandlestick, 333, 77, 3.0f, 60, true}));
 
 }  // namespace
 }  // namespace kiln

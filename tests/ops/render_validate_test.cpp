@@ -46,6 +46,28 @@ TEST_F(RenderValidate, RejectsShortWindowsAndBadChannels) {
   }
 }
 
+TEST_F(RenderValidate, LayerChannelsFollowTheVolumeAndMovingAverages) {
+  windows.channels = 3;  // close, volume, one moving average
+  EXPECT_EQ(render_validate(params, windows).code(), Errc::kInvalidArgument);
+  params.volume = true;
+  params.moving_averages = 1;
+  EXPECT_TRUE(render_validate(params, windows).is_ok());
+  params.moving_averages = 2;  // 3 - 3 = 0 price channels
+  EXPECT_EQ(render_validate(params, windows).code(), Errc::kInvalidArgument);
+  params.moving_averages = 17;
+  windows.channels = 19;
+  EXPECT_EQ(render_validate(params, windows).code(), Errc::kInvalidArgument) << "at most 16 moving averages";
+  params.moving_averages = 1;
+  windows.channels = 3;
+  params.height = 10;
+  params.volume_height = 7;  // 10 - 7 - 2 = 1 price row
+  EXPECT_EQ(render_validate(params, windows).code(), Errc::kInvalidArgument);
+  params.volume_gap = 1;
+  EXPECT_TRUE(render_validate(params, windows).is_ok());
+  params.volume_gap = -1;
+  EXPECT_EQ(render_validate(params, windows).code(), Errc::kInvalidArgument);
+}
+
 TEST_F(RenderValidate, RejectsMismatchedOutput) {
   std::vector<uint8_t> image(800 * 500);
   BatchView out{image.data(), 1, 800, 500, 1, PixelType::kU8, 800 * 500};
