@@ -6,9 +6,25 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import tempfile
 
+import pytest
+
 from conftest import KILN
+
+
+def kiln_module(*submodules):
+    """The build's kiln Python module (beside the binary), with `submodules` imported; skips the test without it."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(KILN)), "python"))
+    try:
+        import importlib  # noqa: PLC0415
+        kiln = importlib.import_module("kiln")
+        for name in submodules:
+            importlib.import_module(f"kiln.{name}")
+    except ImportError as e:
+        pytest.skip(f"the kiln Python module is not built beside {KILN}: {e}")
+    return kiln
 
 
 class Server:

@@ -2,27 +2,20 @@
 kiln.Model, from bytes, paths and arrays, one at a time, batched, and from asyncio; refusals with their reasons."""
 import asyncio
 import os
-import sys
 
 import numpy as np
 import pytest
 
 from conftest import KILN
-from serve_util import Server
+from serve_util import Server, kiln_module
 
 HOPPER = "/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg"
 ASTRONAUT = "/usr/lib/python3/dist-packages/skimage/data/astronaut.png"
 TOKEN = "client-test-token"
 
 
-def kiln_module():
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(KILN)), "python"))
-    try:
-        import kiln  # noqa: PLC0415  (the build's module, beside the binary)
-        import kiln.faces  # noqa: PLC0415
-    except ImportError as e:
-        pytest.skip(f"the kiln Python module (with faces) is not built beside {KILN}: {e}")
-    return kiln
+def faces_kiln():
+    return kiln_module("faces")
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +26,7 @@ def server():
 
 @pytest.fixture(scope="module")
 def client(server):
-    kiln = kiln_module()
+    kiln = faces_kiln()
     with kiln.Client(f"http://127.0.0.1:{server.port}", token=TOKEN) as c:
         yield c
 
@@ -49,7 +42,7 @@ def same_faces(remote, local):
 
 
 def test_faces_equal_the_in_process_ones_from_a_path_bytes_and_an_array(client):
-    kiln = kiln_module()
+    kiln = faces_kiln()
     local = kiln.faces.detect_and_embed(HOPPER, min_score=0.5)
     same_faces(client.detect_and_embed(HOPPER), local)
     with open(HOPPER, "rb") as f:
@@ -60,7 +53,7 @@ def test_faces_equal_the_in_process_ones_from_a_path_bytes_and_an_array(client):
 
 
 def test_batch_and_async_give_each_images_faces_and_the_refused_one_its_reason(client):
-    kiln = kiln_module()
+    kiln = faces_kiln()
     photos = [HOPPER, ASTRONAUT] * 3
     batch = client.detect_and_embed_batch(photos)
     for photo, faces in zip(photos, batch):
@@ -78,7 +71,7 @@ def test_batch_and_async_give_each_images_faces_and_the_refused_one_its_reason(c
 
 
 def test_a_served_model_answers_as_kiln_model_does(client):
-    kiln = kiln_module()
+    kiln = faces_kiln()
     remote = client.model("fr-embed")
     assert remote.inputs[0]["datatype"] == "FP32" and remote.inputs[0]["shape"][1:] == [3, 112, 112]
     x = np.random.default_rng(53).standard_normal((3, 3, 112, 112)).astype(np.float32)
@@ -94,7 +87,7 @@ def test_a_served_model_answers_as_kiln_model_does(client):
 
 
 def test_without_the_token_the_server_refuses(server):
-    kiln = kiln_module()
+    kiln = faces_kiln()
     with kiln.Client(f"http://127.0.0.1:{server.port}", token="") as anonymous:
         with pytest.raises(PermissionError, match="401"):
             anonymous.detect_and_embed(HOPPER)
@@ -103,7 +96,7 @@ def test_without_the_token_the_server_refuses(server):
 
 
 def test_kiln_serve_starts_a_worker_and_stops_it():
-    kiln = kiln_module()
+    kiln = faces_kiln()
     os.environ.setdefault("KILN_CLI", KILN)
     with kiln.serve(models=["fr-embed"], no_faces=True, mode="cpu", quiet=True) as server:
         assert server.url.startswith("http://127.0.0.1:") and server.port > 0

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from conftest import KILN
-from serve_util import Server
+from serve_util import Server, kiln_module
 
 grpc = pytest.importorskip("grpc", reason="python3-grpcio is not installed (make deps)")
 
@@ -92,12 +92,7 @@ def output_of(response):
 
 
 def reference_model():
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(KILN)), "python"))
-    try:
-        import kiln  # noqa: PLC0415  (the build's module, beside the binary)
-    except ImportError as e:
-        pytest.skip(f"the kiln Python module is not built beside {KILN}: {e}")
-    return kiln.Model("fr-embed", "cpu")
+    return kiln_module().Model("fr-embed", "cpu")
 
 
 def rest_body(x):

@@ -3,16 +3,14 @@ fr-embed: health, readiness with a model that failed to load, metadata, infer eq
 and batched across concurrent requests, seen in /metrics), binary tensors in and out equal to JSON's, and the 400s
 and 404s of bad requests."""
 import json
-import os
 import subprocess
-import sys
 import threading
 
 import numpy as np
 import pytest
 
 from conftest import KILN
-from serve_util import Server
+from serve_util import Server, kiln_module
 
 pytestmark = pytest.mark.skipif(
     "serve" not in subprocess.run([KILN, "--help"], capture_output=True, text=True).stdout
@@ -30,12 +28,7 @@ def server(tmp_path_factory):
 
 
 def reference_model():
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(KILN)), "python"))
-    try:
-        import kiln  # noqa: PLC0415  (the build's module, beside the binary)
-    except ImportError as e:
-        pytest.skip(f"the kiln Python module is not built beside {KILN}: {e}")
-    return kiln.Model("fr-embed", "cpu")
+    return kiln_module().Model("fr-embed", "cpu")
 
 
 def infer_body(x, nested=False, name="input", datatype="FP32"):
