@@ -1,6 +1,7 @@
 """Starts the real `kiln serve` on 127.0.0.1 with a free port (read from its "listening on" line) and talks to it with
 http.client."""
 import http.client
+import importlib
 import json
 import os
 import re
@@ -18,7 +19,6 @@ def kiln_module(*submodules):
     """The build's kiln Python module (beside the binary), with `submodules` imported; skips the test without it."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(KILN)), "python"))
     try:
-        import importlib  # noqa: PLC0415
         kiln = importlib.import_module("kiln")
         for name in submodules:
             importlib.import_module(f"kiln.{name}")
