@@ -94,7 +94,7 @@ soak: build
 FUZZ_SECONDS ?= 600
 FUZZ_HARNESSES = series_csv series_npy series_hdf5 render_config image_decode png_direct image_webp image_gif image_bmp \
   image_tiff image_heif image_list video_decode \
-  model_load segment_config piece_record job_part serve_request
+  model_load segment_config piece_record job_part serve_request serve_multipart
 fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DKILN_FUZZ=ON -DKILN_SANITIZE="address,undefined" -DKILN_CUDA=OFF \
 	  -DKILN_OPENCL=OFF -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCH=OFF -DKILN_BUILD_PYTHON=OFF \
