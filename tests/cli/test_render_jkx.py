@@ -149,6 +149,15 @@ def test_volume_and_moving_averages_on_any_style(tmp_path):
     np.save(tmp_path / "p.npy", table)
     run_kiln("render", tmp_path / "p.npy", "-o", tmp_path / "npy.npy", *args)
     assert np.array_equal(np.load(tmp_path / "npy.npy"), images)
+    import h5py
+    with h5py.File(tmp_path / "p.h5", "w") as f:
+        f["prices/ohlcv"] = table.astype(np.float64)
+    run_kiln("render", f"{tmp_path / 'p.h5'}:/prices/ohlcv", "-o", tmp_path / "h5.npy", *args)
+    assert np.array_equal(np.load(tmp_path / "h5.npy"), images)
+    np.save(tmp_path / "three.npy", table[:, 2:])
+    wrong = run_kiln("render", tmp_path / "three.npy", "-o", tmp_path / "x.npy", "--seq-len", 20, "--volume",
+                     check=False)
+    assert wrong.returncode != 0 and "(N, 2) or (N, 5)" in wrong.stderr  # the prices (1 or 4), then the volume
 
 
 def dated_rows(n, seed, first="2019-10-01"):
