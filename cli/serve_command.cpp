@@ -84,6 +84,7 @@ Status config_file_apply(const std::string& path, const CLI::App& cmd, ServeArgs
     yaml_read(node, "worker_id", &c.worker_id);
     yaml_read(node, "dedup", &c.dedup);
     yaml_read(node, "tls_cert", &c.tls_cert);
+    yaml_read(node, "collections_dir", &c.collections_dir);
     yaml_read(node, "tls_key", &c.tls_key);
     yaml_read(node, "mode", &from_file.mode);
     yaml_read(node, "no_faces", &from_file.no_faces);
@@ -113,6 +114,7 @@ Status config_file_apply(const std::string& path, const CLI::App& cmd, ServeArgs
   if (!given("--worker-id")) out.worker_id = c.worker_id;
   if (!given("--dedup")) out.dedup = c.dedup;
   if (!given("--tls-cert")) out.tls_cert = c.tls_cert;
+  if (!given("--collections-dir")) out.collections_dir = c.collections_dir;
   if (!given("--tls-key")) out.tls_key = c.tls_key;
   if (!given("--mode")) args->mode = from_file.mode;
   if (!given("--models")) args->models = from_file.models;
@@ -162,6 +164,8 @@ Runner serve_command_add(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--tls-cert", c.tls_cert, "PEM certificate (chain): serve HTTPS and WSS on --port (with --tls-key)");
   cmd->add_option("--tls-key", c.tls_key, "PEM private key of --tls-cert");
+  cmd->add_option("--collections-dir", c.collections_dir,
+                  "Keep each face collection as a `kiln faces` output DIR/NAME.h5 (read back at start)");
   cmd->add_option("--dedup", c.dedup,
                   "POST /v1/faces?collection=: a face whose cosine to one in the collection is at least this is its "
                   "duplicate, not added (0: off)")

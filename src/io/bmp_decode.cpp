@@ -3,6 +3,7 @@
 // decoders are never reached from here.
 #include <stb/stb_image.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <utility>
@@ -38,8 +39,13 @@ Status bmp_complete_check(const uint8_t* data, size_t size) {
   const uint32_t bits = bmp_le(data + (os2 ? 24 : 28), 2);
   const uint32_t compression = os2 || size < 34 ? 0 : bmp_le(data + 30, 4);
   if (compression != 0 && compression != 3 && compression != 6) return Status::ok();  // RLE: stb refuses it
-  const int64_t row = (static_cast<int64_t>(bits) * std::llabs(width) + 31) / 32 * 4;
-  const int64_t needed = static_cast<int64_t>(offset) + row * std::llabs(height);
+  const int64_t row = (static_cast<int64_t>(bits) * std::llabs(width) + 31) / 32 * 4;  // < 2^48
+  const int64_t rows = std::llabs(height);
+  if (rows > 0 && row > (INT64_MAX - static_cast<int64_t>(offset)) / rows) {
+    return unsupported_format("bmp: truncated (its header claims " + std::to_string(rows) + " rows of " +
+                              std::to_string(row) + " bytes)");
+  }
+  const int64_t needed = static_cast<int64_t>(offset) + row * rows;
   if (static_cast<int64_t>(size) < needed)
     return unsupported_format("bmp: truncated (" + std::to_string(size) + " of " + std::to_string(needed) + " bytes)");
   return Status::ok();

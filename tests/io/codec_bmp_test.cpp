@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "io/web_codecs.h"
 #include "kiln/codec.h"
 
 namespace kiln::test {
@@ -83,6 +84,23 @@ TEST(CodecBmp, AFileWithoutItsWholePixelArrayIsRefused) {
   Result<ImageBuffer> image = image_decode(bmp.data(), bmp.size() - 1);
   ASSERT_FALSE(image.is_ok());
   EXPECT_NE(image.status().message().find("truncated"), std::string::npos) << image.status().message();
+}
+
+// Found by fuzz_image_bmp (fuzz/corpus/image_bmp/crash-bmp-row-bytes-overflow.bmp): a header whose bits per pixel
+// and row count overflowed the byte count its pixels need (undefined behaviour before the check).
+TEST(CodecBmp, AHeaderClaimingMoreBytesThanAnyFileIsRefused) {
+  const BmpBytes bmp = {
+      0x42, 0x00, 0x02, 0x00, 0x00, 0x00, 0xff, 0xff, 0x01, 0x00, 0x20, 0xff,
+      0xff, 0xff, 0x01, 0x00, 0x20, 0x00, 0x00, 0x01, 0x00, 0x20, 0x00, 0x00,
+      0x00, 0x60, 0x00, 0x00, 0x21, 0xb5, 0x00, 0x00, 0x00, 0x00, 0x8b, 0xdd,
+      0x8b, 0x8b, 0x99, 0xf9, 0x00, 0x00, 0x02, 0x00, 0x00, 0x46, 0x00, 0x00,
+      0x00, 0xff, 0x01, 0x00, 0x20, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x21,
+      0xb5, 0x30, 0x00, 0x09, 0x8b, 0x00, 0x11, 0x8b, 0x8b, 0x4d,
+  };
+  Result<DecodedImage> image = bmp_decode(bmp.data(), bmp.size(), 100'000'000);  // as the harness calls it
+  ASSERT_FALSE(image.is_ok());
+  EXPECT_EQ(image.status().code(), Errc::kUnsupportedFormat) << image.status().message();
+  EXPECT_NE(image.status().message().find("bmp: truncated"), std::string::npos) << image.status().message();
 }
 
 }  // namespace
