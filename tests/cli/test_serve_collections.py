@@ -129,3 +129,28 @@ def test_without_dedup_every_face_is_added():
         status, _, found = s.json("POST", "/v1/faces/search?collection=all&k=5", read(ASTRONAUT))
         assert status == 200 and sorted(h["id"] for h in found["results"][0]["hits"]) == [0, 1]
         assert s.stop()[0] == 0
+
+
+def test_collections_dir_keeps_them_as_kiln_faces_outputs(tmp_path, photos):
+    folder = tmp_path / "collections"
+    with Server("--mode", "cpu", "-q", "--collections-dir", folder) as s:
+        body, headers = multipart([("a", "astronaut.png", photos["astronaut"]), ("h", "hopper.jpg", photos["hopper"])])
+        status, _, added = s.json("POST", "/v1/faces?collection=kept", body, headers)
+        assert status == 200 and added["collection_size"] == 2 and "collection_error" not in added, added
+        assert s.stop()[0] == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["kept.h5"]
+    # kiln faces search reads it as any `kiln faces` output: the crop's nearest face is the astronaut's, row 0.
+    query = tmp_path / "crop.jpg"
+    query.write_bytes(photos["astronaut_crop"])
+    result = subprocess.run([KILN, "faces", "search", "--index", str(folder / "kept.h5"), str(query), "-k", "2",
+                             "--json"], capture_output=True, text=True, check=True)
+    hits = json.loads(result.stdout.splitlines()[0])["hits"]
+    assert [(h["row"], h["image"]) for h in hits] == [(0, "astronaut.png"), (1, "hopper.jpg")]
+    # A new server reads it back: the same person again is the duplicate of face 0, and search finds it.
+    with Server("--mode", "cpu", "-q", "--collections-dir", folder) as s:
+        status, _, again = s.json("POST", "/v1/faces?collection=kept", photos["astronaut_small"])
+        assert status == 200 and again["faces"][0]["duplicate_of"] == 0 and again["collection_size"] == 2
+        status, _, found = s.json("POST", "/v1/faces/search?collection=kept&k=1", photos["astronaut_crop"])
+        assert status == 200 and found["results"][0]["hits"][0]["image"] == "astronaut.png"
+        assert found["results"][0]["hits"][0]["score"] == pytest.approx(hits[0]["cosine"], abs=1e-4)
+        assert s.stop()[0] == 0

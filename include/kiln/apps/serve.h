@@ -38,6 +38,7 @@ struct ServeConfig {
   double drain_seconds = 10;        // on SIGTERM/SIGINT: how long queued and running requests may take
   double face_min_score = 0.5;      // the detector's threshold; requests filter further (min_face_quality)
   double dedup = 0.7;               // /v1/faces?collection=: a face this close (cosine) to one there is a duplicate
+  std::string collections_dir;      // non-empty: each collection also saved as a `kiln faces` output DIR/NAME.h5
   std::string worker_id = "kiln-serve";
   bool quiet = false;               // no access log
   ExecSettings exec;                // mode (auto|gpu|cpu) and CPU threads of each instance

@@ -29,24 +29,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// A face's row: the arrays of faces_output_arrays(), one after the other.
-void face_row_append(const Face& f, int64_t image_index, std::vector<float>* rows) {
-  rows->insert(rows->end(), f.embedding.begin(), f.embedding.end());
-  rows->push_back(static_cast<float>(image_index));
-  rows->insert(rows->end(), std::begin(f.detection.box), std::end(f.detection.box));
-  float landmarks[12] = {};  // faces without landmarks (none today: UltraFace's are refined) keep zeros
-  for (int k = 0; k < f.detection.landmark_count; ++k) {
-    landmarks[2 * k] = f.detection.landmarks[k][0];
-    landmarks[2 * k + 1] = f.detection.landmarks[k][1];
-  }
-  rows->insert(rows->end(), std::begin(landmarks), std::end(landmarks));
-  rows->push_back(f.detection.score);
-  const QualityMetrics& q = f.quality;
-  for (const double v : {q.blur, q.brightness, q.contrast, q.sharpness, q.score}) rows->push_back(static_cast<float>(v));
-  rows->insert(rows->end(), {f.pose.yaw, f.pose.pitch, f.pose.roll});
-  rows->push_back(f.accepted ? 1.0f : 0.0f);
-}
-
 nlohmann::json record_json(const FaceRecord& r) {
   nlohmann::json line;
   line["image"] = r.image;

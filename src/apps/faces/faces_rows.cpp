@@ -26,6 +26,23 @@ int64_t faces_row_floats() {
   return n;
 }
 
+void face_row_append(const Face& f, int64_t image_index, std::vector<float>* rows) {
+  rows->insert(rows->end(), f.embedding.begin(), f.embedding.end());
+  rows->push_back(static_cast<float>(image_index));
+  rows->insert(rows->end(), std::begin(f.detection.box), std::end(f.detection.box));
+  float landmarks[12] = {};  // faces without landmarks (none today: UltraFace's are refined) keep zeros
+  for (int k = 0; k < f.detection.landmark_count; ++k) {
+    landmarks[2 * k] = f.detection.landmarks[k][0];
+    landmarks[2 * k + 1] = f.detection.landmarks[k][1];
+  }
+  rows->insert(rows->end(), std::begin(landmarks), std::end(landmarks));
+  rows->push_back(f.detection.score);
+  const QualityMetrics& q = f.quality;
+  for (const double v : {q.blur, q.brightness, q.contrast, q.sharpness, q.score}) rows->push_back(static_cast<float>(v));
+  rows->insert(rows->end(), {f.pose.yaw, f.pose.pitch, f.pose.roll});
+  rows->push_back(f.accepted ? 1.0f : 0.0f);
+}
+
 Status faces_rows_write(TensorWriter* writer, const float* rows, int64_t count) {
   const int64_t width = faces_row_floats();
   for (int64_t r = 0; r < count; ++r) {

@@ -20,6 +20,9 @@ int64_t faces_row_floats();
 TensorAttributes faces_output_attributes(const std::string& settings, const FaceSettings& face, int64_t images,
                                          int64_t duplicates);
 
+// Appends a face's row (the arrays of faces_output_arrays(), one after the other) to `rows`.
+void face_row_append(const Face& f, int64_t image_index, std::vector<float>* rows);
+
 // Appends `count` rows to a writer opened with faces_output_arrays().
 Status faces_rows_write(TensorWriter* writer, const float* rows, int64_t count);
 

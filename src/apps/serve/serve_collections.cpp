@@ -160,15 +160,15 @@ Result<FacesNamedImages> faces_multipart_images(const HttpRequest& request, size
 void collection_faces_add(FaceCollections& collections, const std::string& collection,
                           const std::vector<FacesImageName>& names, const FaceCallResult& result,
                           std::vector<Json>* lists, Json* body) {
-  std::vector<CollectionFace> faces;
+  std::vector<std::vector<CollectionFace>> images;
   for (size_t i = 0; i < result.images.size(); ++i) {
+    if (!result.images[i].error.empty()) continue;  // an image that was not read is not one of the collection's
     const std::string image = names[i].filename.empty() ? names[i].name : names[i].filename;
-    for (const Face& face : result.images[i].faces) {
-      const float* b = face.detection.box;
-      faces.push_back({face.embedding.data(), image, {b[0], b[1], b[2], b[3]}});
-    }
+    images.emplace_back();
+    for (const Face& face : result.images[i].faces) images.back().push_back({&face, image});
   }
-  const std::vector<CollectionAdded> added = collections.add(collection, faces);
+  Status saved;
+  const std::vector<CollectionAdded> added = collections.add(collection, images, &saved);
   size_t next = 0;
   for (size_t i = 0; i < result.images.size(); ++i) {
     for (Json& face : (*lists)[i]) {
@@ -180,6 +180,7 @@ void collection_faces_add(FaceCollections& collections, const std::string& colle
   }
   (*body)["collection"] = collection;
   (*body)["collection_size"] = collections.size(collection);
+  if (!saved.is_ok()) (*body)["collection_error"] = "added, but not saved: " + saved.message();
 }
 
 void collection_routes_add(ServeContext& context, std::vector<Route>* routes) {

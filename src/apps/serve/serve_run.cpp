@@ -79,7 +79,8 @@ Status serve_run(const ServeConfig& given, const LogFn& log) {
     faces.instances = config.instances;
     faces.batcher = batcher_config(config);
     context.faces = std::make_unique<serve::FaceService>(faces, &context.metrics, log);
-    context.collections = std::make_shared<serve::FaceCollections>(config.dedup);
+    context.collections = std::make_shared<serve::FaceCollections>(config.dedup, faces.face, config.collections_dir);
+    KILN_TRY(context.collections->load());
     if (!context.faces->ready() && log) log("serve: " + context.faces->error());
     serve::FaceService* service = context.faces.get();
     context.metrics.gauges_register("faces", [service] {
