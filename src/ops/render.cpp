@@ -1,5 +1,6 @@
 // Render op boundary: names, argument validation shared by every backend, and render calls from window batches.
 #include "ops/render.h"
+#include "ops/series_encoding.h"
 
 #include <algorithm>
 #include <cctype>
@@ -44,6 +45,13 @@ Status params_validate(const RenderParams& params, int32_t seq_len, int32_t chan
                             (layers > 0 ? " before its " + std::to_string(layers) + " volume/moving-average channels"
                                         : std::string()) +
                             ", not " + std::to_string(channels));
+  }
+  if (chart_style_is_encoding(params.style)) {
+    if (layers > 0) return invalid_argument("the encodings (gasf, gadf, mtf, rp) take no volume or moving averages");
+    if (params.mtf_bins < 2 || params.mtf_bins > kMaxMtfBins) {
+      return invalid_argument("mtf_bins must be in 2.." + std::to_string(kMaxMtfBins));
+    }
+    if (!std::isfinite(params.rp_threshold)) return invalid_argument("rp_threshold must be finite");
   }
   if (chart_style_draws_bars(params.style) && channels != 4) {
     return invalid_argument("OHLC bars and candlesticks need Open/High/Low/Close data (use --ohlc input)");
@@ -94,6 +102,13 @@ const ParamTable<RenderParams>& render_params() {
           [](P& p) -> int32_t& { return p.moving_averages; });
     t.add({.name = "bar_gap", .help = "OHLC bars: a gap after each bar (4 sub-columns a day; false: 3, as JKX)"},
           [](P& p) -> bool& { return p.bar_gap; });
+    t.add({.name = "mtf_bins", .help = "Markov transition field (style mtf): quantile bins of each window", .min = 2,
+           .max = kMaxMtfBins},
+          [](P& p) -> int32_t& { return p.mtf_bins; });
+    t.add({.name = "rp_threshold",
+           .help = "Recurrence plot (style rp): 255 where |x_i - x_j| <= this (series units), else 0",
+           .default_text = "-1 = the distance, scaled to the window's range"},
+          [](P& p) -> float& { return p.rp_threshold; });
     return t;
   }();
   return table;

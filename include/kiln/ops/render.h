@@ -20,11 +20,17 @@ namespace kiln {
 
 // OHLC bars: a high-low bar with the open tick left and the close tick right; candlesticks: a body from open to close
 // with a wick from high to low through its middle. Both are drawn in ink_bullish (close >= open) or ink_bearish.
-enum class ChartStyle : uint8_t { kLine = 0, kOhlc, kCandlestick };
+// The encodings turn a window's n closes into an n x n field (ops/series_encoding.h): Gramian angular summation and
+// difference fields, the Markov transition field and the recurrence plot.
+enum class ChartStyle : uint8_t { kLine = 0, kOhlc, kCandlestick, kGasf, kGadf, kMtf, kRp };
 
 inline constexpr EnumName<ChartStyle> kChartStyleNames[] = {{ChartStyle::kLine, "line"},
                                                             {ChartStyle::kOhlc, "ohlc"},
                                                             {ChartStyle::kCandlestick, "candlestick"},
+                                                            {ChartStyle::kGasf, "gasf"},
+                                                            {ChartStyle::kGadf, "gadf"},
+                                                            {ChartStyle::kMtf, "mtf"},
+                                                            {ChartStyle::kRp, "rp"},
                                                             {ChartStyle::kOhlc, "bars"},
                                                             {ChartStyle::kCandlestick, "candles"}};
 inline const char* chart_style_name(ChartStyle style) { return enum_name(kChartStyleNames, style); }
@@ -32,7 +38,11 @@ inline Result<ChartStyle> chart_style_parse(const std::string& name) {
   return enum_parse(kChartStyleNames, name, "chart style");
 }
 // The style draws a window's Open/High/Low/Close rows (4 channels): OHLC bars and candlesticks.
-inline bool chart_style_draws_bars(ChartStyle style) { return style != ChartStyle::kLine; }
+inline bool chart_style_draws_bars(ChartStyle style) {
+  return style == ChartStyle::kOhlc || style == ChartStyle::kCandlestick;
+}
+// The style is a series encoding (an n x n field of the window's closes), not a chart.
+inline bool chart_style_is_encoding(ChartStyle style) { return style >= ChartStyle::kGasf; }
 
 struct RenderParams {
   ChartStyle style = ChartStyle::kLine;
@@ -49,6 +59,8 @@ struct RenderParams {
   int32_t volume_gap = 2;        // background rows between the price area and the volume panel
   int32_t moving_averages = 0;   // channels after the volume: 1-px aliased lines in `ink` through the days' columns
   bool bar_gap = true;           // OHLC bars: a gap after each bar (4 sub-columns a day); false: 3 (open, bar, close)
+  int32_t mtf_bins = 8;          // Markov transition field: quantile bins of the window
+  float rp_threshold = -1.0f;    // recurrence plot: >= 0: 255 where |x_i - x_j| <= it, else 0; < 0: the distance
 };
 
 // Rows of the volume panel (0 without volume) and of the price area above it (height - panel - gap).
@@ -72,7 +84,7 @@ struct WindowBatch {
 };
 
 // width, height, line_width, style, background, ink (sets the bar inks too), ink_bullish, ink_bearish, dtype, volume,
-// volume_height, volume_gap, moving_averages, bar_gap.
+// volume_height, volume_gap, moving_averages, bar_gap, mtf_bins, rp_threshold.
 const ParamTable<RenderParams>& render_params();
 
 // InvalidArgument on bad sizes, widths, styles (OHLC needs 4 price channels), seq_len < 2, a volume panel that leaves

@@ -1,6 +1,7 @@
 #include "ops/cpu/render_cpu.h"
 
 #include "core/thread_pool.h"
+#include "ops/series_encoding.h"
 
 namespace kiln {
 
@@ -21,6 +22,7 @@ RenderFn render_fn(CpuIsa isa) {
 
 Status render_cpu(const OpCall& call, ThreadPool* pool) {
   const auto& params = *static_cast<const RenderParams*>(call.params);
+  if (chart_style_is_encoding(params.style)) return series_encoding_cpu(call, pool);
   const RenderFn fn = render_fn(cpu_isa_active());
   const int64_t count = call.in.count;
   parallel_for(pool, count, [&](int64_t begin, int64_t end) { fn(params, call.in, call.out, begin, end); });

@@ -15,6 +15,8 @@
 
 namespace kiln {
 
+Status series_encoding_cuda(CudaOpContext& ctx, const OpCall& call);  // series_encoding.cu
+
 namespace {
 
 constexpr size_t kDeviceAlign = 256;
@@ -66,6 +68,7 @@ bool render_cuda_supports(const OpCall& call) {
 
 Status render_cuda(CudaOpContext& ctx, const OpCall& call) {
   const auto& params = *static_cast<const RenderParams*>(call.params);
+  if (chart_style_is_encoding(params.style)) return series_encoding_cuda(ctx, call);
   OpTimings* timings = ctx.timings;
   if (timings != nullptr) *timings = OpTimings{};
   const int64_t count = call.in.count;

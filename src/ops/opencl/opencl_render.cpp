@@ -14,6 +14,8 @@
 
 namespace kiln::opencl {
 
+Status series_encoding_opencl(OpContext& ctx, const OpCall& call);  // opencl_series_encoding.cpp
+
 namespace {
 
 constexpr size_t kLocalColumns = 64;  // work-items per group along dimension 0 (columns; segments of a window)
@@ -79,6 +81,7 @@ bool render_opencl_supports(const OpCall& call, const OpenclDevice& device) {
 Status render_opencl(OpContext& ctx, const OpCall& call) {
   constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
   const auto& params = *static_cast<const RenderParams*>(call.params);
+  if (chart_style_is_encoding(params.style)) return series_encoding_opencl(ctx, call);
   const int64_t count = call.in.count;
   const int32_t channels = render_channels(call);
   const int32_t seq_len = render_seq_len(call);

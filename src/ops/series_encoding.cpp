@@ -1,0 +1,98 @@
+#include "ops/series_encoding.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kiln {
+
+namespace {
+
+int32_t encoding_kind(ChartStyle style) {
+  switch (style) {
+    case ChartStyle::kGadf: return KILN_ENCODING_GADF;
+    case ChartStyle::kMtf: return KILN_ENCODING_MTF;
+    case ChartStyle::kRp: return KILN_ENCODING_RP;
+    default: return KILN_ENCODING_GASF;
+  }
+}
+
+// The window's closes in float64.
+std::vector<double> closes(const ImageView& window) {
+  const auto* values = static_cast<const float*>(window.data);
+  const int32_t lane = window.channels == 4 ? 3 : 0;
+  std::vector<double> x(static_cast<size_t>(window.width));
+  for (int32_t t = 0; t < window.width; ++t) x[static_cast<size_t>(t)] = values[t * window.channels + lane];
+  return x;
+}
+
+void prepare_mtf(const std::vector<double>& x, int32_t bins, float* a, float* matrix) {
+  const size_t n = x.size();
+  std::vector<double> sorted = x;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<double> edges(static_cast<size_t>(bins - 1));
+  for (int32_t k = 1; k < bins; ++k) {
+    const double at = static_cast<double>(k) / bins * static_cast<double>(n - 1);
+    const size_t lo = static_cast<size_t>(at);
+    const size_t hi = std::min(lo + 1, n - 1);
+    edges[static_cast<size_t>(k - 1)] = sorted[lo] + (at - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+  }
+  std::vector<int32_t> bin(n);
+  for (size_t t = 0; t < n; ++t) {
+    bin[t] = static_cast<int32_t>(std::upper_bound(edges.begin(), edges.end(), x[t]) - edges.begin());
+    a[t] = static_cast<float>(bin[t]);
+  }
+  std::vector<double> counts(static_cast<size_t>(bins) * bins, 0.0);
+  for (size_t t = 0; t + 1 < n; ++t) counts[static_cast<size_t>(bin[t] * bins + bin[t + 1])] += 1.0;
+  for (int32_t r = 0; r < bins; ++r) {
+    double sum = 0.0;
+    for (int32_t c = 0; c < bins; ++c) sum += counts[static_cast<size_t>(r * bins + c)];
+    for (int32_t c = 0; c < bins; ++c) {
+      matrix[r * bins + c] = sum > 0.0 ? static_cast<float>(counts[static_cast<size_t>(r * bins + c)] / sum) : 0.0f;
+    }
+  }
+}
+
+}  // namespace
+
+KilnEncodingParams encoding_params(const RenderParams& params, int32_t n) {
+  KilnEncodingParams p{};
+  p.kind = encoding_kind(params.style);
+  p.n = n;
+  p.bins = p.kind == KILN_ENCODING_MTF ? params.mtf_bins : 0;
+  p.binary = p.kind == KILN_ENCODING_RP && params.rp_threshold >= 0.0f ? 1 : 0;
+  p.threshold = params.rp_threshold;
+  p.row_floats = kiln_encoding_row_floats(n, p.bins);
+  p.as_float = params.dtype == PixelType::kF32 ? 1 : 0;
+  return p;
+}
+
+void encoding_prepare(const KilnEncodingParams& p, const ImageView& window, float* row) {
+  const std::vector<double> x = closes(window);
+  const auto [lo_it, hi_it] = std::minmax_element(x.begin(), x.end());
+  const double lo = *lo_it;
+  const double range = *hi_it - lo;
+  const size_t n = x.size();
+  std::fill(row, row + p.row_floats, 0.0f);
+  if (p.kind == KILN_ENCODING_MTF) {
+    prepare_mtf(x, p.bins, row, row + 2 * n + 1);
+  } else if (p.kind == KILN_ENCODING_RP) {
+    for (size_t t = 0; t < n; ++t) row[t] = static_cast<float>(x[t]);
+    row[2 * n] = range > 0.0 ? static_cast<float>(1.0 / range) : 0.0f;
+  } else {
+    for (size_t t = 0; t < n; ++t) {
+      const double scaled = range > 0.0 ? std::clamp((2.0 * (x[t] - lo) - range) / range, -1.0, 1.0) : 0.0;
+      row[t] = static_cast<float>(scaled);
+      row[n + t] = static_cast<float>(std::sqrt(1.0 - scaled * scaled));
+    }
+  }
+}
+
+std::vector<float> encoding_prepare_all(const KilnEncodingParams& p, const VarShapeBatchView& windows) {
+  std::vector<float> rows(static_cast<size_t>(windows.count) * static_cast<size_t>(p.row_floats));
+  for (int64_t i = 0; i < windows.count; ++i) {
+    encoding_prepare(p, windows[i], rows.data() + static_cast<size_t>(i) * static_cast<size_t>(p.row_floats));
+  }
+  return rows;
+}
+
+}  // namespace kiln

@@ -1,0 +1,45 @@
+// Series encodings as images (the render op's gasf, gadf, mtf and rp styles): the per-window preparation every
+// backend shares, done on the host in float64, and the CPU implementation. The per-pixel math is in
+// series_encoding_px.h.
+//
+// A window's values x are its closes (the only price channel, or the 4th of Open/High/Low/Close). Field cell (i, j)
+// (image row i, column j; the image is resized to width x height by nearest cells) is:
+//   GASF  x~_i x~_j - sqrt(1 - x~_i^2) sqrt(1 - x~_j^2)   (cos(phi_i + phi_j), phi = arccos x~)
+//   GADF  sqrt(1 - x~_i^2) x~_j - x~_i sqrt(1 - x~_j^2)   (sin(phi_i - phi_j))
+//   with x~ = (2 x - max - min) / (max - min), the window min-max rescaled to [-1, 1]; level (v + 1) * 127.5;
+//   MTF   W[bin(x_i), bin(x_j)], W the Q x Q matrix of transitions bin(x_t) -> bin(x_t+1) over the window, each row
+//         divided by its sum (a row without transitions stays 0); bin(x) = the number of edges e_k <= x, e_k the
+//         k/Q quantiles of the window (k = 1..Q-1, linear interpolation: numpy.percentile + numpy.digitize);
+//         level W * 255;
+//   RP    |x_i - x_j|: with a threshold eps >= 0, 255 where it is <= eps, else 0; without, |x_i - x_j| /
+//         (max - min) * 255.
+// Levels are clamped to 0..255 and rounded half up for uint8; float32 images get level / 255.
+// A constant window (max == min) has x~ = 0 (GASF 0, GADF 128), every value in the top bin (MTF 255), distance 0
+// (RP 0, binary 255); the render job skips such windows (counted with the NaN ones).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kiln/ops/render.h"
+#include "ops/series_encoding_px.h"
+
+namespace kiln {
+
+class ThreadPool;
+
+inline constexpr int32_t kMaxMtfBins = 64;
+
+// The kernel parameters of a call on windows of n values.
+KilnEncodingParams encoding_params(const RenderParams& params, int32_t n);
+
+// Window `window` (1 x n, 1 or 4 channels) -> its prepared row (p.row_floats floats).
+void encoding_prepare(const KilnEncodingParams& p, const ImageView& window, float* row);
+
+// Every window of a call, row after row.
+std::vector<float> encoding_prepare_all(const KilnEncodingParams& p, const VarShapeBatchView& windows);
+
+// The CPU implementation (the reference of the other backends): threads across windows.
+Status series_encoding_cpu(const OpCall& call, ThreadPool* pool);
+
+}  // namespace kiln
