@@ -150,7 +150,8 @@ Runner serve_command_add(CLI::App& app) {
   cmd->add_option("--instances", c.instances,
                   "Worker threads per model, each with its own session (0: 1 with a GPU, else one per core up to 4)")
       ->capture_default_str();
-  cmd->add_option("--threads", c.exec.threads, "CPU threads of each instance (0: all cores)")->capture_default_str();
+  cmd->add_option("--threads", c.exec.threads, "CPU threads of each instance (0: all cores, or their share with --instances 0)")
+      ->capture_default_str();
   cmd->add_option("--io-threads", c.threads, "HTTP I/O threads")->capture_default_str();
   cmd->add_option("--max-batch", c.max_batch, "Images (faces) or requests (models) per batch")->capture_default_str();
   cmd->add_option("--max-queue-delay-us", c.max_queue_delay_us, "A smaller batch leaves once its oldest item "
