@@ -5,7 +5,8 @@ from ._kiln import KilnValueError
 
 OHLC_COLUMNS = ("Open", "High", "Low", "Close")
 # Chart styles, and those drawn from Open/High/Low/Close rows (kiln's names and aliases).
-STYLES = ("line", "ohlc", "bars", "candlestick", "candles")
+STYLES = ("line", "ohlc", "bars", "candlestick", "candles", "gasf", "gadf", "mtf", "rp")
+ENCODING_STYLES = ("gasf", "gadf", "mtf", "rp")
 BAR_STYLES = ("ohlc", "bars", "candlestick", "candles")
 
 

@@ -3,7 +3,7 @@ import numpy as np
 
 from . import _kiln
 from ._kiln import KilnValueError
-from ._series import BAR_STYLES, STYLES, series_array, volume_array
+from ._series import BAR_STYLES, ENCODING_STYLES, STYLES, series_array, volume_array
 
 # Jiang, Kelly and Xiu's images (kiln render --preset): days, height; width 3 px a day.
 PRESETS = {"jkx5": (5, 32), "jkx20": (20, 64), "jkx60": (60, 96)}
@@ -24,13 +24,17 @@ class ChartDataset:
     preset: "jkx5", "jkx20" or "jkx60", Jiang-Kelly-Xiu's images (as `kiln render --preset`; sets seq_len, style,
     size, inks, volume and the moving average). volume_height (0: a fifth of the height), volume_gap and bar_gap
     (False: OHLC bars 3 sub-columns a day) as in `kiln render`.
+    style "gasf", "gadf", "mtf" or "rp": the window's closes as a Gramian angular field, Markov transition field
+    (mtf_bins quantile bins) or recurrence plot (rp_threshold >= 0: binary), width and height None = seq_len (else
+    224); windows whose closes are all equal are skipped, as by `kiln render`.
     Picklable: holds only numpy arrays and plain parameters.
     """
 
-    def __init__(self, series, seq_len=100, stride=1, width=224, height=224, line_width=2.0, style="line",
+    def __init__(self, series, seq_len=100, stride=1, width=None, height=None, line_width=2.0, style="line",
                  label_horizon=0, label_threshold=None, dtype="uint8", mode="cpu", volume=None, moving_average=(),
-                 preset=None, volume_height=0, volume_gap=2, bar_gap=True):
-        self.render_settings = dict(volume_height=int(volume_height), volume_gap=int(volume_gap), bar_gap=bool(bar_gap))
+                 preset=None, volume_height=0, volume_gap=2, bar_gap=True, mtf_bins=8, rp_threshold=-1.0):
+        self.render_settings = dict(volume_height=int(volume_height), volume_gap=int(volume_gap), bar_gap=bool(bar_gap),
+                                    mtf_bins=int(mtf_bins), rp_threshold=float(rp_threshold))
         if preset is not None:
             if preset not in PRESETS:
                 raise KilnValueError(f"preset must be one of {', '.join(PRESETS)}; got '{preset}'")
@@ -53,8 +57,9 @@ class ChartDataset:
         layers = int(volume is not None) + len(self.moving_average)
         self.seq_len = int(seq_len)
         self.stride = int(stride)
-        self.width = int(width)
-        self.height = int(height)
+        default_side = self.seq_len if style in ENCODING_STYLES else 224
+        self.width = int(default_side if width is None else width)
+        self.height = int(default_side if height is None else height)
         self.line_width = float(line_width)
         self.style = style
         self.label_horizon = int(label_horizon)
@@ -63,7 +68,8 @@ class ChartDataset:
         self.mode = mode
         self.starts, self.labels, self.skipped = _kiln.window_plan(
             self.series, seq_len=self.seq_len, stride=self.stride, label_horizon=self.label_horizon,
-            label_threshold=label_threshold, ohlc=(style in BAR_STYLES), layers=layers)
+            label_threshold=label_threshold, ohlc=(style in BAR_STYLES), layers=layers,
+            skip_constant=(style in ENCODING_STYLES))
 
     def __len__(self):
         return int(self.starts.shape[0])

@@ -55,6 +55,13 @@ RenderCallSettings render_settings(const pyb::kwargs& kwargs, const char* functi
   return s;
 }
 
+// An encoding (gasf, gadf, mtf, rp) without width or height is the window's seq_len x seq_len field.
+void encoding_size_default(RenderCallSettings& s, const pyb::kwargs& kwargs, int64_t seq_len) {
+  if (!chart_style_is_encoding(s.render.style)) return;
+  if (!kwargs.contains("width")) s.render.width = static_cast<int32_t>(seq_len);
+  if (!kwargs.contains("height")) s.render.height = static_cast<int32_t>(seq_len);
+}
+
 // (B, seq_len, P + layers) windows, P = 1 or 4 prices, then the volume and moving averages.
 WindowsArray layered_windows_from_object(pyb::handle obj, int32_t layers) {
   if (layers == 0) return windows_from_object(obj);
@@ -75,8 +82,9 @@ WindowsArray layered_windows_from_object(pyb::handle obj, int32_t layers) {
 }
 
 pyb::array render(pyb::handle windows_obj, const pyb::kwargs& kwargs) {
-  const RenderCallSettings s = render_settings(kwargs, "render");
+  RenderCallSettings s = render_settings(kwargs, "render");
   const WindowsArray w = layered_windows_from_object(windows_obj, render_layer_channels(s.render));
+  encoding_size_default(s, kwargs, w.seq_len);
   // Window i starts at row i * seq_len of the (B * seq_len)-row series the array is.
   std::vector<int64_t> starts(static_cast<size_t>(w.count));
   for (int64_t i = 0; i < w.count; ++i) starts[static_cast<size_t>(i)] = i * w.seq_len;
@@ -101,13 +109,14 @@ SeriesArray layered_from_object(pyb::handle obj, int32_t layers) {
 }
 
 pyb::array render_windows(pyb::handle series_obj, pyb::handle starts_obj, int64_t seq_len, const pyb::kwargs& kwargs) {
-  const RenderCallSettings s = render_settings(kwargs, "render_windows");
+  RenderCallSettings s = render_settings(kwargs, "render_windows");
   const SeriesArray series = layered_from_object(series_obj, render_layer_channels(s.render));
   const StartArray starts = starts_from_object(starts_obj);
   if (seq_len < 2 || seq_len > series.rows) {
     raise_value_error("seq_len must be in [2, " + std::to_string(series.rows) + "] for this series, got " +
                       std::to_string(seq_len));
   }
+  encoding_size_default(s, kwargs, seq_len);
   const int64_t* st = starts.data();
   const int64_t count = starts.shape(0);
   for (int64_t i = 0; i < count; ++i) {
@@ -133,10 +142,12 @@ std::shared_ptr<Series> series_copy(const SeriesArray& s, const std::string& sou
   return series;
 }
 
-pyb::tuple window_plan_py(pyb::handle series_obj, bool ohlc, int32_t layers, const pyb::kwargs& kwargs) {
+pyb::tuple window_plan_py(pyb::handle series_obj, bool ohlc, int32_t layers, bool skip_constant,
+                          const pyb::kwargs& kwargs) {
   WindowSpec spec;
   settings_apply(window_params(), &spec, nullptr, OpKind::kRender, kwargs, "window_plan");
   spec.ohlc = ohlc;
+  spec.skip_constant = skip_constant;
   if (layers < 0) raise_value_error("layers must be >= 0");
   const SeriesArray s = layered_from_object(series_obj, layers);
   if (ohlc && s.channels - layers != 4) raise_value_error("OHLC windows need a (N, 4) Open/High/Low/Close series");
@@ -234,8 +245,9 @@ void render_bindings_add(pyb::module_& m) {
   m.def("render", &render, "windows"_a,
         R"doc(Render a batch of windows into chart images.
 
-windows: float array (B, seq_len), or (B, seq_len, 4) Open/High/Low/Close ("ohlc" needs this form; "line" draws
-Close); with volume=True and/or moving_averages=K, each day's prices are followed by its volume and then its K
+windows: float array (B, seq_len), or (B, seq_len, 4) Open/High/Low/Close ("ohlc" needs this form; "line" and
+the encodings "gasf", "gadf", "mtf" (mtf_bins), "rp" (rp_threshold) read Close; an encoding is seq_len x seq_len
+unless width/height are given); with volume=True and/or moving_averages=K, each day's prices are followed by its volume and then its K
 moving-average values (B, seq_len, 1 or 4 + layers). A C-contiguous float32 array is read in place (zero copy); other float dtypes or strides are converted to a
 float32 copy first. Returns a (B, height, width) uint8 array (or float32 in [0, 1] with dtype="float32"). The GIL is
 released while rendering; GPU errors finish the batch on the CPU.)doc");
@@ -251,11 +263,12 @@ Returns (len(starts), height, width) images.)doc");
 prices: (N,) or (N, 4); volume: (N,) or None; moving_averages: window lengths. Row t of a moving average holds the
 mean of the line prices of rows t-n+1..t (NaN before row n-1), so a window's first days average the rows before it.
 Pass the result to window_plan(layers=...) and render_windows(volume=..., moving_averages=len(...)).)doc");
-  m.def("window_plan", &window_plan_py, "series"_a, "ohlc"_a = false, "layers"_a = 0,
+  m.def("window_plan", &window_plan_py, "series"_a, "ohlc"_a = false, "layers"_a = 0, "skip_constant"_a = false,
         R"doc(Plan sliding windows over a series (N,) or (N, 4), or (N, P + layers) with volume/moving averages.
 
 Returns (starts: int64 array of start rows, labels: int8 array or None without label_horizon, skipped: windows
-dropped for NaN/inf). ohlc: windows need all four channels finite.)doc");
+dropped for NaN/inf, and with skip_constant those whose line values are all equal, as the encodings skip them).
+ohlc: windows need all four channels finite.)doc");
   m.def("render_job", &render_job_py, "series"_a = pyb::none(), "config"_a = pyb::none(), "source"_a = "<array>",
         R"doc(Render every window of a series to a dataset (hdf5, png, jpeg, npy): the `kiln render` job.
 

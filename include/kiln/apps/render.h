@@ -70,6 +70,7 @@ struct WindowSpec {
   int64_t label_horizon = 0;   // 0 = no labels
   double label_threshold = -1; // < 0: 2 classes (1 = up, 0 = not up); >= 0: 3 classes 0 down / 1 flat / 2 up
   bool ohlc = false;           // windows need all four channels finite
+  bool skip_constant = false;  // encodings: a window whose drawn closes are all equal is skipped (as skipped_nonfinite)
 };
 
 // Which windows become images. Windows are views: start rows into the series, never copies.
@@ -77,7 +78,7 @@ struct WindowPlan {
   std::vector<int64_t> starts;   // start row of each kept window
   std::vector<int8_t> labels;    // empty unless label_horizon > 0
   int64_t candidates = 0;        // windows the series offers at this stride
-  int64_t skipped_nonfinite = 0; // windows dropped for NaN/inf
+  int64_t skipped_nonfinite = 0; // windows dropped for NaN/inf (and constant windows with skip_constant)
   int64_t dropped_no_future = 0; // windows dropped because the label horizon runs past the end
 };
 
@@ -140,7 +141,7 @@ struct RenderJobConfig {
   bool demo = false;                     // the built-in synthetic OHLC random walk instead of an input
   int64_t demo_points = 10099;
   WindowSpec windows;
-  RenderParams render{.width = 0};  // width 0: 800, or 4 x seq_len for OHLC
+  RenderParams render{.width = 0, .height = 0};  // 0: 800 x 500, 4 x seq_len wide for OHLC; encodings seq_len
   int32_t dpi = 100;  // stored in the resolution attribute; pixels are given directly
   OutputSpec output;
   ExecSettings exec = ExecSettings{.batch_size = 1024};  // batch_size: images per write batch and GPU launch

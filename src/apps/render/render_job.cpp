@@ -166,7 +166,10 @@ RenderJobConfig config_resolve(const RenderJobConfig& requested) {
   config.render.moving_averages = static_cast<int32_t>(config.moving_averages.size());
   const bool ohlc = chart_style_draws_bars(config.render.style);
   if (ohlc) config.input.ohlc = true;
-  if (config.render.width == 0) config.render.width = ohlc ? static_cast<int32_t>(4 * config.windows.seq_len) : 800;
+  const bool encoding = chart_style_is_encoding(config.render.style);
+  const auto seq_len = static_cast<int32_t>(config.windows.seq_len);
+  if (config.render.width == 0) config.render.width = encoding ? seq_len : ohlc ? 4 * seq_len : 800;
+  if (config.render.height == 0) config.render.height = encoding ? seq_len : 500;
   config.output.format = output_format_resolve(config.output.format, config.output.path);
   return config;
 }
@@ -183,7 +186,7 @@ std::string RenderJobConfig::output_config_json() const {
                                     "width",         "height",        "dpi",             "line_width",
                                     "background",    "ink",           "ink_bullish",     "ink_bearish",
                                     "dtype",         "format",        "compression",     "compression_level",
-                                    "images_per_file"};
+                                    "images_per_file", "mtf_bins",    "rp_threshold"};
   if (demo) names.push_back("demo_points");
   if (output.format == OutputFormat::kJpeg) names.push_back("jpeg_quality");
   nlohmann::json j;
@@ -234,6 +237,7 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
   const Series& series = config.series && config.moving_averages.empty() ? *config.series : loaded;
   WindowSpec spec = config.windows;
   spec.ohlc = chart_style_draws_bars(config.render.style);
+  spec.skip_constant = chart_style_is_encoding(config.render.style);
   if (spec.ohlc && series.price_channels() != 4) {
     return invalid_argument(series.source + ": OHLC bars need Open/High/Low/Close columns (use --ohlc)");
   }

@@ -64,6 +64,19 @@ std::vector<Count> bad_row_prefix(const Series& series, bool all_channels) {
   return prefix;
 }
 
+// changes_before[i] = number of rows r in [1, i) whose line value differs from row r - 1: window [start, end) is
+// constant when changes_before[end] == changes_before[start + 1].
+template <typename Count>
+std::vector<Count> change_prefix(const Series& series) {
+  std::vector<Count> prefix(static_cast<size_t>(series.rows) + 1, 0);
+  const int32_t line = series.line_channel();
+  for (int64_t i = 1; i < series.rows; ++i) {
+    const bool changed = series.row(i)[line] != series.row(i - 1)[line];
+    prefix[static_cast<size_t>(i) + 1] = prefix[static_cast<size_t>(i)] + (changed ? 1 : 0);
+  }
+  return prefix;
+}
+
 int8_t label_of(double ret, double threshold) {
   if (threshold < 0) return ret > 0 ? 1 : 0;
   if (ret < -threshold) return 0;
@@ -74,6 +87,7 @@ int8_t label_of(double ret, double threshold) {
 template <typename Count>
 WindowPlan plan(const Series& series, const WindowSpec& spec) {
   const std::vector<Count> bad_before = bad_row_prefix<Count>(series, spec.ohlc);
+  const std::vector<Count> changes_before = spec.skip_constant ? change_prefix<Count>(series) : std::vector<Count>();
   const int64_t rows = series.rows;
   const int64_t horizon = spec.label_horizon;
   const int32_t line = series.line_channel();
@@ -89,6 +103,11 @@ WindowPlan plan(const Series& series, const WindowSpec& spec) {
     const int64_t start = w * spec.stride;
     const int64_t end = start + spec.seq_len;  // exclusive
     if (bad_before[static_cast<size_t>(end)] != bad_before[static_cast<size_t>(start)]) {
+      ++result.skipped_nonfinite;
+      continue;
+    }
+    if (spec.skip_constant &&
+        changes_before[static_cast<size_t>(end)] == changes_before[static_cast<size_t>(start) + 1]) {
       ++result.skipped_nonfinite;
       continue;
     }
