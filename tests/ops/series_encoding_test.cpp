@@ -9,6 +9,7 @@
 #include <random>
 
 #include "common/render_helpers.h"
+#include "core/cpu_isa.h"
 #include "kiln/ops/render.h"
 
 namespace kiln {
@@ -149,6 +150,22 @@ TEST(SeriesEncoding, EveryEncodingMatchesItsFloat64Definition) {
       }
     }
   }
+}
+
+TEST(SeriesEncoding, CpuVariantsGiveIdenticalImages) {
+  if (cpu_isa_best() != CpuIsa::kAvx2) GTEST_SKIP() << "no AVX2 on this CPU";
+  const CpuIsa saved = cpu_isa_active();
+  const std::vector<float> values = walk(45, 4, 9);
+  for (const ChartStyle style : {ChartStyle::kGasf, ChartStyle::kGadf, ChartStyle::kMtf, ChartStyle::kRp}) {
+    for (const auto& [width, height] : {std::pair{45, 45}, std::pair{70, 33}}) {
+      RenderParams p = encoding(style, width, height);
+      cpu_isa_set(CpuIsa::kGeneric);
+      const std::vector<double> generic = render_levels(values, 4, p);
+      cpu_isa_set(CpuIsa::kAvx2);
+      EXPECT_EQ(render_levels(values, 4, p), generic) << chart_style_name(style) << " " << width << "x" << height;
+    }
+  }
+  cpu_isa_set(saved);
 }
 
 TEST(SeriesEncoding, BinaryRecurrencePlotIsExact) {
