@@ -67,23 +67,34 @@ KilnEncodingParams encoding_params(const RenderParams& params, int32_t n) {
 }
 
 void encoding_prepare(const KilnEncodingParams& p, const ImageView& window, float* row) {
-  const std::vector<double> x = closes(window);
-  const auto [lo_it, hi_it] = std::minmax_element(x.begin(), x.end());
-  const double lo = *lo_it;
-  const double range = *hi_it - lo;
-  const size_t n = x.size();
+  const auto* values = static_cast<const float*>(window.data);
+  const int32_t step = window.channels;
+  const int32_t lane = step == 4 ? 3 : 0;
+  const auto n = static_cast<size_t>(window.width);
   std::fill(row, row + p.row_floats, 0.0f);
   if (p.kind == KILN_ENCODING_MTF) {
-    prepare_mtf(x, p.bins, row, row + 2 * n + 1);
-  } else if (p.kind == KILN_ENCODING_RP) {
-    for (size_t t = 0; t < n; ++t) row[t] = static_cast<float>(x[t]);
+    prepare_mtf(closes(window), p.bins, row, row + 2 * n + 1);
+    return;
+  }
+  float lo_f = values[lane];
+  float hi_f = lo_f;
+  for (size_t t = 1; t < n; ++t) {
+    const float v = values[t * step + lane];
+    lo_f = v < lo_f ? v : lo_f;
+    hi_f = v > hi_f ? v : hi_f;
+  }
+  const double lo = lo_f;
+  const double range = static_cast<double>(hi_f) - lo;
+  if (p.kind == KILN_ENCODING_RP) {
+    for (size_t t = 0; t < n; ++t) row[t] = values[t * step + lane];
     row[2 * n] = range > 0.0 ? static_cast<float>(1.0 / range) : 0.0f;
-  } else {
-    for (size_t t = 0; t < n; ++t) {
-      const double scaled = range > 0.0 ? std::clamp((2.0 * (x[t] - lo) - range) / range, -1.0, 1.0) : 0.0;
-      row[t] = static_cast<float>(scaled);
-      row[n + t] = static_cast<float>(std::sqrt(1.0 - scaled * scaled));
-    }
+    return;
+  }
+  for (size_t t = 0; t < n; ++t) {
+    const double x = values[t * step + lane];
+    const double scaled = range > 0.0 ? std::clamp((2.0 * (x - lo) - range) / range, -1.0, 1.0) : 0.0;
+    row[t] = static_cast<float>(scaled);
+    row[n + t] = static_cast<float>(std::sqrt(1.0 - scaled * scaled));
   }
 }
 
