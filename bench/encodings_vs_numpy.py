@@ -43,7 +43,8 @@ def numpy_mtf(x, bins=8):
     x = x.astype(np.float64)
     n = x.shape[1]
     edges = np.percentile(x, np.linspace(0, 100, bins + 1)[1:-1], axis=1).T
-    b = np.stack([np.digitize(row, e) for row, e in zip(x, edges)])
+    keep = np.r_[~np.isclose(0, np.diff(edges, axis=1), rtol=0, atol=1e-8).T, np.full((1, x.shape[0]), True)].T
+    b = np.stack([np.digitize(row, e[k], right=True) for row, e, k in zip(x, edges, keep)])
     counts = np.zeros((x.shape[0], bins, bins))
     samples = np.repeat(np.arange(x.shape[0]), n - 1)
     np.add.at(counts, (samples, b[:, :-1].ravel(), b[:, 1:].ravel()), 1)

@@ -29,16 +29,21 @@ void prepare_mtf(const std::vector<double>& x, int32_t bins, float* a, float* ma
   const size_t n = x.size();
   std::vector<double> sorted = x;
   std::sort(sorted.begin(), sorted.end());
-  std::vector<double> edges(static_cast<size_t>(bins - 1));
+  std::vector<double> quantiles(static_cast<size_t>(bins - 1));
   for (int32_t k = 1; k < bins; ++k) {
     const double at = static_cast<double>(k) / bins * static_cast<double>(n - 1);
     const size_t lo = static_cast<size_t>(at);
     const size_t hi = std::min(lo + 1, n - 1);
-    edges[static_cast<size_t>(k - 1)] = sorted[lo] + (at - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+    quantiles[static_cast<size_t>(k - 1)] = sorted[lo] + (at - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+  }
+  // pyts drops an edge within 1e-8 of the next one (tied quantiles), then bins with numpy.digitize(right=True).
+  std::vector<double> edges;
+  for (size_t k = 0; k < quantiles.size(); ++k) {
+    if (k + 1 == quantiles.size() || !(std::abs(quantiles[k + 1] - quantiles[k]) <= 1e-8)) edges.push_back(quantiles[k]);
   }
   std::vector<int32_t> bin(n);
   for (size_t t = 0; t < n; ++t) {
-    bin[t] = static_cast<int32_t>(std::upper_bound(edges.begin(), edges.end(), x[t]) - edges.begin());
+    bin[t] = static_cast<int32_t>(std::lower_bound(edges.begin(), edges.end(), x[t]) - edges.begin());
     a[t] = static_cast<float>(bin[t]);
   }
   std::vector<double> counts(static_cast<size_t>(bins) * bins, 0.0);

@@ -8,13 +8,14 @@
 //   GADF  sqrt(1 - x~_i^2) x~_j - x~_i sqrt(1 - x~_j^2)   (sin(phi_i - phi_j))
 //   with x~ = (2 x - max - min) / (max - min), the window min-max rescaled to [-1, 1]; level (v + 1) * 127.5;
 //   MTF   W[bin(x_i), bin(x_j)], W the Q x Q matrix of transitions bin(x_t) -> bin(x_t+1) over the window, each row
-//         divided by its sum (a row without transitions stays 0); bin(x) = the number of edges e_k <= x, e_k the
-//         k/Q quantiles of the window (k = 1..Q-1, linear interpolation: numpy.percentile + numpy.digitize);
+//         divided by its sum (a row without transitions stays 0); bin(x) = the number of edges e < x, the edges
+//         being the k/Q quantiles of the window (k = 1..Q-1, linear interpolation: numpy.percentile) less any
+//         within 1e-8 of the next (pyts' quantile KBinsDiscretizer: numpy.digitize(right=True));
 //         level W * 255;
 //   RP    |x_i - x_j|: with a threshold eps >= 0, 255 where it is <= eps, else 0; without, |x_i - x_j| /
 //         (max - min) * 255.
 // Levels are clamped to 0..255 and rounded half up for uint8; float32 images get level / 255.
-// A constant window (max == min) has x~ = 0 (GASF 0, GADF 128), every value in the top bin (MTF 255), distance 0
+// A constant window (max == min) has x~ = 0 (GASF 0, GADF 128), every value in bin 0 (MTF 255), distance 0
 // (RP 0, binary 255); the render job skips such windows (counted with the NaN ones).
 #pragma once
 

@@ -1,5 +1,6 @@
 """kiln render --style gasf|gadf|mtf|rp: every image against the encodings computed here in float64 with numpy (the
-way pyts computes them: arccos of the min-max rescaled window, numpy.percentile quantile bins with numpy.digitize,
+way pyts computes them: arccos of the min-max rescaled window, numpy.percentile quantile bins less tied ones with
+numpy.digitize(right=True),
 the transition matrix, the pairwise distances), within one grey level; constant windows skipped and counted; the
 same images in every output format, from shards merged, after a resume and on OpenCL (Python:
 python/tests/test_render_encodings.py)."""
@@ -32,7 +33,8 @@ def encode(x, style, bins=8, threshold=-1.0):
         return (field + 1) * 127.5
     if style == "mtf":
         edges = np.percentile(x, np.linspace(0, 100, bins + 1)[1:-1])
-        b = np.digitize(x, edges)
+        edges = edges[np.r_[~np.isclose(0, np.diff(edges), rtol=0, atol=1e-8), True]]  # pyts drops tied quantiles
+        b = np.digitize(x, edges, right=True)
         w = np.zeros((bins, bins))
         np.add.at(w, (b[:-1], b[1:]), 1)
         sums = w.sum(axis=1, keepdims=True)

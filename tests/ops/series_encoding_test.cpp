@@ -1,6 +1,6 @@
 // The series encodings (render styles gasf, gadf, mtf, rp) on the CPU against their definitions evaluated here in
 // float64: the angles by arccos and cos/sin (not the algebraic form the op uses), numpy.percentile's linear quantiles
-// with numpy.digitize's bins, the distances; within one grey level, the binary recurrence plot exactly.
+// with pyts' bins (tied quantiles dropped, numpy.digitize(right=True)), the distances; within one grey level, the binary recurrence plot exactly.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -47,15 +47,19 @@ std::vector<double> reference_field(const std::vector<double>& x, const RenderPa
   if (p.style == ChartStyle::kMtf) {
     std::vector<double> sorted = x;
     std::sort(sorted.begin(), sorted.end());
-    std::vector<double> edges;
+    std::vector<double> quantiles;
     for (int k = 1; k < p.mtf_bins; ++k) {
       const double rank = (n - 1) * (100.0 * k / p.mtf_bins) / 100.0;
       const auto below = static_cast<size_t>(std::floor(rank));
       const size_t above = std::min(below + 1, n - 1);
-      edges.push_back(sorted[below] + (rank - below) * (sorted[above] - sorted[below]));
+      quantiles.push_back(sorted[below] + (rank - below) * (sorted[above] - sorted[below]));
     }
-    for (size_t t = 0; t < n; ++t) {
-      bin[t] = static_cast<int>(std::count_if(edges.begin(), edges.end(), [&](double e) { return e <= x[t]; }));
+    std::vector<double> edges;  // pyts keeps a quantile unless the next one is within 1e-8
+    for (size_t k = 0; k < quantiles.size(); ++k) {
+      if (k + 1 == quantiles.size() || std::abs(quantiles[k + 1] - quantiles[k]) > 1e-8) edges.push_back(quantiles[k]);
+    }
+    for (size_t t = 0; t < n; ++t) {  // numpy.digitize(right=True): the edges strictly below
+      bin[t] = static_cast<int>(std::count_if(edges.begin(), edges.end(), [&](double e) { return e < x[t]; }));
     }
     for (size_t t = 0; t + 1 < n; ++t) w[static_cast<size_t>(bin[t] * p.mtf_bins + bin[t + 1])] += 1.0;
     for (int r = 0; r < p.mtf_bins; ++r) {
