@@ -108,6 +108,11 @@ class PeerWorker:
         self.process.wait(timeout=60)
 
 
+def options_of(config):
+    """kiln serve's options of one --configs entry ("defaults": none)."""
+    return [] if config == "defaults" else config.split()
+
+
 def faces_payload(photo):
     with open(photo, "rb") as f:
         data = base64.b64encode(f.read()).decode()
@@ -146,9 +151,10 @@ def main(argv=None):
     parser.add_argument("--photo", default=PHOTO)
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--connections", type=int, default=64)
-    parser.add_argument("--configs", default="--max-batch 1;--max-batch 8;--max-batch 1 --instances 2 --threads 1;"
-                        "--max-batch 4 --instances 2 --threads 1",
-                        help="kiln serve's options to measure, separated by ';' (the best one is used after)")
+    parser.add_argument("--configs", default="--instances 1 --max-batch 8;--instances 1 --max-batch 1;"
+                        "defaults;--max-batch 1",
+                        help="kiln serve's options to measure, separated by ';' ('defaults': none); the best is "
+                        "used after")
     parser.add_argument("--hold", type=int, default=1000, help="keep-alive connections held at once")
     parser.add_argument("--soak-seconds", type=float, default=0, help="0: no soak")
     parser.add_argument("--no-peer", action="store_true")
@@ -162,7 +168,7 @@ def main(argv=None):
     print(f"{'server':<44} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'mean batch':>10} {'batch ms':>9}")
     best_config, best_rate = None, 0.0
     for config in [c.strip() for c in args.configs.split(";") if c.strip()]:
-        server = KilnServe(args.kiln, config.split(), args.kiln_library_path)
+        server = KilnServe(args.kiln, options_of(config), args.kiln_library_path)
         try:
             before = metrics(server.port)
             load = closed(server.port, payload, args.connections, args.seconds)
@@ -190,7 +196,7 @@ def main(argv=None):
         results["target_3x"] = verdict(ratio >= 3)
         print(f"kiln / worker: {ratio:.2f}x (target >= 3x): {results['target_3x']}")
 
-    server = KilnServe(args.kiln, best_config.split(), args.kiln_library_path)
+    server = KilnServe(args.kiln, options_of(best_config), args.kiln_library_path)
     try:
         rate = best_rate / 2
         before = metrics(server.port)
