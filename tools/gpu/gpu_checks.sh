@@ -380,8 +380,10 @@ step bench_faces 30 "$K" bench faces --iterations 3 --threads $T --json "$L/benc
 step bench_segment 20 "$K" bench segment --batch-sizes 1 8 --threads $T --json
 # kiln serve with its models on the GPU: the crawler's detect_and_embed_batch from 64 clients at two batch settings,
 # the p99 at half the best rate against one batch's compute time, 1,000 held keep-alive connections
-# (bench/serve_peers.py; its FastAPI peer is measured on the CPU machine, docs/benchmarks.md).
-needs "$no_ort" step serve_gpu 45 py "$S/bench/serve_peers.py" --kiln "$K" --kiln-library-path "${LD_LIBRARY_PATH:-}" \
+# (bench/serve_peers.py; its FastAPI peer is measured on the CPU machine, docs/benchmarks.md). Not `py`: timeout
+# runs programs, not shell functions.
+needs "$no_ort" step serve_gpu 45 env -u LD_LIBRARY_PATH python3 "$S/bench/serve_peers.py" --kiln "$K" \
+  --kiln-library-path "${LD_LIBRARY_PATH:-}" \
   --photo "${PHOTOS%% *}" --no-peer --seconds 5 --json "$L/serve_gpu.json" \
   --configs "--mode $GPU --max-batch 8;--mode $GPU --max-batch 32 --instances 2"
 step bench_ops 25 "$K" bench ops --ops fused_preprocess,resize_bilinear,cvt_gray,quality,matte --sizes large \
