@@ -13,7 +13,7 @@ namespace {
 
 constexpr int32_t kMaxSide = 1 << 15;
 constexpr float kMaxLineWidth = 256.0f;
-constexpr int32_t kMaxMovingAverages = 16;
+constexpr int32_t kMaxMovingAverages = kMaxMovingAverageLines;
 
 Status params_validate(const RenderParams& params, int32_t seq_len, int32_t channels) {
   if (params.width < 1 || params.height < 1 || params.width > kMaxSide || params.height > kMaxSide) {
@@ -47,11 +47,17 @@ Status params_validate(const RenderParams& params, int32_t seq_len, int32_t chan
                             ", not " + std::to_string(channels));
   }
   if (chart_style_is_encoding(params.style)) {
+    if (params.color) {
+      return invalid_argument("the encodings (gasf, gadf, mtf, rp) are one-channel fields; color applies to charts");
+    }
     if (layers > 0) return invalid_argument("the encodings (gasf, gadf, mtf, rp) take no volume or moving averages");
     if (params.mtf_bins < 2 || params.mtf_bins > kMaxMtfBins) {
       return invalid_argument("mtf_bins must be in 2.." + std::to_string(kMaxMtfBins));
     }
     if (!std::isfinite(params.rp_threshold)) return invalid_argument("rp_threshold must be finite");
+  }
+  if (params.color && params.colors.averages.empty()) {
+    return invalid_argument("color_averages needs at least one colour");
   }
   if (chart_style_draws_bars(params.style) && channels != 4) {
     return invalid_argument("OHLC bars and candlesticks need Open/High/Low/Close data (use --ohlc input)");
@@ -59,7 +65,65 @@ Status params_validate(const RenderParams& params, int32_t seq_len, int32_t chan
   return Status::ok();
 }
 
+// A colour setting of RenderColors, as "#rrggbb" text.
+void add_color(ParamTable<RenderParams>& t, const char* name, const char* help, ChartRgb RenderColors::*field) {
+  t.add_custom({.name = name, .type = ParamType::kString, .help = help},
+               [field](RenderParams& p, const ParamValue& v) {
+                 KILN_TRY_ASSIGN(p.colors.*field, rgb_parse(std::get<std::string>(v)));
+                 return Status::ok();
+               },
+               [field](const RenderParams& p) { return ParamValue(rgb_text(p.colors.*field)); });
+}
+
+int hex_digit(char c) {
+  const char lower = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower >= '0' && lower <= '9') return lower - '0';
+  if (lower >= 'a' && lower <= 'f') return lower - 'a' + 10;
+  return -1;
+}
+
 }  // namespace
+
+Result<ChartRgb> rgb_parse(const std::string& text) {
+  const std::string hex = !text.empty() && text[0] == '#' ? text.substr(1) : text;
+  int digits[6] = {};
+  bool valid = hex.size() == 6;
+  for (size_t i = 0; valid && i < 6; ++i) {
+    digits[i] = hex_digit(hex[i]);
+    valid = digits[i] >= 0;
+  }
+  if (!valid) return invalid_argument("colour '" + text + "': expected #rrggbb (6 hex digits)");
+  return ChartRgb{static_cast<uint8_t>(digits[0] * 16 + digits[1]), static_cast<uint8_t>(digits[2] * 16 + digits[3]),
+             static_cast<uint8_t>(digits[4] * 16 + digits[5])};
+}
+
+std::string rgb_text(ChartRgb color) {
+  static const char* kHex = "0123456789abcdef";
+  std::string text = "#";
+  for (const uint8_t v : {color.r, color.g, color.b}) {
+    text += kHex[v >> 4];
+    text += kHex[v & 15];
+  }
+  return text;
+}
+
+RenderParams render_plane_params(const RenderParams& p, int32_t c) {
+  RenderParams plane = p;
+  const RenderColors& colors = p.colors;
+  plane.color = false;
+  plane.background = colors.background.channel(c);
+  plane.ink = colors.line.channel(c);
+  plane.ink_bullish = colors.up.channel(c);
+  plane.ink_bearish = colors.down.channel(c);
+  plane.layer_inks.set = true;
+  plane.layer_inks.volume_up = colors.volume_up.channel(c);
+  plane.layer_inks.volume_down = colors.volume_down.channel(c);
+  const size_t count = std::max<size_t>(colors.averages.size(), 1);
+  for (size_t m = 0; m < plane.layer_inks.averages.size(); ++m) {
+    plane.layer_inks.averages[m] = colors.averages.empty() ? plane.ink : colors.averages[m % count].channel(c);
+  }
+  return plane;
+}
 
 const ParamTable<RenderParams>& render_params() {
   static const ParamTable<RenderParams> table = [] {
@@ -109,6 +173,42 @@ const ParamTable<RenderParams>& render_params() {
            .help = "Recurrence plot (style rp): 255 where |x_i - x_j| <= this (series units), else 0",
            .default_text = "-1 = the distance, scaled to the window's range"},
           [](P& p) -> float& { return p.rp_threshold; });
+    t.add({.name = "color",
+           .help = "RGB images (H, W, 3) in the color_* colours (the gray background and inks are not used); charts "
+                   "only"},
+          [](P& p) -> bool& { return p.color; });
+    add_color(t, "color_background", "With color: the background (#rrggbb)", &RenderColors::background);
+    add_color(t, "color_line", "With color: the line of line charts", &RenderColors::line);
+    add_color(t, "color_up", "With color: bars and candles that close at or above the open", &RenderColors::up);
+    add_color(t, "color_down", "With color: bars and candles that close below the open", &RenderColors::down);
+    add_color(t, "color_volume_up", "With color: volume bars of days that close at or above the open",
+              &RenderColors::volume_up);
+    add_color(t, "color_volume_down", "With color: volume bars of days that close below the open",
+              &RenderColors::volume_down);
+    t.add_custom({.name = "color_averages", .type = ParamType::kString,
+                  .help = "With color: the moving averages' colours, a comma list (average m takes colour m, "
+                          "cycling)"},
+                 [](P& p, const ParamValue& v) {
+                   const std::string& text = std::get<std::string>(v);
+                   std::vector<ChartRgb> colors;
+                   size_t begin = 0;
+                   while (begin <= text.size()) {
+                     const size_t end = std::min(text.find(',', begin), text.size());
+                     KILN_TRY_ASSIGN(const ChartRgb color, rgb_parse(text.substr(begin, end - begin)));
+                     colors.push_back(color);
+                     begin = end + 1;
+                   }
+                   p.colors.averages = std::move(colors);
+                   return Status::ok();
+                 },
+                 [](const P& p) {
+                   std::string text;
+                   for (const ChartRgb& color : p.colors.averages) {
+                     if (!text.empty()) text += ',';
+                     text += rgb_text(color);
+                   }
+                   return ParamValue(text);
+                 });
     return t;
   }();
   return table;
@@ -140,11 +240,14 @@ Status render_validate(const OpCall& call) {
                               " float32 view with " + std::to_string(channels) + " channels like the first");
     }
     const ImageView& o = call.out[i];
-    if (o.width != params.width || o.height != params.height || o.channels != 1 || o.type != params.dtype ||
-        o.layout != Layout::kHWC || o.row_stride != static_cast<int64_t>(pixel) * o.width) {
+    const int32_t image_channels = render_image_channels(params);
+    if (o.width != params.width || o.height != params.height || o.channels != image_channels ||
+        o.type != params.dtype || o.layout != Layout::kHWC ||
+        o.row_stride != static_cast<int64_t>(pixel) * image_channels * o.width) {
       return invalid_argument("render: output image " + std::to_string(i) +
                               " does not match the render parameters (packed " + std::to_string(params.width) + "x" +
-                              std::to_string(params.height) + " " + pixel_type_name(params.dtype) + ")");
+                              std::to_string(params.height) + "x" + std::to_string(image_channels) + " " +
+                              pixel_type_name(params.dtype) + ")");
     }
   }
   return Status::ok();

@@ -30,7 +30,9 @@
  * moving averages; every other pixel starts as background): the volume panel and the moving-average lines, drawn
  * in ink without anti-aliasing by integer rules, so every backend sets the same pixels. Day i sits in column
  * kiln_day_column(). Its volume bar fills the bottom kiln_volume_rows() rows of that column (several days in one
- * column: the union). A moving average is the union over k of the 1-px aliased segments (kiln_aliased_rows) from
+ * column: the union; each bar in its day's volume ink, days in increasing order, so a later day's ink wins where
+ * they overlap). A day is bullish (kiln_day_bullish) when its close is >= its open, or, on a close-only series, >= the
+ * day before's close (the window's first day: bullish). A moving average is the union over k of the 1-px aliased segments (kiln_aliased_rows) from
  * (column of day k, kiln_ohlc_row(ma_k)) to day k+1's, over the price rows. */
 #ifndef KILN_OPS_RENDER_PX_H
 #define KILN_OPS_RENDER_PX_H
@@ -242,6 +244,13 @@ KILN_KERNEL_FN int32_t kiln_volume_rows(float v, float vmax, int32_t rows) {
   if (!(vmax > 0.0f) || !(v > 0.0f)) return 0;
   per_unit = (float)rows / vmax;
   return kiln_mini((int32_t)kiln_floorf(v * per_unit + 0.5f), rows);
+}
+
+/* Layers: day i is bullish (its volume bar in the bullish ink): close >= open with OHLC prices (ohlc != 0), else
+ * close >= prev_close, the first day of a window (i == 0) always. */
+KILN_KERNEL_FN int32_t kiln_day_bullish(int32_t ohlc, int32_t i, float open, float close, float prev_close) {
+  if (ohlc) return close >= open ? 1 : 0;
+  return (i == 0 || close >= prev_close) ? 1 : 0;
 }
 
 /* floor(a / b) for b > 0. */

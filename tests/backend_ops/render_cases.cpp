@@ -56,6 +56,13 @@ RenderCase jkx(std::string name, int32_t days, int32_t height, int32_t windows) 
   return c;
 }
 
+// RGB in the default colours (mplfinance's "charles"); volume bars by each day's direction, averages each its colour.
+RenderCase color(RenderCase c) {
+  c.name += "_color";
+  c.params.color = true;
+  return c;
+}
+
 }  // namespace
 
 std::vector<RenderCase> render_cases() {
@@ -113,6 +120,14 @@ std::vector<RenderCase> render_cases() {
   RenderCase nan_volume = with_layers(ohlc("ohlc_nan_volume_blank", 64, 48, 20, 6), true, {4});
   nan_volume.nan_volume = true;
   cases.push_back(nan_volume);
+  // Colour: three gray planes of the colours' components, so the same tolerance as gray (anti-aliased lines too).
+  cases.push_back(color(with_layers(candlestick("candlestick_volume_ma", 400, 200, 100, 4), true, {5, 20, 50})));
+  cases.push_back(color(with_layers(ohlc("ohlc_volume_scaled_down", 150, 80, 100, 3), true, {10})));
+  cases.push_back(color(with_layers(line("line_volume_ma", 300, 160, 2.0f, 60, 3), true, {5, 20})));
+  cases.push_back(color(float32(with_layers(candlestick("candlestick_layers_float32", 120, 60, 30, 3), true, {3}))));
+  RenderCase jkx_color = color(jkx("jkx20", 20, 64, 5));
+  jkx_color.params.colors.averages = {ChartRgb{255, 255, 0}};
+  cases.push_back(jkx_color);
   return cases;
 }
 

@@ -21,9 +21,11 @@ std::vector<uint8_t> render_case(Backend& backend, const test::RenderCase& c, co
   std::vector<int64_t> starts;
   for (int32_t i = 0; i < c.windows; ++i) starts.push_back(static_cast<int64_t>(i) * c.stride);
   const WindowBatch windows{series.data(), channels, starts.data(), c.windows, c.seq_len};
-  const size_t image_bytes = static_cast<size_t>(c.params.width) * c.params.height * pixel_type_size(c.params.dtype);
+  const int32_t image_channels = render_image_channels(c.params);
+  const size_t image_bytes =
+      static_cast<size_t>(c.params.width) * c.params.height * image_channels * pixel_type_size(c.params.dtype);
   std::vector<uint8_t> out(image_bytes * static_cast<size_t>(c.windows), 0xAB);
-  const BatchView view{out.data(), c.windows, c.params.width, c.params.height, 1, c.params.dtype,
+  const BatchView view{out.data(), c.windows, c.params.width, c.params.height, image_channels, c.params.dtype,
                        static_cast<int64_t>(image_bytes)};
   *status = test::render_on(backend, c.params, windows, view);
   return out;

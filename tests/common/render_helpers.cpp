@@ -36,8 +36,9 @@ bool render_supported(const Backend& backend, const RenderParams& params, int32_
 std::vector<uint8_t> render_window(const std::vector<float>& window, const RenderParams& params, int32_t channels) {
   const int64_t start = 0;
   const WindowBatch windows{window.data(), channels, &start, 1, static_cast<int32_t>(window.size() / channels)};
-  std::vector<uint8_t> image(static_cast<size_t>(params.width) * params.height);
-  const BatchView out{image.data(), 1, params.width, params.height, 1, PixelType::kU8,
+  const int32_t image_channels = render_image_channels(params);
+  std::vector<uint8_t> image(static_cast<size_t>(params.width) * params.height * image_channels);
+  const BatchView out{image.data(), 1, params.width, params.height, image_channels, PixelType::kU8,
                       static_cast<int64_t>(image.size())};
   const Status status = render_cpu_windows(params, windows, out);
   EXPECT_TRUE(status.is_ok()) << status.to_string();
@@ -46,15 +47,17 @@ std::vector<uint8_t> render_window(const std::vector<float>& window, const Rende
 
 std::vector<uint8_t> render_series(const std::vector<float>& series, int32_t channels, const std::vector<int64_t>& starts,
                                    int32_t seq_len, const RenderParams& params, int64_t batch_size, int32_t threads) {
-  const size_t image_bytes = static_cast<size_t>(params.width) * params.height * pixel_type_size(params.dtype);
+  const int32_t image_channels = render_image_channels(params);
+  const size_t image_bytes =
+      static_cast<size_t>(params.width) * params.height * image_channels * pixel_type_size(params.dtype);
   std::vector<uint8_t> images(image_bytes * starts.size());
   std::unique_ptr<ThreadPool> pool = threads > 1 ? std::make_unique<ThreadPool>(threads) : nullptr;
   const auto total = static_cast<int64_t>(starts.size());
   for (int64_t first = 0; first < total; first += batch_size) {
     const int64_t count = std::min(batch_size, total - first);
     const WindowBatch windows{series.data(), channels, starts.data() + first, count, seq_len};
-    const BatchView out{images.data() + first * image_bytes, count, params.width, params.height, 1, params.dtype,
-                        static_cast<int64_t>(image_bytes)};
+    const BatchView out{images.data() + first * image_bytes, count,        params.width, params.height,
+                        image_channels,                      params.dtype, static_cast<int64_t>(image_bytes)};
     const Status status = render_cpu_windows(params, windows, out, pool.get());
     EXPECT_TRUE(status.is_ok()) << status.to_string();
   }

@@ -35,7 +35,8 @@ Status render_on(Backend& backend, const RenderParams& params, const WindowBatch
 // What `backend` answers for a call of one window with these params (the call is not validated).
 bool render_supported(const Backend& backend, const RenderParams& params, int32_t channels = 1);
 
-// Renders one window (1 channel, or 4 interleaved OHLC channels) and returns the u8 image (H*W).
+// Renders one window (1 channel, or 4 interleaved OHLC channels) and returns the u8 image (H*W, or H*W*3 with
+// params.color).
 std::vector<uint8_t> render_window(const std::vector<float>& window, const RenderParams& params, int32_t channels = 1);
 
 // Renders windows [starts] of `series` in batches of `batch_size` with `threads` threads (1 = no pool).

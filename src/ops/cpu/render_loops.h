@@ -114,30 +114,44 @@ void render_ohlc_image(const kiln::RenderParams& p, const float* values, int32_t
   }
 }
 
-// The volume bars and moving-average lines (render_px.h, "Layers") over the price layer.
+// Whether day i of a window is bullish, for the ink of its volume bar (kiln_day_bullish).
+inline bool day_bullish(const float* window, int32_t channels, int32_t price_channels, int32_t i) {
+  const float* day = window + static_cast<int64_t>(i) * channels;
+  const int32_t close = price_channels - 1;
+  const float prev_close = i > 0 ? day[close - channels] : day[close];
+  return kiln_day_bullish(price_channels == 4 ? 1 : 0, i, day[0], day[close], prev_close) != 0;
+}
+
+// The volume bars and moving-average lines (render_px.h, "Layers") over the price layer, each in its ink
+// (render_layer_inks: gray charts draw all in `ink`). Days sharing a column overwrite in day order.
 template <typename Pixel>
 void render_layers(const kiln::RenderParams& p, const float* window, int32_t channels, int32_t n, float vmin,
                    float vmax, Pixel* out) {
   const int32_t w = p.width;
-  const Pixel ink = level_to_pixel<Pixel>(static_cast<float>(p.ink));
+  const kiln::RenderLayerInks inks = kiln::render_layer_inks(p);
   const int32_t bars = kiln::chart_style_draws_bars(p.style) ? 1 : 0;
   const int32_t parts = p.bar_gap ? 4 : 3;
   const float sx = static_cast<float>(w) / static_cast<float>(parts * n);
   const float x_step = kiln_line_x_step(w, n);
-  int32_t lane = channels - kiln::render_layer_channels(p);
+  const int32_t price_channels = channels - kiln::render_layer_channels(p);
+  int32_t lane = price_channels;
   if (p.volume) {
+    const Pixel up = level_to_pixel<Pixel>(static_cast<float>(inks.volume_up));
+    const Pixel down = level_to_pixel<Pixel>(static_cast<float>(inks.volume_down));
     float largest = 0.0f;
     for (int32_t i = 0; i < n; ++i) largest = kiln_maxf(largest, window[static_cast<int64_t>(i) * channels + lane]);
     const int32_t rows = kiln::render_volume_rows(p);
     for (int32_t i = 0; i < n; ++i) {
       const int32_t c = kiln_day_column(i, bars, parts, sx, x_step, w);
       const int32_t filled = kiln_volume_rows(window[static_cast<int64_t>(i) * channels + lane], largest, rows);
+      const Pixel ink = day_bullish(window, channels, price_channels, i) ? up : down;
       for (int32_t y = p.height - filled; y < p.height; ++y) out[static_cast<int64_t>(y) * w + c] = ink;
     }
     ++lane;
   }
   const int32_t h = kiln::render_price_rows(p);
   for (int32_t m = 0; m < p.moving_averages; ++m, ++lane) {
+    const Pixel ink = level_to_pixel<Pixel>(static_cast<float>(inks.averages[static_cast<size_t>(m)]));
     int32_t x0 = kiln_day_column(0, bars, parts, sx, x_step, w);
     int32_t y0 = kiln_ohlc_row(window[lane], vmin, vmax, h);
     for (int32_t k = 1; k < n; ++k) {
@@ -180,29 +194,48 @@ inline bool chart_range(const kiln::RenderParams& p, const float* window, int32_
   return finite;
 }
 
+// One gray image (the params' background and inks) of a window of `channels` values a day.
+template <typename Pixel>
+void render_gray_image(const kiln::RenderParams& p, const float* window, int32_t channels, int32_t n, Pixel* image,
+                       LineScratch& line_scratch, OhlcScratch& ohlc_scratch) {
+  fill_image(image, static_cast<int64_t>(p.width) * p.height, static_cast<float>(p.background));
+  float vmin = 0.0f;
+  float vmax = 0.0f;
+  // A window with NaN/inf has no defined shape: it stays blank (the planner never passes one).
+  if (!chart_range(p, window, channels, n, &vmin, &vmax)) return;
+  const int32_t price_rows = kiln::render_price_rows(p);
+  if (kiln::chart_style_draws_bars(p.style)) {
+    render_ohlc_image(p, window, channels, n, price_rows, vmin, vmax, image, ohlc_scratch);
+  } else {
+    const int32_t lane = channels - kiln::render_layer_channels(p) == 4 ? 3 : 0;
+    render_line_image(p, window + lane, channels, n, price_rows, vmin, vmax, image, line_scratch);
+  }
+  if (kiln::render_layer_channels(p) > 0) render_layers(p, window, channels, n, vmin, vmax, image);
+}
+
 template <typename Pixel>
 void render_range(const kiln::RenderParams& p, const kiln::VarShapeBatchView& windows,
                   const kiln::VarShapeBatchView& images, int64_t begin, int64_t end) {
   thread_local LineScratch line_scratch;
   thread_local OhlcScratch ohlc_scratch;
-  const float background = static_cast<float>(p.background);
-  const int32_t price_rows = kiln::render_price_rows(p);
+  thread_local std::vector<Pixel> plane;
+  // Colour: each channel is the gray image of its plane params (render_plane_params), interleaved.
+  const kiln::RenderParams planes[3] = {kiln::render_plane_params(p, 0), kiln::render_plane_params(p, 1),
+                                        kiln::render_plane_params(p, 2)};
+  const int64_t pixels = static_cast<int64_t>(p.width) * p.height;
+  if (p.color) plane.resize(static_cast<size_t>(pixels));
   for (int64_t i = begin; i < end; ++i) {
     const kiln::ImageView& w = windows[i];
     const auto* window = static_cast<const float*>(w.data);
     auto* image = static_cast<Pixel*>(images[i].data);
-    fill_image(image, static_cast<int64_t>(p.width) * p.height, background);
-    float vmin = 0.0f;
-    float vmax = 0.0f;
-    // A window with NaN/inf has no defined shape: it stays blank (the planner never passes one).
-    if (!chart_range(p, window, w.channels, w.width, &vmin, &vmax)) continue;
-    if (kiln::chart_style_draws_bars(p.style)) {
-      render_ohlc_image(p, window, w.channels, w.width, price_rows, vmin, vmax, image, ohlc_scratch);
-    } else {
-      const int32_t lane = w.channels - kiln::render_layer_channels(p) == 4 ? 3 : 0;
-      render_line_image(p, window + lane, w.channels, w.width, price_rows, vmin, vmax, image, line_scratch);
+    if (!p.color) {
+      render_gray_image(p, window, w.channels, w.width, image, line_scratch, ohlc_scratch);
+      continue;
     }
-    if (kiln::render_layer_channels(p) > 0) render_layers(p, window, w.channels, w.width, vmin, vmax, image);
+    for (int32_t c = 0; c < 3; ++c) {
+      render_gray_image(planes[c], window, w.channels, w.width, plane.data(), line_scratch, ohlc_scratch);
+      for (int64_t j = 0; j < pixels; ++j) image[j * 3 + c] = plane[static_cast<size_t>(j)];
+    }
   }
 }
 

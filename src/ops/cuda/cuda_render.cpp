@@ -69,6 +69,7 @@ bool render_cuda_supports(const OpCall& call) {
 Status render_cuda(CudaOpContext& ctx, const OpCall& call) {
   const auto& params = *static_cast<const RenderParams*>(call.params);
   if (chart_style_is_encoding(params.style)) return series_encoding_cuda(ctx, call);
+  if (params.color) return render_color_planes(call, [&](const OpCall& gray) { return render_cuda(ctx, gray); });
   OpTimings* timings = ctx.timings;
   if (timings != nullptr) *timings = OpTimings{};
   const int64_t count = call.in.count;

@@ -68,6 +68,9 @@ struct RenderArgs {
   float ink;
   float ink_bullish;
   float ink_bearish;
+  float volume_up;    // volume bars of bullish days (kiln_day_bullish)
+  float volume_down;  // ... and of the others
+  float average_inks[kMaxMovingAverageLines];
   WindowRange* ranges;
   KilnSegment* segments;  // line: count x (seq_len - 1)
   OhlcBar* bars;          // OHLC: count x seq_len
@@ -338,7 +341,6 @@ __global__ void render_layers_kernel(RenderArgs a, Pixel* out) {
   const int32_t w = a.width;
   const int32_t n = a.seq_len;
   const int64_t stride = a.channels;
-  const Pixel ink = level_to_pixel<Pixel>(a.ink);
   const float sx = static_cast<float>(w) / static_cast<float>(a.parts * n);
   const float x_step = kiln_line_x_step(w, n);
   const int64_t items = a.count * w;
@@ -353,15 +355,20 @@ __global__ void render_layers_kernel(RenderArgs a, Pixel* out) {
     if (a.volume_lane >= 0) {
       float largest = 0.0f;
       for (int32_t i = 0; i < n; ++i) largest = kiln_maxf(largest, window[i * stride + a.volume_lane]);
-      int32_t filled = 0;
+      const int32_t close = a.volume_lane - 1;  // the volume follows the prices
       for (int32_t i = 0; i < n; ++i) {
         if (kiln_day_column(i, a.ohlc, a.parts, sx, x_step, w) != c) continue;
-        filled = kiln_maxi(filled, kiln_volume_rows(window[i * stride + a.volume_lane], largest, a.volume_rows));
+        const float* day = window + i * stride;
+        const float prev_close = i > 0 ? day[close - stride] : day[close];
+        const Pixel ink = level_to_pixel<Pixel>(
+            kiln_day_bullish(a.volume_lane == 4, i, day[0], day[close], prev_close) ? a.volume_up : a.volume_down);
+        const int32_t filled = kiln_volume_rows(day[a.volume_lane], largest, a.volume_rows);
+        for (int32_t y = a.height - filled; y < a.height; ++y) column[static_cast<int64_t>(y) * w] = ink;
       }
-      for (int32_t y = a.height - filled; y < a.height; ++y) column[static_cast<int64_t>(y) * w] = ink;
     }
     for (int32_t m = 0; m < a.averages; ++m) {
       const float* average = window + a.average_lane + m;
+      const Pixel ink = level_to_pixel<Pixel>(a.average_inks[m]);
       int32_t x0 = kiln_day_column(0, a.ohlc, a.parts, sx, x_step, w);
       int32_t y0 = kiln_ohlc_row(average[0], range.vmin, range.vmax, a.price_height);
       for (int32_t k = 1; k < n; ++k) {
@@ -443,6 +450,10 @@ Status launch_render(const RenderParams& params, const DeviceWindows& windows, v
   args.ink = static_cast<float>(params.ink);
   args.ink_bullish = static_cast<float>(params.ink_bullish);
   args.ink_bearish = static_cast<float>(params.ink_bearish);
+  const RenderLayerInks inks = render_layer_inks(params);
+  args.volume_up = static_cast<float>(inks.volume_up);
+  args.volume_down = static_cast<float>(inks.volume_down);
+  for (int32_t m = 0; m < kMaxMovingAverageLines; ++m) args.average_inks[m] = static_cast<float>(inks.averages[m]);
   auto* scratch = static_cast<uint8_t*>(windows.scratch);
   args.ranges = reinterpret_cast<WindowRange*>(scratch);
   args.segments = reinterpret_cast<KilnSegment*>(scratch + ranges_bytes(windows.count));

@@ -82,6 +82,7 @@ Status render_opencl(OpContext& ctx, const OpCall& call) {
   constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
   const auto& params = *static_cast<const RenderParams*>(call.params);
   if (chart_style_is_encoding(params.style)) return series_encoding_opencl(ctx, call);
+  if (params.color) return render_color_planes(call, [&](const OpCall& gray) { return render_opencl(ctx, gray); });
   const int64_t count = call.in.count;
   const int32_t channels = render_channels(call);
   const int32_t seq_len = render_seq_len(call);
@@ -180,13 +181,16 @@ Status render_opencl(OpContext& ctx, const OpCall& call) {
   }
   // Volume bars and moving averages over the price layer: one work-item per (column, window).
   if (render_layer_channels(params) > 0) {
+    const RenderLayerInks inks = render_layer_inks(params);
+    cl_uchar16 average_inks{};
+    std::copy(inks.averages.begin(), inks.averages.end(), average_inks.s);
     cl_kernel kernel = kernels.layers;
     KILN_CL_CHECK(kernel_args_set(kernel, series_mem, starts_mem, ranges_mem, static_cast<cl_int>(count),
                                   cl_int{seq_len}, cl_int{channels}, cl_int{ohlc ? 1 : 0},
                                   cl_int{params.bar_gap ? 4 : 3}, cl_int{width}, cl_int{height}, price_height,
                                   volume_lane, cl_int{render_volume_rows(params)}, average_lane, averages,
-                                  static_cast<cl_float>(params.ink), cl_int{params.dtype == PixelType::kF32 ? 1 : 0},
-                                  out_mem));
+                                  static_cast<cl_float>(inks.volume_up), static_cast<cl_float>(inks.volume_down),
+                                  average_inks, cl_int{params.dtype == PixelType::kF32 ? 1 : 0}, out_mem));
     const size_t items = static_cast<size_t>(count) * static_cast<size_t>(width);
     const size_t global = (items + local - 1) / local * local;
     KILN_TRY(launch_check());

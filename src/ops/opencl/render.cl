@@ -240,8 +240,8 @@ __kernel void render_ohlc_kernel(__global const float* series, __global const lo
 __kernel void render_layers_kernel(__global const float* series, __global const long* starts,
                                    __global const float4* ranges, int count, int seq_len, int channels, int bars,
                                    int parts, int width, int height, int price_height, int volume_lane,
-                                   int volume_rows, int average_lane, int averages, float ink, int as_float,
-                                   __global uchar* out) {
+                                   int volume_rows, int average_lane, int averages, float volume_up,
+                                   float volume_down, uchar16 average_inks, int as_float, __global uchar* out) {
   const long id = (long)get_global_id(0);
   if (id >= (long)count * width) return;
   const int c = (int)(id % width);
@@ -252,18 +252,24 @@ __kernel void render_layers_kernel(__global const float* series, __global const 
   const float sx = (float)width / (float)(parts * seq_len);
   const float x_step = kiln_line_x_step(width, seq_len);
   const long base = (long)b * width * height + c;
+  uchar ma_inks[16];
+  vstore16(average_inks, 0, ma_inks);
   if (volume_lane >= 0) {
+    const int close = volume_lane - 1; /* the volume follows the prices */
     float largest = 0.0f;
     for (int i = 0; i < seq_len; ++i) largest = kiln_maxf(largest, window[(long)i * channels + volume_lane]);
-    int filled = 0;
     for (int i = 0; i < seq_len; ++i) {
       if (kiln_day_column(i, bars, parts, sx, x_step, width) != c) continue;
-      filled = kiln_maxi(filled, kiln_volume_rows(window[(long)i * channels + volume_lane], largest, volume_rows));
+      __global const float* day = window + (long)i * channels;
+      const float prev_close = i > 0 ? day[close - channels] : day[close];
+      const float ink = kiln_day_bullish(volume_lane == 4, i, day[0], day[close], prev_close) ? volume_up : volume_down;
+      const int filled = kiln_volume_rows(day[volume_lane], largest, volume_rows);
+      for (int y = height - filled; y < height; ++y) kiln_store_level(out, base + (long)y * width, ink, as_float);
     }
-    for (int y = height - filled; y < height; ++y) kiln_store_level(out, base + (long)y * width, ink, as_float);
   }
   for (int m = 0; m < averages; ++m) {
     __global const float* average = window + average_lane + m;
+    const float ink = (float)ma_inks[m];
     int x0 = kiln_day_column(0, bars, parts, sx, x_step, width);
     int y0 = kiln_ohlc_row(average[0], range.x, range.y, price_height);
     for (int k = 1; k < seq_len; ++k) {
