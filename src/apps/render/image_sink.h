@@ -25,6 +25,7 @@ struct DatasetLayout {
   int64_t shard_count = 0;
   int32_t width = 0;
   int32_t height = 0;
+  int32_t channels = 1;  // 3: RGB images (--color), stored (N, H, W, 3)
   PixelType dtype = PixelType::kU8;
   int32_t seq_len = 0;
   int32_t seq_channels = 1;  // 1: sequences (N, seq_len); 4: (N, seq_len, 4) for OHLC
@@ -82,6 +83,8 @@ class ImageEncoder {
   virtual Status encode(const ImageView& image, std::vector<uint8_t>& out) = 0;
 };
 
+struct ImageTable;  // apps/render/image_table.h
+
 class ImageSink {
  public:
   virtual ~ImageSink() = default;
@@ -98,6 +101,9 @@ class ImageSink {
   virtual std::string describe() const = 0;    // e.g. "demo.h5 (zstd-1, 1 file)"
   // What open() found and did on resume that the user should hear of (a damaged part rendered again).
   virtual std::vector<std::string> resume_notes() const { return {}; }
+  // A panel's per-image table (symbol, dates, returns) for this output's images, before finish(): HDF5 stores it
+  // beside the images (hdf5_image_table.h); other sinks ignore it.
+  virtual void image_table_set(std::shared_ptr<const ImageTable> /*table*/) {}
 };
 
 // Dispatches on spec.format to one of the factories below.
