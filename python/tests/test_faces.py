@@ -50,7 +50,8 @@ def test_bytes_path_and_array_give_the_same_faces():
     assert by_path["bbox"] == by_bytes["bbox"]
     np.testing.assert_array_equal(by_path["embedding"], by_bytes["embedding"])
     np.testing.assert_allclose(by_array["embedding"], faces.detect_and_embed(ASTRONAUT, **SETTINGS)[0]["embedding"])
-    assert by_path["scale"] == 2.0  # 512 px on the smaller side: upscaled 2x before detection
+    assert by_path["scale"] == 1.0  # found as it is: not upscaled (upscale auto: a second pass only where none is)
+    assert faces.detect_and_embed(HOPPER, upscale="always", **SETTINGS)[0]["scale"] == 2.0  # smaller side <= 600
     assert float(by_path["embedding"] @ by_array["embedding"]) < 0.4  # two people
 
 
@@ -184,12 +185,13 @@ def _cuda():
 
 @pytest.mark.skipif(not _cuda(), reason="no CUDA device: the GPU face stages are not checked here")
 def test_gpu_stages_match_the_cpu():
-    cpu = faces.detect_and_embed_batch([ASTRONAUT, HOPPER], device="cpu", **SETTINGS)
-    service = faces.FaceService(device="gpu", **SETTINGS)
+    prepared = dict(SETTINGS, upscale="always")  # the small photos prepared before detection, on the device
+    cpu = faces.detect_and_embed_batch([ASTRONAUT, HOPPER], device="cpu", **prepared)
+    service = faces.FaceService(device="gpu", **prepared)
     gpu = service.detect_and_embed_batch([ASTRONAUT, HOPPER], 32, False)
     # both photos' shorter sides are under 600: upscaled 2x, there, from the uploaded originals
     assert service.report["batch_memory"].startswith("device (1 batch, each uploaded once; prepared there: 2 images")
-    gpu_async = asyncio.run(faces.detect_and_embed_batch_async([ASTRONAUT, HOPPER], device="gpu", **SETTINGS))
+    gpu_async = asyncio.run(faces.detect_and_embed_batch_async([ASTRONAUT, HOPPER], device="gpu", **prepared))
     for a, b, c in zip(cpu, gpu, gpu_async):
         assert len(a) == len(b) == len(c)
         for fa, fb, fc in zip(a, b, c):

@@ -74,8 +74,11 @@ struct FaceSettings {
   // Big photos are also searched in overlapping tiles so that faces of min_face_size pixels are found:
   // auto: when the larger side is over 2048 px; on: always when it would find smaller faces; off: never.
   std::string small_faces = "auto";
-  std::string upscale = "auto";  // auto: the smaller side <= 150 -> 4x, <= 250 -> 3x, <= 600 -> 2x; off
-  std::string enhance = "auto";  // auto: below 500 x 400 (contrast x1.15, sharpness x1.1, unsharp 1/120%/3); off; always
+  // Small photos: upscaled (the smaller side <= 150 -> 4x, <= 250 -> 3x, <= 600 -> 2x) and enhanced (below 500 x 400:
+  // contrast x1.15, sharpness x1.1, unsharp 1/120%/3). auto: only those in which a first pass on the photo as it is
+  // found no face, in a second pass; always: before the only pass (the predecessor's order); off.
+  std::string upscale = "auto";  // auto | always | off
+  std::string enhance = "auto";  // auto | always (every photo) | off
   FaceThresholds thresholds;
   std::string embedder = "fr-embed";
   bool keep_aligned = false;  // fill Face::aligned (for crops)

@@ -1,5 +1,6 @@
 // FaceAnalyzer: the face pipeline on one batch of decoded images. Small photos are upscaled and enhanced on their
-// decoded pixels (never re-encoded); every face of the batch is aligned and embedded in shared model batches; quality
+// decoded pixels (never re-encoded): by default only those in which a first pass on the photo as it is found no face
+// (the detector sees every photo at its own input size, so upscaling changes no face's size to it); every face of the batch is aligned and embedded in shared model batches; quality
 // is measured on the original pixels of the face. Where the detector's model reads device memory, the batch goes up
 // once (FaceDeviceImages) and each stage placed on that device reads it there; the others read the host's images.
 #include <algorithm>
@@ -105,21 +106,52 @@ class Analyzer final : public FaceAnalyzer {
                               : "host";
     if (!m_device_note.empty()) r.batch_memory += (uploaded ? ", then host (" : " (") + m_device_note + ")";
     r.enhancement = stage_text(m_enhance_report, m_stages.enhancement);
+    if (face_prepare_second_pass(m_settings)) {
+      r.enhancement += "; second pass (upscaled, enhanced) on " + std::to_string(m_second_pass) + " of " +
+                       std::to_string(m_photos) + " photos";
+    }
     r.quality = stage_text(m_quality_report, m_stages.quality);
     return r;
   }
 
   Status analyze(const VarShapeBatchView& images, std::vector<std::vector<Face>>* faces) override {
-    faces->assign(static_cast<size_t>(images.count), {});
     for (int64_t i = 0; i < images.count; ++i) {
       const ImageView& v = images.images[i];
       if (v.channels != 3 || v.type != PixelType::kU8 || v.layout != Layout::kHWC) {
         return invalid_argument("faces: image " + std::to_string(i) + " is not 3-channel u8 HWC (RGB)");
       }
     }
+    m_photos += images.count;
+    if (!face_prepare_second_pass(m_settings)) return analyze_pass(images, m_settings, faces);
+    KILN_TRY(analyze_pass(images, face_first_pass_settings(m_settings), faces));
+    // The small photos in which the first pass found no face: upscaled and enhanced, and searched again.
+    std::vector<int64_t> retry;
+    std::vector<ImageView> views;
+    for (int64_t i = 0; i < images.count; ++i) {
+      const ImageView& v = images.images[i];
+      if ((*faces)[static_cast<size_t>(i)].empty() && face_prepare_wanted(m_settings, v.width, v.height)) {
+        retry.push_back(i);
+        views.push_back(v);
+      }
+    }
+    if (retry.empty()) return Status::ok();
+    m_second_pass += static_cast<int64_t>(retry.size());
+    const VarShapeBatch again = VarShapeBatch::wrap(std::move(views), images.space);
+    std::vector<std::vector<Face>> found;
+    KILN_TRY(analyze_pass(again.view(), m_settings, &found));
+    for (size_t k = 0; k < retry.size(); ++k) (*faces)[static_cast<size_t>(retry[k])] = std::move(found[k]);
+    return Status::ok();
+  }
+
+ private:
+  // One pass of the pipeline over `images`, prepared (upscaled, enhanced) as `settings` say.
+  Status analyze_pass(const VarShapeBatchView& images, const FaceSettings& settings,
+                      std::vector<std::vector<Face>>* faces) {
+    faces->assign(static_cast<size_t>(images.count), {});
+    m_pass_settings = settings;
     m_host_prepared = false;
     m_prepared_on_device = false;
-    face_prepare_plan(images, m_settings, &m_prepared, &m_changed, &m_changed_shapes);
+    face_prepare_plan(images, settings, &m_prepared, &m_changed, &m_changed_shapes);
     const std::vector<int32_t> factors = m_prepared.factors;
     const DeviceImagesRelease release_after{m_device};
     bool on_device = false;
@@ -195,7 +227,6 @@ class Analyzer final : public FaceAnalyzer {
     return Status::ok();
   }
 
- private:
   // Gives the batch's device memory back on every way out of analyze().
   struct DeviceImagesRelease {
     FaceDeviceImages& images;
@@ -300,7 +331,7 @@ class Analyzer final : public FaceAnalyzer {
       }
     }
     if (!downloaded.is_ok()) {
-      KILN_TRY(face_images_prepare(images, m_settings, m_enhance_exec, &m_prepared, &m_enhance_report));
+      KILN_TRY(face_images_prepare(images, m_pass_settings, m_enhance_exec, &m_prepared, &m_enhance_report));
     }
     m_host_prepared = true;
     return m_prepared.prepared.view();
@@ -425,6 +456,8 @@ class Analyzer final : public FaceAnalyzer {
   std::vector<HostTensor> m_embed_outputs;
   PreprocessParams m_embed_params;
   Layout m_embed_layout = Layout::kCHW;
+  FaceSettings m_pass_settings;  // how the current pass prepares its photos
+  int64_t m_photos = 0, m_second_pass = 0;  // photos analysed; those searched again, prepared
   PreparedImages m_prepared;  // the current batch's factors and enhancement; its host images once host_prepared ran
   bool m_host_prepared = false;
   bool m_prepared_on_device = false;  // this batch's small photos were prepared in m_device's storage

@@ -25,13 +25,14 @@ const ParamTable<FaceSettings>& face_params() {
                          .choices = {"auto", "on", "off"}},
                         [](C& c) -> std::string& { return c.small_faces; });
     t.add_string_choice({.name = "upscale",
-                         .help = "auto: small photos are upscaled before detection (smaller side <= 150: 4x, <= 250: "
-                                 "3x, <= 600: 2x); off",
-                         .choices = {"auto", "off"}},
+                         .help = "Small photos upscaled (smaller side <= 150: 4x, <= 250: 3x, <= 600: 2x): auto (a "
+                                 "second pass over those in which the photo as it is showed no face), always "
+                                 "(before the only pass), off",
+                         .choices = {"auto", "always", "off"}},
                         [](C& c) -> std::string& { return c.upscale; });
     t.add_string_choice({.name = "enhance",
-                         .help = "Contrast x1.15, sharpness x1.1 and an unsharp mask before detection: auto (below "
-                                 "500 x 400), off, always",
+                         .help = "Contrast x1.15, sharpness x1.1 and an unsharp mask: auto (below 500 x 400, with "
+                                 "upscale's second pass), off, always (every photo, before the only pass)",
                          .choices = {"auto", "off", "always"}},
                         [](C& c) -> std::string& { return c.enhance; });
     t.add({.name = "min_face_quality", .help = "Accept faces with at least this detection score", .min = 0, .max = 1},

@@ -14,7 +14,7 @@ constexpr int32_t kEnhanceBelowHeight = 400;
 }  // namespace
 
 int32_t face_upscale_factor(const FaceSettings& settings, int32_t width, int32_t height) {
-  if (settings.upscale != "auto") return 1;
+  if (settings.upscale == "off") return 1;
   const int32_t side = std::min(width, height);
   return side <= 150 ? 4 : side <= 250 ? 3 : side <= 600 ? 2 : 1;
 }
@@ -22,6 +22,22 @@ int32_t face_upscale_factor(const FaceSettings& settings, int32_t width, int32_t
 bool face_enhance_wanted(const FaceSettings& settings, int32_t width, int32_t height) {
   if (settings.enhance == "always") return true;
   return settings.enhance == "auto" && (width < kEnhanceBelowWidth || height < kEnhanceBelowHeight);
+}
+
+bool face_prepare_wanted(const FaceSettings& settings, int32_t width, int32_t height) {
+  return face_upscale_factor(settings, width, height) > 1 || face_enhance_wanted(settings, width, height);
+}
+
+bool face_prepare_second_pass(const FaceSettings& settings) {
+  return settings.upscale != "always" && settings.enhance != "always" &&
+         (settings.upscale == "auto" || settings.enhance == "auto");
+}
+
+FaceSettings face_first_pass_settings(const FaceSettings& settings) {
+  FaceSettings first = settings;
+  first.upscale = "off";
+  first.enhance = "off";
+  return first;
 }
 
 void face_prepare_plan(const VarShapeBatchView& images, const FaceSettings& settings, PreparedImages* out,

@@ -8,10 +8,19 @@
 
 namespace kiln {
 
-// The smaller side <= 150 -> 4, <= 250 -> 3, <= 600 -> 2, else 1 (upscale auto); 1 (off).
+// The smaller side <= 150 -> 4, <= 250 -> 3, <= 600 -> 2, else 1 (upscale auto or always); 1 (off).
 int32_t face_upscale_factor(const FaceSettings& settings, int32_t width, int32_t height);
 // enhance always, or auto below 500 x 400.
 bool face_enhance_wanted(const FaceSettings& settings, int32_t width, int32_t height);
+// Whether a width x height photo is upscaled or enhanced at all under `settings`.
+bool face_prepare_wanted(const FaceSettings& settings, int32_t width, int32_t height);
+
+// auto (upscale or enhance, neither always): every photo is searched as it is first, and only the small ones in which
+// that pass found no face are prepared and searched again. always: prepared before the only pass (the predecessor's
+// order).
+bool face_prepare_second_pass(const FaceSettings& settings);
+// The first pass's settings: nothing upscaled or enhanced.
+FaceSettings face_first_pass_settings(const FaceSettings& settings);
 
 struct PreparedImages {
   std::vector<int32_t> factors;  // the upscale factor of each image

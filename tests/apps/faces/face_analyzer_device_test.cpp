@@ -56,6 +56,7 @@ class FacesOnCuda : public ::testing::Test {
   std::vector<std::vector<Face>> analyze(ExecMode mode, const FaceStageModes& stages, FaceStageReport* report) {
     FaceSettings settings;
     settings.small_faces = "on";
+    settings.upscale = "always";  // the small photo prepared before detection, on the device (auto: only if missed)
     settings.keep_aligned = true;
     ExecSettings exec;
     exec.mode = mode;

@@ -287,6 +287,46 @@ TEST_F(FaceAnalyzerTest, BatchEqualsOneImageAtATime) {
   }
 }
 
+// The defaults' second pass: small photos in which the photo as it is shows no face above the threshold are upscaled
+// 4x and enhanced, searched again, and the face is found (a 64 px astronaut; a 56 px one at 12 % brightness). The
+// thresholds sit between the two passes' best scores (0.60 / 0.68 and 0.53 / 0.65 here). A photo whose face the first
+// pass found is not prepared (scale 1).
+TEST_F(FaceAnalyzerTest, SmallAndDarkFacesMissedAsTheyAreAreFoundInTheSecondPass) {
+  struct Case {
+    int32_t side;
+    double brightness;
+    float min_score;
+  };
+  for (const Case c : {Case{64, 1.0, 0.64f}, Case{56, 0.12, 0.59f}}) {
+    SCOPED_TRACE(std::to_string(c.side) + " px at " + std::to_string(c.brightness));
+    cv::Mat small;
+    cv::resize(as_mat(*astronaut), small, cv::Size(c.side, c.side), 0, 0, cv::INTER_AREA);
+    small.convertTo(small, CV_8UC3, c.brightness);
+    const ImageBuffer photo = from_mat(small);
+    FaceSettings settings;
+    settings.min_score = c.min_score;
+    ExecSettings exec;
+    exec.mode = ExecMode::kCpu;
+    exec.threads = 2;
+    auto analyzer = FaceAnalyzer::open(settings, exec);
+    ASSERT_TRUE(analyzer.is_ok()) << analyzer.status().message();
+    const VarShapeBatch batch = VarShapeBatch::wrap({photo.view(), astronaut->view()});
+    std::vector<std::vector<Face>> faces;
+    ASSERT_TRUE((*analyzer)->analyze(batch.view(), &faces).is_ok());
+    ASSERT_EQ(faces[0].size(), 1u);
+    EXPECT_EQ(faces[0][0].scale, 4.0f);
+    EXPECT_TRUE(box_contains(faces[0][0], 0.4375f * c.side, 0.25f * c.side));  // the face, in the photo's pixels
+    ASSERT_EQ(faces[1].size(), 1u);
+    EXPECT_EQ(faces[1][0].scale, 1.0f);
+    const std::string report = (*analyzer)->report().enhancement;
+    EXPECT_NE(report.find("second pass (upscaled, enhanced) on 1 of 2 photos"), std::string::npos) << report;
+    FaceSettings plain = settings;
+    plain.upscale = "off";
+    plain.enhance = "off";
+    EXPECT_TRUE(analyze({&photo}, plain)[0].empty());
+  }
+}
+
 // An upscaled photo is searched for small faces as the photo it came from: a 1536 x 512 photo doubled to 3072 x 1024
 // is not "over 2048 px", and on request its smallest tiles find min_face_size original pixels, not half of that.
 TEST(FaceDetectorRegions, UpscaledPhotosAreJudgedOnTheirOwnSize) {
