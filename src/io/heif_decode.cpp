@@ -1,7 +1,8 @@
 // HEIC and AVIF through libheif (Debian's build decodes HEVC with libde265 and AV1 with dav1d or aom): the primary
 // image, with the container's rotation and mirroring (irot, imir) applied by libheif, its ICC profile returned for
 // image_decode. The primary image's size (a grid's too, which adds up its tiles) is checked against max_pixels
-// before anything is decoded; libheif's own limits bound each tile.
+// before anything is decoded, and so is the size each item's own stream codes (heif_coded_size.h: libheif 1.15
+// trusts the declared sizes, its decoders do not).
 #include <libheif/heif.h>
 
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "io/decode_limits.h"
+#include "io/heif_coded_size.h"
 #include "io/web_codecs.h"
 
 namespace kiln {
@@ -36,6 +38,7 @@ Result<DecodedImage> heif_decode(const uint8_t* data, size_t size, int64_t max_p
   if (!context) return Status(Errc::kOutOfMemory, "heif: cannot allocate a context");
   heif_error error = heif_context_read_from_memory_without_copy(context.get(), data, size, nullptr);
   if (error.code != heif_error_Ok) return heif_failed("cannot read the file", error);
+  KILN_TRY(heif_coded_size_check(data, size, max_pixels));
   heif_image_handle* raw_handle = nullptr;
   error = heif_context_get_primary_image_handle(context.get(), &raw_handle);
   if (error.code != heif_error_Ok) return heif_failed("no primary image", error);
