@@ -91,10 +91,11 @@ Status derived_item_check(const IsobmffItem& item, ByteSpan file, int64_t max_pi
 
 }  // namespace
 
-Status heif_coded_size_check(const uint8_t* data, size_t size, int64_t max_pixels) {
+Status heif_coded_size_check(const uint8_t* data, size_t size, int64_t max_pixels, bool* has_av1) {
   KILN_TRY_ASSIGN(const std::vector<IsobmffItem> items, isobmff_items(data, size));
   const ByteSpan file{data, size};
   for (const IsobmffItem& item : items) {
+    if (has_av1 != nullptr && item.type == fourcc("av01")) *has_av1 = true;
     if (item.type == fourcc("hvc1")) KILN_TRY(hevc_item_check(item, file, max_pixels));
     if (item.type == fourcc("av01")) KILN_TRY(av1_item_check(item, file, max_pixels));
     if (item.type == fourcc("grid") || item.type == fourcc("iovl"))

@@ -16,6 +16,7 @@ namespace kiln {
 // max_pixels, and no more than its ispe (either way round) rounded up to the codec's block (HEVC: 64, the largest
 // CTB; AV1: 128, the largest superblock). For every grid / iovl item: its output size at most max_pixels and its ispe. Refused:
 // InvalidArgument over max_pixels (as decode_pixels_check), UnsupportedFormat otherwise, naming the item and sizes.
-Status heif_coded_size_check(const uint8_t* data, size_t size, int64_t max_pixels);
+// `has_av1`, when given, is set to whether the file holds an av01 item.
+Status heif_coded_size_check(const uint8_t* data, size_t size, int64_t max_pixels, bool* has_av1 = nullptr);
 
 }  // namespace kiln

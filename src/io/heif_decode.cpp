@@ -1,8 +1,8 @@
-// HEIC and AVIF through libheif (Debian's build decodes HEVC with libde265 and AV1 with dav1d or aom): the primary
-// image, with the container's rotation and mirroring (irot, imir) applied by libheif, its ICC profile returned for
-// image_decode. The primary image's size (a grid's too, which adds up its tiles) is checked against max_pixels
-// before anything is decoded, and so is the size each item's own stream codes (heif_coded_size.h: libheif 1.15
-// trusts the declared sizes, its decoders do not).
+// HEIC and AVIF through libheif (Debian's build decodes HEVC with libde265, and AV1 with aom: av1_decoder_id): the
+// primary image, with the container's rotation and mirroring (irot, imir) applied by libheif, its ICC profile
+// returned for image_decode. The primary image's size (a grid's too, which adds up its tiles) is checked against
+// max_pixels before anything is decoded, and so is the size each item's own stream codes (heif_coded_size.h:
+// libheif 1.15 trusts the declared sizes, its decoders do not).
 #include <libheif/heif.h>
 
 #include <cstring>
@@ -27,6 +27,25 @@ struct HeifImageDeleter {
   void operator()(heif_image* i) const { heif_image_release(i); }
 };
 
+struct HeifOptionsDeleter {
+  void operator()(heif_decoding_options* o) const { heif_decoding_options_free(o); }
+};
+
+// AV1 through libaom where libheif has it: Debian's dav1d 1.0.0 crashes (SIGSEGV in a worker thread) on damaged
+// streams that aom refuses with an error (fuzz/corpus/image_heif/crash-dav1d-segv.avif). nullptr: libheif's choice.
+const char* av1_decoder_id() {
+  static const char* const id = [] {
+    const heif_decoder_descriptor* decoders[16] = {};
+    const int count = heif_get_decoder_descriptors(heif_compression_AV1, decoders, 16);
+    for (int i = 0; i < count; ++i) {
+      const char* name = heif_decoder_descriptor_get_id_name(decoders[i]);
+      if (name != nullptr && std::strcmp(name, "aom") == 0) return "aom";
+    }
+    return static_cast<const char*>(nullptr);
+  }();
+  return id;
+}
+
 Status heif_failed(const char* what, const heif_error& error) {
   return unsupported_format(std::string("heif: ") + what + ": " + (error.message != nullptr ? error.message : ""));
 }
@@ -38,7 +57,8 @@ Result<DecodedImage> heif_decode(const uint8_t* data, size_t size, int64_t max_p
   if (!context) return Status(Errc::kOutOfMemory, "heif: cannot allocate a context");
   heif_error error = heif_context_read_from_memory_without_copy(context.get(), data, size, nullptr);
   if (error.code != heif_error_Ok) return heif_failed("cannot read the file", error);
-  KILN_TRY(heif_coded_size_check(data, size, max_pixels));
+  bool has_av1 = false;
+  KILN_TRY(heif_coded_size_check(data, size, max_pixels, &has_av1));
   heif_image_handle* raw_handle = nullptr;
   error = heif_context_get_primary_image_handle(context.get(), &raw_handle);
   if (error.code != heif_error_Ok) return heif_failed("no primary image", error);
@@ -46,9 +66,12 @@ Result<DecodedImage> heif_decode(const uint8_t* data, size_t size, int64_t max_p
   KILN_TRY(decode_pixels_check("heif", heif_image_handle_get_width(handle.get()),
                                heif_image_handle_get_height(handle.get()), max_pixels));
   const bool alpha = heif_image_handle_has_alpha_channel(handle.get()) != 0;
+  const std::unique_ptr<heif_decoding_options, HeifOptionsDeleter> options(heif_decoding_options_alloc());
+  if (!options) return Status(Errc::kOutOfMemory, "heif: cannot allocate decoding options");
+  if (has_av1) options->decoder_id = av1_decoder_id();
   heif_image* raw_image = nullptr;
   error = heif_decode_image(handle.get(), &raw_image, heif_colorspace_RGB,
-                            alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, nullptr);
+                            alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, options.get());
   if (error.code != heif_error_Ok) return heif_failed("cannot decode", error);
   const std::unique_ptr<heif_image, HeifImageDeleter> image(raw_image);
   int stride = 0;

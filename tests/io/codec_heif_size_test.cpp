@@ -303,6 +303,17 @@ TEST(CodecHeifSize, TheFuzzersOutOfMemoryInputIsRefused) {
             "heif: the grid item 2 has an output of 27744x22368, larger than its declared 32x24 (ispe)");
 }
 
+// Found by fuzz_image_heif: a damaged AV1 stream on which Debian's dav1d 1.0.0 crashes (SIGSEGV); kiln decodes AV1
+// with aom, which refuses it.
+TEST(CodecHeifSize, ADamagedAv1StreamIsAnErrorNotACrash) {
+  std::ifstream in(source_path("fuzz/corpus/image_heif/crash-dav1d-segv.avif"), std::ios::binary);
+  const Bytes file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(file.size(), 1000u);
+  Result<DecodedImage> image = heif_decode(file.data(), file.size(), int64_t{64} << 20);
+  ASSERT_FALSE(image.is_ok());
+  EXPECT_NE(image.status().message().find("heif: cannot decode"), std::string::npos) << image.status().message();
+}
+
 TEST(CodecHeifSize, DamagedBoxesAreRefusedNotRead) {
   const Bytes file = heif_encode(gradient(64, 48, 0), false);
   Result<std::vector<IsobmffItem>> whole = isobmff_items(file.data(), file.size());
