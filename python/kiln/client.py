@@ -6,14 +6,17 @@
     outputs = client.model("fr-embed")(batch)                # as kiln.Model(...)(batch): {output name: array}
 
 Images are bytes (any format the server decodes), paths, or numpy RGB/gray uint8 arrays (sent as PNG). Each
-thread keeps its own keep-alive connection. A 4xx answer raises KilnValueError with the server's reason (401:
-PermissionError), a 5xx or a lost connection KilnIOError; timeouts raise TimeoutError.
+thread keeps its own keep-alive connection. An https URL's certificate is checked against the system's CAs, or with
+ca_file= against that PEM file instead (a self-signed server's own certificate). A 4xx answer raises KilnValueError
+with the server's reason (401: PermissionError), a 5xx or a lost connection KilnIOError; timeouts raise
+TimeoutError.
 """
 import asyncio
 import concurrent.futures
 import http.client
 import json
 import os
+import ssl
 import struct
 import threading
 import urllib.parse
@@ -66,7 +69,7 @@ def _face(record):
 
 
 class Client:
-    def __init__(self, url="http://127.0.0.1:8765", token=None, timeout=60.0, max_workers=16):
+    def __init__(self, url="http://127.0.0.1:8765", token=None, timeout=60.0, max_workers=16, ca_file=None):
         parsed = urllib.parse.urlsplit(url)
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise KilnValueError(f"kiln.Client: {url!r} is no http(s) URL")
@@ -76,6 +79,8 @@ class Client:
         self._port = parsed.port or (443 if self._https else 80)
         self._token = token if token is not None else os.environ.get("KILN_SERVE_TOKEN")
         self._timeout = timeout
+        # https: the system's CAs, or the PEM file given (a self-signed server's own certificate)
+        self._tls = ssl.create_default_context(cafile=os.fspath(ca_file) if ca_file else None) if self._https else None
         self._local = threading.local()
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="kiln-client")
 
@@ -93,8 +98,12 @@ class Client:
     def _connection(self):
         connection = getattr(self._local, "connection", None)
         if connection is None:
-            kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-            connection = self._local.connection = kind(self._host, self._port, timeout=self._timeout)
+            if self._https:
+                connection = http.client.HTTPSConnection(self._host, self._port, timeout=self._timeout,
+                                                         context=self._tls)
+            else:
+                connection = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
+            self._local.connection = connection
         return connection
 
     def request(self, method, path, body=None, headers=None):

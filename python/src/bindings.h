@@ -14,6 +14,7 @@ void faces_bindings_add(pybind11::module_& m);      // FaceService, ... (when bu
 void faces_job_bindings_add(pybind11::module_& m);  // faces_job (likewise)
 void segment_bindings_add(pybind11::module_& m);    // SegmentPipeline (when built with ONNX Runtime and FFmpeg)
 void merge_bindings_add(pybind11::module_& m);      // merge
+void serve_bindings_add(pybind11::module_& m);      // serve_start (when built with kiln serve)
 void precision_bindings_add(pybind11::module_& m);  // model_convert, model_quantize (with ONNX Runtime and libonnx)
 
 }  // namespace kiln::py

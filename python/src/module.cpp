@@ -29,6 +29,9 @@ PYBIND11_MODULE(_kiln, m) {
 #if KILN_HAS_SEGMENT
   kiln::py::segment_bindings_add(m);
 #endif
+#if KILN_HAS_SERVE
+  kiln::py::serve_bindings_add(m);
+#endif
   kiln::py::params_bindings_add(m);
   m.attr("version") = KILN_VERSION_STRING;
   m.attr("__version__") = KILN_VERSION_STRING;

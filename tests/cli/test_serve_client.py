@@ -95,14 +95,14 @@ def test_without_the_token_the_server_refuses(server):
         kiln.Client("ftp://example")
 
 
-def test_kiln_serve_starts_a_worker_and_stops_it():
+def test_kiln_serve_process_starts_a_worker_and_stops_it():
     kiln = faces_kiln()
     os.environ.setdefault("KILN_CLI", KILN)
-    with kiln.serve(models=["fr-embed"], no_faces=True, mode="cpu", quiet=True) as server:
+    with kiln.serve(models=["fr-embed"], no_faces=True, mode="cpu", quiet=True, process=True) as server:
         assert server.url.startswith("http://127.0.0.1:") and server.port > 0
         with server.client() as c:
             assert c.ready()
             assert c.model("fr-embed").outputs[0]["shape"][-1] == 512
     assert server.process.returncode == 0
     with pytest.raises(kiln.KilnIOError, match="did not start"):
-        kiln.serve(host="192.0.2.1", models=["fr-embed"], no_faces=True)  # an address of no interface here
+        kiln.serve(host="192.0.2.1", models=["fr-embed"], no_faces=True, process=True)  # no interface's address

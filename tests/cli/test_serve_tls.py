@@ -1,7 +1,8 @@
 """kiln serve with --tls-cert/--tls-key against the real binary: a self-signed certificate made here with `openssl req`
-serves HTTPS (python's ssl context trusting it; keep-alive) and WSS (/v1/segment/stream) on the port; a client that
-does not trust it, or speaks plain HTTP, is refused and the server goes on; a key that is not the certificate's, a
-file that is no key, or a certificate without its key stop the start with a clear error."""
+serves HTTPS (python's ssl context trusting it; keep-alive) and WSS (/v1/segment/stream) on the port, and TLS on
+--grpc-port (python3-grpcio's ssl channel); a client that does not trust it, or speaks plain HTTP or plaintext gRPC,
+is refused and the server goes on; a key that is not the certificate's, a file that is no key, or a certificate
+without its key stop the start with a clear error."""
 import http.client
 import json
 import re
@@ -20,6 +21,8 @@ pytestmark = pytest.mark.skipif(
     or "built without" in subprocess.run([KILN, "serve", "--help"], capture_output=True, text=True).stdout
     or shutil.which("openssl") is None,
     reason="this kiln is built without ONNX Runtime, faiss or Boost.Beast, or the openssl tool is missing (make deps)")
+_serve_help = subprocess.run([KILN, "serve", "--help"], capture_output=True, text=True).stdout
+GRPC = "--grpc-port" in _serve_help and "built without gRPC" not in _serve_help
 SEGMENT = "without ONNX Runtime or FFmpeg" not in subprocess.run([KILN, "segment", "--help"], capture_output=True,
                                                                  text=True).stdout
 
@@ -41,13 +44,19 @@ def certificate(tmp_path_factory):
 def server(certificate):
     cert, key = certificate
     process = subprocess.Popen([KILN, "serve", "--port", "0", "--no-faces", *(["--segment"] if SEGMENT else []),
-                                "--mode", "cpu", "-q", "--tls-cert", str(cert), "--tls-key", str(key)],
-                               stdout=subprocess.PIPE, text=True)
+                                *(["--grpc-port", "0"] if GRPC else []), "--mode", "cpu", "-q",
+                                "--tls-cert", str(cert), "--tls-key", str(key)], stdout=subprocess.PIPE, text=True)
     line = process.stdout.readline()
     match = re.search(r"listening on https://127\.0\.0\.1:(\d+)", line)
     try:
         assert match, line
-        yield int(match.group(1)), ssl.create_default_context(cafile=str(cert))
+        grpc_port = None
+        if GRPC:
+            grpc_line = process.stdout.readline()
+            grpc_match = re.search(r"grpc listening on 127\.0\.0\.1:(\d+) \(TLS\)", grpc_line)
+            assert grpc_match, grpc_line
+            grpc_port = int(grpc_match.group(1))
+        yield int(match.group(1)), ssl.create_default_context(cafile=str(cert)), grpc_port
     finally:
         process.terminate()
         assert process.wait(timeout=60) == 0
@@ -64,7 +73,7 @@ def get(port, context, path):
 
 
 def test_https_with_a_trusted_self_signed_certificate(server):
-    port, context = server
+    port, context, _ = server
     status, body, version = get(port, context, "/health")
     # /health is the face API's (not loaded here: 404 names the path); /v2/health/live answers on any server.
     assert status == 404 and b"/health" in body and version in ("TLSv1.2", "TLSv1.3")
@@ -77,7 +86,7 @@ def test_https_with_a_trusted_self_signed_certificate(server):
 
 
 def test_untrusted_and_plain_clients_are_refused_and_the_server_goes_on(server):
-    port, context = server
+    port, context, _ = server
     with pytest.raises(ssl.SSLCertVerificationError):
         get(port, ssl.create_default_context(), "/v2/health/live")  # the system's CAs do not know it
     plain = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -91,7 +100,7 @@ def test_wss_stream(server, certificate):
     websocket = pytest.importorskip("websocket", reason="python3-websocket is missing (make deps)")
     if not SEGMENT:
         pytest.skip("this kiln is built without FFmpeg (no /v1/segment/stream)")
-    port, _ = server
+    port, _, _ = server
     ws = websocket.create_connection(f"wss://127.0.0.1:{port}/v1/segment/stream", timeout=120,
                                      sslopt={"ca_certs": str(certificate[0])})
     try:
@@ -102,6 +111,32 @@ def test_wss_stream(server, certificate):
         assert ws.recv()[:8] == b"\x89PNG\r\n\x1a\n"
     finally:
         ws.close()
+
+
+def grpc_live(channel):
+    """ServerLive without generated classes: an empty request; the answer is ServerLiveResponse{live = 1}."""
+    call = channel.unary_unary("/inference.GRPCInferenceService/ServerLive", request_serializer=lambda m: m,
+                               response_deserializer=lambda b: b)
+    return call(b"", timeout=30)
+
+
+def test_grpc_over_tls_and_plaintext_or_untrusted_refused(server, certificate):
+    grpc = pytest.importorskip("grpc", reason="python3-grpcio is not installed (make deps)")
+    if not GRPC:
+        pytest.skip("this kiln is built without gRPC")
+    address = f"127.0.0.1:{server[2]}"
+    trusted = grpc.ssl_channel_credentials(root_certificates=certificate[0].read_bytes())
+    with grpc.secure_channel(address, trusted) as channel:
+        assert grpc_live(channel) == b"\x08\x01"  # live: true
+    with grpc.insecure_channel(address) as channel, pytest.raises(grpc.RpcError) as plain:
+        grpc_live(channel)
+    assert plain.value.code() == grpc.StatusCode.UNAVAILABLE
+    with grpc.secure_channel(address, grpc.ssl_channel_credentials()) as channel, \
+            pytest.raises(grpc.RpcError) as untrusted:  # the system's CAs do not know it
+        grpc_live(channel)
+    assert untrusted.value.code() == grpc.StatusCode.UNAVAILABLE
+    with grpc.secure_channel(address, trusted) as channel:  # the server goes on
+        assert grpc_live(channel) == b"\x08\x01"
 
 
 @pytest.mark.parametrize("case", ["other key", "not a key", "no key"])

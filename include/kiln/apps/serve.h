@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,5 +51,21 @@ struct ServeConfig {
 // An error binding the address or in the configuration comes back at once; a model that fails to load is reported
 // (and /v2/health/ready is false), the rest still served.
 Status serve_run(const ServeConfig& config, const LogFn& log = {});
+
+// The same server on background threads of this process (kiln.serve in Python): start() loads the models and binds
+// (an error binding or in the configuration comes back), then serves. It leaves the process's signals alone (its
+// threads block SIGINT and SIGTERM, so Ctrl-C reaches the host's own handler) and prints no "listening" line;
+// `log` gets the lines the command prints on stderr, from any thread (the access log still goes to stderr).
+class ServeInstance {
+ public:
+  static Result<std::unique_ptr<ServeInstance>> start(const ServeConfig& config, const LogFn& log = {});
+  virtual ~ServeInstance() = default;  // stops first, as stop()
+  virtual int32_t port() const = 0;
+  virtual int32_t grpc_port() const = 0;  // -1 without gRPC
+  virtual bool running() const = 0;
+  // As SIGTERM to the command: stops accepting, answers what is queued within drain_seconds, joins the threads and
+  // releases the models. Returns when done; later calls do nothing.
+  virtual void stop() = 0;
+};
 
 }  // namespace kiln

@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <limits>
 #include <thread>
 
@@ -20,6 +22,25 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr const char* kModelVersion = "1";
+
+Result<std::string> pem_read(const std::string& path, const char* option) {
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream text;
+  text << file.rdbuf();
+  if (!file || text.str().empty()) return io_error(std::string("serve: gRPC: cannot read ") + option + " " + path);
+  return text.str();
+}
+
+// TLS with the same certificate and key as HTTPS (no client certificates), else plaintext.
+Result<std::shared_ptr<grpc::ServerCredentials>> server_credentials(const GrpcServerOptions& options) {
+  if (options.tls_cert.empty() && options.tls_key.empty()) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+  KILN_TRY_ASSIGN(pair.private_key, pem_read(options.tls_key, "--tls-key"));
+  KILN_TRY_ASSIGN(pair.cert_chain, pem_read(options.tls_cert, "--tls-cert"));
+  grpc::SslServerCredentialsOptions ssl(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  ssl.pem_key_cert_pairs.push_back(std::move(pair));
+  return grpc::SslServerCredentials(ssl);
+}
 
 grpc::StatusCode grpc_code_of_http(int http_status) {
   switch (http_status) {
@@ -254,8 +275,9 @@ class GrpcServerImpl final : public GrpcServer {
   Status start(const GrpcServerOptions& options) {
     const std::string host = options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
     const std::string address = host + ":" + std::to_string(options.port);
+    KILN_TRY_ASSIGN(auto credentials, server_credentials(options));
     grpc::ServerBuilder builder;
-    builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &m_port);
+    builder.AddListeningPort(address, credentials, &m_port);
     builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);  // a port in use is an error, not a second listener
     builder.SetMaxReceiveMessageSize(static_cast<int>(
         std::min<uint64_t>(options.max_message_bytes, static_cast<uint64_t>(std::numeric_limits<int>::max()))));

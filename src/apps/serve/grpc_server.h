@@ -18,6 +18,8 @@ struct GrpcServerOptions {
   int32_t port = 0;                   // 0: any free port
   uint64_t max_message_bytes = 64ull << 20;  // larger requests: RESOURCE_EXHAUSTED
   std::string token;                  // non-empty: metadata "authorization: Bearer <token>", else UNAUTHENTICATED
+  std::string tls_cert;               // PEM certificate chain and private key: TLS on the port, plaintext refused
+  std::string tls_key;
 };
 
 class GrpcServer {

@@ -317,7 +317,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 class BeastServer final : public HttpServer {
  public:
   BeastServer(std::shared_ptr<Shared> shared)
-      : m_shared(std::move(shared)), m_acceptor(asio::make_strand(m_ioc)), m_signals(m_ioc, SIGINT, SIGTERM) {}
+      : m_shared(std::move(shared)), m_acceptor(asio::make_strand(m_ioc)), m_signals(m_ioc) {}
 
   // The certificate chain and its private key (PEM): an error names the file and OpenSSL's reason.
   Status tls_load() {
@@ -369,9 +369,14 @@ class BeastServer final : public HttpServer {
   void run(const std::function<void()>& on_drain) override {
     m_on_drain = on_drain;
     accept();
-    m_signals.async_wait([this](beast::error_code ec, int) {
-      if (!ec) begin_drain();
-    });
+    if (m_shared->options.handle_signals) {
+      beast::error_code ignored;  // a signal that cannot be caught leaves stop() and the default action
+      m_signals.add(SIGINT, ignored);
+      m_signals.add(SIGTERM, ignored);
+      m_signals.async_wait([this](beast::error_code ec, int) {
+        if (!ec) begin_drain();
+      });
+    }
     std::vector<std::thread> threads;
     for (int32_t i = 1; i < std::max(1, m_shared->options.threads); ++i) threads.emplace_back([this] { m_ioc.run(); });
     m_ioc.run();

@@ -26,6 +26,7 @@ struct HttpServerOptions {
   double drain_seconds = 10;
   double idle_seconds = 75;  // a keep-alive connection idle this long is closed
   bool access_log = true;
+  bool handle_signals = true;  // SIGTERM and SIGINT drain the server (off in-process: they stay the host's)
   std::string tls_cert;  // PEM certificate chain and private key: HTTPS (and WSS) on the port instead of HTTP
   std::string tls_key;
   // GET upgrades to a WebSocket on these paths; the token may also come as ?token= (browsers cannot set headers).
@@ -43,7 +44,7 @@ class HttpServer {
                                                   ResponseObserver observer = {});
   virtual ~HttpServer() = default;
   virtual int32_t port() const = 0;
-  // Serves until SIGTERM or SIGINT (or stop()), then stops accepting, calls on_drain (which should stop intake and
+  // Serves until SIGTERM or SIGINT (when handle_signals) or stop(), then stops accepting, calls on_drain (which should stop intake and
   // let queued work finish), waits up to drain_seconds for the requests in flight to be answered, and returns.
   virtual void run(const std::function<void()>& on_drain) = 0;
   // The same as a signal, from any thread.

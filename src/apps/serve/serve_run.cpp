@@ -1,14 +1,10 @@
 // kiln serve's lifetime: load the face models and --models (each on its own workers), bind, announce the address,
-// serve, and on SIGTERM/SIGINT close the batchers (what is queued still runs) and wait for the answers.
+// serve, and on SIGTERM/SIGINT (or stop()) close the batchers (what is queued still runs) and wait for the answers.
 #include <cstdio>
 
 #include "apps/serve/face_collections.h"
-#include "apps/serve/http_server.h"
 #include "apps/serve/serve_page.h"
-#if KILN_HAS_GRPC
-#include "apps/serve/grpc_server.h"
-#endif
-#include "apps/serve/serve_routes.h"
+#include "apps/serve/serve_session.h"
 #include "apps/serve/serve_workers.h"
 #if KILN_HAS_SEGMENT
 #include "apps/serve/segment_service.h"
@@ -54,104 +50,134 @@ Status config_check(const ServeConfig& config) {
 
 }  // namespace
 
-Status serve_run(const ServeConfig& given, const LogFn& log) {
-  KILN_TRY(config_check(given));
-  const ServeConfig config = serve::serve_workers_resolve(given, log);
-  serve::ServeContext context;
-  context.config = config;
-  serve::HttpServerOptions options;
-  options.host = config.host;
-  options.port = config.port;
-  options.max_body_bytes = static_cast<uint64_t>(config.max_body_mb * 1024 * 1024);
-  options.token = config.token;
-  options.public_paths = serve::page_paths();
-  options.cors_origins = config.cors_origins;
-  options.threads = config.threads;
-  options.drain_seconds = config.drain_seconds;
-  options.access_log = !config.quiet;
-  options.websocket_routes = serve::websocket_routes(context);
-  options.tls_cert = config.tls_cert;
-  options.tls_key = config.tls_key;
+namespace serve {
+
+Status ServeSession::models_load(const LogFn& log) {
+  const ServeConfig& config = m_context.config;
+  ServeContext& context = m_context;
   if (config.faces) {
-    serve::FaceServiceConfig faces;
+    FaceServiceConfig faces;
     faces.face.min_score = static_cast<float>(config.face_min_score);
     faces.exec = config.exec;
     faces.instances = config.instances;
     faces.batcher = batcher_config(config);
-    context.faces = std::make_unique<serve::FaceService>(faces, &context.metrics, log);
-    context.collections = std::make_shared<serve::FaceCollections>(config.dedup, faces.face, config.collections_dir);
+    context.faces = std::make_unique<FaceService>(faces, &context.metrics, log);
+    context.collections = std::make_shared<FaceCollections>(config.dedup, faces.face, config.collections_dir);
     KILN_TRY(context.collections->load());
     if (!context.faces->ready() && log) log("serve: " + context.faces->error());
-    serve::FaceService* service = context.faces.get();
+    FaceService* service = context.faces.get();
     context.metrics.gauges_register("faces", [service] {
-      return serve::ModelGauges{service->ready(), static_cast<int64_t>(service->queued()), 0};
+      return ModelGauges{service->ready(), static_cast<int64_t>(service->queued()), 0};
     });
   }
 #if KILN_HAS_SEGMENT
   if (config.segment) {
-    serve::SegmentServiceConfig segment;
+    SegmentServiceConfig segment;
     segment.exec = config.exec;
     segment.instances = config.instances;
     segment.batcher = batcher_config(config);
-    context.segment = std::make_shared<serve::SegmentService>(segment, &context.metrics, log);
+    context.segment = std::make_shared<SegmentService>(segment, &context.metrics, log);
     if (!context.segment->ready() && log) log("serve: " + context.segment->error());
-    serve::SegmentService* service = context.segment.get();
+    SegmentService* service = context.segment.get();
     context.metrics.gauges_register("segment", [service] {
-      return serve::ModelGauges{service->ready(), static_cast<int64_t>(service->queued()), service->fallbacks()};
+      return ModelGauges{service->ready(), static_cast<int64_t>(service->queued()), service->fallbacks()};
     });
   }
 #endif
   for (const std::string& name : config.models) {
-    serve::ModelServiceConfig model;
+    ModelServiceConfig model;
     model.model = name;
     model.options.mode = config.exec.mode;
     model.options.threads = config.exec.threads;
     model.instances = config.instances;
     model.batcher = batcher_config(config);
-    context.models.push_back(std::make_unique<serve::ModelService>(model, &context.metrics, log));
-    serve::ModelService* service = context.models.back().get();
+    context.models.push_back(std::make_unique<ModelService>(model, &context.metrics, log));
+    ModelService* service = context.models.back().get();
     if (!service->ready() && log) log("serve: model " + service->name() + " failed to load: " + service->error());
     context.metrics.gauges_register(service->name(), [service] {
-      return serve::ModelGauges{service->ready(), static_cast<int64_t>(service->queued()), service->fallbacks()};
+      return ModelGauges{service->ready(), static_cast<int64_t>(service->queued()), service->fallbacks()};
     });
   }
-  serve::ServeMetrics& metrics = context.metrics;
-  KILN_TRY_ASSIGN(auto server, serve::HttpServer::open(options, serve::serve_router(context),
-                                                       [&metrics](const std::string& route, int status, double s) {
-                                                         metrics.request_observe(route, status, s);
-                                                       }));
+  return Status::ok();
+}
+
+Result<std::unique_ptr<ServeSession>> ServeSession::open(const ServeConfig& given, const LogFn& log,
+                                                         bool handle_signals) {
+  KILN_TRY(config_check(given));
+  std::unique_ptr<ServeSession> session(new ServeSession());
+  session->m_log = log;
+  ServeContext& context = session->m_context;
+  context.config = serve_workers_resolve(given, log);
+  const ServeConfig& config = context.config;
+  HttpServerOptions options;
+  options.host = config.host;
+  options.port = config.port;
+  options.max_body_bytes = static_cast<uint64_t>(config.max_body_mb * 1024 * 1024);
+  options.token = config.token;
+  options.public_paths = page_paths();
+  options.cors_origins = config.cors_origins;
+  options.threads = config.threads;
+  options.drain_seconds = config.drain_seconds;
+  options.access_log = !config.quiet;
+  options.handle_signals = handle_signals;
+  options.websocket_routes = websocket_routes(context);
+  options.tls_cert = config.tls_cert;
+  options.tls_key = config.tls_key;
+  KILN_TRY(session->models_load(log));
+  ServeMetrics& metrics = context.metrics;
+  KILN_TRY_ASSIGN(session->m_http,
+                  HttpServer::open(options, serve_router(context),
+                                          [&metrics](const std::string& route, int status, double s) {
+                                            metrics.request_observe(route, status, s);
+                                          }));
 #if KILN_HAS_GRPC
-  std::unique_ptr<serve::GrpcServer> grpc;  // opened before the lines are printed: a port in use fails the start
-  if (config.grpc_port >= 0) {
-    serve::GrpcServerOptions grpc_options{config.host, config.grpc_port, options.max_body_bytes, config.token};
-    KILN_TRY_ASSIGN(grpc, serve::GrpcServer::open(grpc_options, context));
+  if (config.grpc_port >= 0) {  // opened before the address is announced: a port in use fails the start
+    GrpcServerOptions grpc_options{config.host, config.grpc_port, options.max_body_bytes, config.token,
+                                          config.tls_cert, config.tls_key};
+    KILN_TRY_ASSIGN(session->m_grpc, GrpcServer::open(grpc_options, context));
   }
 #endif
-  std::printf("kiln serve: listening on %s://%s:%d\n", config.tls_cert.empty() ? "http" : "https", config.host.c_str(),
-              server->port());
-#if KILN_HAS_GRPC
-  if (grpc) std::printf("kiln serve: grpc listening on %s:%d\n", config.host.c_str(), grpc->port());
-#endif
-  std::fflush(stdout);
-  server->run([&] {
-#if KILN_HAS_GRPC
-    if (grpc) grpc->shutdown_begin(config.drain_seconds);
-#endif
-    if (context.faces) context.faces->close();
+  return session;
+}
+
+void ServeSession::run() {
+  m_http->run([this] {
+    if (m_grpc) m_grpc->shutdown_begin(m_context.config.drain_seconds);
+    if (m_context.faces) m_context.faces->close();
 #if KILN_HAS_SEGMENT
-    if (context.segment) context.segment->close();
+    if (m_context.segment) m_context.segment->close();
 #endif
-    for (auto& model : context.models) model->close();
+    for (auto& model : m_context.models) model->close();
   });
-#if KILN_HAS_GRPC
-  grpc.reset();  // its calls in flight answered (or cancelled past --drain) before their models go
-#endif
+  m_grpc.reset();  // its calls in flight answered (or cancelled past --drain) before their models go
   // The workers end before the server's io_context goes: an answer still being computed past --drain is posted to
   // a stopped io_context (and dropped), never to a destroyed one.
-  context.faces.reset();
-  context.segment.reset();
-  context.models.clear();
-  if (log) log("serve: stopped");
+  m_context.faces.reset();
+  m_context.segment.reset();
+  m_context.models.clear();
+  if (m_log) m_log("serve: stopped");
+}
+
+ServeSession::~ServeSession() {
+  m_grpc.reset();
+  m_context.faces.reset();
+  m_context.segment.reset();
+  m_context.models.clear();
+}
+
+}  // namespace serve
+
+Status serve_run(const ServeConfig& config, const LogFn& log) {
+  KILN_TRY_ASSIGN(auto session, serve::ServeSession::open(config, log, /*handle_signals=*/true));
+  const ServeConfig& served = session->config();
+  std::printf("kiln serve: listening on %s://%s:%d\n", served.tls_cert.empty() ? "http" : "https", served.host.c_str(),
+              session->port());
+  if (session->grpc_port() >= 0) {
+    std::printf("kiln serve: grpc listening on %s:%d%s\n", served.host.c_str(), session->grpc_port(),
+                served.tls_cert.empty() ? "" : " (TLS)");
+  }
+  std::fflush(stdout);
+  session->run();
   return Status::ok();
 }
 
