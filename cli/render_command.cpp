@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
 #include "cli/job_cli.h"
 #include "kiln/apps/render.h"
@@ -48,6 +50,11 @@ void print_summary(const RenderJobSummary& s) {
   std::printf("Images: %lld total, skipped windows (NaN/inf): %lld, dropped (no label horizon): %lld\n",
               static_cast<long long>(s.images), static_cast<long long>(s.skipped_nonfinite),
               static_cast<long long>(s.dropped_no_future));
+  if (s.symbols > 0 || s.missing_days > 0) {
+    std::printf("Panel: %lld symbols; missing days: %lld (%lld absent from a symbol's dates), filled: %lld\n",
+                static_cast<long long>(s.symbols), static_cast<long long>(s.missing_days),
+                static_cast<long long>(s.absent_days), static_cast<long long>(s.filled_days));
+  }
   print_time(s.seconds, s.rendered);
   std::fputs(s.stage_table.c_str(), stdout);
   print_fallbacks(s.fallbacks, s.fallback_events);
@@ -56,10 +63,24 @@ void print_summary(const RenderJobSummary& s) {
               static_cast<double>(s.output_bytes) / 1e6, ratio);
 }
 
+// The summary's counts as one JSON object (the keys of kiln.render_job's summary dict).
+void print_summary_json(const RenderJobSummary& s) {
+  const nlohmann::json j = {{"images", s.images},           {"rendered", s.rendered},
+                            {"resumed_from", s.resumed_from}, {"skipped", s.skipped_nonfinite},
+                            {"dropped_no_future", s.dropped_no_future}, {"symbols", s.symbols},
+                            {"missing_days", s.missing_days}, {"absent_days", s.absent_days},
+                            {"filled_days", s.filled_days},   {"seconds", s.seconds},
+                            {"output_bytes", s.output_bytes}, {"backend", s.backend},
+                            {"output", s.output},             {"shard", s.shard},
+                            {"fallbacks", s.fallbacks}};
+  std::printf("%s\n", j.dump().c_str());
+}
+
 struct RenderArgs {
   std::string input;
   std::string config_path;
   bool quiet = false;
+  bool json = false;
 };
 
 }  // namespace
@@ -67,9 +88,12 @@ struct RenderArgs {
 Runner render_command_add(CLI::App& app) {
   auto* cmd = app.add_subcommand("render", "Render sliding windows of a series into a chart-image dataset");
   auto args = std::make_shared<RenderArgs>();
-  cmd->add_option("input", args->input, "CSV, NPY or HDF5 (file.h5:/dataset) series");
+  cmd->add_option("input", args->input,
+                  "CSV, NPY or HDF5 (file.h5:/dataset) series; a CSV with a symbol column or a folder of CSV files "
+                  "is a panel");
   cmd->add_option("--config", args->config_path, "A config.yaml (the predecessor's file is accepted unchanged)");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress output");
+  cmd->add_flag("--json", args->json, "Print the summary as one JSON object");
   auto flags = std::make_shared<CliParams>(cmd, render_job_params(), std::map<std::string, std::string>{{"output", "-o"}});
   return [args, flags] {
     RenderJobConfig config;
@@ -89,6 +113,10 @@ Runner render_command_add(CLI::App& app) {
     auto result = render_job_run(config, [&](const RenderProgress& p) { printer.update(p); }, log);
     if (!result.is_ok()) return exit_with(result.status());
     for (const std::string& note : result->resume_notes) std::fprintf(stderr, "kiln: warning: %s\n", note.c_str());
+    if (args->json) {
+      print_summary_json(result.value());
+      return 0;
+    }
     print_summary(result.value());
     if (!config.preview.empty()) std::printf("Preview: %s\n", config.preview.c_str());
     return 0;

@@ -174,6 +174,10 @@ pyb::dict summary_dict(const RenderJobSummary& s) {
   d["resume_notes"] = s.resume_notes;
   d["skipped"] = s.skipped_nonfinite;
   d["dropped_no_future"] = s.dropped_no_future;
+  d["symbols"] = s.symbols;
+  d["missing_days"] = s.missing_days;
+  d["absent_days"] = s.absent_days;
+  d["filled_days"] = s.filled_days;
   d["seconds"] = s.seconds;
   d["output_bytes"] = s.output_bytes;
   d["raw_bytes"] = s.raw_bytes;
@@ -272,7 +276,8 @@ ohlc: windows need all four channels finite.)doc");
   m.def("render_job", &render_job_py, "series"_a = pyb::none(), "config"_a = pyb::none(), "source"_a = "<array>",
         R"doc(Render every window of a series to a dataset (hdf5, png, jpeg, npy): the `kiln render` job.
 
-series: an array (N,) or (N, 4) (copied once), a path (CSV, NPY, file.h5:/dataset), or None with demo=True.
+series: an array (N,) or (N, 4) (copied once), a path (CSV, NPY, file.h5:/dataset; a CSV with a symbol column or
+a folder of CSV files is a panel: symbol_column, market_cap_column), or None with demo=True.
 config: a config.yaml applied before the environment and the keywords. source: the name stored for an array.
 The GIL is released while the job runs. Returns a summary dict (images, skipped, seconds, backend, output,
 fallbacks, ...).)doc");

@@ -31,8 +31,19 @@ struct Series {
   std::string source;  // file (and dataset) it came from
   std::string column;  // "Close", "Open,High,Low,Close", "dataset", ...
   std::vector<int32_t> dates;  // yyyymmdd of each row when the input has a Date column (CSV), else empty
+  // A panel (many symbols): each symbol's rows lie back to back, in the order of `symbols` (sorted); symbol k holds
+  // rows [symbol_rows[k], symbol_rows[k + 1]). Empty for one series. Windows never cross two symbols.
+  std::vector<std::string> symbols;
+  std::vector<int64_t> symbol_rows;  // symbols.size() + 1 entries
+  std::vector<float> market_caps;    // each row's market cap when a market-cap column was read, else empty
+  int64_t absent_days = 0;           // panel rows added for dates of the panel absent from a symbol (all NaN)
 
   const float* row(int64_t i) const { return values.data() + i * channels; }
+  bool is_panel() const { return !symbols.empty(); }
+  // Rows [begin, end) of segment k: a symbol of a panel, or the whole series (one segment).
+  int64_t segments() const { return is_panel() ? static_cast<int64_t>(symbols.size()) : 1; }
+  int64_t segment_begin(int64_t k) const { return is_panel() ? symbol_rows[static_cast<size_t>(k)] : 0; }
+  int64_t segment_end(int64_t k) const { return is_panel() ? symbol_rows[static_cast<size_t>(k) + 1] : rows; }
   int32_t price_channels() const { return channels - layers; }
   // The channel a line chart draws: the only one, or Close of OHLC.
   int32_t line_channel() const { return price_channels() == 4 ? kClose : 0; }
@@ -44,13 +55,37 @@ struct SeriesSource {
   bool ohlc = false;           // read Open/High/Low/Close (CSV) or require (N,4) (NPY/HDF5)
   bool volume = false;         // also read the volume: a CSV column, or the last column of (N,2)/(N,5) NPY/HDF5
   std::string volume_column = "Volume";  // CSV column of the volume (case-insensitive)
+  // A long-format panel: the CSV column naming each row's symbol; "" looks for Symbol, Ticker, PERMNO or StockID
+  // (the first present; none: one series). A folder of CSV files is a panel whatever this says (symbol = file stem).
+  std::string symbol_column;
+  std::string market_cap_column;  // a panel's CSV column of the market cap, stored with each image's labels
 };
+
+// What a missing day of a series is, and what a window holding one becomes. A day is missing when a value read
+// for it (the prices, the volume) is empty/NaN/inf, or, in a panel, when a date of the panel (the union of every
+// symbol's dates) between a symbol's first and last date is absent from it.
+// kSkip: a window holding a missing day is not rendered (counted as skipped). kFill: a missing day becomes a flat
+// bar at the symbol's last close before it (open = high = low = close) with zero volume; a day whose prices are
+// there but whose volume is not keeps its prices with zero volume; missing days before a symbol's first complete
+// day stay missing (their windows are skipped).
+enum class MissingDays : uint8_t { kSkip = 0, kFill };
+inline constexpr EnumName<MissingDays> kMissingDaysNames[] = {{MissingDays::kSkip, "skip"},
+                                                              {MissingDays::kFill, "fill"}};
+
+struct MissingDaysCount {
+  int64_t missing = 0;  // missing days (rows) of the series
+  int64_t filled = 0;   // of which filled (kFill)
+};
+// Counts the missing days of `series` (before moving averages are added); under kFill writes the filled values
+// into `filled` (the same rows and channels; may be &series), when given.
+MissingDaysCount series_missing_days_apply(const Series& series, MissingDays policy, Series* filled);
 
 // `series` with a moving average of its line channel appended for each window length in `windows` (layers grow):
 // row t holds the mean of rows t-N+1..t, NaN where the series has fewer than N rows up to t or one is not finite.
 Result<Series> series_with_moving_averages(const Series& series, const std::vector<int32_t>& windows);
 
-// Dispatches on the extension (.csv/.txt, .npy, .h5/.hdf5 with ":/dataset").
+// Dispatches on the extension (.csv/.txt, .npy, .h5/.hdf5 with ":/dataset"); a folder is a panel of one CSV file
+// per symbol; a CSV with a symbol column is a long-format panel (series_panel.cpp).
 // Errors name the file, and where it applies the row (1-based, header = row 1) and column.
 Result<Series> series_load(const SeriesSource& source);
 // With a volume (volume_column not empty; `volume` true for NPY/HDF5 (N, 2) or (N, 5)), layers = 1.
@@ -145,6 +180,7 @@ struct RenderJobConfig {
   int32_t dpi = 100;  // stored in the resolution attribute; pixels are given directly
   OutputSpec output;
   ExecSettings exec = ExecSettings{.batch_size = 1024};  // batch_size: images per write batch and GPU launch
+  MissingDays missing_days = MissingDays::kSkip;
   std::string preview;  // a PNG grid of preview_count images sampled evenly across the job, captioned
   int32_t preview_count = 16;
   ShardSettings shard;  // a piece of the job (HDF5 output {stem}.shard-I-of-N.h5, joined by kiln merge)
@@ -178,6 +214,10 @@ struct RenderJobSummary {
   std::vector<std::string> resume_notes;  // what resume found and redid, e.g. a damaged part rendered again
   int64_t skipped_nonfinite = 0;
   int64_t dropped_no_future = 0;
+  int64_t symbols = 0;       // a panel's symbols (0: one series)
+  int64_t missing_days = 0;  // days missing from the input (see MissingDays), absent dates included
+  int64_t absent_days = 0;   // of which absent from a panel symbol's dates
+  int64_t filled_days = 0;   // of which filled (--missing-days fill)
   double seconds = 0;
   uint64_t output_bytes = 0;  // encoded image bytes of the whole output (including resumed units)
   uint64_t raw_bytes = 0;     // uncompressed bytes of the same images

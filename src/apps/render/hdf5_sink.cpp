@@ -15,6 +15,7 @@
 
 #include "apps/render/hdf5_encoder.h"
 #include "apps/render/hdf5_dataset.h"
+#include "apps/render/hdf5_image_table.h"
 #include "apps/render/hdf5_vds.h"
 #include "io/hdf5_zstd_register.h"
 #include "apps/render/image_sink.h"
@@ -49,6 +50,7 @@ class Hdf5Sink final : public ImageSink {
   uint64_t bytes_written() const override { return m_bytes.load(std::memory_order_relaxed); }
   std::string describe() const override;
   std::vector<std::string> resume_notes() const override { return m_notes; }
+  void image_table_set(std::shared_ptr<const ImageTable> table) override { m_table = std::move(table); }
 
  private:
   bool shard_mode() const { return m_spec.images_per_file > 0; }
@@ -82,6 +84,7 @@ class Hdf5Sink final : public ImageSink {
   hdf5::DataFile m_merged;  // the draft in single-file mode
   std::atomic<uint64_t> m_bytes{0};
   std::vector<std::string> m_notes;
+  std::shared_ptr<const ImageTable> m_table;  // a panel's, written into the final file before it is renamed
 };
 
 Hdf5Sink::~Hdf5Sink() {
@@ -402,6 +405,7 @@ Status Hdf5Sink::parts_merge() {
   if (m_units == 1) {
     // One part already is the whole dataset (count = total, first_index = 0): add the run report, rename it.
     KILN_TRY(hdf5::run_report_update(unit_path(0), m_attributes.dataset.run_report, m_attributes.dataset.fallbacks));
+    if (m_table) KILN_TRY(hdf5::image_table_write(unit_path(0), *m_table));
     KILN_TRY(file_commit(unit_path(0), out));
     KILN_TRY(dir_fsync(hdf5::parts_dir(out)));
     return path_remove(hdf5::parts_dir(out));
@@ -414,6 +418,7 @@ Status Hdf5Sink::parts_merge() {
   const std::string tmp = m_merged.path();
   KILN_TRY(m_merged.close(true));
   KILN_TRY(hdf5::run_report_update(tmp, m_attributes.dataset.run_report, m_attributes.dataset.fallbacks));
+  if (m_table) KILN_TRY(hdf5::image_table_write(tmp, *m_table));
   KILN_TRY(file_commit(tmp, out));
   return path_remove(hdf5::parts_dir(out));
 }
@@ -443,6 +448,8 @@ Status Hdf5Sink::finish(const std::string& run_report, int64_t fallbacks) {
       }
     }
     KILN_TRY(hdf5_vds_build(m_spec.path, m_attributes.dataset.created_at, run_report, fallbacks));
+    // The VDS file is small and rebuilt by every finishing run: the table is added to it in place.
+    if (m_table) KILN_TRY(hdf5::image_table_write(m_spec.path, *m_table));
   } else {
     KILN_TRY(parts_merge());
   }

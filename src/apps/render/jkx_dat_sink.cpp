@@ -63,7 +63,7 @@ Status remove_file(const std::string& path) {
 
 class JkxDatSink final : public ImageSink {
  public:
-  JkxDatSink(OutputSpec spec, JkxLabels labels) : m_spec(std::move(spec)), m_labels(std::move(labels)) {}
+  JkxDatSink(OutputSpec spec, ImageTable labels) : m_spec(std::move(spec)), m_labels(std::move(labels)) {}
   ~JkxDatSink() override {
     if (m_fd >= 0) ::close(m_fd);
   }
@@ -87,7 +87,7 @@ class JkxDatSink final : public ImageSink {
   Status end_year();
 
   OutputSpec m_spec;
-  JkxLabels m_labels;
+  ImageTable m_labels;
   std::vector<YearSpan> m_years;
   int64_t m_image_bytes = 0;
   size_t m_current = 0;  // index into m_years of the year being written
@@ -110,7 +110,7 @@ Result<int64_t> JkxDatSink::open(const DatasetLayout& layout, const DatasetAttri
   }
   m_image_bytes = static_cast<int64_t>(layout.width) * layout.height;
   for (int64_t i = 0; i < layout.total; ++i) {
-    const int32_t year = m_labels.end_dates[static_cast<size_t>(i)] / 10000;
+    const int32_t year = m_labels.end_date[static_cast<size_t>(i)] / 10000;
     if (m_years.empty() || m_years.back().year != year) {
       if (!m_years.empty() && year < m_years.back().year) {
         return invalid_argument("jkx-dat: the dates go back from " + std::to_string(m_years.back().year) + " to " +
@@ -192,8 +192,8 @@ Status JkxDatSink::write(const EncodedBatch& batch) {
     KILN_TRY(fd_write_all(m_fd, batch.bytes.data() + begin, size, images_path(m_years[m_current].year) + ".part"));
     m_bytes += size;
     const auto row = static_cast<size_t>(ordinal);
-    m_table += fmt::format("{},{},,{},{},{}\n", date_text(m_labels.end_dates[row]), m_labels.stock_id,
-                           return_text(m_labels.ret_5d[row]), return_text(m_labels.ret_20d[row]),
+    m_table += fmt::format("{},{},{},{},{},{}\n", date_text(m_labels.end_date[row]), m_labels.symbol_of(ordinal),
+                           return_text(m_labels.market_cap[row]), return_text(m_labels.ret_5d[row]), return_text(m_labels.ret_20d[row]),
                            return_text(m_labels.ret_60d[row]));
     ++m_next;
     if (ordinal + 1 == m_years[m_current].end) KILN_TRY(end_year());
@@ -208,7 +208,7 @@ Status JkxDatSink::finish(const std::string&, int64_t) {
 
 }  // namespace
 
-Result<std::unique_ptr<ImageSink>> jkx_dat_sink_create(const OutputSpec& spec, JkxLabels labels) {
+Result<std::unique_ptr<ImageSink>> jkx_dat_sink_create(const OutputSpec& spec, ImageTable labels) {
   if (spec.path.empty()) return invalid_argument("no output prefix given");
   return std::unique_ptr<ImageSink>(std::make_unique<JkxDatSink>(spec, std::move(labels)));
 }

@@ -10,8 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/buffer_pool.h"
+#include "io/crc32.h"
 #include "kiln/exec.h"
 #include "pipeline/pipeline.h"
+#include "apps/render/image_table.h"
 #include "apps/render/jkx_dat_sink.h"
 #include "apps/render/render_items.h"
 #include "core/thread_pool.h"
@@ -38,6 +40,17 @@ std::string utc_now_iso8601() {
   return text;
 }
 
+// CRC-32 of the symbols and each one's row count: a panel with a symbol more, less or of other length differs.
+uint32_t panel_fingerprint(const Series& series) {
+  Crc32 crc;
+  for (size_t k = 0; k < series.symbols.size(); ++k) {
+    crc.update(series.symbols[k].data(), series.symbols[k].size() + 1);  // with its terminating NUL
+    const int64_t rows = series.symbol_rows[k + 1] - series.symbol_rows[k];
+    crc.update(&rows, sizeof(rows));
+  }
+  return crc.value();
+}
+
 DatasetAttributes make_attributes(const RenderJobConfig& config, const Series& series, const WindowPlan& plan) {
   DatasetAttributes a;
   a.seq_len = config.windows.seq_len;
@@ -58,6 +71,16 @@ DatasetAttributes make_attributes(const RenderJobConfig& config, const Series& s
   a.label_threshold = config.windows.label_threshold;
   a.kiln_version = KILN_VERSION_STRING;
   a.config_json = config.output_config_json();
+  if (series.is_panel()) {
+    // The panel is part of the job's identity: its symbols, their row ranges and its calendar's ends.
+    nlohmann::json j = nlohmann::json::parse(a.config_json);
+    j["panel"] = {{"symbols", series.symbols.size()},
+                  {"rows", series.rows},
+                  {"first_date", series.dates.empty() ? 0 : *std::min_element(series.dates.begin(), series.dates.end())},
+                  {"last_date", series.dates.empty() ? 0 : *std::max_element(series.dates.begin(), series.dates.end())},
+                  {"symbols_crc32", panel_fingerprint(series)}};
+    a.config_json = j.dump();
+  }
   a.created_at = utc_now_iso8601();
   return a;
 }
@@ -114,31 +137,23 @@ Status write_preview(const RenderJobConfig& config, const Series& series, const 
   return preview_write_png(config.preview, views, std::min<int32_t>(4, static_cast<int32_t>(count)), captions);
 }
 
-// The jkx-dat label rows of the plan's windows: the last day's date and the returns from its close.
-Result<JkxLabels> jkx_labels(const Series& series, const WindowPlan& plan, int32_t seq_len,
-                             const RenderJobConfig& config) {
-  if (series.dates.size() != static_cast<size_t>(series.rows)) {
-    return invalid_argument(series.source + ": jkx-dat output needs dates (a CSV with a Date column, or --demo)");
+// jkx-dat writes a file per year: a panel's windows (symbol by symbol) regrouped by the year of their last day,
+// keeping symbol and date order within a year.
+Status plan_group_by_year(const Series& series, int64_t seq_len, WindowPlan* plan) {
+  if (series.dates.size() != static_cast<size_t>(series.rows)) return invalid_argument(series.source + ": no dates");
+  std::vector<size_t> order(plan->starts.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto year = [&](size_t i) { return series.dates[static_cast<size_t>(plan->starts[i] + seq_len - 1)] / 10000; };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return year(a) < year(b); });
+  std::vector<int64_t> starts(order.size());
+  std::vector<int8_t> labels(plan->labels.empty() ? 0 : order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    starts[i] = plan->starts[order[i]];
+    if (!labels.empty()) labels[i] = plan->labels[order[i]];
   }
-  JkxLabels labels;
-  labels.stock_id = config.demo && !config.series ? std::string("demo")
-                                                  : std::filesystem::path(config.input.path).stem().string();
-  const int32_t line = series.line_channel();
-  auto ret = [&](int64_t end, int64_t days) {
-    const int64_t later = end + days;
-    if (later >= series.rows) return std::nan("");
-    return static_cast<double>(series.row(later)[line]) / static_cast<double>(series.row(end)[line]) - 1.0;
-  };
-  for (const int64_t start : plan.starts) {
-    const int64_t end = start + seq_len - 1;
-    const int32_t date = series.dates[static_cast<size_t>(end)];
-    if (date == 0) return invalid_argument(series.source + ": row " + std::to_string(end + 2) + " has no date");
-    labels.end_dates.push_back(date);
-    labels.ret_5d.push_back(ret(end, 5));
-    labels.ret_20d.push_back(ret(end, 20));
-    labels.ret_60d.push_back(ret(end, 60));
-  }
-  return labels;
+  plan->starts = std::move(starts);
+  plan->labels = std::move(labels);
+  return Status::ok();
 }
 
 // What the defaults that depend on other settings mean for this job: an OHLC chart reads four columns and is
@@ -188,6 +203,10 @@ std::string RenderJobConfig::output_config_json() const {
                                     "dtype",         "format",        "compression",     "compression_level",
                                     "images_per_file", "mtf_bins",    "rp_threshold"};
   if (demo) names.push_back("demo_points");
+  // Jobs without a panel setting keep the identity they had before panels existed.
+  if (!input.symbol_column.empty()) names.push_back("symbol_column");
+  if (!input.market_cap_column.empty()) names.push_back("market_cap_column");
+  if (missing_days != MissingDays::kSkip) names.push_back("missing_days");
   if (output.format == OutputFormat::kJpeg) names.push_back("jpeg_quality");
   nlohmann::json j;
   j["input"] = series ? series->source : demo ? "demo" : input.path;
@@ -230,11 +249,17 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
   if (config.series && config.render.volume && config.series->layers < 1) {
     return invalid_argument(config.series->source + ": --volume needs a series with a volume channel");
   }
+  // Missing days are counted (and filled) before the moving averages are computed from the closes.
+  const bool fill = config.missing_days == MissingDays::kFill;
+  if (config.series && fill) loaded = *config.series;  // an in-memory series is the caller's: filled in a copy
+  bool own = !config.series || fill;
+  const MissingDaysCount missing =
+      series_missing_days_apply(own ? loaded : *config.series, config.missing_days, own ? &loaded : nullptr);
   if (!config.moving_averages.empty()) {
-    KILN_TRY_ASSIGN(loaded, series_with_moving_averages(config.series ? *config.series : loaded,
-                                                       config.moving_averages));
+    KILN_TRY_ASSIGN(loaded, series_with_moving_averages(own ? loaded : *config.series, config.moving_averages));
+    own = true;
   }
-  const Series& series = config.series && config.moving_averages.empty() ? *config.series : loaded;
+  const Series& series = own ? loaded : *config.series;
   WindowSpec spec = config.windows;
   spec.ohlc = chart_style_draws_bars(config.render.style);
   spec.skip_constant = chart_style_is_encoding(config.render.style);
@@ -242,6 +267,8 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
     return invalid_argument(series.source + ": OHLC bars need Open/High/Low/Close columns (use --ohlc)");
   }
   KILN_TRY_ASSIGN(WindowPlan plan, window_plan(series, spec));
+  const bool jkx = config.output.format == OutputFormat::kJkxDat;
+  if (jkx && series.is_panel()) KILN_TRY(plan_group_by_year(series, spec.seq_len, &plan));
   const int64_t job_total = static_cast<int64_t>(plan.starts.size());
   if (job_total == 0) {
     return invalid_argument(series.source + ": no window to render (" + std::to_string(plan.skipped_nonfinite) +
@@ -293,11 +320,18 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
     KILN_TRY_ASSIGN(lock, OutputLock::acquire(config.output.path));
   }
   std::unique_ptr<ImageSink> sink;
-  if (config.output.format == OutputFormat::kJkxDat) {
-    KILN_TRY_ASSIGN(JkxLabels labels, jkx_labels(series, plan, seq_len, config));
+  if (jkx) {
+    const std::string stock_id = config.demo && !config.series
+                                     ? std::string("demo")
+                                     : std::filesystem::path(config.input.path).stem().string();
+    KILN_TRY_ASSIGN(ImageTable labels, image_table_make(series, plan.starts, seq_len, stock_id));
     KILN_TRY_ASSIGN(sink, jkx_dat_sink_create(config.output, std::move(labels)));
   } else {
     KILN_TRY_ASSIGN(sink, sink_create(config.output));
+    if (series.is_panel()) {
+      KILN_TRY_ASSIGN(ImageTable table, image_table_make(series, plan.starts, seq_len, ""));
+      sink->image_table_set(std::make_shared<const ImageTable>(std::move(table)));
+    }
   }
   KILN_TRY_ASSIGN(const int64_t resumed, sink->open(layout, make_attributes(config, series, plan)));
   if (!config.preview.empty()) KILN_TRY(write_preview(config, series, plan, range.first, job_total));
@@ -316,6 +350,10 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
   summary.rendered = total - first_batch_start;
   summary.skipped_nonfinite = plan.skipped_nonfinite;
   summary.dropped_no_future = plan.dropped_no_future;
+  summary.symbols = static_cast<int64_t>(series.symbols.size());
+  summary.missing_days = missing.missing;
+  summary.absent_days = series.absent_days;
+  summary.filled_days = missing.filled;
   summary.backend = backend.name();
   if (log) log(std::string("Rendering mode: ") + (backend.is_gpu() ? "GPU" : "CPU") + " (" + placement.reason + ")");
   summary.placement_reason = placement.reason;

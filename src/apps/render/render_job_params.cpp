@@ -31,6 +31,16 @@ const ParamTable<RenderJobConfig>& render_job_params() {
           [](C& c) -> bool& { return c.input.ohlc; });
     t.add({.name = "volume_column", .help = "CSV column of the volume (with --volume; case-insensitive)"},
           [](C& c) -> std::string& { return c.input.volume_column; });
+    t.add({.name = "symbol_column",
+           .help = "A panel's CSV column of each row's symbol (\"\": Symbol, Ticker, PERMNO or StockID if present; a "
+                   "folder input is a panel of one CSV per symbol)"},
+          [](C& c) -> std::string& { return c.input.symbol_column; });
+    t.add({.name = "market_cap_column", .help = "A panel's CSV column of the market cap, stored with each image"},
+          [](C& c) -> std::string& { return c.input.market_cap_column; });
+    t.add_choice({.name = "missing_days",
+                  .help = "A window holding a missing day (a NaN/empty value, or a panel date the symbol lacks): "
+                          "skip it, or fill the day as a flat bar at the last close with zero volume"},
+                 [](C& c) -> MissingDays& { return c.missing_days; }, kMissingDaysNames, "missing-days policy");
     t.add_custom({.name = "moving_average", .type = ParamType::kFloats,
                   .help = "Moving-average lines over these many days each (a comma list); a window's first days "
                           "average the rows before it; windows without enough history are skipped",

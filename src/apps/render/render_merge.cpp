@@ -2,8 +2,10 @@
 // (--copy) one file with their compressed chunks copied.
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "apps/render/hdf5_dataset.h"
+#include "apps/render/hdf5_image_table.h"
 #include "apps/render/hdf5_vds.h"
 #include "io/hdf5_zstd_register.h"
 #include "io/durable_file.h"
@@ -117,6 +119,20 @@ Result<MergeSummary> render_merge(const std::vector<std::string>& paths, const M
     attributes.dataset.fallbacks += s.summary.attributes.dataset.fallbacks;
   }
 
+  // A panel's pieces each hold their images' table: the merged output holds them end to end.
+  std::optional<ImageTable> table;
+  for (const VdsSource& s : sources) {
+    KILN_TRY_ASSIGN(std::optional<ImageTable> piece_table, hdf5::image_table_read(s.path));
+    const bool first_has = &s == &sources.front() ? piece_table.has_value() : table.has_value();
+    if (piece_table.has_value() != first_has) {
+      return io_error(s.path + (first_has ? " lacks the per-image table (symbol, dates) that " : " holds a per-image "
+                      "table (symbol, dates) that ") + sources.front().path + (first_has ? " holds" : " lacks"));
+    }
+    if (!piece_table) continue;
+    if (!table) table.emplace();
+    table->append(*piece_table);
+  }
+
   MergeSummary summary;
   summary.kind = "render";
   summary.pieces = static_cast<int64_t>(sources.size());
@@ -134,6 +150,7 @@ Result<MergeSummary> render_merge(const std::vector<std::string>& paths, const M
     summary.output = config.output + " (virtual dataset over " + std::to_string(sources.size()) + " pieces) + " +
                      hdf5::manifest_path(config.output);
   }
+  if (table) KILN_TRY(hdf5::image_table_write(config.output, *table));
   return summary;
 }
 

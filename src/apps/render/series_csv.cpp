@@ -9,8 +9,11 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "apps/render/series_panel.h"
 #include "io/mapped_file.h"
 #include "kiln/apps/render.h"
 
@@ -255,8 +258,8 @@ std::string column_list(const std::vector<std::string>& names) {
 
 }  // namespace
 
-Result<Series> series_load_csv(const std::string& path, const std::string& column, bool ohlc,
-                               const std::string& volume_column) {
+Result<CsvRows> series_load_csv_rows(const std::string& path, const std::string& column, bool ohlc,
+                                     const std::string& volume_column, const CsvPanelColumns& panel) {
   MappedFile file;
   KILN_TRY(file.open(path));
   const char* begin = file.chars();
@@ -310,16 +313,42 @@ Result<Series> series_load_csv(const std::string& path, const std::string& colum
   for (size_t f = 0; f < names.size() && date_field < 0; ++f) {
     if (iequals(names[f], "Date")) date_field = static_cast<int64_t>(f);
   }
-  const int64_t max_field = std::max(*std::max_element(field_of.begin(), field_of.end()), date_field);
-  // channel_of[f]: which channel field f feeds, kDateChannel, or -1.
+  // A panel's symbol column (the first of the candidates present) and market-cap column.
+  int64_t symbol_field = -1;
+  for (const std::string& candidate : panel.symbol_columns) {
+    for (size_t f = 0; f < names.size() && symbol_field < 0; ++f) {
+      if (iequals(names[f], trim(candidate))) symbol_field = static_cast<int64_t>(f);
+    }
+    if (symbol_field >= 0) break;
+  }
+  if (symbol_field < 0 && panel.symbol_required) {
+    return invalid_argument(path + ":" + std::to_string(header_line) + ": no symbol column '" +
+                            panel.symbol_columns.front() + "' (columns: " + column_list(names) + ")");
+  }
+  int64_t cap_field = -1;
+  for (size_t f = 0; f < names.size() && cap_field < 0 && !panel.market_cap_column.empty(); ++f) {
+    if (iequals(names[f], trim(panel.market_cap_column))) cap_field = static_cast<int64_t>(f);
+  }
+  if (!panel.market_cap_column.empty() && cap_field < 0) {
+    return invalid_argument(path + ":" + std::to_string(header_line) + ": no market-cap column '" +
+                            panel.market_cap_column + "' (columns: " + column_list(names) + ")");
+  }
+  const int64_t max_price_field = *std::max_element(field_of.begin(), field_of.end());
+  const int64_t max_field = std::max({max_price_field, date_field, symbol_field, cap_field});
+  // channel_of[f]: which channel field f feeds, kDateChannel, kSymbolChannel, kCapChannel or -1.
   constexpr int32_t kDateChannel = -2;
+  constexpr int32_t kSymbolChannel = -3;
+  constexpr int32_t kCapChannel = -4;
   std::vector<int32_t> channel_of(static_cast<size_t>(max_field + 1), -1);
   for (int32_t c = 0; c < channels; ++c) channel_of[static_cast<size_t>(field_of[c])] = c;
-  if (date_field >= 0 && channel_of[static_cast<size_t>(date_field)] < 0) {
-    channel_of[static_cast<size_t>(date_field)] = kDateChannel;
+  for (const auto& [field, channel] : {std::pair{date_field, kDateChannel}, std::pair{symbol_field, kSymbolChannel},
+                                       std::pair{cap_field, kCapChannel}}) {
+    if (field >= 0 && channel_of[static_cast<size_t>(field)] == -1) channel_of[static_cast<size_t>(field)] = channel;
   }
 
-  Series series;
+  CsvRows table;
+  std::unordered_map<std::string, int32_t> symbol_ids;
+  Series& series = table.series;
   series.channels = channels;
   series.layers = volume_column.empty() ? 0 : 1;
   series.source = path;
@@ -354,15 +383,34 @@ Result<Series> series_load_csv(const std::string& path, const std::string& colum
         series.dates.push_back(parse_date(cell));
         continue;
       }
+      if (c == kSymbolChannel) {
+        if (cell.empty()) return io_error(path + ":" + std::to_string(line) + ": no symbol");
+        const auto [at, added] =
+            symbol_ids.try_emplace(std::string(cell), static_cast<int32_t>(table.symbol_names.size()));
+        if (added) table.symbol_names.emplace_back(cell);
+        table.symbol_of_row.push_back(at->second);
+        continue;
+      }
+      if (c == kCapChannel) {
+        float cap = 0;
+        if (parse_cell(cell, cap) != CellParse::kOk) {
+          return io_error(path + ":" + std::to_string(line) + ": column '" + names[static_cast<size_t>(cap_field)] +
+                          "': not a number: " + quote_cell(cell));
+        }
+        table.market_caps.push_back(cap);
+        continue;
+      }
       if (c < 0) continue;
       if (parse_cell(cell, row_values[c]) != CellParse::kOk) {
         return io_error(path + ":" + std::to_string(line) + ": column '" +
                         names[static_cast<size_t>(field_of[c])] + "': not a number: " + quote_cell(cell));
       }
     }
-    if (date_field >= field && field > *std::max_element(field_of.begin(), field_of.end())) {
+    if (symbol_field >= field) return io_error(path + ":" + std::to_string(line) + ": no symbol");
+    if (cap_field >= field) table.market_caps.push_back(std::numeric_limits<float>::quiet_NaN());
+    if (date_field >= field && field > max_price_field) {
       series.dates.push_back(0);  // a short record without its date: undated
-    } else if (field <= max_field) {
+    } else if (field <= max_price_field) {
       // The record ended before the last wanted field.
       int32_t missing = 0;
       for (int32_t c = 0; c < channels; ++c) {
@@ -383,7 +431,13 @@ Result<Series> series_load_csv(const std::string& path, const std::string& colum
   }
   if (rows == 0) return io_error(path + ": header only, no data rows");
   series.rows = rows;
-  return series;
+  return table;
+}
+
+Result<Series> series_load_csv(const std::string& path, const std::string& column, bool ohlc,
+                               const std::string& volume_column) {
+  KILN_TRY_ASSIGN(CsvRows table, series_load_csv_rows(path, column, ohlc, volume_column, CsvPanelColumns{}));
+  return std::move(table.series);
 }
 
 }  // namespace kiln

@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <string>
 
+#include "apps/render/series_panel.h"
 #include "kiln/apps/render.h"
 
 namespace kiln {
@@ -45,9 +46,17 @@ Result<Series> series_load(const SeriesSource& source) {
   const std::string& path = source.path;
   if (path.empty()) return invalid_argument("no input file given");
 
+  std::error_code folder_ec;
+  if (std::filesystem::is_directory(path, folder_ec)) return panel_load_folder(path, source);
+  const bool panel_asked = !source.symbol_column.empty() || !source.market_cap_column.empty();
+
   std::string h5_file;
   std::string dataset;
   if (split_hdf5(path, h5_file, dataset)) {
+    if (panel_asked) {
+      return invalid_argument(path + ": a panel is a CSV with a symbol column or a folder of CSV files "
+                              "(--symbol-column and --market-cap-column read CSV input)");
+    }
     std::error_code ec;
     if (!std::filesystem::exists(h5_file, ec)) return io_error(h5_file + ": no such file");
     if (dataset.empty()) {
@@ -68,14 +77,28 @@ Result<Series> series_load(const SeriesSource& source) {
   }
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return io_error(path + ": no such file");
+  if (is_npy && panel_asked) {
+    return invalid_argument(path + ": a panel is a CSV with a symbol column or a folder of CSV files "
+                            "(--symbol-column and --market-cap-column read CSV input)");
+  }
   if (is_npy) {
     KILN_TRY_ASSIGN(Series series, series_load_npy(path, source.ohlc, source.volume));
     series.source = path;
     return series;
   }
-  KILN_TRY_ASSIGN(Series series, series_load_csv(path, source.column, source.ohlc, source.volume ? source.volume_column : std::string()));
-  series.source = path;
-  return series;
+  CsvPanelColumns panel;
+  panel.symbol_columns = source.symbol_column.empty() ? kSymbolColumnAliases
+                                                      : std::vector<std::string>{source.symbol_column};
+  panel.symbol_required = !source.symbol_column.empty();
+  panel.market_cap_column = source.market_cap_column;
+  KILN_TRY_ASSIGN(CsvRows rows, series_load_csv_rows(path, source.column, source.ohlc,
+                                                     source.volume ? source.volume_column : std::string(), panel));
+  if (!rows.symbol_names.empty()) return panel_from_rows(std::move(rows), path);
+  if (!source.market_cap_column.empty()) {
+    return invalid_argument(path + ": --market-cap-column is for a panel (no symbol column found)");
+  }
+  rows.series.source = path;
+  return std::move(rows.series);
 }
 
 }  // namespace kiln

@@ -1,4 +1,5 @@
-// window_plan(): which sliding windows of a series become images, and their labels.
+// window_plan(): which sliding windows of a series become images, and their labels. A panel's windows lie within
+// one symbol each (symbol by symbol, in the panel's order); a label's future close too.
 // A prefix count of non-finite rows makes the per-window check O(1).
 #include <cmath>
 #include <cstdint>
@@ -36,6 +37,15 @@ Status validate(const Series& series, const WindowSpec& spec) {
     return invalid_argument("OHLC windows need a 4-channel series (Open,High,Low,Close); " + series_name(series) +
                             " has " + std::to_string(series.price_channels()) + " channel" +
                             (series.price_channels() == 1 ? "" : "s"));
+  }
+  if (series.is_panel()) {
+    bool ordered = series.symbol_rows.size() == series.symbols.size() + 1 && series.symbol_rows.front() == 0 &&
+                   series.symbol_rows.back() == series.rows;
+    for (size_t k = 1; ordered && k < series.symbol_rows.size(); ++k) {
+      ordered = series.symbol_rows[k - 1] <= series.symbol_rows[k];
+    }
+    if (!ordered) return invalid_argument(series_name(series) + ": the symbols' row ranges do not tile the panel");
+    return Status::ok();  // a symbol shorter than a window has no window
   }
   if (spec.seq_len > series.rows) {
     return invalid_argument("seq_len " + std::to_string(spec.seq_len) + " is longer than the series (" +
@@ -88,48 +98,53 @@ template <typename Count>
 WindowPlan plan(const Series& series, const WindowSpec& spec) {
   const std::vector<Count> bad_before = bad_row_prefix<Count>(series, spec.ohlc);
   const std::vector<Count> changes_before = spec.skip_constant ? change_prefix<Count>(series) : std::vector<Count>();
-  const int64_t rows = series.rows;
   const int64_t horizon = spec.label_horizon;
   const int32_t line = series.line_channel();
 
   WindowPlan result;
-  result.candidates = (rows - spec.seq_len) / spec.stride + 1;
+  for (int64_t k = 0; k < series.segments(); ++k) {
+    const int64_t length = series.segment_end(k) - series.segment_begin(k);
+    if (length >= spec.seq_len) result.candidates += (length - spec.seq_len) / spec.stride + 1;
+  }
   const bool limited = spec.limit >= 0;
   const size_t reserve = static_cast<size_t>(limited && spec.limit < result.candidates ? spec.limit : result.candidates);
   result.starts.reserve(reserve);
   if (horizon > 0) result.labels.reserve(reserve);
 
-  for (int64_t w = 0; w < result.candidates; ++w) {
-    const int64_t start = w * spec.stride;
-    const int64_t end = start + spec.seq_len;  // exclusive
-    if (bad_before[static_cast<size_t>(end)] != bad_before[static_cast<size_t>(start)]) {
-      ++result.skipped_nonfinite;
-      continue;
-    }
-    if (spec.skip_constant &&
-        changes_before[static_cast<size_t>(end)] == changes_before[static_cast<size_t>(start) + 1]) {
-      ++result.skipped_nonfinite;
-      continue;
-    }
-    int8_t label = 0;
-    if (horizon > 0) {
-      const int64_t future = end - 1 + horizon;
-      if (future >= rows) {
-        ++result.dropped_no_future;
-        continue;
-      }
-      const double c0 = series.row(end - 1)[line];
-      const double c1 = series.row(future)[line];
-      if (!std::isfinite(c1)) {
+  for (int64_t k = 0; k < series.segments(); ++k) {
+    const int64_t begin = series.segment_begin(k);
+    const int64_t rows = series.segment_end(k);  // one past the segment's last row
+    for (int64_t start = begin; start + spec.seq_len <= rows; start += spec.stride) {
+      const int64_t end = start + spec.seq_len;  // exclusive
+      if (bad_before[static_cast<size_t>(end)] != bad_before[static_cast<size_t>(start)]) {
         ++result.skipped_nonfinite;
         continue;
       }
-      label = label_of(c1 / c0 - 1.0, spec.label_threshold);
+      if (spec.skip_constant &&
+          changes_before[static_cast<size_t>(end)] == changes_before[static_cast<size_t>(start) + 1]) {
+        ++result.skipped_nonfinite;
+        continue;
+      }
+      int8_t label = 0;
+      if (horizon > 0) {
+        const int64_t future = end - 1 + horizon;
+        if (future >= rows) {
+          ++result.dropped_no_future;
+          continue;
+        }
+        const double c0 = series.row(end - 1)[line];
+        const double c1 = series.row(future)[line];
+        if (!std::isfinite(c1)) {
+          ++result.skipped_nonfinite;
+          continue;
+        }
+        label = label_of(c1 / c0 - 1.0, spec.label_threshold);
+      }
+      // Past the limit windows are still classified, so the counts describe the whole series.
+      if (limited && static_cast<int64_t>(result.starts.size()) >= spec.limit) continue;
+      result.starts.push_back(start);
+      if (horizon > 0) result.labels.push_back(label);
     }
-    // Past the limit windows are still classified, so the counts describe the whole series.
-    if (limited && static_cast<int64_t>(result.starts.size()) >= spec.limit) continue;
-    result.starts.push_back(start);
-    if (horizon > 0) result.labels.push_back(label);
   }
   return result;
 }
