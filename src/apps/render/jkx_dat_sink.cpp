@@ -105,7 +105,7 @@ bool JkxDatSink::year_complete(const YearSpan& span) const {
 
 Result<int64_t> JkxDatSink::open(const DatasetLayout& layout, const DatasetAttributes& attributes) {
   if (layout.dtype != PixelType::kU8) return invalid_argument("jkx-dat output stores uint8 images (--dtype uint8)");
-  if (static_cast<int64_t>(m_labels.end_dates.size()) != layout.total) {
+  if (m_labels.size() != layout.total) {
     return invalid_argument("jkx-dat: one label row per image is needed");
   }
   m_image_bytes = static_cast<int64_t>(layout.width) * layout.height;
