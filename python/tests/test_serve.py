@@ -1,7 +1,7 @@
 """kiln.serve in this process (the serve code on the extension's background threads): /v1/faces and a v2 infer equal to
 kiln.faces and kiln.Model in the same process, stop() draining and closing the port, Ctrl-C staying the
 interpreter's, two servers side by side, and clear errors for an address in use and an unknown option; HTTPS with a
-self-signed certificate made here."""
+self-signed certificate made here; its gRPC port called by python3-grpcio in the same process."""
 import json
 import os
 import shutil
@@ -93,3 +93,15 @@ def test_https_in_process_with_a_self_signed_certificate(tmp_path):
         with kiln.Client(server.url, token="t0k") as untrusting:  # the system's CAs do not know it
             with pytest.raises(ssl.SSLCertVerificationError):
                 untrusting.ready()
+
+
+def test_grpc_in_process_beside_python_grpcio():
+    grpc = pytest.importorskip("grpc", reason="python3-grpcio is not installed (make deps)")
+    try:
+        server = kiln.serve(no_faces=True, quiet=True, grpc_port=0)
+    except kiln.KilnValueError as error:
+        pytest.skip(str(error))  # built without gRPC
+    with server, grpc.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
+        live = channel.unary_unary("/inference.GRPCInferenceService/ServerLive", request_serializer=lambda m: m,
+                                   response_deserializer=lambda b: b)
+        assert live(b"", timeout=30) == b"\x08\x01"  # ServerLiveResponse{live: true}
