@@ -2,11 +2,12 @@
 import json
 import os
 import struct
+import subprocess
 import zlib
 
 import numpy as np
 
-from conftest import run_kiln
+from conftest import KILN, run_kiln
 
 
 def write_png(path, pixels):
@@ -116,6 +117,11 @@ def test_list_files_and_exit_codes(tmp_path):
     assert run_kiln("quality", empty, check=False).returncode == 2
     assert run_kiln("quality", tmp_path / "x.png", "--mode", "fast", check=False).returncode == 2
     assert run_kiln("quality", "@" + str(tmp_path / "nope.txt"), check=False).returncode == 3
+    # JSON lines to standard output: refused with the reason, no file named "-" (kiln faces --jsonl the same).
+    for command in (["quality", tmp_path / "x.png", "--json", "-"], ["faces", tmp_path / "x.png", "--jsonl", "-"]):
+        refused = subprocess.run([KILN, *map(str, command)], cwd=tmp_path, capture_output=True, text=True)
+        assert refused.returncode == 2 and "standard output (-) are not supported" in refused.stderr, refused.stderr
+        assert not (tmp_path / "-").exists()
 
 
 def test_environment_switches_are_honored(tmp_path):

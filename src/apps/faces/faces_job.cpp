@@ -212,6 +212,7 @@ Result<FacesJobSummary> faces_job_run(const FacesJobConfig& requested, const Ima
   FacesJobConfig config = requested;
   if (shard.is_piece()) KILN_TRY(piece_configure(shard, &config));
   if (config.output.empty() && config.jsonl.empty()) return invalid_argument("faces: give -o and/or --jsonl");
+  if (config.jsonl == "-") return invalid_argument("faces: " + kJsonLinesNotOnStdout);
   if (!config.output.empty()) {
     KILN_TRY_ASSIGN(const TensorFileFormat format, tensor_file_format_from_path(config.output));
     if (format == TensorFileFormat::kNpy) {

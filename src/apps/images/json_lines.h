@@ -11,6 +11,11 @@
 
 namespace kiln {
 
+// Why "-" is refused as a JSON lines path.
+inline const std::string kJsonLinesNotOnStdout =
+    "JSON lines to standard output (-) are not supported: the file is committed whole when the run ends, so that a "
+    "killed run leaves none half written; give a file path";
+
 class JsonLines {
  public:
   ~JsonLines();

@@ -137,6 +137,7 @@ struct PartCounts {
 Result<QualityJobSummary> quality_job_run(const QualityJobConfig& config, const ImageInputs& inputs,
                                           const JobEvents<QualityRecord>& events) {
   KILN_TRY_ASSIGN(const ImageBatches batches, ImageBatches::make(inputs));
+  if (config.json == "-") return invalid_argument("quality: " + kJsonLinesNotOnStdout);
   if (!config.filter_to.empty()) {
     if (!batches.from_files()) return invalid_argument("filter_to copies files: give image paths");
     std::error_code ec;
