@@ -1,7 +1,7 @@
 """kiln.serve in this process (the serve code on the extension's background threads): /v1/faces and a v2 infer equal to
 kiln.faces and kiln.Model in the same process, stop() draining and closing the port, Ctrl-C staying the
 interpreter's, two servers side by side, and clear errors for an address in use and an unknown option; HTTPS with a
-self-signed certificate made here; its gRPC port called by python3-grpcio in the same process."""
+self-signed certificate made here; a queued request answered by stop(); the gRPC port called by python3-grpcio in the same process."""
 import json
 import os
 import shutil
@@ -105,3 +105,27 @@ def test_grpc_in_process_beside_python_grpcio():
         live = channel.unary_unary("/inference.GRPCInferenceService/ServerLive", request_serializer=lambda m: m,
                                    response_deserializer=lambda b: b)
         assert live(b"", timeout=30) == b"\x08\x01"  # ServerLiveResponse{live: true}
+
+
+def test_stop_answers_a_queued_request_first():
+    import threading  # noqa: PLC0415
+    import time  # noqa: PLC0415
+    server = kiln.serve(models=["fr-embed"], no_faces=True, mode="cpu", quiet=True, threads=1, instances=1,
+                        max_queue_delay_us=20_000_000)  # a lone request waits in the queue until the drain
+    x = np.random.default_rng(7).standard_normal((1, 3, 112, 112)).astype(np.float32)
+    answers = []
+    with server.client() as client:
+        model = client.model("fr-embed")
+        caller = threading.Thread(target=lambda: answers.append(model(x)))
+        caller.start()
+        deadline = time.monotonic() + 30
+        while 'kiln_serve_queue_items{model="fr-embed"} 1' not in client.metrics():
+            assert time.monotonic() < deadline and caller.is_alive(), "the request never reached the queue"
+            time.sleep(0.02)
+        server.stop()  # within drain= (10 s): the drain runs the batch without waiting for the queue delay
+        caller.join(timeout=30)
+    assert len(answers) == 1
+    expected = kiln.Model("fr-embed", "cpu")(x)
+    for name, value in expected.items():
+        assert np.allclose(answers[0][name], value, atol=1e-5)
+    refused(server.port)
