@@ -1,7 +1,8 @@
 """kiln.serve in this process (the serve code on the extension's background threads): /v1/faces and a v2 infer equal to
 kiln.faces and kiln.Model in the same process, stop() draining and closing the port, Ctrl-C staying the
 interpreter's, two servers side by side, and clear errors for an address in use and an unknown option; HTTPS with a
-self-signed certificate made here; a queued request answered by stop(); the gRPC port called by python3-grpcio in the same process."""
+self-signed certificate made here; a queued request answered by stop(); the gRPC port called by python3-grpcio in
+the same process."""
 import json
 import os
 import shutil
