@@ -163,8 +163,8 @@ Runner serve_command_add(CLI::App& app) {
                                                          "without it get the middle one")->capture_default_str();
   cmd->add_option("--drain", c.drain_seconds, "Seconds given to queued requests on SIGTERM/SIGINT")
       ->capture_default_str();
-  cmd->add_option("--tls-cert", c.tls_cert, "PEM certificate (chain): serve HTTPS and WSS on --port, and TLS on --grpc-port "
-                                      "(with --tls-key)");
+  cmd->add_option("--tls-cert", c.tls_cert,
+                  "PEM certificate (chain): serve HTTPS and WSS on --port, and TLS on --grpc-port (with --tls-key)");
   cmd->add_option("--tls-key", c.tls_key, "PEM private key of --tls-cert");
   cmd->add_option("--collections-dir", c.collections_dir,
                   "Keep each face collection as a `kiln faces` output DIR/NAME.h5 (read back at start)");
