@@ -24,6 +24,9 @@ class ChartDataset:
     preset: "jkx5", "jkx20" or "jkx60", Jiang-Kelly-Xiu's images (as `kiln render --preset`; sets seq_len, style,
     size, inks, volume and the moving average). volume_height (0: a fifth of the height), volume_gap and bar_gap
     (False: OHLC bars 3 sub-columns a day) as in `kiln render`.
+    color=True: RGB images (H, W, 3) as `kiln render --color`, in mplfinance-like colours unless color_background,
+    color_line, color_up, color_down, color_volume_up, color_volume_down ("#rrggbb") or color_averages (a comma list)
+    are given; not for the encodings.
     style "gasf", "gadf", "mtf" or "rp": the window's closes as a Gramian angular field, Markov transition field
     (mtf_bins quantile bins) or recurrence plot (rp_threshold >= 0: binary), width and height None = seq_len (else
     224); windows whose closes are all equal are skipped, as by `kiln render`.
@@ -32,9 +35,15 @@ class ChartDataset:
 
     def __init__(self, series, seq_len=100, stride=1, width=None, height=None, line_width=2.0, style="line",
                  label_horizon=0, label_threshold=None, dtype="uint8", mode="cpu", volume=None, moving_average=(),
-                 preset=None, volume_height=0, volume_gap=2, bar_gap=True, mtf_bins=8, rp_threshold=-1.0):
+                 preset=None, volume_height=0, volume_gap=2, bar_gap=True, mtf_bins=8, rp_threshold=-1.0, color=False,
+                 color_background=None, color_line=None, color_up=None, color_down=None, color_volume_up=None,
+                 color_volume_down=None, color_averages=None):
         self.render_settings = dict(volume_height=int(volume_height), volume_gap=int(volume_gap), bar_gap=bool(bar_gap),
-                                    mtf_bins=int(mtf_bins), rp_threshold=float(rp_threshold))
+                                    mtf_bins=int(mtf_bins), rp_threshold=float(rp_threshold), color=bool(color))
+        colors = dict(color_background=color_background, color_line=color_line, color_up=color_up,
+                      color_down=color_down, color_volume_up=color_volume_up, color_volume_down=color_volume_down,
+                      color_averages=color_averages)
+        self.render_settings.update({k: str(v) for k, v in colors.items() if v is not None})
         if preset is not None:
             if preset not in PRESETS:
                 raise KilnValueError(f"preset must be one of {', '.join(PRESETS)}; got '{preset}'")
@@ -96,7 +105,7 @@ class ChartDataset:
         return image
 
     def get_batch(self, indices):
-        """Images (B, H, W) for `indices` (with labels as a second array when labelled), rendered in one call."""
+        """Images (B, H, W), or (B, H, W, 3) in colour, for `indices` (with labels as a second array when labelled), rendered in one call."""
         idx = np.asarray([self._index(i) for i in np.asarray(indices).reshape(-1)], dtype=np.int64)
         images = _kiln.render_windows(self.series, self.starts[idx], self.seq_len, width=self.width,
                                       height=self.height, line_width=self.line_width, style=self.style,

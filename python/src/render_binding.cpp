@@ -20,17 +20,19 @@ namespace {
 
 namespace pyb = pybind11;
 
-// Renders into a new (B, H, W) array with the GIL released; raises on failure. A GPU error finishes the batch on
+// Renders into a new (B, H, W) array ((B, H, W, 3) with color) with the GIL released; raises on failure. A GPU error finishes the batch on
 // the CPU.
 pyb::array render_to_array(const RenderCallSettings& s, const WindowBatch& windows) {
   const RenderParams& p = s.render;
   status_check(render_validate(p, windows));
-  const std::vector<pyb::ssize_t> shape{windows.count, p.height, p.width};
+  const int32_t channels = render_image_channels(p);
+  std::vector<pyb::ssize_t> shape{windows.count, p.height, p.width};
+  if (channels > 1) shape.push_back(channels);
   pyb::array out = p.dtype == PixelType::kF32 ? pyb::array(pyb::dtype::of<float>(), shape)
                                               : pyb::array(pyb::dtype::of<uint8_t>(), shape);
   if (windows.count == 0) return out;
-  const BatchView view{out.mutable_data(), windows.count, p.width, p.height, 1, p.dtype,
-                       static_cast<int64_t>(pixel_type_size(p.dtype)) * p.width * p.height};
+  const BatchView view{out.mutable_data(), windows.count, p.width, p.height, channels, p.dtype,
+                       static_cast<int64_t>(pixel_type_size(p.dtype)) * p.width * p.height * channels};
   Status status;
   {
     pyb::gil_scoped_release release;
@@ -253,13 +255,15 @@ windows: float array (B, seq_len), or (B, seq_len, 4) Open/High/Low/Close ("ohlc
 the encodings "gasf", "gadf", "mtf" (mtf_bins), "rp" (rp_threshold) read Close; an encoding is seq_len x seq_len
 unless width/height are given); with volume=True and/or moving_averages=K, each day's prices are followed by its volume and then its K
 moving-average values (B, seq_len, 1 or 4 + layers). A C-contiguous float32 array is read in place (zero copy); other float dtypes or strides are converted to a
-float32 copy first. Returns a (B, height, width) uint8 array (or float32 in [0, 1] with dtype="float32"). The GIL is
-released while rendering; GPU errors finish the batch on the CPU.)doc");
+float32 copy first. Returns a (B, height, width) uint8 array (or float32 in [0, 1] with dtype="float32"), or
+(B, height, width, 3) RGB with color=True (colours: color_background, color_line, color_up, color_down,
+color_volume_up, color_volume_down as "#rrggbb", color_averages a comma list). The GIL is released while rendering;
+GPU errors finish the batch on the CPU.)doc");
   m.def("render_windows", &render_windows, "series"_a, "starts"_a, "seq_len"_a,
         R"doc(Render windows that are views into one series: window i is rows [starts[i], starts[i] + seq_len).
 
 series: float array (N,) or (N, 4) (C-contiguous float32 is zero copy); starts: 1-D integer array.
-Returns (len(starts), height, width) images.)doc");
+Returns (len(starts), height, width) images, or (len(starts), height, width, 3) with color=True.)doc");
   m.def("chart_series", &chart_series, "prices"_a, "volume"_a = pyb::none(),
         "moving_averages"_a = std::vector<int32_t>{},
         R"doc(The series a chart with a volume panel and moving averages renders: (N, P + 1 + len(moving_averages)).

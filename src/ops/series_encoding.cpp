@@ -103,11 +103,16 @@ void encoding_prepare(const KilnEncodingParams& p, const ImageView& window, floa
   }
 }
 
-std::vector<float> encoding_prepare_all(const KilnEncodingParams& p, const VarShapeBatchView& windows) {
-  std::vector<float> rows(static_cast<size_t>(windows.count) * static_cast<size_t>(p.row_floats));
-  for (int64_t i = 0; i < windows.count; ++i) {
-    encoding_prepare(p, windows[i], rows.data() + static_cast<size_t>(i) * static_cast<size_t>(p.row_floats));
+EncodingRows encoding_rows_prepare(const OpCall& call) {
+  EncodingRows rows;
+  rows.params = encoding_params(*static_cast<const RenderParams*>(call.params), call.in[0].width);
+  const auto row_floats = static_cast<size_t>(rows.params.row_floats);
+  rows.floats.resize(static_cast<size_t>(call.in.count) * row_floats);
+  for (int64_t i = 0; i < call.in.count; ++i) {
+    encoding_prepare(rows.params, call.in[i], rows.floats.data() + static_cast<size_t>(i) * row_floats);
   }
+  rows.view = image_view_packed(rows.floats.data(), rows.params.row_floats, static_cast<int32_t>(call.in.count), 1,
+                                PixelType::kF32);
   return rows;
 }
 

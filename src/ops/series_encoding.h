@@ -37,8 +37,15 @@ KilnEncodingParams encoding_params(const RenderParams& params, int32_t n);
 // Window `window` (1 x n, 1 or 4 channels) -> its prepared row (p.row_floats floats).
 void encoding_prepare(const KilnEncodingParams& p, const ImageView& window, float* row);
 
-// Every window of a call, row after row.
-std::vector<float> encoding_prepare_all(const KilnEncodingParams& p, const VarShapeBatchView& windows);
+// Every window of a call prepared, row after row, and seen as one float32 host image of a row per window: what the
+// GPU backends upload. `view` points into `floats` (kept where it is when the struct moves).
+struct EncodingRows {
+  KilnEncodingParams params;
+  std::vector<float> floats;
+  ImageView view;
+  VarShapeBatchView batch() const { return {&view, 1, MemorySpace::kHost}; }
+};
+EncodingRows encoding_rows_prepare(const OpCall& call);
 
 // The CPU implementation (the reference of the other backends): threads across windows.
 Status series_encoding_cpu(const OpCall& call, ThreadPool* pool);

@@ -99,8 +99,8 @@ struct RenderParams {
   int32_t mtf_bins = 8;          // Markov transition field: quantile bins of the window
   float rp_threshold = -1.0f;    // recurrence plot: >= 0: 255 where |x_i - x_j| <= it, else 0; < 0: the distance
   bool color = false;            // RGB images in `colors` (the gray levels above are not used); charts only
-  RenderColors colors;
-  RenderLayerInks layer_inks;    // internal: set by render_plane_params
+  RenderColors colors{};
+  RenderLayerInks layer_inks{};  // internal: set by render_plane_params
 };
 
 // Channels of an image: 3 with `color`, else 1.

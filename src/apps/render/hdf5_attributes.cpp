@@ -235,10 +235,13 @@ Result<FileShape> shape_read(hid_t file) {
   {
     KILN_TRY_ASSIGN(Handle images, dataset_open(file, "images"));
     KILN_TRY_ASSIGN(std::vector<hsize_t> dims, dataset_dims(images.get()));
-    if (dims.size() != 3) return io_error("dataset images must be (n, height, width)");
+    if (dims.size() != 3 && !(dims.size() == 4 && dims[3] == 3)) {
+      return io_error("dataset images must be (n, height, width) or (n, height, width, 3)");
+    }
     shape.count = static_cast<int64_t>(dims[0]);
     shape.height = static_cast<int32_t>(dims[1]);
     shape.width = static_cast<int32_t>(dims[2]);
+    shape.channels = dims.size() == 4 ? static_cast<int32_t>(dims[3]) : 1;
     Handle type = type_handle(H5Dget_type(images.get()));
     if (!type.valid()) return error("cannot read images type");
     const H5T_class_t cls = H5Tget_class(type.get());
@@ -381,6 +384,7 @@ std::string settings_diff(const FileAttributes& have, const FileShape& have_shap
   KILN_DIFF("shard_count", have.shard_count, want.shard_count);
   KILN_DIFF("image width", have_shape.width, layout.width);
   KILN_DIFF("image height", have_shape.height, layout.height);
+  KILN_DIFF("image channels", have_shape.channels, layout.channels);
   KILN_DIFF("image dtype", std::string(pixel_type_name(have_shape.dtype)), std::string(pixel_type_name(layout.dtype)));
   KILN_DIFF("sequence length", have_shape.seq_len, layout.seq_len);
   KILN_DIFF("sequence channels", have_shape.seq_channels, layout.seq_channels);
@@ -395,6 +399,7 @@ DatasetLayout layout_from(const FileAttributes& attributes, const FileShape& sha
   layout.total = attributes.total;
   layout.width = shape.width;
   layout.height = shape.height;
+  layout.channels = shape.channels;
   layout.dtype = shape.dtype;
   layout.seq_len = shape.seq_len;
   layout.seq_channels = shape.seq_channels;

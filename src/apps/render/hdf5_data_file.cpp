@@ -129,14 +129,17 @@ Status DataFile::create(const std::string& path, const DatasetLayout& layout, co
   m_file = file_handle(fid);
   KILN_TRY(attributes_write(m_file.get(), attributes));
 
-  // images: (n, H, W), one image per chunk, the filter declared so any reader decodes the raw chunks.
+  // images: (n, H, W), or (n, H, W, 3) in colour, one image per chunk, the filter declared so any reader decodes the
+  // raw chunks.
   const hsize_t n = static_cast<hsize_t>(m_count);
-  const hsize_t dims[3] = {n, static_cast<hsize_t>(layout.height), static_cast<hsize_t>(layout.width)};
-  const hsize_t maxdims[3] = {n > 0 ? n : H5S_UNLIMITED, dims[1], dims[2]};
-  const hsize_t chunk[3] = {1, dims[1], dims[2]};
-  Handle space = space_handle(H5Screate_simple(3, dims, maxdims));
+  const int rank = layout.channels > 1 ? 4 : 3;
+  const hsize_t dims[4] = {n, static_cast<hsize_t>(layout.height), static_cast<hsize_t>(layout.width),
+                           static_cast<hsize_t>(layout.channels)};
+  const hsize_t maxdims[4] = {n > 0 ? n : H5S_UNLIMITED, dims[1], dims[2], dims[3]};
+  const hsize_t chunk[4] = {1, dims[1], dims[2], dims[3]};
+  Handle space = space_handle(H5Screate_simple(rank, dims, maxdims));
   Handle dcpl = plist_handle(H5Pcreate(H5P_DATASET_CREATE));
-  if (!space.valid() || !dcpl.valid() || H5Pset_chunk(dcpl.get(), 3, chunk) < 0 ||
+  if (!space.valid() || !dcpl.valid() || H5Pset_chunk(dcpl.get(), rank, chunk) < 0 ||
       H5Pset_obj_track_times(dcpl.get(), 0) < 0) {
     return error(path + ": cannot prepare dataset images");
   }
@@ -169,7 +172,7 @@ Status DataFile::create(const std::string& path, const DatasetLayout& layout, co
 Status DataFile::image_write(int64_t row, const void* data, size_t size, uint32_t filter_mask, StoredChunk* stored) {
   if (m_images_elsewhere) return invalid_argument(m_path + " records where its images lie (image_ref_write)");
   if (row < 0 || row >= m_count) return invalid_argument("image row out of range");
-  const hsize_t offset[3] = {static_cast<hsize_t>(row), 0, 0};
+  const hsize_t offset[4] = {static_cast<hsize_t>(row), 0, 0, 0};
   haddr_t eoa_before = HADDR_UNDEF;
   if (stored != nullptr && H5Fget_eoa(m_file.get(), &eoa_before) < 0) return error(m_path + ": cannot read the EOA");
   if (H5Dwrite_chunk(m_images.get(), H5P_DEFAULT, filter_mask, offset, size, data) < 0) {

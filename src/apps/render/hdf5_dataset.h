@@ -61,6 +61,7 @@ struct FileShape {
   int64_t count = 0;
   int32_t width = 0;
   int32_t height = 0;
+  int32_t channels = 1;  // 3: colour images (n, height, width, 3)
   PixelType dtype = PixelType::kU8;
   int32_t seq_len = 0;
   int32_t seq_channels = 1;

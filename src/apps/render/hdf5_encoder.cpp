@@ -18,12 +18,16 @@ namespace {
 // Common part: validates the image and yields its packed little-endian bytes (copying only when needed).
 class EncoderBase : public ImageEncoder {
  public:
-  EncoderBase(int32_t width, int32_t height, PixelType type) : m_width(width), m_height(height), m_type(type) {}
+  EncoderBase(int32_t width, int32_t height, PixelType type, int32_t channels)
+      : m_width(width), m_height(height), m_channels(channels), m_type(type) {}
 
  protected:
   Result<const uint8_t*> packed(const ImageView& image, size_t* size) {
     if (image.data == nullptr) return invalid_argument("image has no data");
-    if (image.channels != 1) return invalid_argument("HDF5 images must have one channel");
+    if (image.channels != m_channels) {
+      return invalid_argument("image has " + std::to_string(image.channels) + " channels, the dataset " +
+                              std::to_string(m_channels));
+    }
     if (m_width > 0 && (image.width != m_width || image.height != m_height || image.type != m_type)) {
       return invalid_argument("image is " + std::to_string(image.width) + "x" + std::to_string(image.height) + " " +
                               pixel_type_name(image.type) + ", the dataset expects " + std::to_string(m_width) + "x" +
@@ -52,6 +56,7 @@ class EncoderBase : public ImageEncoder {
  private:
   int32_t m_width;
   int32_t m_height;
+  int32_t m_channels;
   PixelType m_type;
 };
 
@@ -62,8 +67,8 @@ class EncoderBase : public ImageEncoder {
 // zstd frame checksum would hash all 400 KB of pixels.
 class ZstdEncoder final : public EncoderBase {
  public:
-  ZstdEncoder(int32_t level, int32_t width, int32_t height, PixelType type)
-      : EncoderBase(width, height, type), m_runs(level), m_cctx(ZSTD_createCCtx()) {
+  ZstdEncoder(int32_t level, int32_t width, int32_t height, PixelType type, int32_t channels)
+      : EncoderBase(width, height, type, channels), m_runs(level), m_cctx(ZSTD_createCCtx()) {
     if (m_cctx != nullptr && ZSTD_isError(ZSTD_CCtx_setParameter(m_cctx, ZSTD_c_compressionLevel, level))) {
       ZSTD_freeCCtx(m_cctx);
       m_cctx = nullptr;
@@ -98,8 +103,8 @@ class ZstdEncoder final : public EncoderBase {
 
 class GzipEncoder final : public EncoderBase {
  public:
-  GzipEncoder(int32_t level, int32_t width, int32_t height, PixelType type)
-      : EncoderBase(width, height, type) {
+  GzipEncoder(int32_t level, int32_t width, int32_t height, PixelType type, int32_t channels)
+      : EncoderBase(width, height, type, channels) {
     std::memset(&m_stream, 0, sizeof(m_stream));
     m_ready = deflateInit(&m_stream, level) == Z_OK;
   }
@@ -164,13 +169,13 @@ Status hdf5_compression_level_check(Compression compression, int32_t level) {
 }
 
 Result<std::unique_ptr<ImageEncoder>> hdf5_encoder_create(Compression compression, int32_t level, int32_t width,
-                                                          int32_t height, PixelType type) {
+                                                          int32_t height, PixelType type, int32_t channels) {
   KILN_TRY(hdf5_compression_level_check(compression, level));
   std::unique_ptr<ImageEncoder> encoder;
   switch (compression) {
-    case Compression::kZstd: encoder = std::make_unique<ZstdEncoder>(level, width, height, type); break;
-    case Compression::kGzip: encoder = std::make_unique<GzipEncoder>(level, width, height, type); break;
-    case Compression::kNone: encoder = std::make_unique<RawEncoder>(width, height, type); break;
+    case Compression::kZstd: encoder = std::make_unique<ZstdEncoder>(level, width, height, type, channels); break;
+    case Compression::kGzip: encoder = std::make_unique<GzipEncoder>(level, width, height, type, channels); break;
+    case Compression::kNone: encoder = std::make_unique<RawEncoder>(width, height, type, channels); break;
   }
   if (!encoder) return invalid_argument("unknown compression");
   return encoder;

@@ -11,10 +11,10 @@
 
 namespace kiln {
 
-// width/height/type: the shape every image must have (0 width: no shape check). Level: zstd
-// ZSTD_minCLevel()..ZSTD_maxCLevel(), gzip 0..9, ignored for none.
+// width/height/type/channels: the shape every image must have (0 width: no shape check; channels 1 gray, 3 RGB).
+// Level: zstd ZSTD_minCLevel()..ZSTD_maxCLevel(), gzip 0..9, ignored for none.
 Result<std::unique_ptr<ImageEncoder>> hdf5_encoder_create(Compression compression, int32_t level, int32_t width,
-                                                          int32_t height, PixelType type);
+                                                          int32_t height, PixelType type, int32_t channels = 1);
 
 // Validates a compression level for `compression`.
 Status hdf5_compression_level_check(Compression compression, int32_t level);

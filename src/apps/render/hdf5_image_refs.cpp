@@ -65,7 +65,7 @@ Status DataFile::image_ref_write(int64_t row, size_t size, uint32_t filter_mask,
 }
 
 Result<uint64_t> DataFile::image_address(int64_t row) const {
-  const hsize_t offset[3] = {static_cast<hsize_t>(row), 0, 0};
+  const hsize_t offset[4] = {static_cast<hsize_t>(row), 0, 0, 0};  // (n, H, W[, 3])
   unsigned mask = 0;
   haddr_t address = HADDR_UNDEF;
   hsize_t size = 0;
@@ -149,7 +149,7 @@ Result<ChunkReader> ChunkReader::open(hid_t file, const std::string& path, const
 
 Status ChunkReader::read(int64_t row, std::vector<uint8_t>* chunk, uint32_t* filter_mask) {
   if (m_draft_fd < 0) {
-    const hsize_t offset[3] = {static_cast<hsize_t>(row), 0, 0};
+    const hsize_t offset[4] = {static_cast<hsize_t>(row), 0, 0, 0};  // (n, H, W[, 3])
     hsize_t size = 0;
     if (H5Dget_chunk_storage_size(m_images.get(), offset, &size) < 0 || size == 0) {
       return error("image chunk " + std::to_string(row) + " is missing");

@@ -102,6 +102,7 @@ Hdf5Sink::~Hdf5Sink() {
 Status Hdf5Sink::layout_check(const DatasetLayout& layout) const {
   if (layout.total < 0) return invalid_argument("negative image count");
   if (layout.width <= 0 || layout.height <= 0) return invalid_argument("HDF5 output needs a positive image size");
+  if (layout.channels != 1 && layout.channels != 3) return invalid_argument("HDF5 images have 1 or 3 channels");
   if (layout.seq_len <= 0) return invalid_argument("HDF5 output needs seq_len >= 1");
   if (layout.seq_channels != 1 && layout.seq_channels != 4) return invalid_argument("seq_channels must be 1 or 4");
   if (m_spec.images_per_file < 0) return invalid_argument("images_per_file must be >= 0");
@@ -276,7 +277,7 @@ Result<int64_t> Hdf5Sink::resume_scan() {
 
 std::unique_ptr<ImageEncoder> Hdf5Sink::make_encoder() {
   auto encoder = hdf5_encoder_create(m_spec.compression, m_spec.compression_level, m_layout.width, m_layout.height,
-                                     m_layout.dtype);
+                                     m_layout.dtype, m_layout.channels);
   if (!encoder.is_ok()) return nullptr;  // level was validated in open()
   return std::move(encoder).value();
 }
@@ -353,7 +354,7 @@ Status Hdf5Sink::write(const EncodedBatch& batch) {
   if (batch.index.size() != n) return invalid_argument("batch index has the wrong size");
   if (m_layout.has_labels && batch.labels.size() != n) return invalid_argument("batch labels have the wrong size");
   const size_t raw_bytes = static_cast<size_t>(m_layout.width) * static_cast<size_t>(m_layout.height) *
-                           pixel_type_size(m_layout.dtype);
+                           static_cast<size_t>(m_layout.channels) * pixel_type_size(m_layout.dtype);
 
   int64_t i = 0;
   while (i < batch.count) {

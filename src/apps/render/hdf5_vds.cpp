@@ -217,9 +217,9 @@ Status hdf5_vds_write(const std::string& out_path, const std::vector<VdsSource>&
     if (!file.valid()) return hdf5::error(tmp + ": cannot create");
     KILN_TRY(hdf5::attributes_write(file.get(), attributes));
     const hid_t image_type = layout.dtype == PixelType::kU8 ? H5T_STD_U8LE : H5T_IEEE_F32LE;
-    KILN_TRY(vds_dataset_create(file.get(), out_path, "images", image_type,
-                                {static_cast<hsize_t>(layout.height), static_cast<hsize_t>(layout.width)}, attributes.total,
-                                shards));
+    std::vector<hsize_t> image_shape{static_cast<hsize_t>(layout.height), static_cast<hsize_t>(layout.width)};
+    if (layout.channels > 1) image_shape.push_back(static_cast<hsize_t>(layout.channels));
+    KILN_TRY(vds_dataset_create(file.get(), out_path, "images", image_type, image_shape, attributes.total, shards));
     std::vector<hsize_t> seq_shape{static_cast<hsize_t>(layout.seq_len)};
     if (layout.seq_channels != 1) seq_shape.push_back(static_cast<hsize_t>(layout.seq_channels));
     KILN_TRY(vds_dataset_create(file.get(), out_path, "sequences", H5T_IEEE_F32LE, seq_shape, attributes.total, shards));

@@ -105,6 +105,10 @@ bool JkxDatSink::year_complete(const YearSpan& span) const {
 
 Result<int64_t> JkxDatSink::open(const DatasetLayout& layout, const DatasetAttributes& attributes) {
   if (layout.dtype != PixelType::kU8) return invalid_argument("jkx-dat output stores uint8 images (--dtype uint8)");
+  if (layout.channels != 1) {
+    return invalid_argument("jkx-dat output stores the paper's gray images (N, H, W); --color is for hdf5, npy, png "
+                            "and jpeg output");
+  }
   if (m_labels.size() != layout.total) {
     return invalid_argument("jkx-dat: one label row per image is needed");
   }

@@ -1,4 +1,4 @@
-// JPEG folder sink: price_pattern_{i:06d}.jpg, gray JPEG at spec.jpeg_quality.
+// JPEG folder sink: price_pattern_{i:06d}.jpg, gray (or RGB with --color, 4:2:0) JPEG at spec.jpeg_quality.
 #include <algorithm>
 #include <memory>
 #include <string>

@@ -38,9 +38,10 @@ class NpyImageEncoder final : public ImageEncoder {
     if (image.type != m_layout.dtype)
       return invalid_argument(fmt::format("npy: image is {}, array is {}", pixel_type_name(image.type),
                                           pixel_type_name(m_layout.dtype)));
-    if (image.channels != 1 || (m_layout.width > 0 && (image.width != m_layout.width || image.height != m_layout.height)))
-      return invalid_argument(fmt::format("npy: image is {}x{}x{}, array expects {}x{}x1", image.height, image.width,
-                                          image.channels, m_layout.height, m_layout.width));
+    if (image.channels != m_layout.channels ||
+        (m_layout.width > 0 && (image.width != m_layout.width || image.height != m_layout.height)))
+      return invalid_argument(fmt::format("npy: image is {}x{}x{}, array expects {}x{}x{}", image.height, image.width,
+                                          image.channels, m_layout.height, m_layout.width, m_layout.channels));
     if (image.data == nullptr) return invalid_argument("npy: empty image");
     const size_t row_bytes = static_cast<size_t>(image.width) * image.pixel_size();
     // Appended row by row (insert copies once; resize would zero the bytes first).
@@ -86,7 +87,7 @@ class NpySink final : public ImageSink {
 
  private:
   int64_t image_bytes() const {
-    return static_cast<int64_t>(m_layout.width) * m_layout.height *
+    return static_cast<int64_t>(m_layout.width) * m_layout.height * m_layout.channels *
            static_cast<int64_t>(pixel_type_size(m_layout.dtype));
   }
   int64_t data_bytes() const { return static_cast<int64_t>(m_header.size()) + m_layout.total * image_bytes(); }
@@ -197,7 +198,10 @@ Result<int64_t> NpySink::open(const DatasetLayout& layout, const DatasetAttribut
   m_layout = layout;
   m_job = job_json_make(OutputFormat::kNpy, layout, attributes, /*complete=*/false);
   m_job["index"] = fs::path(m_index_path).filename().string();
-  m_header = npy_header(layout.dtype, {layout.total, layout.height, layout.width});
+  // (N, H, W), or (N, H, W, 3) for colour images.
+  std::vector<int64_t> shape{layout.total, layout.height, layout.width};
+  if (layout.channels > 1) shape.push_back(layout.channels);
+  m_header = npy_header(layout.dtype, shape);
   if (m_header.empty()) return invalid_argument("npy: header too long");
 
   std::error_code ec;

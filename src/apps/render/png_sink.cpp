@@ -1,4 +1,4 @@
-// PNG folder sink: price_pattern_{i:06d}.png, gray 8-bit, deflate at spec.compression_level.
+// PNG folder sink: price_pattern_{i:06d}.png, gray (or RGB with --color) 8-bit, deflate at spec.compression_level.
 #include <algorithm>
 #include <memory>
 #include <string>

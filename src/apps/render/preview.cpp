@@ -27,9 +27,9 @@ std::vector<int64_t> preview_sample(int64_t total, int64_t count) {
 #if KILN_HAS_JPEG
 namespace {
 
-// The gray grid with `captions` written under its cells, as an RGB picture: the text size follows the cells' width
-// (about 9 px from baseline to cap at 400 px), smaller where a caption would not fit, and a caption still too wide is
-// shortened.
+// The grid (gray or RGB) with `captions` written under its cells, as an RGB picture: the text size follows the cells'
+// width (about 9 px from baseline to cap at 400 px), smaller where a caption would not fit, and a caption still too
+// wide is shortened.
 Status captioned_write(const std::string& path, const ImageView& grid, int64_t columns, int32_t cell_w,
                        int32_t cell_h, int32_t strip_h, double size, const std::vector<std::string>& captions) {
   Canvas canvas(grid.width, grid.height);
@@ -60,9 +60,12 @@ Status preview_write_png(const std::string& path, const std::vector<ImageView>& 
   }
   int32_t cell_w = 0;
   int32_t cell_h = 0;
+  const int32_t channels = images.front().channels;  // 1 gray, 3 RGB (--color)
   for (const ImageView& image : images) {
     if (image.data == nullptr || image.width <= 0 || image.height <= 0) return invalid_argument("preview: empty image");
-    if (image.channels != 1) return invalid_argument("preview: gray images only");
+    if ((image.channels != 1 && image.channels != 3) || image.channels != channels) {
+      return invalid_argument("preview: gray or RGB images, all alike");
+    }
     const int64_t min_stride = static_cast<int64_t>(image.width) * static_cast<int64_t>(image.pixel_size());
     if (image.row_stride < min_stride) return invalid_argument("preview: row_stride too small");
     cell_w = std::max(cell_w, image.width);
@@ -84,23 +87,25 @@ Status preview_write_png(const std::string& path, const std::vector<ImageView>& 
   if (width > INT32_MAX || height > INT32_MAX || width * height > (int64_t{1} << 30))
     return invalid_argument("preview: grid too large (use fewer images or more columns)");
 
-  std::vector<uint8_t> canvas(static_cast<size_t>(width * height), kPreviewGutterGray);
+  const int64_t row_bytes = width * channels;
+  std::vector<uint8_t> canvas(static_cast<size_t>(row_bytes * height), kPreviewGutterGray);
   for (int64_t i = 0; i < n; ++i) {
     const ImageView& image = images[static_cast<size_t>(i)];
     const int64_t x0 = (i % columns) * (cell_w + kPreviewGutter);
     const int64_t y0 = (i / columns) * (cell_h + strip_h + kPreviewGutter);
     if (strip_h > 0) {  // the caption's strip, set apart from a chart's white
       for (int32_t y = 0; y < strip_h; ++y) {
-        std::fill_n(canvas.data() + (y0 + cell_h + y) * width + x0, cell_w, kPreviewCaptionGray);
+        std::fill_n(canvas.data() + (y0 + cell_h + y) * row_bytes + x0 * channels, cell_w * channels,
+                    kPreviewCaptionGray);
       }
     }
     for (int32_t y = 0; y < image.height; ++y) {
-      uint8_t* dst = canvas.data() + (y0 + y) * width + x0;
+      uint8_t* dst = canvas.data() + (y0 + y) * row_bytes + x0 * channels;
       if (image.type == PixelType::kU8) {
-        std::copy_n(image.row<const uint8_t>(y), image.width, dst);
+        std::copy_n(image.row<const uint8_t>(y), image.width * channels, dst);
       } else {
         const float* src = image.row<const float>(y);
-        for (int32_t x = 0; x < image.width; ++x) {
+        for (int32_t x = 0; x < image.width * channels; ++x) {
           const float v = src[x] * 255.0f;
           // NaN compares false on both sides and lands on 0.
           dst[x] = v >= 255.0f ? 255 : (v > 0.0f ? static_cast<uint8_t>(v + 0.5f) : 0);
@@ -113,8 +118,8 @@ Status preview_write_png(const std::string& path, const std::vector<ImageView>& 
   grid.data = canvas.data();
   grid.width = static_cast<int32_t>(width);
   grid.height = static_cast<int32_t>(height);
-  grid.channels = 1;
-  grid.row_stride = width;
+  grid.channels = channels;
+  grid.row_stride = row_bytes;
   grid.type = PixelType::kU8;
   if (!captions.empty()) return captioned_write(path, grid, columns, cell_w, cell_h, strip_h, size, captions);
   std::vector<uint8_t> png;

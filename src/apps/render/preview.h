@@ -19,9 +19,10 @@ constexpr uint8_t kPreviewCaptionGray = 236;  // behind each image's caption
 // other, so its first images would show one chart many times.
 std::vector<int64_t> preview_sample(int64_t total, int64_t count);
 
-// Tiles gray images (u8, or f32 in [0, 1] scaled by 255 and clamped) row-major into `columns` columns
-// (<= 0: a near-square grid) with a 2-px mid-gray gutter, and writes one PNG to `path` (tmp + rename): gray, or
-// with `captions` (one per image) RGB with each caption in a light gray strip under its image (kiln's preview text).
+// Tiles gray or RGB images (all alike; u8, or f32 in [0, 1] scaled by 255 and clamped) row-major into `columns`
+// columns (<= 0: a near-square grid) with a 2-px mid-gray gutter, and writes one PNG to `path` (tmp + rename): gray
+// (RGB for RGB images), or with `captions` (one per image) RGB with each caption in a light gray strip under its image
+// (kiln's preview text).
 // Cells are as large as the largest image; smaller images sit top-left on the gutter gray.
 // UnsupportedFormat when kiln was built without libspng.
 Status preview_write_png(const std::string& path, const std::vector<ImageView>& images, int32_t columns,

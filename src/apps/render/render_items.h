@@ -16,9 +16,9 @@ namespace kiln {
 
 // The block as `count` packed images of the dataset's shape.
 inline BatchView host_batch_view(const HostBlock& host, int64_t count, const DatasetLayout& layout) {
-  const auto image_bytes =
-      static_cast<int64_t>(layout.width) * layout.height * static_cast<int64_t>(pixel_type_size(layout.dtype));
-  return BatchView{host.data(), count, layout.width, layout.height, 1, layout.dtype, image_bytes};
+  const auto image_bytes = static_cast<int64_t>(layout.width) * layout.height * layout.channels *
+                           static_cast<int64_t>(pixel_type_size(layout.dtype));
+  return BatchView{host.data(), count, layout.width, layout.height, layout.channels, layout.dtype, image_bytes};
 }
 
 struct RenderItem {

@@ -128,7 +128,7 @@ Status write_preview(const RenderJobConfig& config, const Series& series, const 
   WindowBatch windows{series.values.data(), series.channels, starts.data(), count,
                       static_cast<int32_t>(config.windows.seq_len)};
   ImageBatch images;
-  images.resize(count, params.width, params.height, 1, PixelType::kU8);
+  images.resize(count, params.width, params.height, render_image_channels(params), PixelType::kU8);
   ExecOptions on_cpu;
   on_cpu.mode = ExecMode::kCpu;
   KILN_TRY(op_run(RenderCall(params, windows, images.view()).call(), on_cpu));
@@ -203,6 +203,12 @@ std::string RenderJobConfig::output_config_json() const {
                                     "dtype",         "format",        "compression",     "compression_level",
                                     "images_per_file", "mtf_bins",    "rp_threshold"};
   if (demo) names.push_back("demo_points");
+  if (render.color) {  // gray jobs keep the identity they had before colour existed
+    for (const char* name : {"color", "color_background", "color_line", "color_up", "color_down", "color_volume_up",
+                             "color_volume_down", "color_averages"}) {
+      names.push_back(name);
+    }
+  }
   // Jobs without a panel setting keep the identity they had before panels existed.
   if (!input.symbol_column.empty()) names.push_back("symbol_column");
   if (!input.market_cap_column.empty()) names.push_back("market_cap_column");
@@ -296,7 +302,8 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
   const int64_t total = range.count;
   OpExecutor executor(exec_options_make(config.exec, nullptr), log);
   ImageBatch probe_image;
-  probe_image.resize(1, config.render.width, config.render.height, 1, config.render.dtype);
+  probe_image.resize(1, config.render.width, config.render.height, render_image_channels(config.render),
+                     config.render.dtype);
   const RenderCall probe(config.render, WindowBatch{series.values.data(), series.channels, &first_start, 1, seq_len},
                          probe_image.view());
   KILN_TRY_ASSIGN(const Placement placement, executor.place(probe.call()));
@@ -306,6 +313,7 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
   layout.total = total;
   layout.width = config.render.width;
   layout.height = config.render.height;
+  layout.channels = render_image_channels(config.render);
   layout.dtype = config.render.dtype;
   layout.seq_len = seq_len;
   layout.seq_channels = spec.ohlc ? 4 : 1;
@@ -360,7 +368,8 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
   if (shard.is_piece()) summary.shard = shard.label() + " (" + shard.source + ")";
   summary.threads = threads;
 
-  const size_t image_bytes = static_cast<size_t>(layout.width) * layout.height * pixel_type_size(layout.dtype);
+  const size_t image_bytes =
+      static_cast<size_t>(layout.width) * layout.height * layout.channels * pixel_type_size(layout.dtype);
   EncoderPool encoders(*sink);
 
   auto encode_all = [&](const BatchView& view, EncodedBatch& encoded) {
@@ -387,7 +396,7 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
     item.encoded.clear();
     for (int64_t g = 0; g < item.count; g += kRenderGroup) {
       const int64_t n = std::min<int64_t>(kRenderGroup, item.count - g);
-      images.resize(n, layout.width, layout.height, 1, layout.dtype);
+      images.resize(n, layout.width, layout.height, layout.channels, layout.dtype);
       KILN_TRY(executor.run(RenderCall(config.render, windows_of(item, g, n), images.view()).call()));
       KILN_TRY(encode_all(images.view(), item.encoded));
     }

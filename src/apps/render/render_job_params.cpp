@@ -67,7 +67,9 @@ const ParamTable<RenderJobConfig>& render_job_params() {
     // moving_averages (the op's count of average channels) follows from moving_average, the job's window lengths.
     t.include(render_params(), [](C& c) -> RenderParams& { return c.render; },
               {"width", "height", "line_width", "style", "background", "ink", "ink_bullish", "ink_bearish", "dtype",
-               "volume", "volume_height", "volume_gap", "bar_gap", "mtf_bins", "rp_threshold"});
+               "volume", "volume_height", "volume_gap", "bar_gap", "mtf_bins", "rp_threshold", "color",
+               "color_background", "color_line", "color_up", "color_down", "color_volume_up", "color_volume_down",
+               "color_averages"});
     t.spec_update("width", [](ParamSpec& s) { s.default_text = "800; OHLC: 4 x seq_len; gasf/gadf/mtf/rp: seq_len"; });
     t.spec_update("height", [](ParamSpec& s) { s.default_text = "500; gasf/gadf/mtf/rp: seq_len"; });
     t.add({.name = "dpi", .help = "Stored in the resolution attribute (pixels are given directly)", .min = 1,

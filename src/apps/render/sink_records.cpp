@@ -24,7 +24,8 @@ json job_json_make(OutputFormat format, const DatasetLayout& layout, const Datas
   json j = json::object();
   j["format"] = output_format_name(format);
   j["dtype"] = pixel_type_name(layout.dtype);
-  j["shape"] = json::array({layout.total, layout.height, layout.width});
+  j["shape"] = layout.channels > 1 ? json::array({layout.total, layout.height, layout.width, layout.channels})
+                                   : json::array({layout.total, layout.height, layout.width});
   j["count"] = layout.total;
   j["has_labels"] = layout.has_labels;
   j["seq_channels"] = layout.seq_channels;

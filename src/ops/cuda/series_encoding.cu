@@ -38,14 +38,10 @@ __global__ void series_encoding_kernel(const uint8_t* rows_base, const KilnImage
 
 Status series_encoding_cuda(CudaOpContext& ctx, const OpCall& call) {
   if (call.in.count == 0) return Status::ok();
-  const auto& params = *static_cast<const RenderParams*>(call.params);
-  const KilnEncodingParams p = encoding_params(params, call.in[0].width);
-  std::vector<float> rows = encoding_prepare_all(p, call.in);
-  ImageView rows_view = image_view_packed(rows.data(), p.row_floats, static_cast<int32_t>(call.in.count), 1,
-                                          PixelType::kF32);
-  const VarShapeBatchView rows_batch{&rows_view, 1, MemorySpace::kHost};
+  const EncodingRows rows = encoding_rows_prepare(call);
+  const KilnEncodingParams& p = rows.params;
   CudaCallMemory memory(ctx);
-  KILN_TRY_ASSIGN(CudaDeviceBatch in, cuda_batch_upload(ctx, memory, rows_batch));
+  KILN_TRY_ASSIGN(CudaDeviceBatch in, cuda_batch_upload(ctx, memory, rows.batch()));
   KILN_TRY_ASSIGN(CudaDeviceBatch out, cuda_batch_alloc(ctx, memory, call.out));
   if (out.max_width > 0 && out.max_height > 0) {
     const dim3 grid(static_cast<unsigned>(ceil_div(out.max_width, kBlockX)), grid_rows(out.max_height, kBlockY),

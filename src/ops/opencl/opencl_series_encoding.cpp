@@ -9,16 +9,12 @@ namespace kiln::opencl {
 
 Status series_encoding_opencl(OpContext& ctx, const OpCall& call) {
   if (call.in.count == 0) return Status::ok();
-  const auto& params = *static_cast<const RenderParams*>(call.params);
-  const KilnEncodingParams p = encoding_params(params, call.in[0].width);
-  std::vector<float> rows = encoding_prepare_all(p, call.in);
-  ImageView rows_view = image_view_packed(rows.data(), p.row_floats, static_cast<int32_t>(call.in.count), 1,
-                                          PixelType::kF32);
-  const VarShapeBatchView rows_batch{&rows_view, 1, MemorySpace::kHost};
+  const EncodingRows rows = encoding_rows_prepare(call);
+  const KilnEncodingParams& p = rows.params;
   KILN_TRY_ASSIGN(cl_kernel kernel,
                   ctx.kernel("series_encoding", series_encoding_program::kSource, "series_encoding_kernel"));
   CallBuffers buffers(ctx.pool, ctx.device(), ctx.queue);
-  KILN_TRY_ASSIGN(DeviceBatch in, batch_upload(ctx, buffers, rows_batch));
+  KILN_TRY_ASSIGN(DeviceBatch in, batch_upload(ctx, buffers, rows.batch()));
   KILN_TRY_ASSIGN(DeviceBatch out, batch_alloc(ctx, buffers, call.out));
   KILN_CL_CHECK(kernel_args_set(kernel, in.pixels, in.descs, out.pixels, out.descs, p));
   buffers.set_pending(true);

@@ -129,15 +129,43 @@ TEST(PreviewSample, SpreadsEvenlyFromTheFirstToTheLast) {
   EXPECT_TRUE(preview_sample(100, 0).empty());
 }
 
+// Colour charts (--color) preview in colour: each tile's pixels as they are, the gutter gray in every channel.
+TEST(Preview, TilesRgbImages) {
+  std::vector<uint8_t> first(2 * 2 * 3);
+  std::vector<uint8_t> second(2 * 2 * 3);
+  for (size_t i = 0; i < first.size(); i += 3) {
+    first[i] = 200, first[i + 1] = 10, first[i + 2] = 30;
+    second[i] = 5, second[i + 1] = 120, second[i + 2] = 250;
+  }
+  ImageView a = view_u8(first, 2, 2);
+  ImageView b = view_u8(second, 2, 2);
+  a.channels = b.channels = 3;
+  a.row_stride = b.row_stride = 6;
+  test::TempDir tmp;
+  ASSERT_TRUE(preview_write_png(tmp.file("rgb.png"), {a, b}, 2).is_ok());
+  const DecodedImage grid = read_png(tmp.file("rgb.png"));
+  ASSERT_EQ(grid.channels, 3);
+  ASSERT_EQ(grid.width, 4 + kPreviewGutter);
+  auto at = [&](int x, int c) { return static_cast<int>(grid.pixels[static_cast<size_t>(x * 3 + c)]); };
+  EXPECT_EQ(std::vector<int>({at(1, 0), at(1, 1), at(1, 2)}), std::vector<int>({200, 10, 30}));
+  EXPECT_EQ(std::vector<int>({at(2, 0), at(2, 1), at(2, 2)}),
+            std::vector<int>({kPreviewGutterGray, kPreviewGutterGray, kPreviewGutterGray}));
+  EXPECT_EQ(std::vector<int>({at(2 + kPreviewGutter, 0), at(2 + kPreviewGutter, 2)}), std::vector<int>({5, 250}));
+}
+
 TEST(Preview, RejectsBadInput) {
   test::TempDir tmp;
   EXPECT_EQ(preview_write_png(tmp.file("a.png"), {}, 2).code(), Errc::kInvalidArgument);
-  std::vector<uint8_t> rgb(27);
-  ImageView v = view_u8(rgb, 3, 3);
-  v.channels = 3;
-  v.row_stride = 9;
+  std::vector<uint8_t> rgba(36);
+  ImageView v = view_u8(rgba, 3, 3);
+  v.channels = 4;
+  v.row_stride = 12;
   EXPECT_EQ(preview_write_png(tmp.file("b.png"), {v}, 1).code(), Errc::kInvalidArgument);
+  std::vector<uint8_t> gray(9);
+  v.channels = 3;  // gray and RGB tiles do not mix
+  EXPECT_EQ(preview_write_png(tmp.file("c.png"), {v, view_u8(gray, 3, 3)}, 2).code(), Errc::kInvalidArgument);
   EXPECT_FALSE(std::filesystem::exists(tmp.file("a.png")));
+  EXPECT_FALSE(std::filesystem::exists(tmp.file("c.png")));
 }
 
 }  // namespace
