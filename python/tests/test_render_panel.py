@@ -1,0 +1,71 @@
+"""Panels from Python: kiln.render_job takes symbol_column, market_cap_column and missing_days under the CLI's names
+(and a config file's image: keys) and writes what `kiln render` writes; missing_days="fill" fills an in-memory
+series in a copy, leaving the caller's array as it was."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import kiln
+
+h5py = pytest.importorskip("h5py")
+
+
+def write_panel(path):
+    """Two symbols in long format, rows interleaved; B lacks one date of the panel and has a NaN close."""
+    rng = np.random.default_rng(3)
+    with open(path, "w") as f:
+        f.write("Date,Sym,Open,High,Low,Close,Volume,Size\n")
+        for day in range(1, 29):
+            for symbol in ("B", "A"):
+                if symbol == "B" and day == 9:
+                    continue
+                close = 40 + day + rng.integers(0, 64) / 64
+                text = "nan" if symbol == "B" and day == 15 else repr(close)
+                f.write(f"2021-02-{day:02d},{symbol},{close - 0.5},{close + 1},{close - 1},{text},{100 * day},{day}\n")
+
+
+def read_all(path):
+    with h5py.File(path, "r") as f:
+        return {name: f[name][()] for name in f.keys()}
+
+
+def test_render_job_panel_equals_the_cli(tmp_path, kiln_cli):
+    write_panel(tmp_path / "p.csv")
+    summary = kiln.render_job(str(tmp_path / "p.csv"), output=str(tmp_path / "py.h5"), preset="jkx5",
+                              symbol_column="sym", market_cap_column="Size", missing_days="fill", mode="cpu")
+    assert (summary["symbols"], summary["missing_days"], summary["absent_days"], summary["filled_days"]) == (2, 2, 1, 2)
+    # A: 28 days, B: 28 days on the panel's calendar (one added); 4 days of moving-average history each.
+    assert summary["images"] == 2 * (28 - 5 + 1 - 4)
+    subprocess.run([kiln_cli, "render", str(tmp_path / "p.csv"), "-o", str(tmp_path / "cli.h5"), "--preset", "jkx5",
+                    "--symbol-column", "sym", "--market-cap-column", "Size", "--missing-days", "fill", "--mode", "cpu",
+                    "-q"], check=True, env={**os.environ})
+    py, cli = read_all(tmp_path / "py.h5"), read_all(tmp_path / "cli.h5")
+    assert sorted(py) == sorted(cli)
+    for name in py:
+        np.testing.assert_array_equal(py[name], cli[name], err_msg=name)
+    assert [s.decode() for s in py["symbol"][[0, -1]]] == ["A", "B"]
+    # The market cap on each window's last day: A's first window is days 5..9 (4 days of average history before it).
+    np.testing.assert_array_equal(py["market_cap"][:3], [9, 10, 11])
+
+
+def test_missing_days_from_a_config_file(tmp_path):
+    write_panel(tmp_path / "p.csv")
+    (tmp_path / "c.yaml").write_text("image:\n  missing_days: fill\n  symbol_column: Sym\n")
+    summary = kiln.render_job(str(tmp_path / "p.csv"), config=str(tmp_path / "c.yaml"), output=str(tmp_path / "c.h5"),
+                              preset="jkx5", mode="cpu")
+    assert summary["filled_days"] == 2
+
+
+def test_fill_on_an_array_leaves_the_callers_array(tmp_path):
+    rng = np.random.default_rng(1)
+    close = (30 + np.cumsum(rng.normal(0, 1, 50))).astype(np.float32)
+    close[20] = np.nan
+    before = close.copy()
+    skipped = kiln.render_job(close, output=str(tmp_path / "s.npy"), seq_len=10, width=40, height=20, mode="cpu")
+    filled = kiln.render_job(close, output=str(tmp_path / "f.npy"), seq_len=10, width=40, height=20, mode="cpu",
+                             missing_days="fill")
+    assert skipped["images"] == 41 - 10 and skipped["missing_days"] == 1 and skipped["filled_days"] == 0
+    assert filled["images"] == 41 and filled["filled_days"] == 1
+    np.testing.assert_array_equal(close, before)
