@@ -219,19 +219,23 @@ void render_range(const kiln::RenderParams& p, const kiln::VarShapeBatchView& wi
   thread_local LineScratch line_scratch;
   thread_local OhlcScratch ohlc_scratch;
   thread_local std::vector<Pixel> plane;
+  if (!p.color) {
+    for (int64_t i = begin; i < end; ++i) {
+      const kiln::ImageView& w = windows[i];
+      render_gray_image(p, static_cast<const float*>(w.data), w.channels, w.width, static_cast<Pixel*>(images[i].data),
+                        line_scratch, ohlc_scratch);
+    }
+    return;
+  }
   // Colour: each channel is the gray image of its plane params (render_plane_params), interleaved.
   const kiln::RenderParams planes[3] = {kiln::render_plane_params(p, 0), kiln::render_plane_params(p, 1),
                                         kiln::render_plane_params(p, 2)};
   const int64_t pixels = static_cast<int64_t>(p.width) * p.height;
-  if (p.color) plane.resize(static_cast<size_t>(pixels));
+  plane.resize(static_cast<size_t>(pixels));
   for (int64_t i = begin; i < end; ++i) {
     const kiln::ImageView& w = windows[i];
     const auto* window = static_cast<const float*>(w.data);
     auto* image = static_cast<Pixel*>(images[i].data);
-    if (!p.color) {
-      render_gray_image(p, window, w.channels, w.width, image, line_scratch, ohlc_scratch);
-      continue;
-    }
     for (int32_t c = 0; c < 3; ++c) {
       render_gray_image(planes[c], window, w.channels, w.width, plane.data(), line_scratch, ohlc_scratch);
       for (int64_t j = 0; j < pixels; ++j) image[j * 3 + c] = plane[static_cast<size_t>(j)];
