@@ -3,7 +3,8 @@ import numpy as np
 
 from . import _kiln
 from ._kiln import KilnValueError
-from ._series import BAR_STYLES, ENCODING_STYLES, STYLES, series_array, volume_array
+from ._panel import panel_frame, window_table
+from ._series import BAR_STYLES, ENCODING_STYLES, OHLC_COLUMNS, STYLES, series_array, volume_array
 
 # Jiang, Kelly and Xiu's images (kiln render --preset): days, height; width 3 px a day.
 PRESETS = {"jkx5": (5, 32), "jkx20": (20, 64), "jkx60": (60, 96)}
@@ -30,6 +31,12 @@ class ChartDataset:
     style "gasf", "gadf", "mtf" or "rp": the window's closes as a Gramian angular field, Markov transition field
     (mtf_bins quantile bins) or recurrence plot (rp_threshold >= 0: binary), width and height None = seq_len (else
     224); windows whose closes are all equal are skipped, as by `kiln render`.
+    symbol_column: a long-format DataFrame of many symbols (a symbol column, a Date column, the prices; True looks
+    for Symbol, Ticker, PERMNO or StockID): windows per symbol, never across two, laid out as `kiln render` lays out
+    a panel (symbols sorted, each on the union of the dates); meta(i) gives window i's symbol, dates, returns and
+    market cap (market_cap_column). missing_days: "skip" (a window with a NaN value or an absent date is skipped) or
+    "fill" (a flat bar at the symbol's last close with zero volume), as `kiln render --missing-days`; the counts are
+    in .missing.
     Picklable: holds only numpy arrays and plain parameters.
     """
 
@@ -37,7 +44,8 @@ class ChartDataset:
                  label_horizon=0, label_threshold=None, dtype="uint8", mode="cpu", volume=None, moving_average=(),
                  preset=None, volume_height=0, volume_gap=2, bar_gap=True, mtf_bins=8, rp_threshold=-1.0, color=False,
                  color_background=None, color_line=None, color_up=None, color_down=None, color_volume_up=None,
-                 color_volume_down=None, color_averages=None):
+                 color_volume_down=None, color_averages=None, symbol_column=None, market_cap_column=None,
+                 missing_days="skip"):
         self.render_settings = dict(volume_height=int(volume_height), volume_gap=int(volume_gap), bar_gap=bool(bar_gap),
                                     mtf_bins=int(mtf_bins), rp_threshold=float(rp_threshold), color=bool(color))
         colors = dict(color_background=color_background, color_line=color_line, color_up=color_up,
@@ -55,13 +63,28 @@ class ChartDataset:
             raise KilnValueError(f"style must be one of {', '.join(STYLES)}; got '{style}'")
         if dtype not in ("uint8", "float32"):
             raise KilnValueError(f"dtype must be 'uint8' or 'float32', got '{dtype}'")
-        volume = volume_array(series, volume)
-        if volume is not None and not (hasattr(series, "columns") or np.asarray(series).ndim == 1):
-            series = np.asarray(series)[:, :-1]  # the volume was the array's last column
-        self.series, self.column = series_array(series, ohlc=(style in BAR_STYLES))
+        self.panel = None
+        if symbol_column is not None:  # a long-format DataFrame of many symbols, laid out as kiln render does
+            if volume not in (None, True, False):
+                raise KilnValueError("a panel's volume is its DataFrame's Volume column (volume=True)")
+            self.panel = panel_frame(series, symbol_column, style in BAR_STYLES, "Close", volume is True,
+                                     market_cap_column)
+            prices = self.panel["prices"]
+            self.series, self.column = (prices, ",".join(OHLC_COLUMNS)) if prices.shape[1] == 4 else (prices[:, 0], "Close")
+            volume = self.panel["volume"]
+        else:
+            volume = volume_array(series, volume)
+            if volume is not None and not (hasattr(series, "columns") or np.asarray(series).ndim == 1):
+                series = np.asarray(series)[:, :-1]  # the volume was the array's last column
+            self.series, self.column = series_array(series, ohlc=(style in BAR_STYLES))
         self.moving_average = [int(n) for n in moving_average]
-        if volume is not None or self.moving_average:
-            self.series = _kiln.chart_series(self.series, volume, self.moving_average)
+        symbol_rows = None if self.panel is None else self.panel["symbol_rows"]
+        self.missing = {}
+        if volume is not None or self.moving_average or symbol_rows is not None or missing_days != "skip":
+            self.series = _kiln.chart_series(self.series, volume, self.moving_average, symbol_rows=symbol_rows,
+                                             missing_days=missing_days, counts=self.missing)
+            if self.series.shape[1] == 1:
+                self.series = self.series[:, 0]
         self.render_settings.update(volume=volume is not None, moving_averages=len(self.moving_average))
         layers = int(volume is not None) + len(self.moving_average)
         self.seq_len = int(seq_len)
@@ -78,7 +101,10 @@ class ChartDataset:
         self.starts, self.labels, self.skipped = _kiln.window_plan(
             self.series, seq_len=self.seq_len, stride=self.stride, label_horizon=self.label_horizon,
             label_threshold=label_threshold, ohlc=(style in BAR_STYLES), layers=layers,
-            skip_constant=(style in ENCODING_STYLES))
+            skip_constant=(style in ENCODING_STYLES), symbol_rows=symbol_rows)
+        if self.panel is not None:
+            closes = self.series[:, 3 if style in BAR_STYLES else 0]
+            self.table = window_table(self.panel, closes, self.starts, self.seq_len)
 
     def __len__(self):
         return int(self.starts.shape[0])
@@ -113,6 +139,14 @@ class ChartDataset:
         if self.labels is not None:
             return images, self.labels[idx]
         return images
+
+    def meta(self, i):
+        """A panel's window i: symbol, start_date and end_date (yyyymmdd), ret_5d/20d/60d and market_cap, as the
+        datasets of `kiln render`'s HDF5 output."""
+        if self.panel is None:
+            raise KilnValueError("meta() is for a panel (ChartDataset(frame, symbol_column=...))")
+        i = self._index(i)
+        return {name: values[i] for name, values in self.table.items()}
 
     def window(self, i):
         """The raw values of window i (a view into the series)."""

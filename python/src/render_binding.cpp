@@ -3,6 +3,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -144,8 +145,22 @@ std::shared_ptr<Series> series_copy(const SeriesArray& s, const std::string& sou
   return series;
 }
 
+// A panel's row ranges (symbol k: rows [symbol_rows[k], symbol_rows[k + 1])) onto `series`, checked by window_plan.
+void panel_rows_set(Series* series, pyb::handle symbol_rows_obj) {
+  if (symbol_rows_obj.is_none()) return;
+  const StartArray rows = starts_from_object(symbol_rows_obj);
+  if (rows.shape(0) < 2) raise_value_error("symbol_rows needs at least 2 entries (first rows and the end)");
+  series->symbol_rows.assign(rows.data(), rows.data() + rows.shape(0));
+  series->symbols.resize(series->symbol_rows.size() - 1);
+  for (size_t k = 0; k < series->symbols.size(); ++k) series->symbols[k] = std::to_string(k);
+  if (series->symbol_rows.front() != 0 || series->symbol_rows.back() != series->rows ||
+      !std::is_sorted(series->symbol_rows.begin(), series->symbol_rows.end())) {
+    raise_value_error("symbol_rows must rise from 0 to the series' " + std::to_string(series->rows) + " rows");
+  }
+}
+
 pyb::tuple window_plan_py(pyb::handle series_obj, bool ohlc, int32_t layers, bool skip_constant,
-                          const pyb::kwargs& kwargs) {
+                          pyb::handle symbol_rows_obj, const pyb::kwargs& kwargs) {
   WindowSpec spec;
   settings_apply(window_params(), &spec, nullptr, OpKind::kRender, kwargs, "window_plan");
   spec.ohlc = ohlc;
@@ -154,6 +169,7 @@ pyb::tuple window_plan_py(pyb::handle series_obj, bool ohlc, int32_t layers, boo
   const SeriesArray s = layered_from_object(series_obj, layers);
   if (ohlc && s.channels - layers != 4) raise_value_error("OHLC windows need a (N, 4) Open/High/Low/Close series");
   const std::shared_ptr<Series> series = series_copy(s, "<array>", "", layers);
+  panel_rows_set(series.get(), symbol_rows_obj);
   Result<WindowPlan> plan = window_plan(*series, spec);
   status_check(plan.status());
   const WindowPlan& p = plan.value();
@@ -217,7 +233,8 @@ pyb::dict render_job_py(pyb::handle series_obj, std::optional<std::string> confi
 
 // prices (N,) or (N, 4), then the volume (N,) if given, then a moving average of the line prices per window length:
 // the series a chart with those layers renders (the same averages as the render job's).
-pyb::array chart_series(pyb::handle prices_obj, pyb::handle volume_obj, const std::vector<int32_t>& moving_averages) {
+pyb::array chart_series(pyb::handle prices_obj, pyb::handle volume_obj, const std::vector<int32_t>& moving_averages,
+                        pyb::handle symbol_rows_obj, const std::string& missing_days, pyb::handle counts_obj) {
   const SeriesArray prices = series_from_object(prices_obj, "prices");
   Series series;
   series.rows = prices.rows;
@@ -235,6 +252,15 @@ pyb::array chart_series(pyb::handle prices_obj, pyb::handle volume_obj, const st
     }
   } else {
     series.values.assign(prices.data(), prices.data() + prices.rows * prices.channels);
+  }
+  panel_rows_set(&series, symbol_rows_obj);
+  const Result<MissingDays> policy = enum_parse(kMissingDaysNames, missing_days, "missing_days");
+  status_check(policy.status());
+  const MissingDaysCount count = series_missing_days_apply(series, policy.value(), &series);
+  if (!counts_obj.is_none()) {
+    pyb::dict counts = counts_obj.cast<pyb::dict>();
+    counts["missing_days"] = count.missing;
+    counts["filled_days"] = count.filled;
   }
   Result<Series> layered = series_with_moving_averages(series, moving_averages);
   status_check(layered.status());
@@ -265,18 +291,23 @@ GPU errors finish the batch on the CPU.)doc");
 series: float array (N,) or (N, 4) (C-contiguous float32 is zero copy); starts: 1-D integer array.
 Returns (len(starts), height, width) images, or (len(starts), height, width, 3) with color=True.)doc");
   m.def("chart_series", &chart_series, "prices"_a, "volume"_a = pyb::none(),
-        "moving_averages"_a = std::vector<int32_t>{},
+        "moving_averages"_a = std::vector<int32_t>{}, "symbol_rows"_a = pyb::none(), "missing_days"_a = "skip",
+        "counts"_a = pyb::none(),
         R"doc(The series a chart with a volume panel and moving averages renders: (N, P + 1 + len(moving_averages)).
 
 prices: (N,) or (N, 4); volume: (N,) or None; moving_averages: window lengths. Row t of a moving average holds the
 mean of the line prices of rows t-n+1..t (NaN before row n-1), so a window's first days average the rows before it.
-Pass the result to window_plan(layers=...) and render_windows(volume=..., moving_averages=len(...)).)doc");
+Pass the result to window_plan(layers=...) and render_windows(volume=..., moving_averages=len(...)).
+symbol_rows: a panel's row ranges (symbol k: rows symbol_rows[k]..symbol_rows[k+1]-1), each averaged on its own.
+missing_days: "skip" or "fill" (a day with a NaN price or volume becomes a flat bar at the symbol's last close
+with zero volume, as kiln render --missing-days fill); counts: a dict that receives missing_days and filled_days.)doc");
   m.def("window_plan", &window_plan_py, "series"_a, "ohlc"_a = false, "layers"_a = 0, "skip_constant"_a = false,
+        "symbol_rows"_a = pyb::none(),
         R"doc(Plan sliding windows over a series (N,) or (N, 4), or (N, P + layers) with volume/moving averages.
 
 Returns (starts: int64 array of start rows, labels: int8 array or None without label_horizon, skipped: windows
 dropped for NaN/inf, and with skip_constant those whose line values are all equal, as the encodings skip them).
-ohlc: windows need all four channels finite.)doc");
+ohlc: windows need all four channels finite. symbol_rows: a panel's row ranges; no window crosses one.)doc");
   m.def("render_job", &render_job_py, "series"_a = pyb::none(), "config"_a = pyb::none(), "source"_a = "<array>",
         R"doc(Render every window of a series to a dataset (hdf5, png, jpeg, npy): the `kiln render` job.
 

@@ -69,3 +69,23 @@ def test_fill_on_an_array_leaves_the_callers_array(tmp_path):
     assert skipped["images"] == 41 - 10 and skipped["missing_days"] == 1 and skipped["filled_days"] == 0
     assert filled["images"] == 41 and filled["filled_days"] == 1
     np.testing.assert_array_equal(close, before)
+
+
+@pytest.mark.parametrize("policy", ["skip", "fill"])
+def test_chart_dataset_over_a_panel_equals_the_render_job(tmp_path, policy):
+    pd = pytest.importorskip("pandas")
+    write_panel(tmp_path / "p.csv")
+    frame = pd.read_csv(tmp_path / "p.csv")
+    dataset = kiln.ChartDataset(frame, preset="jkx5", symbol_column="Sym", market_cap_column="Size",
+                                missing_days=policy)
+    summary = kiln.render_job(str(tmp_path / "p.csv"), output=str(tmp_path / "job.h5"), preset="jkx5",
+                              symbol_column="Sym", market_cap_column="Size", missing_days=policy, mode="cpu")
+    job = read_all(tmp_path / "job.h5")
+    assert len(dataset) == summary["images"] == len(job["images"])
+    assert dataset.missing == {"missing_days": summary["missing_days"], "filled_days": summary["filled_days"]}
+    np.testing.assert_array_equal(dataset.get_batch(range(len(dataset))), job["images"])
+    for i in (0, len(dataset) // 2, len(dataset) - 1):
+        meta = dataset.meta(i)
+        assert meta["symbol"] == job["symbol"][i].decode()
+        for name in ("start_date", "end_date", "ret_5d", "ret_20d", "ret_60d", "market_cap"):
+            np.testing.assert_array_equal(meta[name], job[name][i], err_msg=name)

@@ -15,7 +15,7 @@ KILN = os.environ.get("KILN_CLI")
 # The command behind each function, and what each side has beyond the declared settings (inputs, CLI-only output
 # control).
 JOBS = {
-    "render_job": ("render", {"series", "config", "source"}, set()),
+    "render_job": ("render", {"series", "config", "source"}, {"--json"}),
     "quality": ("quality", {"images"}, set()),
     "preprocess": ("preprocess", {"images"}, set()),
 }
