@@ -1,5 +1,5 @@
-// BGR(X) rows to RGB: what BMP stores against what kiln gives. The AVX2 build of the same loop (bgr_rows_avx2.cpp)
-// is picked at run time (core/cpu_isa.h); both give the same bytes.
+// BGR(X) rows to RGB: what BMP stores against what kiln gives. The AVX2 steps (bgr_rows_avx2.cpp: byte shuffles, 32
+// pixels a step for BGR) are picked at run time (core/cpu_isa.h); they give the plain loop's bytes.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@ namespace kiln {
 void bgr_row_to_rgb(const uint8_t* in, int32_t in_channels, int64_t count, uint8_t* out);
 void bgr_row_to_rgb_avx2(const uint8_t* in, int32_t in_channels, int64_t count, uint8_t* out);
 
-// The loop itself, written once; -mavx2 -O3 vectorizes it with byte shuffles.
+// The plain loop: the reference, and the AVX2 steps' tail.
 inline void bgr_row_to_rgb_loop(const uint8_t* __restrict in, int32_t in_channels, int64_t count,
                                 uint8_t* __restrict out) {
   if (in_channels == 3) {
