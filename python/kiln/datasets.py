@@ -70,7 +70,9 @@ class ChartDataset:
             self.panel = panel_frame(series, symbol_column, style in BAR_STYLES, "Close", volume is True,
                                      market_cap_column)
             prices = self.panel["prices"]
-            self.series, self.column = (prices, ",".join(OHLC_COLUMNS)) if prices.shape[1] == 4 else (prices[:, 0], "Close")
+            ohlc_prices = prices.shape[1] == 4
+            self.series = prices if ohlc_prices else prices[:, 0]
+            self.column = ",".join(OHLC_COLUMNS) if ohlc_prices else "Close"
             volume = self.panel["volume"]
         else:
             volume = volume_array(series, volume)

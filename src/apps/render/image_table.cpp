@@ -44,7 +44,8 @@ Result<ImageTable> image_table_make(const Series& series, const std::vector<int6
   for (const int64_t start : starts) {
     int64_t k = 0;
     if (series.is_panel()) {
-      k = std::upper_bound(series.symbol_rows.begin(), series.symbol_rows.end(), start) - series.symbol_rows.begin() - 1;
+      const auto& rows = series.symbol_rows;
+      k = std::upper_bound(rows.begin(), rows.end(), start) - rows.begin() - 1;
     }
     const int64_t end = start + seq_len - 1;
     const int64_t limit = series.segment_end(k);
@@ -64,8 +65,9 @@ Result<ImageTable> image_table_make(const Series& series, const std::vector<int6
     table.ret_5d.push_back(ret(5));
     table.ret_20d.push_back(ret(20));
     table.ret_60d.push_back(ret(60));
-    table.market_cap.push_back(series.market_caps.empty() ? std::nan("")
-                                                          : static_cast<double>(series.market_caps[static_cast<size_t>(end)]));
+    const bool has_cap = !series.market_caps.empty();
+    table.market_cap.push_back(has_cap ? static_cast<double>(series.market_caps[static_cast<size_t>(end)])
+                                       : std::nan(""));
   }
   return table;
 }

@@ -43,21 +43,21 @@ Result<Series> panel_from_rows(CsvRows rows, const std::string& source) {
   const size_t symbol_count = rows.symbol_names.size();
   std::vector<int32_t> by_name(symbol_count);
   std::iota(by_name.begin(), by_name.end(), 0);
-  std::sort(by_name.begin(), by_name.end(),
-            [&](int32_t a, int32_t b) { return rows.symbol_names[static_cast<size_t>(a)] < rows.symbol_names[static_cast<size_t>(b)]; });
+  auto name_of = [&](int32_t symbol) -> const std::string& { return rows.symbol_names[static_cast<size_t>(symbol)]; };
+  std::sort(by_name.begin(), by_name.end(), [&](int32_t a, int32_t b) { return name_of(a) < name_of(b); });
   std::vector<int32_t> rank(symbol_count);
   for (size_t k = 0; k < symbol_count; ++k) rank[static_cast<size_t>(by_name[k])] = static_cast<int32_t>(k);
   std::vector<int64_t> order(n);
   std::iota(order.begin(), order.end(), 0);
+  auto symbol_of = [&](int64_t r) { return rows.symbol_of_row[static_cast<size_t>(r)]; };
   auto key = [&](int64_t r) {
-    return std::pair{rank[static_cast<size_t>(rows.symbol_of_row[static_cast<size_t>(r)])], in.dates[static_cast<size_t>(r)]};
+    return std::pair{rank[static_cast<size_t>(symbol_of(r))], in.dates[static_cast<size_t>(r)]};
   };
   std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return key(a) < key(b); });
   for (size_t i = 1; i < n; ++i) {
     if (key(order[i]) == key(order[i - 1])) {
-      return invalid_argument(source + ": symbol " +
-                              rows.symbol_names[static_cast<size_t>(rows.symbol_of_row[static_cast<size_t>(order[i])])] +
-                              " has the date " + date_text(in.dates[static_cast<size_t>(order[i])]) + " twice");
+      return invalid_argument(source + ": symbol " + name_of(symbol_of(order[i])) + " has the date " +
+                              date_text(in.dates[static_cast<size_t>(order[i])]) + " twice");
     }
   }
   // The panel's calendar: every date of any symbol.
