@@ -199,17 +199,24 @@ def test_resume_of_another_panel_is_refused(tmp_path, big_panel):
     assert changed.returncode != 0 and "different settings" in changed.stderr
 
 
-@pytest.mark.parametrize("copy", [False, True], ids=["vds", "copy"])
-def test_pieces_of_a_panel_merge_into_the_whole_run(tmp_path, copy):
+@pytest.fixture(scope="module")
+def panel_pieces(tmp_path_factory):
+    """The whole job and its three pieces, rendered once for both kinds of merge."""
+    folder = tmp_path_factory.mktemp("pieces")
     panel = make_panel()
-    write_long_csv(tmp_path / "panel.csv", panel)
-    whole = tmp_path / "whole" / "p.h5"
-    render(tmp_path / "panel.csv", whole)
+    write_long_csv(folder / "panel.csv", panel)
+    render(folder / "panel.csv", folder / "whole" / "p.h5")
     for i in range(3):
-        render(tmp_path / "panel.csv", tmp_path / "pieces" / "p.h5", "--shard", f"{i}/3")
+        render(folder / "panel.csv", folder / "pieces" / "p.h5", "--shard", f"{i}/3")
+    return folder, panel
+
+
+@pytest.mark.parametrize("copy", [False, True], ids=["vds", "copy"])
+def test_pieces_of_a_panel_merge_into_the_whole_run(tmp_path, panel_pieces, copy):
+    folder, panel = panel_pieces
     merged = tmp_path / "merged.h5"
-    run_kiln("merge", tmp_path / "pieces", "-o", merged, *(["--copy"] if copy else []))
-    whole_data, _ = read_dataset(whole)
+    run_kiln("merge", folder / "pieces", "-o", merged, *(["--copy"] if copy else []))
+    whole_data, _ = read_dataset(folder / "whole" / "p.h5")
     merged_data, _ = read_dataset(merged)
     assert sorted(whole_data) == sorted(merged_data)
     for name in whole_data:
