@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kiln/ops/render.h"
+#include "ops/cpu/render_aliased.h"
 #include "ops/render_px.h"
 
 namespace {
@@ -85,6 +86,23 @@ void render_ohlc_image(const kiln::RenderParams& p, const float* values, int32_t
   const int32_t sub_columns = parts * n;
   const float sx = static_cast<float>(w) / static_cast<float>(sub_columns);
 
+  if (w == sub_columns) {
+    // One pixel column per sub-column (JKX's 3 px a day): column c is exactly sub-column c (overlap 1, the next
+    // sub-column's 0), so each pixel of its rows is background + 1 * (ink - background), as the general loop sums.
+    for (int32_t c = 0; c < w; ++c) {
+      const int32_t bar = c / parts;
+      const int32_t part = c - bar * parts;
+      if (part == 3) continue;
+      int32_t top = 0;
+      int32_t bottom = 0;
+      kiln_bar_part_rows(part, candle, s.open_row[bar], s.high_row[bar], s.low_row[bar], s.close_row[bar], &top,
+                         &bottom);
+      const Pixel value = level_to_pixel<Pixel>(background + s.bar_delta[bar]);
+      Pixel* column = out + c;
+      for (int32_t y = top; y <= bottom; ++y) column[static_cast<int64_t>(y) * w] = value;
+    }
+    return;
+  }
   for (int32_t c = 0; c < w; ++c) {
     int32_t m_lo = 0;
     int32_t m_hi = -1;
@@ -160,7 +178,7 @@ void render_layers(const kiln::RenderParams& p, const float* window, int32_t cha
       for (int32_t c = x0; c <= x1; ++c) {
         int32_t lo = 0;
         int32_t hi = -1;
-        kiln_aliased_rows(c, x0, y0, x1, y1, &lo, &hi);
+        kiln::cpu::aliased_rows(c, x0, y0, x1, y1, &lo, &hi);
         for (int32_t y = lo; y <= hi; ++y) out[static_cast<int64_t>(y) * w + c] = ink;
       }
       x0 = x1;
