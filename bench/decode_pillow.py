@@ -4,6 +4,10 @@ each decoding its own copies for SECONDS, after one warm-up decode. Pillow relea
 Formats Pillow cannot read (HEIC, AVIF without a plugin) are left out.
 
     python3 bench/decode_pillow.py SECONDS THREADS FILE...   # prints {"FILE": images_per_s, ...}
+    python3 bench/decode_pillow.py --rgb FILE                # writes the decoded RGB bytes (rows packed)
+
+The second form is decode_peers' check that Pillow ends with the same pixels as kiln (a GIF's palette expanded to
+RGB, as kiln gives it), so that no rate compares different work.
 """
 import io
 import json
@@ -39,6 +43,9 @@ def rate(data, seconds, threads):
 
 
 def main():
+    if sys.argv[1] == "--rgb":
+        sys.stdout.buffer.write(decode(open(sys.argv[2], "rb").read()).tobytes())
+        return
     seconds, threads = float(sys.argv[1]), int(sys.argv[2])
     rates = {}
     for path in sys.argv[3:]:

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "io/bgr_rows.h"
+#include "io/decode_memory.h"
 
 namespace kiln {
 
@@ -51,7 +52,7 @@ std::optional<DecodedImage> bmp_decode_direct(const uint8_t* data, size_t size) 
   const size_t row_bytes = static_cast<size_t>(width) * image.channels;
   // Grown a row at a time: std::vector zeroes what it adds, and a row's zeroes are still in cache when the row is
   // written over, where zeroing the whole image first would write it to memory twice.
-  image.pixels.reserve(row_bytes * static_cast<size_t>(height));
+  decode_buffer_reserve(image.pixels, row_bytes * static_cast<size_t>(height));
   for (int64_t y = 0; y < height; ++y) {
     const uint8_t* in = data + offset + stride * (top_down ? y : height - 1 - y);
     image.pixels.resize(image.pixels.size() + row_bytes);

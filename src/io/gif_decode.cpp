@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "io/decode_limits.h"
+#include "io/decode_memory.h"
 #include "io/gif_lzw.h"
 #include "io/web_codecs.h"
 
@@ -99,6 +100,7 @@ Result<DecodedImage> gif_decode(const uint8_t* data, size_t size, int64_t max_pi
   image.width = width;
   image.height = height;
   image.channels = transparent >= 0 || !covers ? 4 : 3;
+  decode_buffer_reserve(image.pixels, static_cast<size_t>(width) * height * image.channels);
   image.pixels.assign(static_cast<size_t>(width) * height * image.channels, 0);
   // Each palette index's pixel as written (RGB or RGBA); the transparent index is skipped.
   uint8_t lut[256][4] = {};
@@ -127,7 +129,11 @@ Result<DecodedImage> gif_decode(const uint8_t* data, size_t size, int64_t max_pi
   const size_t count = static_cast<size_t>(frame.Width) * static_cast<size_t>(frame.Height);
   const bool in_place = c == 3 && transparent < 0 && !frame.Interlace && frame.Left == 0 && frame.Top == 0 &&
                         frame.Width == width && frame.Height == height;
-  std::vector<uint8_t> separate(in_place ? 0 : count);
+  std::vector<uint8_t> separate;
+  if (!in_place) {
+    decode_buffer_reserve(separate, count);
+    separate.resize(count);
+  }
   uint8_t* indices = in_place ? image.pixels.data() + 2 * count : separate.data();
   KILN_TRY(gif_lzw_decode(lzw, code_size, indices, count, deadline));
   const std::vector<int32_t> rows = gif_row_order(frame.Height, frame.Interlace);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "io/decode_limits.h"
+#include "io/decode_memory.h"
 #include "io/heif_coded_size.h"
 #include "io/web_codecs.h"
 
@@ -83,8 +84,11 @@ Result<DecodedImage> heif_decode(const uint8_t* data, size_t size, int64_t max_p
   out.channels = alpha ? 4 : 3;
   KILN_TRY(decode_pixels_check("heif", out.width, out.height, max_pixels));
   const size_t row = static_cast<size_t>(out.width) * static_cast<size_t>(out.channels);
-  out.pixels.resize(row * static_cast<size_t>(out.height));
-  for (int32_t y = 0; y < out.height; ++y) std::memcpy(out.pixels.data() + row * y, plane + size_t(stride) * y, row);
+  decode_buffer_reserve(out.pixels, row * static_cast<size_t>(out.height));
+  for (int32_t y = 0; y < out.height; ++y) {  // appended row by row: nothing zeroed first
+    const uint8_t* from = plane + size_t(stride) * y;
+    out.pixels.insert(out.pixels.end(), from, from + row);
+  }
   const heif_color_profile_type profile = heif_image_handle_get_color_profile_type(handle.get());
   if (profile == heif_color_profile_type_prof || profile == heif_color_profile_type_rICC) {
     out.icc.resize(heif_image_handle_get_raw_color_profile_size(handle.get()));
