@@ -70,6 +70,7 @@ bench: deps build
 	rm -rf $(BUILD_DIR)/bench_e2e.h5 $(BUILD_DIR)/bench_e2e.h5.parts
 	$(BUILD_DIR)/kiln render --demo --demo-points 85986 -o $(BUILD_DIR)/bench_e2e.h5 --threads 2 --quiet
 	PYTHONPATH=$(BUILD_DIR)/python /usr/bin/python3 bench/python_render_vs_matplotlib.py --json $(BUILD_DIR)/python_bench.json
+	PYTHONPATH=$(BUILD_DIR)/python /usr/bin/python3 bench/render_jkx.py --json $(BUILD_DIR)/render_jkx.json
 	$(BUILD_DIR)/bench/ops_peers --threads 1 --json $(BUILD_DIR)/ops_peers.json
 	$(BUILD_DIR)/bench/decode_peers --threads 1,2 --json $(BUILD_DIR)/decode_peers.json
 	KILN_OPENCL_DEVICE_TYPE=all $(BUILD_DIR)/kiln bench ops --json > $(BUILD_DIR)/bench_ops.json
