@@ -428,9 +428,11 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
   }
 
   int64_t next_batch = 0;
+  EncodedBatchBuffers buffers;
   auto source = [&]() -> std::optional<RenderItem> {
     if (next_batch >= batch_count) return std::nullopt;
     RenderItem item;
+    item.encoded = buffers.take();
     item.first = first_batch_start + next_batch * batch_size;
     item.count = static_cast<int32_t>(std::min(batch_size, total - item.first));
     ++next_batch;
@@ -443,6 +445,7 @@ Result<RenderJobSummary> render_job_run(const RenderJobConfig& requested, const 
     item.encoded.first = item.first;
     item.encoded.count = item.count;
     KILN_TRY(sink->write(item.encoded));
+    buffers.give_back(std::move(item.encoded));
     done += item.count;
     profile_counter("images written", static_cast<double>(done));
     if (backend.is_gpu()) profile_counter("gpu pool bytes", static_cast<double>(backend.memory_stats().held_bytes));
