@@ -1,19 +1,22 @@
 // decode_peers: kiln's image decode against OpenCV's imdecode and Pillow, per format, on the same files in memory.
 //
 //   decode_peers [--json FILE|-] [--plot FILE] [--seconds S] [--threads 1,2] [--formats jpeg,png,...]
-//                [--sizes 512x512,12mp] [--no-pillow] [--python PATH] [--files DIR]
+//                [--sizes 512x512,12mp] [--no-pillow] [--opencv-rgb] [--python PATH] [--files DIR]
 //
 // The files (bench/decode_files.py, kept in --files, default build/decode-files): one real photograph in every format
 // kiln reads at 512 x 512 and 12 MP. Each tool decodes a file's bytes to 8-bit RGB, T threads each decoding its own
 // copies for S seconds after a warm-up decode, reported as images per second. kiln: image_decode (with what it does
 // by default: orientation and colour profile, none of which these files ask for); OpenCV: cv::imdecode
-// (IMREAD_COLOR, cv::setNumThreads(1) so that T threads are T decodes) for the formats Debian's OpenCV reads;
+// (IMREAD_COLOR, cv::setNumThreads(1) so that T threads are T decodes) for the formats Debian's OpenCV reads, its
+// pixels left in OpenCV's BGR order (--opencv-rgb adds the cv::cvtColor to RGB that a caller wanting kiln's RGB
+// needs: BMP stores BGR, so OpenCV's BGR decode is row copies where kiln swaps every pixel);
 // Pillow: bench/decode_pillow.py (Image.open + convert("RGB")). "kiln_over_best" is kiln's rate ÷ the best peer's
 // (target >= 1 for every format that has a peer), and each kiln decode is checked against OpenCV's and Pillow's
 // pixels (mean absolute difference, "check" and "pil-check") so that no ratio compares different work without it
 // showing: every peer ends with 8-bit RGB pixels, a GIF's palette expanded as kiln expands it.
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -44,6 +47,7 @@ struct Options {
   std::vector<std::string> formats;  // empty: all
   std::vector<std::string> sizes;    // empty: all
   bool pillow = true;
+  bool opencv_rgb = false;
 };
 
 // Decodes per second: `threads` threads, each calling `decode` on its own copy of `data` for `seconds`.
@@ -78,6 +82,14 @@ cv::Mat opencv_imdecode(const Bytes& data) {
 }
 
 bool opencv_decode(const Bytes& data) { return !opencv_imdecode(data).empty(); }
+
+bool opencv_decode_rgb(const Bytes& data) {
+  const cv::Mat bgr = opencv_imdecode(data);
+  if (bgr.empty()) return false;
+  cv::Mat rgb;
+  cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
+  return !rgb.empty();
+}
 
 // kiln's pixels against OpenCV's (BGR), mean absolute difference; NaN when either cannot read the file.
 double pixels_difference(const Bytes& data) {
@@ -138,6 +150,7 @@ int main(int argc, char** argv) {
   app.add_option("--files", opt.files_dir, "Where the test files are made (bench/decode_files.py) and kept");
   app.add_option("--python", opt.python, "Interpreter for bench/decode_files.py and decode_pillow.py");
   app.add_flag("--no-pillow", [&](int64_t) { opt.pillow = false; }, "Leave Pillow out");
+  app.add_flag("--opencv-rgb", opt.opencv_rgb, "OpenCV's decode followed by cv::cvtColor to RGB (kiln's order)");
   if (const auto code = kiln::bench::args_parse(app, argc, argv)) return *code;
   cv::setNumThreads(1);  // T threads are T decodes (set once: OpenCV's TBB pool is not to be reset from many threads)
 
@@ -181,7 +194,8 @@ int main(int argc, char** argv) {
       const std::string path = f["path"];
       const Bytes data = file_bytes(path);
       const double kiln_rate = decode_rate(data, threads, opt.seconds, kiln_decode);
-      const double opencv_rate = decode_rate(data, threads, opt.seconds, opencv_decode);
+      const double opencv_rate =
+          decode_rate(data, threads, opt.seconds, opt.opencv_rgb ? opencv_decode_rgb : opencv_decode);
       const double pillow_rate = pillow.count(path) ? pillow[path] : 0;
       const double best = std::max(opencv_rate, pillow_rate);
       const double check = pixels_difference(data);
