@@ -93,3 +93,17 @@ def test_opencl_gives_the_cpus_colour_images(tmp_path):
     result = run_kiln("render", *chart, "--mode", "gpu", "-o", tmp_path / "gpu.npy", env=OPENCL)
     assert "opencl" in result.stderr
     np.testing.assert_array_equal(np.load(tmp_path / "gpu.npy"), np.load(tmp_path / "cpu.npy"))
+
+
+def test_shards_and_merged_pieces_keep_the_colour_axis(tmp_path):
+    chart = [*CHART, "--limit", 60]
+    run_kiln("render", *chart, "-o", tmp_path / "one.h5")
+    run_kiln("render", *chart, "-o", tmp_path / "vds.h5", "--images-per-file", 25)
+    for i in range(2):
+        run_kiln("render", *chart, "-o", tmp_path / "p.h5", "--shard", f"{i}/2")
+    run_kiln("merge", *sorted(tmp_path.glob("p.shard-*.h5")), "-o", tmp_path / "merged.h5")
+    one, _ = read_dataset(tmp_path / "one.h5")
+    assert one["images"].shape == (60, 100, 160, 3)
+    for name in ("vds.h5", "merged.h5"):
+        data, _ = read_dataset(tmp_path / name)
+        np.testing.assert_array_equal(data["images"], one["images"])
