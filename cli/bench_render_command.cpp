@@ -55,9 +55,11 @@ Result<nlohmann::json> bench_one(Backend& backend, const RenderParams& params, c
   const auto seq_len = static_cast<int32_t>(f.settings.windows.seq_len);
   for (int64_t i = 0; i < batch; ++i) starts[static_cast<size_t>(i)] = i % (series.rows - seq_len + 1);
   const WindowBatch windows{series.values.data(), series.channels, starts.data(), batch, seq_len};
-  const size_t image_bytes = static_cast<size_t>(params.width) * params.height;
+  const int32_t channels = render_image_channels(params);  // 3 with --color
+  const size_t image_bytes =
+      static_cast<size_t>(params.width) * params.height * channels * pixel_type_size(params.dtype);
   KILN_TRY_ASSIGN(PoolBlock host, backend.host_acquire(image_bytes * static_cast<size_t>(batch)));
-  const BatchView out{reinterpret_cast<void*>(host.handle), batch, params.width, params.height, 1, PixelType::kU8,
+  const BatchView out{reinterpret_cast<void*>(host.handle), batch, params.width, params.height, channels, params.dtype,
                       static_cast<int64_t>(image_bytes)};
   std::vector<double> seconds;
   std::vector<double> kernel_ms;

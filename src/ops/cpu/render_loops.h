@@ -236,7 +236,7 @@ void render_range(const kiln::RenderParams& p, const kiln::VarShapeBatchView& wi
                   const kiln::VarShapeBatchView& images, int64_t begin, int64_t end) {
   thread_local LineScratch line_scratch;
   thread_local OhlcScratch ohlc_scratch;
-  thread_local std::vector<Pixel> plane;
+  thread_local std::vector<Pixel> plane;  // colour: the R, G and B planes of one window
   if (!p.color) {
     for (int64_t i = begin; i < end; ++i) {
       const kiln::ImageView& w = windows[i];
@@ -249,14 +249,21 @@ void render_range(const kiln::RenderParams& p, const kiln::VarShapeBatchView& wi
   const kiln::RenderParams planes[3] = {kiln::render_plane_params(p, 0), kiln::render_plane_params(p, 1),
                                         kiln::render_plane_params(p, 2)};
   const int64_t pixels = static_cast<int64_t>(p.width) * p.height;
-  plane.resize(static_cast<size_t>(pixels));
+  plane.resize(static_cast<size_t>(3 * pixels));
+  Pixel* const r = plane.data();
+  Pixel* const g = r + pixels;
+  Pixel* const b = g + pixels;
   for (int64_t i = begin; i < end; ++i) {
     const kiln::ImageView& w = windows[i];
     const auto* window = static_cast<const float*>(w.data);
-    auto* image = static_cast<Pixel*>(images[i].data);
     for (int32_t c = 0; c < 3; ++c) {
-      render_gray_image(planes[c], window, w.channels, w.width, plane.data(), line_scratch, ohlc_scratch);
-      for (int64_t j = 0; j < pixels; ++j) image[j * 3 + c] = plane[static_cast<size_t>(j)];
+      render_gray_image(planes[c], window, w.channels, w.width, r + c * pixels, line_scratch, ohlc_scratch);
+    }
+    auto* image = static_cast<Pixel*>(images[i].data);
+    for (int64_t j = 0; j < pixels; ++j) {
+      image[j * 3] = r[j];
+      image[j * 3 + 1] = g[j];
+      image[j * 3 + 2] = b[j];
     }
   }
 }
