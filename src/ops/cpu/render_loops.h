@@ -175,12 +175,7 @@ void render_layers(const kiln::RenderParams& p, const float* window, int32_t cha
     for (int32_t k = 1; k < n; ++k) {
       const int32_t x1 = kiln_day_column(k, bars, parts, sx, x_step, w);
       const int32_t y1 = kiln_ohlc_row(window[static_cast<int64_t>(k) * channels + lane], vmin, vmax, h);
-      for (int32_t c = x0; c <= x1; ++c) {
-        int32_t lo = 0;
-        int32_t hi = -1;
-        kiln::cpu::aliased_rows(c, x0, y0, x1, y1, &lo, &hi);
-        for (int32_t y = lo; y <= hi; ++y) out[static_cast<int64_t>(y) * w + c] = ink;
-      }
+      kiln::cpu::aliased_segment_draw(x0, y0, x1, y1, out, w, ink);  // the rows of kiln_aliased_rows per column
       x0 = x1;
       y0 = y1;
     }
