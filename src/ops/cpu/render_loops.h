@@ -89,17 +89,16 @@ void render_ohlc_image(const kiln::RenderParams& p, const float* values, int32_t
   if (w == sub_columns) {
     // One pixel column per sub-column (JKX's 3 px a day): column c is exactly sub-column c (overlap 1, the next
     // sub-column's 0), so each pixel of its rows is background + 1 * (ink - background), as the general loop sums.
-    for (int32_t c = 0; c < w; ++c) {
-      const int32_t bar = c / parts;
-      const int32_t part = c - bar * parts;
-      if (part == 3) continue;
-      int32_t top = 0;
-      int32_t bottom = 0;
-      kiln_bar_part_rows(part, candle, s.open_row[bar], s.high_row[bar], s.low_row[bar], s.close_row[bar], &top,
-                         &bottom);
+    for (int32_t bar = 0; bar < n; ++bar) {
       const Pixel value = level_to_pixel<Pixel>(background + s.bar_delta[bar]);
-      Pixel* column = out + c;
-      for (int32_t y = top; y <= bottom; ++y) column[static_cast<int64_t>(y) * w] = value;
+      for (int32_t part = 0; part < 3; ++part) {  // part 3, the gap, stays background
+        int32_t top = 0;
+        int32_t bottom = 0;
+        kiln_bar_part_rows(part, candle, s.open_row[bar], s.high_row[bar], s.low_row[bar], s.close_row[bar], &top,
+                           &bottom);
+        Pixel* column = out + bar * parts + part;
+        for (int32_t y = top; y <= bottom; ++y) column[static_cast<int64_t>(y) * w] = value;
+      }
     }
     return;
   }
