@@ -38,3 +38,16 @@ def kiln_cli():
     if not path or not os.path.exists(path):
         pytest.skip("kiln CLI not found (set KILN_CLI)")
     return path
+
+
+def ohlcv_frame(n, seed):
+    """A random-walk OHLCV DataFrame of n days (Open, High, Low, Close, Volume)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    close = 50 + np.cumsum(rng.normal(0, 1, n))
+    open_ = np.concatenate([[close[0]], close[:-1]])
+    high = np.maximum(open_, close) + np.abs(rng.normal(0, 0.5, n))
+    low = np.minimum(open_, close) - np.abs(rng.normal(0, 0.5, n))
+    volume = rng.integers(1_000, 100_000, n).astype(np.float64)
+    return pd.DataFrame({"Open": open_, "High": high, "Low": low, "Close": close, "Volume": volume})

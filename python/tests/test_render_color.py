@@ -1,20 +1,10 @@
 """Colour charts from Python: kiln.render / render_windows and kiln.ChartDataset give (H, W, 3) arrays with
 color=True, under the same colour names as `kiln render`, and the images of the render job."""
 import numpy as np
-import pandas as pd
 import pytest
 
 import kiln
-
-
-def ohlcv_frame(n=120, seed=9):
-    rng = np.random.default_rng(seed)
-    close = 50 + np.cumsum(rng.normal(0, 1, n))
-    open_ = np.concatenate([[close[0]], close[:-1]])
-    high = np.maximum(open_, close) + np.abs(rng.normal(0, 0.5, n))
-    low = np.minimum(open_, close) - np.abs(rng.normal(0, 0.5, n))
-    volume = rng.integers(1_000, 100_000, n).astype(np.float64)
-    return pd.DataFrame({"Open": open_, "High": high, "Low": low, "Close": close, "Volume": volume})
+from conftest import ohlcv_frame
 
 
 def test_render_gives_rgb_arrays_whose_channels_are_the_gray_charts_of_their_components():
@@ -33,7 +23,7 @@ def test_render_gives_rgb_arrays_whose_channels_are_the_gray_charts_of_their_com
 
 
 def test_dataset_gives_the_jobs_colour_images(tmp_path):
-    frame = ohlcv_frame()
+    frame = ohlcv_frame(120, 9)
     settings = dict(style="candlestick", width=120, height=80, color=True)
     dataset = kiln.ChartDataset(frame, seq_len=30, volume=True, moving_average=(5,), color_up="#112233", **settings)
     array = frame[["Open", "High", "Low", "Close", "Volume"]].to_numpy(np.float32)

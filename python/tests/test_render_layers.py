@@ -1,23 +1,13 @@
 """Volume panels, moving averages and the JKX presets from Python: ChartDataset, kiln.render and kiln.render_job
 give the images `kiln render` gives, under the same setting names."""
 import numpy as np
-import pandas as pd
 
 import kiln
-
-
-def ohlcv_frame(n=160, seed=5):
-    rng = np.random.default_rng(seed)
-    close = 50 + np.cumsum(rng.normal(0, 1, n))
-    open_ = np.concatenate([[close[0]], close[:-1]])
-    high = np.maximum(open_, close) + np.abs(rng.normal(0, 0.5, n))
-    low = np.minimum(open_, close) - np.abs(rng.normal(0, 0.5, n))
-    volume = rng.integers(1_000, 100_000, n).astype(np.float64)
-    return pd.DataFrame({"Open": open_, "High": high, "Low": low, "Close": close, "Volume": volume})
+from conftest import ohlcv_frame
 
 
 def test_preset_dataset_equals_the_render_job(tmp_path):
-    frame = ohlcv_frame()
+    frame = ohlcv_frame(160, 5)
     dataset = kiln.ChartDataset(frame, preset="jkx20")
     assert len(dataset) == 160 - 20 + 1 - 19  # the 20-day average needs 19 days before a window
     array = frame[["Open", "High", "Low", "Close", "Volume"]].to_numpy(np.float32)
@@ -30,7 +20,7 @@ def test_preset_dataset_equals_the_render_job(tmp_path):
 
 
 def test_volume_and_moving_averages_through_render_and_render_windows():
-    frame = ohlcv_frame(seed=6)
+    frame = ohlcv_frame(160, 6)
     prices = frame[["Open", "High", "Low", "Close"]].to_numpy(np.float32)
     series = kiln.chart_series(prices, frame["Volume"].to_numpy(np.float32), [5, 10])
     assert series.shape == (160, 7) and np.isnan(series[:9, 6]).all()
