@@ -89,6 +89,15 @@ Result<Series> panel_from_rows(CsvRows rows, const std::string& source) {
     i = j;
   }
   out.rows = out.symbol_rows.back();
+  // Symbols whose dates barely overlap would each be laid out over most of the calendar: a few thousand rows could
+  // ask for billions. Refused before anything that size is allocated.
+  const int64_t read = static_cast<int64_t>(n);
+  if (out.rows > kPanelMaxExpansion * read + kPanelFreeRows) {
+    return invalid_argument(source + ": the panel's calendar (" + std::to_string(calendar.size()) + " dates) would " +
+                            "lay its " + std::to_string(read) + " rows out as " + std::to_string(out.rows) +
+                            " (over " + std::to_string(kPanelMaxExpansion) + " times as many): its symbols' dates " +
+                            "hardly overlap; render them as separate series");
+  }
   const float nan = std::numeric_limits<float>::quiet_NaN();
   out.values.assign(static_cast<size_t>(out.rows) * static_cast<size_t>(out.channels), nan);
   out.dates.resize(static_cast<size_t>(out.rows));

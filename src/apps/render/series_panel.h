@@ -30,9 +30,13 @@ struct CsvRows {
 Result<CsvRows> series_load_csv_rows(const std::string& path, const std::string& column, bool ohlc,
                                      const std::string& volume_column, const CsvPanelColumns& panel);
 
+// A panel laid out on its calendar may hold at most this many times the rows read, plus kPanelFreeRows.
+inline constexpr int64_t kPanelMaxExpansion = 16;
+inline constexpr int64_t kPanelFreeRows = 1 << 20;
+
 // The panel of `rows` (which must have symbols and dates): symbols sorted (byte order), each symbol's rows sorted by
 // date (a date twice for one symbol is an error), and every date of the panel between a symbol's first and last
-// date that the symbol lacks added as a row of NaN (counted in absent_days).
+// date that the symbol lacks added as a row of NaN (counted in absent_days); refused over kPanelMaxExpansion.
 Result<Series> panel_from_rows(CsvRows rows, const std::string& source);
 
 // A folder of CSV files (.csv/.txt), one per symbol, the file's stem its symbol.

@@ -2,8 +2,12 @@
 // symbol, moving averages start again at each symbol, and series_missing_days_apply() counts and fills missing days.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
@@ -99,6 +103,40 @@ TEST(PanelSeries, RowRangesThatDoNotTileThePanelAreRefused) {
   panel.symbol_rows[1] = 4;
   panel.symbol_rows[2] = 5;  // ends before the last row
   EXPECT_FALSE(window_plan(panel, WindowSpec{.seq_len = 2}).is_ok());
+}
+
+// A panel bomb: 3,000 symbols of two rows each, symbol k on day k and on day 5,999. Laid out on the panel's
+// calendar, symbol k would span 6,000 - k days: 13.5 million rows from 6,000 read. Refused with the reason, before
+// the allocation; the same symbols over one shared stretch of days load.
+TEST(PanelSeries, ACalendarThatWouldMultiplyTheRowsIsRefused) {
+  const auto day = [](int32_t k) {
+    const std::chrono::sys_days d = std::chrono::sys_days{std::chrono::year{2000} / 1 / 1} + std::chrono::days{k};
+    const std::chrono::year_month_day ymd{d};
+    char text[16];
+    std::snprintf(text, sizeof(text), "%04d-%02u-%02u", static_cast<int>(ymd.year()),
+                  static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()));
+    return std::string(text);
+  };
+  const auto write = [&](const std::string& name, int32_t symbols, bool overlap) {
+    const std::string path = (std::filesystem::temp_directory_path() / name).string();
+    std::ofstream out(path);
+    out << "Symbol,Date,Close\n";
+    for (int32_t k = 0; k < symbols; ++k) {
+      out << "S" << k << "," << day(overlap ? 0 : k) << ",1\n";
+      out << "S" << k << "," << day(overlap ? 1 : 5999) << ",2\n";
+    }
+    return path;
+  };
+  const std::string bomb = write("kiln_panel_bomb.csv", 3000, false);
+  const auto refused = series_load(SeriesSource{.path = bomb, .symbol_column = "Symbol"});
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.status().message().find("hardly overlap"), std::string::npos) << refused.status().message();
+  const std::string fine = write("kiln_panel_overlapping.csv", 3000, true);
+  const auto loaded = series_load(SeriesSource{.path = fine, .symbol_column = "Symbol"});
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->rows, 6000);
+  std::filesystem::remove(bomb);
+  std::filesystem::remove(fine);
 }
 
 }  // namespace
