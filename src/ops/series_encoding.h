@@ -40,6 +40,11 @@ void encoding_prepare(const KilnEncodingParams& p, const ImageView& window, floa
 // Every window of a call prepared, row after row, and seen as one float32 host image of a row per window: what the
 // GPU backends upload. `view` points into `floats` (kept where it is when the struct moves).
 struct EncodingRows {
+  EncodingRows() = default;
+  EncodingRows(EncodingRows&&) = default;
+  EncodingRows(const EncodingRows&) = delete;  // a copy's view would point into the original's floats
+  EncodingRows& operator=(const EncodingRows&) = delete;
+
   KilnEncodingParams params;
   std::vector<float> floats;
   ImageView view;
