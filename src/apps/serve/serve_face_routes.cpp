@@ -4,6 +4,7 @@
 
 #include "apps/serve/face_collections.h"
 #include "apps/serve/serve_faces_input.h"
+#include "apps/serve/serve_multipart.h"
 #include "apps/serve/serve_routes.h"
 #include "kiln/codec.h"
 
