@@ -34,8 +34,18 @@ inline constexpr int32_t kMaxMtfBins = 64;
 // The kernel parameters of a call on windows of n values.
 KilnEncodingParams encoding_params(const RenderParams& params, int32_t n);
 
+// Buffers encoding_prepare reuses from one window to the next: one per thread, so that a window allocates nothing.
+struct EncodingScratch {
+  std::vector<float> x;  // the window's closes
+  std::vector<double> sorted;
+  std::vector<double> quantiles;
+  std::vector<double> edges;
+  std::vector<int32_t> bins;
+  std::vector<double> counts;
+};
+
 // Window `window` (1 x n, 1 or 4 channels) -> its prepared row (p.row_floats floats).
-void encoding_prepare(const KilnEncodingParams& p, const ImageView& window, float* row);
+void encoding_prepare(const KilnEncodingParams& p, const ImageView& window, float* row, EncodingScratch& scratch);
 
 // Every window of a call prepared, row after row, and seen as one float32 host image of a row per window: what the
 // GPU backends upload. `view` points into `floats` (kept where it is when the struct moves).

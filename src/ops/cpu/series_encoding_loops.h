@@ -1,7 +1,9 @@
 // The series-encoding loops, built once per CPU variant (series_encoding_generic.cpp, series_encoding_avx2.cpp; flags
-// per file in src/CMakeLists.txt) inside the namespace KILN_ENCODING_VARIANT names: per image, each row's loop over
-// columns is specialised by kind (and for an n-wide image, by contiguous columns) so the compiler vectorises it.
-// Every variant evaluates the same IEEE operations (-ffp-contract=off): their images are identical.
+// per file in src/CMakeLists.txt) inside the namespace KILN_ENCODING_VARIANT names. Per window: the prepared row, then
+// one loop per image row over contiguous columns (their prepared values gathered once per image when the image is
+// resized) that writes the pixels directly, with the row's values hoisted out of it; the compiler vectorises it.
+// Every variant evaluates the operations of kiln_encoding_level in the same order (-ffp-contract=off): their images
+// are identical, and identical to the GPU backends'.
 #include <cstring>
 #include <vector>
 
@@ -11,82 +13,161 @@ namespace kiln::KILN_ENCODING_VARIANT {
 
 namespace {
 
-// Inlined always: a call in the row loop would keep it from vectorising.
-template <int Kind>
-[[gnu::always_inline]] inline float level(const float* row, int32_t i, int32_t j, const KilnEncodingParams& p) {
-  KilnEncodingParams q = p;
-  q.kind = Kind;
-  return kiln_encoding_level(row, i, j, q);
-}
+enum class Field { kGasf, kGadf, kRpDistance, kRpBinary };
 
-// The row's levels into `levels` (a loop the compiler vectorises), then stored: float32 level / 255, or uint8 by
-// kiln_u8_from_float's rounding (the level is already clamped to 0..255, so without its NaN branch).
-template <int Kind, bool Identity>
-void fill_row(const float* row, int32_t i, const int32_t* columns, const KilnEncodingParams& p, int32_t width,
-              float* levels, void* out) {
-  for (int32_t x = 0; x < width; ++x) levels[x] = level<Kind>(row, i, Identity ? x : columns[x], p);
-  if (p.as_float) {
-    auto* o = static_cast<float*>(out);
-    for (int32_t x = 0; x < width; ++x) o[x] = levels[x] / 255.0f;
-    return;
+// Cell (i, j)'s level, clamped: kiln_encoding_level with row i's values (ai, bi) and column j's (aj, bj) passed in.
+template <Field F>
+[[gnu::always_inline]] inline float field_level(float ai, float bi, float aj, float bj, float scale, float threshold) {
+  float level = 0.0f;
+  if constexpr (F == Field::kGasf) {
+    level = (ai * aj - bi * bj + 1.0f) * 127.5f;
+  } else if constexpr (F == Field::kGadf) {
+    level = (bi * aj - ai * bj + 1.0f) * 127.5f;
+  } else if constexpr (F == Field::kRpDistance) {
+    level = kiln_absf(ai - aj) * scale * 255.0f;
+  } else {
+    level = kiln_absf(ai - aj) <= threshold ? 255.0f : 0.0f;
   }
-  auto* o = static_cast<uint8_t*>(out);
-  for (int32_t x = 0; x < width; ++x) o[x] = static_cast<uint8_t>(static_cast<int32_t>(levels[x] + 0.5f));
+  return kiln_clampf(level, 0.0f, 255.0f);
 }
 
-template <int Kind>
-void fill_image(const float* row, const KilnEncodingParams& p, const std::vector<int32_t>& columns,
-                std::vector<float>& levels, const ImageView& out) {
-  const bool identity = out.width == p.n;
-  levels.resize(static_cast<size_t>(out.width));
-  for (int32_t y = 0; y < out.height; ++y) {
-    const int32_t i = kiln_encoding_index(y, out.height, p.n);
-    void* dst = static_cast<uint8_t*>(out.data) + static_cast<int64_t>(y) * out.row_stride;
-    if (identity) {
-      fill_row<Kind, true>(row, i, columns.data(), p, out.width, levels.data(), dst);
-    } else {
-      fill_row<Kind, false>(row, i, columns.data(), p, out.width, levels.data(), dst);
+// A clamped level stored: uint8 by kiln_u8_from_float's rounding (without its NaN branch: the clamp leaves none), or
+// float32 level / 255.
+[[gnu::always_inline]] inline void store(float level, uint8_t* out) {
+  *out = static_cast<uint8_t>(static_cast<int32_t>(level + 0.5f));
+}
+[[gnu::always_inline]] inline void store(float level, float* out) { *out = level / 255.0f; }
+
+template <Field F, typename Pixel>
+void fill_row(const float* __restrict a, const float* __restrict b, float ai, float bi, float scale, float threshold,
+              int32_t width, Pixel* __restrict out) {
+  for (int32_t x = 0; x < width; ++x) store(field_level<F>(ai, bi, a[x], b[x], scale, threshold), out + x);
+}
+
+// The time index of every output row and column: the same for every window of a call.
+struct Layout {
+  int32_t n = -1;
+  int32_t width = -1;
+  int32_t height = -1;
+  std::vector<int32_t> rows;
+  std::vector<int32_t> columns;
+
+  void fit(int32_t n_, const ImageView& out) {
+    if (n_ == n && out.width == width && out.height == height) return;
+    n = n_;
+    width = out.width;
+    height = out.height;
+    rows.resize(static_cast<size_t>(height));
+    columns.resize(static_cast<size_t>(width));
+    for (int32_t y = 0; y < height; ++y) rows[static_cast<size_t>(y)] = kiln_encoding_index(y, height, n);
+    for (int32_t x = 0; x < width; ++x) columns[static_cast<size_t>(x)] = kiln_encoding_index(x, width, n);
+  }
+  bool identity() const { return width == n; }  // column x shows cell x
+};
+
+struct Scratch {
+  EncodingScratch prepare;
+  Layout layout;
+  std::vector<float> row;
+  std::vector<float> column_a;  // a and b of each column's cell (resized images)
+  std::vector<float> column_b;
+  std::vector<int32_t> column_bins;  // MTF
+  std::vector<uint8_t> mtf_u8;       // MTF: the Q x Q transition matrix's pixels
+  std::vector<float> mtf_f32;
+};
+
+uint8_t* image_row(const ImageView& out, int32_t y) {
+  return static_cast<uint8_t*>(out.data) + static_cast<int64_t>(y) * out.row_stride;
+}
+
+template <Field F, typename Pixel>
+void fill_image(const float* row, const KilnEncodingParams& p, Scratch& scratch, const ImageView& out) {
+  const Layout& layout = scratch.layout;
+  const float* a = row;
+  const float* b = row + p.n;
+  if (!layout.identity()) {
+    scratch.column_a.resize(static_cast<size_t>(out.width));
+    scratch.column_b.resize(static_cast<size_t>(out.width));
+    for (int32_t x = 0; x < out.width; ++x) {
+      const int32_t j = layout.columns[static_cast<size_t>(x)];
+      scratch.column_a[static_cast<size_t>(x)] = row[j];
+      scratch.column_b[static_cast<size_t>(x)] = row[p.n + j];
     }
+    a = scratch.column_a.data();
+    b = scratch.column_b.data();
+  }
+  const float scale = row[2 * p.n];
+  const size_t row_bytes = static_cast<size_t>(out.width) * sizeof(Pixel);
+  for (int32_t y = 0; y < out.height; ++y) {
+    const int32_t i = layout.rows[static_cast<size_t>(y)];
+    uint8_t* dst = image_row(out, y);
+    if (y > 0 && layout.rows[static_cast<size_t>(y - 1)] == i) {  // a taller image than the window repeats rows
+      std::memcpy(dst, image_row(out, y - 1), row_bytes);
+      continue;
+    }
+    fill_row<F>(a, b, row[i], row[p.n + i], scale, p.threshold, out.width, reinterpret_cast<Pixel*>(dst));
   }
 }
 
-// MTF rows depend on row i only through its bin: each bin's row is computed once, then copied.
-void fill_mtf_image(const float* row, const KilnEncodingParams& p, const std::vector<int32_t>& columns,
-                    std::vector<float>& levels, const ImageView& out) {
-  const size_t row_bytes = static_cast<size_t>(out.width) * (p.as_float ? sizeof(float) : 1);
-  std::vector<const uint8_t*> done(static_cast<size_t>(p.bins), nullptr);
-  levels.resize(static_cast<size_t>(out.width));
+std::vector<uint8_t>& mtf_pixels(Scratch& scratch, uint8_t*) { return scratch.mtf_u8; }
+std::vector<float>& mtf_pixels(Scratch& scratch, float*) { return scratch.mtf_f32; }
+
+// An MTF pixel depends on its row and column only through their bins: the Q x Q matrix's pixels are computed once,
+// then each bin's row is looked up once and copied to the other rows of that bin.
+template <typename Pixel>
+void fill_mtf_image(const float* row, const KilnEncodingParams& p, Scratch& scratch, const ImageView& out) {
+  const Layout& layout = scratch.layout;
+  const int32_t bins = p.bins;
+  std::vector<Pixel>& matrix = mtf_pixels(scratch, static_cast<Pixel*>(nullptr));
+  matrix.resize(static_cast<size_t>(bins) * bins);
+  const float* w = row + 2 * p.n + 1;
+  for (int32_t k = 0; k < bins * bins; ++k) {
+    store(kiln_clampf(KILN_ENCODING_MUL(w[k], 255.0f), 0.0f, 255.0f), &matrix[static_cast<size_t>(k)]);
+  }
+  std::vector<int32_t>& column_bins = scratch.column_bins;
+  column_bins.resize(static_cast<size_t>(out.width));
+  for (int32_t x = 0; x < out.width; ++x) {
+    column_bins[static_cast<size_t>(x)] = static_cast<int32_t>(row[layout.columns[static_cast<size_t>(x)]]);
+  }
+  const size_t row_bytes = static_cast<size_t>(out.width) * sizeof(Pixel);
+  const uint8_t* done[kMaxMtfBins] = {};
   for (int32_t y = 0; y < out.height; ++y) {
-    const int32_t i = kiln_encoding_index(y, out.height, p.n);
-    const auto bin = static_cast<size_t>(row[i]);
-    uint8_t* dst = static_cast<uint8_t*>(out.data) + static_cast<int64_t>(y) * out.row_stride;
+    const auto bin = static_cast<int32_t>(row[layout.rows[static_cast<size_t>(y)]]);
+    uint8_t* dst = image_row(out, y);
     if (done[bin] != nullptr) {
       std::memcpy(dst, done[bin], row_bytes);
       continue;
     }
-    fill_row<KILN_ENCODING_MTF, false>(row, i, columns.data(), p, out.width, levels.data(), dst);
+    const Pixel* from = matrix.data() + static_cast<size_t>(bin) * bins;
+    auto* o = reinterpret_cast<Pixel*>(dst);
+    for (int32_t x = 0; x < out.width; ++x) o[x] = from[column_bins[static_cast<size_t>(x)]];
     done[bin] = dst;
   }
 }
 
-struct Scratch {
-  std::vector<float> row;
-  std::vector<int32_t> columns;
-  std::vector<float> levels;
-};
+template <typename Pixel>
+void fill(const float* row, const KilnEncodingParams& p, Scratch& scratch, const ImageView& out) {
+  switch (p.kind) {
+    case KILN_ENCODING_GASF: fill_image<Field::kGasf, Pixel>(row, p, scratch, out); break;
+    case KILN_ENCODING_GADF: fill_image<Field::kGadf, Pixel>(row, p, scratch, out); break;
+    case KILN_ENCODING_MTF: fill_mtf_image<Pixel>(row, p, scratch, out); break;
+    default:
+      if (p.binary) {
+        fill_image<Field::kRpBinary, Pixel>(row, p, scratch, out);
+      } else {
+        fill_image<Field::kRpDistance, Pixel>(row, p, scratch, out);
+      }
+  }
+}
 
 void encode_window(const KilnEncodingParams& p, const ImageView& window, const ImageView& out, Scratch& scratch) {
-  std::vector<float>& row = scratch.row;
-  std::vector<int32_t>& columns = scratch.columns;
-  row.resize(static_cast<size_t>(p.row_floats));
-  encoding_prepare(p, window, row.data());
-  columns.resize(static_cast<size_t>(out.width));
-  for (int32_t x = 0; x < out.width; ++x) columns[static_cast<size_t>(x)] = kiln_encoding_index(x, out.width, p.n);
-  switch (p.kind) {
-    case KILN_ENCODING_GASF: fill_image<KILN_ENCODING_GASF>(row.data(), p, columns, scratch.levels, out); break;
-    case KILN_ENCODING_GADF: fill_image<KILN_ENCODING_GADF>(row.data(), p, columns, scratch.levels, out); break;
-    case KILN_ENCODING_MTF: fill_mtf_image(row.data(), p, columns, scratch.levels, out); break;
-    default: fill_image<KILN_ENCODING_RP>(row.data(), p, columns, scratch.levels, out); break;
+  scratch.row.resize(static_cast<size_t>(p.row_floats));
+  encoding_prepare(p, window, scratch.row.data(), scratch.prepare);
+  scratch.layout.fit(p.n, out);
+  if (p.as_float) {
+    fill<float>(scratch.row.data(), p, scratch, out);
+  } else {
+    fill<uint8_t>(scratch.row.data(), p, scratch, out);
   }
 }
 
