@@ -53,6 +53,7 @@ std::optional<DecodedImage> bmp_decode_direct(const uint8_t* data, size_t size) 
   // Grown a row at a time: std::vector zeroes what it adds, and a row's zeroes are still in cache when the row is
   // written over, where zeroing the whole image first would write it to memory twice.
   decode_buffer_reserve(image.pixels, row_bytes * static_cast<size_t>(height));
+  const BgrRowToRgb bgr_row = bgr_row_to_rgb_chosen();
   for (int64_t y = 0; y < height; ++y) {
     const uint8_t* in = data + offset + stride * (top_down ? y : height - 1 - y);
     image.pixels.resize(image.pixels.size() + row_bytes);
@@ -66,7 +67,7 @@ std::optional<DecodedImage> bmp_decode_direct(const uint8_t* data, size_t size) 
         out[2] = c[0];
       }
     } else if (!alpha) {
-      bgr_row_to_rgb(in, static_cast<int32_t>(bits / 8), width, out);
+      bgr_row(in, static_cast<int32_t>(bits / 8), width, out);
     } else {
       for (int64_t x = 0; x < width; ++x, in += 4, out += 4) {
         out[0] = in[2];

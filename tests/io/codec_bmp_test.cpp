@@ -60,7 +60,8 @@ TEST(CodecBmp, CommonLayoutsGiveStbImagesPixels) {
   };
   for (const Layout layout : {Layout{24, false, false}, Layout{24, false, true}, Layout{32, false, false},
                               Layout{32, true, false}, Layout{8, false, false}, Layout{8, false, true}}) {
-    for (const int32_t width : {1, 2, 3, 5, 37}) {
+    // Up to 64 pixels a row, then past the SIMD steps' 64 and 32 (bmp_direct: every row padded to 4 bytes).
+    for (const int32_t width : {1, 2, 3, 5, 37, 64, 65, 97, 130, 199}) {
       const BmpBytes bmp = bmp_make(width, 7, layout.bits, layout.bitfields, layout.top_down, 17u + width);
       const int channels = layout.bitfields ? 4 : 3;
       Result<ImageBuffer> mine = image_decode(bmp.data(), bmp.size());
