@@ -1,10 +1,12 @@
 // Content checksums of committed HDF5 files: computed while writing (DataFile), recomputed from the stored bytes by
-// resume, merge and `kiln info --verify`, so a damaged part is rendered again instead of merged.
+// resume, merge and `kiln info --verify`, so a damaged part is rendered again instead of merged. A panel's per-image
+// table has its own (hdf5_image_table.h), checked here too.
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "apps/render/hdf5_dataset.h"
+#include "apps/render/hdf5_image_table.h"
 #include "core/isolated_call.h"
 
 namespace kiln::hdf5 {
@@ -103,6 +105,7 @@ Status checksum_verify(const std::string& path, bool* present) {
   KILN_TRY_ASSIGN(Handle file, file_open_read(path));
   KILN_TRY_ASSIGN(const FileAttributes attributes, attributes_read(file.get()));
   if (present != nullptr) *present = !attributes.checksum.empty();
+  KILN_TRY(image_table_verify(file.get(), path));  // a panel's table, kept beside the content (also in a VDS file)
   if (attributes.checksum.empty()) return Status::ok();
   KILN_TRY_ASSIGN(const FileShape shape, shape_read(file.get()));
   Result<std::string> computed = checksum_compute(file.get(), path, shape);

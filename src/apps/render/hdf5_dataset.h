@@ -116,7 +116,8 @@ struct ContentChecksum {
 Result<std::string> checksum_compute(hid_t file, const std::string& path, const FileShape& shape);
 // Recomputes `path`'s checksum and compares it with the stored one: IoError "<path> is damaged: images checksum
 // 0a1b2c3d, stored 4e5f6a7b" (or unreadable) otherwise. A file with no checksum (written before kiln kept them) is
-// Ok, with *present set to false when asked.
+// Ok, with *present set to false when asked. A panel's per-image table is checked against its own table_checksum
+// (hdf5_image_table.h) whenever the file holds one, also in a file without a content checksum (a VDS file).
 Status checksum_verify(const std::string& path, bool* present = nullptr);
 // The same, with the file's summary read first, in a child process (core/isolated_call.h): libhdf5 can crash on a
 // damaged file (a corrupt attribute heap, seen), and a damaged part or piece must be reported — and rendered again —

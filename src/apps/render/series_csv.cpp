@@ -434,6 +434,8 @@ Result<CsvRows> series_load_csv_rows(const std::string& path, const std::string&
   return table;
 }
 
+int32_t date_parse(std::string_view text) { return parse_date(text); }
+
 Result<Series> series_load_csv(const std::string& path, const std::string& column, bool ohlc,
                                const std::string& volume_column) {
   KILN_TRY_ASSIGN(CsvRows table, series_load_csv_rows(path, column, ohlc, volume_column, CsvPanelColumns{}));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/host_memory.h"
+#include "apps/render/series_hdf5.h"
 #include "core/isolated_call.h"
 #include "io/hdf5_handle.h"
 #include "io/hdf5_zstd_register.h"
@@ -40,8 +41,9 @@ herr_t collect_dataset(hid_t group, const char* name, const H5L_info_t* info, vo
   return 0;
 }
 
-// " (datasets: /a, /b)" or " (the file has no datasets)".
-std::string dataset_listing(hid_t file) {
+}  // namespace
+
+std::string hdf5_dataset_listing(hid_t file) {
   DatasetList list;
   H5Lvisit(file, H5_INDEX_NAME, H5_ITER_INC, collect_dataset, &list);
   H5Eclear2(H5E_DEFAULT);
@@ -55,6 +57,8 @@ std::string dataset_listing(hid_t file) {
   return out + ")";
 }
 
+namespace {
+
 std::string shape_string(const std::vector<hsize_t>& dims) {
   std::string out = "(";
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -65,7 +69,9 @@ std::string shape_string(const std::vector<hsize_t>& dims) {
   return out + ")";
 }
 
-const char* type_class_name(H5T_class_t cls) {
+}  // namespace
+
+const char* hdf5_type_class_name(H5T_class_t cls) {
   switch (cls) {
     case H5T_INTEGER: return "integer";
     case H5T_FLOAT: return "float";
@@ -82,6 +88,8 @@ const char* type_class_name(H5T_class_t cls) {
   }
 }
 
+namespace {
+
 // A filtered (compressed) dataset stores fewer bytes than it declares; price series compress a few times, never by
 // more than this.
 constexpr uint64_t kMaxCompressionRatio = 1000;
@@ -91,8 +99,9 @@ bool dataset_is_filtered(hid_t ds) {
   return plist.valid() && H5Pget_nfilters(plist.get()) > 0;
 }
 
-// IoError when the declared values cannot be in the file or would not fit in memory.
-Status check_declared_size(hid_t ds, hid_t type, uint64_t values, const std::string& where, uint64_t file_size) {
+}  // namespace
+
+Status hdf5_declared_size_check(hid_t ds, hid_t type, uint64_t values, const std::string& where, uint64_t file_size) {
   const uint64_t item = H5Tget_size(type);
   const uint64_t declared = values > UINT64_MAX / 8 ? UINT64_MAX : values * item;
   const bool filtered = dataset_is_filtered(ds);
@@ -114,6 +123,8 @@ Status check_declared_size(hid_t ds, hid_t type, uint64_t values, const std::str
   return Status::ok();
 }
 
+namespace {
+
 Result<Series> series_read_here(const std::string& path, const std::string& dataset, bool ohlc, bool volume) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return io_error(path + ": no such file");
@@ -130,16 +141,16 @@ Result<Series> series_read_here(const std::string& path, const std::string& data
   if (!file.valid()) return hdf5::error(path + ": cannot open");
 
   if (dataset.empty()) {
-    return invalid_argument(path + ": name the dataset, as " + path + ":/group/dataset" + dataset_listing(file.get()));
+    return invalid_argument(path + ": name the dataset, as " + path + ":/group/dataset" + hdf5_dataset_listing(file.get()));
   }
   const std::string where = path + ":" + dataset;
   hdf5::Handle object(H5Oopen(file.get(), dataset.c_str(), H5P_DEFAULT), H5Oclose);
   if (!object.valid()) {
     H5Eclear2(H5E_DEFAULT);
-    return invalid_argument(path + ": no dataset '" + dataset + "'" + dataset_listing(file.get()));
+    return invalid_argument(path + ": no dataset '" + dataset + "'" + hdf5_dataset_listing(file.get()));
   }
   if (H5Iget_type(object.get()) != H5I_DATASET) {
-    return invalid_argument(path + ": '" + dataset + "' is not a dataset" + dataset_listing(file.get()));
+    return invalid_argument(path + ": '" + dataset + "' is not a dataset" + hdf5_dataset_listing(file.get()));
   }
   const hid_t ds = object.get();
 
@@ -147,7 +158,7 @@ Result<Series> series_read_here(const std::string& path, const std::string& data
   if (!type.valid()) return hdf5::error(where + ": cannot read the type");
   const H5T_class_t cls = H5Tget_class(type.get());
   if (cls != H5T_FLOAT && cls != H5T_INTEGER) {
-    return unsupported_format(where + ": unsupported " + type_class_name(cls) +
+    return unsupported_format(where + ": unsupported " + hdf5_type_class_name(cls) +
                               " dataset (expected integer or float numbers)");
   }
 
@@ -175,7 +186,7 @@ Result<Series> series_read_here(const std::string& path, const std::string& data
   }
   if (dims[0] == 0) return io_error(where + ": empty dataset, no data rows");
   const uint64_t values = dims[0] > UINT64_MAX / 4 ? UINT64_MAX : dims[0] * static_cast<uint64_t>(channels);
-  KILN_TRY(check_declared_size(ds, type.get(), values, where, std::filesystem::file_size(path, ec)));
+  KILN_TRY(hdf5_declared_size_check(ds, type.get(), values, where, std::filesystem::file_size(path, ec)));
 
   Series series;
   series.rows = static_cast<int64_t>(dims[0]);

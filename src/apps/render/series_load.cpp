@@ -1,7 +1,9 @@
-// series_load(): picks the reader from the file extension.
+// series_load(): picks the reader from the file extension (and for HDF5, from what the named object is).
 #include <filesystem>
+#include <optional>
 #include <string>
 
+#include "apps/render/series_hdf5.h"
 #include "apps/render/series_panel.h"
 #include "kiln/apps/render.h"
 
@@ -40,6 +42,16 @@ bool split_hdf5(const std::string& path, std::string& file, std::string& dataset
   return false;
 }
 
+// The symbol and market-cap columns a table (CSV or HDF5) is read with.
+CsvPanelColumns panel_columns(const SeriesSource& source) {
+  CsvPanelColumns panel;
+  panel.symbol_columns = source.symbol_column.empty() ? kSymbolColumnAliases
+                                                      : std::vector<std::string>{source.symbol_column};
+  panel.symbol_required = !source.symbol_column.empty();
+  panel.market_cap_column = source.market_cap_column;
+  return panel;
+}
+
 }  // namespace
 
 Result<Series> series_load(const SeriesSource& source) {
@@ -50,19 +62,22 @@ Result<Series> series_load(const SeriesSource& source) {
   if (std::filesystem::is_directory(path, folder_ec)) return panel_load_folder(path, source);
   const bool panel_asked = !source.symbol_column.empty() || !source.market_cap_column.empty();
 
+  const std::string not_a_table = ": a panel is a table with a symbol column (a CSV, an HDF5 compound dataset or "
+                                  "group of columns) or a folder of CSV files";
   std::string h5_file;
   std::string dataset;
   if (split_hdf5(path, h5_file, dataset)) {
-    if (panel_asked) {
-      return invalid_argument(path + ": a panel is a CSV with a symbol column or a folder of CSV files "
-                              "(--symbol-column and --market-cap-column read CSV input)");
-    }
     std::error_code ec;
     if (!std::filesystem::exists(h5_file, ec)) return io_error(h5_file + ": no such file");
     if (dataset.empty()) {
       // series_load_hdf5 lists the datasets the file holds.
       return series_load_hdf5(h5_file, dataset, source.ohlc, source.volume);
     }
+    KILN_TRY_ASSIGN(std::optional<CsvRows> rows,
+                    series_load_hdf5_rows(h5_file, dataset, source.column, source.ohlc,
+                                          source.volume ? source.volume_column : std::string(), panel_columns(source)));
+    if (rows) return series_from_rows(std::move(*rows), path, source.market_cap_column);
+    if (panel_asked) return invalid_argument(path + not_a_table + " (" + dataset + " is an array of numbers)");
     KILN_TRY_ASSIGN(Series series, series_load_hdf5(h5_file, dataset, source.ohlc, source.volume));
     series.source = path;
     return series;
@@ -77,27 +92,24 @@ Result<Series> series_load(const SeriesSource& source) {
   }
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return io_error(path + ": no such file");
-  if (is_npy && panel_asked) {
-    return invalid_argument(path + ": a panel is a CSV with a symbol column or a folder of CSV files "
-                            "(--symbol-column and --market-cap-column read CSV input)");
-  }
+  if (is_npy && panel_asked) return invalid_argument(path + not_a_table + " (an .npy file is an array of numbers)");
   if (is_npy) {
     KILN_TRY_ASSIGN(Series series, series_load_npy(path, source.ohlc, source.volume));
     series.source = path;
     return series;
   }
-  CsvPanelColumns panel;
-  panel.symbol_columns = source.symbol_column.empty() ? kSymbolColumnAliases
-                                                      : std::vector<std::string>{source.symbol_column};
-  panel.symbol_required = !source.symbol_column.empty();
-  panel.market_cap_column = source.market_cap_column;
   KILN_TRY_ASSIGN(CsvRows rows, series_load_csv_rows(path, source.column, source.ohlc,
-                                                     source.volume ? source.volume_column : std::string(), panel));
-  if (!rows.symbol_names.empty()) return panel_from_rows(std::move(rows), path);
-  if (!source.market_cap_column.empty()) {
-    return invalid_argument(path + ": --market-cap-column is for a panel (no symbol column found)");
+                                                     source.volume ? source.volume_column : std::string(),
+                                                     panel_columns(source)));
+  return series_from_rows(std::move(rows), path, source.market_cap_column);
+}
+
+Result<Series> series_from_rows(CsvRows rows, const std::string& source, const std::string& market_cap_column) {
+  if (!rows.symbol_names.empty()) return panel_from_rows(std::move(rows), source);
+  if (!market_cap_column.empty()) {
+    return invalid_argument(source + ": --market-cap-column is for a panel (no symbol column found)");
   }
-  rows.series.source = path;
+  rows.series.source = source;
   return std::move(rows.series);
 }
 

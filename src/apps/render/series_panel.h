@@ -1,9 +1,10 @@
-// Panels of many symbols: a long-format CSV (a symbol column) or a folder of one CSV per symbol, read into one
-// Series whose symbols lie back to back (Series::symbols / symbol_rows), each on the panel's calendar.
+// Panels of many symbols: a long-format table (a CSV, or an HDF5 compound dataset or group of columns, with a symbol
+// column) or a folder of one CSV per symbol, read into one Series whose symbols lie back to back (Series::symbols / symbol_rows), each on the panel's calendar.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kiln/apps/render.h"
@@ -29,6 +30,14 @@ struct CsvRows {
 
 Result<CsvRows> series_load_csv_rows(const std::string& path, const std::string& column, bool ohlc,
                                      const std::string& volume_column, const CsvPanelColumns& panel);
+
+// yyyymmdd of a date as the CSV reader takes it: "yyyy-mm-dd", "yyyy/mm/dd" or "yyyymmdd" (a time after it is
+// ignored); 0 for anything else.
+int32_t date_parse(std::string_view text);
+
+// What series_load makes of a table's rows (CSV or HDF5): the panel when they have symbols, else the one series
+// (an error when a market-cap column was asked for without a symbol column).
+Result<Series> series_from_rows(CsvRows rows, const std::string& source, const std::string& market_cap_column);
 
 // A panel laid out on its calendar may hold at most this many times the rows read, plus kPanelFreeRows.
 inline constexpr int64_t kPanelMaxExpansion = 16;
