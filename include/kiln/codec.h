@@ -13,6 +13,7 @@
 
 #include "kiln/enum_names.h"
 #include "kiln/image.h"
+#include "kiln/pixel_bytes.h"
 #include "kiln/status.h"
 
 namespace kiln {
@@ -61,7 +62,7 @@ struct DecodeOptions {
 
 // An owning, packed u8 HWC image. Cheap default state; moving keeps the pixel pointer valid.
 struct ImageBuffer {
-  std::vector<uint8_t> pixels;  // width * height * channels bytes
+  PixelBytes pixels;  // width * height * channels bytes (kiln/pixel_bytes.h: a std::vector<uint8_t>)
   int32_t width = 0;
   int32_t height = 0;
   int32_t channels = 0;

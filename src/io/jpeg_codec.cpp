@@ -230,7 +230,7 @@ Result<DecodedImage> jpeg_decode(const uint8_t* data, size_t size, int64_t max_p
   result.height = static_cast<int32_t>(d.info.output_height);
   result.channels = gray ? 1 : 3;
   const size_t row_bytes = static_cast<size_t>(result.width) * static_cast<size_t>(cmyk ? 4 : result.channels);
-  std::vector<uint8_t> cmyk_pixels;
+  PixelBytes cmyk_pixels;
   (cmyk ? cmyk_pixels : result.pixels).resize(row_bytes * static_cast<size_t>(result.height));
   uint8_t* const pixels = cmyk ? cmyk_pixels.data() : result.pixels.data();
   if (!guarded(d.guard, [&] {

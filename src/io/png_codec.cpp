@@ -132,7 +132,7 @@ Result<DecodedImage> png_decode(const uint8_t* data, size_t size, int64_t max_pi
   size_t decoded_size = 0;
   err = spng_decoded_image_size(ctx.get(), fmt, &decoded_size);
   if (err != 0) return spng_status(Errc::kUnsupportedFormat, "decode", err);
-  std::vector<uint8_t> decoded;
+  PixelBytes decoded;
   decoded.resize(decoded_size);
   // Row by row, so that the deadline is checked as the image decodes (interlaced rows land where they belong).
   err = spng_decode_image(ctx.get(), nullptr, 0, fmt, flags | SPNG_DECODE_PROGRESSIVE);

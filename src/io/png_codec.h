@@ -7,6 +7,7 @@
 
 #include "core/deadline.h"
 #include "kiln/image.h"
+#include "kiln/pixel_bytes.h"
 #include "kiln/status.h"
 
 namespace kiln {
@@ -16,7 +17,7 @@ constexpr int64_t kDecodeMaxPixels = int64_t{64} * 1024 * 1024;
 
 // An owning, packed u8 image returned by the decoders (PNG and JPEG).
 struct DecodedImage {
-  std::vector<uint8_t> pixels;  // width * height * channels bytes, rows packed
+  PixelBytes pixels;  // width * height * channels bytes, rows packed
   int32_t width = 0;
   int32_t height = 0;
   int32_t channels = 0;  // 1 gray, 3 RGB, 4 RGBA

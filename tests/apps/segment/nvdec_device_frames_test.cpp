@@ -55,7 +55,7 @@ class NvdecDeviceFrames : public ::testing::Test {
 
   // The stated tolerance against the software decode's RGB (swscale interpolates chroma; the conversion takes one
   // U, V pair per 2x2 pixels): mean |difference| <= 2 levels, at most 1 % of values more than 12 off.
-  static void expect_near_software(const std::vector<uint8_t>& rgb, const std::vector<uint8_t>& want) {
+  static void expect_near_software(const std::vector<uint8_t>& rgb, const PixelBytes& want) {
     ASSERT_EQ(rgb.size(), want.size());
     double sum = 0;
     size_t far = 0;
