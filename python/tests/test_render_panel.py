@@ -89,3 +89,24 @@ def test_chart_dataset_over_a_panel_equals_the_render_job(tmp_path, policy):
         assert meta["symbol"] == job["symbol"][i].decode()
         for name in ("start_date", "end_date", "ret_5d", "ret_20d", "ret_60d", "market_cap"):
             np.testing.assert_array_equal(meta[name], job[name][i], err_msg=name)
+
+
+def test_render_job_reads_the_panel_from_hdf5(tmp_path):
+    """The CSV's panel as an HDF5 group of columns (variable-length strings, dates as text) renders the same."""
+    write_panel(tmp_path / "p.csv")
+    rows = [line.split(",") for line in (tmp_path / "p.csv").read_text().splitlines()]
+    header, body = rows[0], rows[1:]
+    with h5py.File(tmp_path / "p.h5", "w") as f:
+        g = f.create_group("prices")
+        for i, name in enumerate(header):
+            column = [r[i] for r in body]
+            text = name in ("Date", "Sym")
+            g[name] = np.array(column, dtype=h5py.string_dtype()) if text else np.array(column, dtype=np.float64)
+    options = dict(preset="jkx5", symbol_column="sym", market_cap_column="Size", missing_days="fill", mode="cpu")
+    from_csv = kiln.render_job(str(tmp_path / "p.csv"), output=str(tmp_path / "csv.h5"), **options)
+    from_h5 = kiln.render_job(str(tmp_path / "p.h5") + ":/prices", output=str(tmp_path / "h5.h5"), **options)
+    assert from_h5["images"] == from_csv["images"] > 0 and from_h5["symbols"] == 2
+    csv, h5 = read_all(tmp_path / "csv.h5"), read_all(tmp_path / "h5.h5")
+    assert sorted(csv) == sorted(h5)
+    for name in csv:
+        np.testing.assert_array_equal(csv[name], h5[name], err_msg=name)

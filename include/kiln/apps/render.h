@@ -55,10 +55,11 @@ struct SeriesSource {
   bool ohlc = false;           // read Open/High/Low/Close (CSV) or require (N,4) (NPY/HDF5)
   bool volume = false;         // also read the volume: a CSV column, or the last column of (N,2)/(N,5) NPY/HDF5
   std::string volume_column = "Volume";  // CSV column of the volume (case-insensitive)
-  // A long-format panel: the CSV column naming each row's symbol; "" looks for Symbol, Ticker, PERMNO or StockID
-  // (the first present; none: one series). A folder of CSV files is a panel whatever this says (symbol = file stem).
+  // A long-format panel: the column naming each row's symbol, in a CSV or an HDF5 table (a compound dataset or a group
+  // of 1-D columns); "" looks for Symbol, Ticker, PERMNO or StockID (the first present; none: one series). A folder
+  // of CSV files is a panel whatever this says (symbol = file stem).
   std::string symbol_column;
-  std::string market_cap_column;  // a panel's CSV column of the market cap, stored with each image's labels
+  std::string market_cap_column;  // a panel's column of the market cap, stored with each image's labels
 };
 
 // What a missing day of a series is, and what a window holding one becomes. A day is missing when a value read

@@ -57,9 +57,9 @@ int32_t date_of_integer(int64_t value, bool nanoseconds) {
 }
 
 // The columns of one table: the fields of a compound dataset, or the 1-D datasets of a group.
-class Table {
+class Hdf5Table {
  public:
-  static Result<Table> open(hid_t object, const std::string& where, uint64_t file_size);
+  static Result<Hdf5Table> open(hid_t object, const std::string& where, uint64_t file_size);
   const std::vector<std::string>& names() const { return m_names; }
   int64_t rows() const { return m_rows; }
   // The column's name as the file spells it, matched case-insensitively; "" when absent.
@@ -87,19 +87,19 @@ class Table {
   mutable std::string m_first_read;
 };
 
-struct GroupListing {
+struct Hdf5GroupListing {
   std::vector<std::string> datasets;
 };
 
-herr_t collect_member(hid_t group, const char* name, const H5L_info_t* info, void* data) {
+herr_t collect_column(hid_t group, const char* name, const H5L_info_t* info, void* data) {
   if (info == nullptr || info->type != H5L_TYPE_HARD) return 0;
   H5O_info_t object;
   if (H5Oget_info_by_name(group, name, &object, H5P_DEFAULT) < 0 || object.type != H5O_TYPE_DATASET) return 0;
-  static_cast<GroupListing*>(data)->datasets.emplace_back(name);
+  static_cast<Hdf5GroupListing*>(data)->datasets.emplace_back(name);
   return 0;
 }
 
-Result<int64_t> rows_of(hid_t dataset, const std::string& where) {
+Result<int64_t> column_length(hid_t dataset, const std::string& where) {
   hdf5::Handle space = hdf5::space_handle(H5Dget_space(dataset));
   hsize_t dims[1] = {0};
   if (!space.valid() || H5Sget_simple_extent_ndims(space.get()) != 1) {
@@ -109,8 +109,8 @@ Result<int64_t> rows_of(hid_t dataset, const std::string& where) {
   return static_cast<int64_t>(dims[0]);
 }
 
-Result<Table> Table::open(hid_t object, const std::string& where, uint64_t file_size) {
-  Table table;
+Result<Hdf5Table> Hdf5Table::open(hid_t object, const std::string& where, uint64_t file_size) {
+  Hdf5Table table;
   table.m_where = where;
   table.m_file_size = file_size;
   if (H5Iget_type(object) == H5I_GROUP) {
@@ -118,12 +118,12 @@ Result<Table> Table::open(hid_t object, const std::string& where, uint64_t file_
       hdf5::Handle inner = hdf5::dataset_handle(H5Dopen2(object, "table", H5P_DEFAULT));
       hdf5::Handle type = hdf5::type_handle(inner.valid() ? H5Dget_type(inner.get()) : H5I_INVALID_HID);
       if (type.valid() && H5Tget_class(type.get()) == H5T_COMPOUND) {
-        return Table::open(inner.get(), where + "/table", file_size);
+        return Hdf5Table::open(inner.get(), where + "/table", file_size);
       }
       H5Eclear2(H5E_DEFAULT);
     }
-    GroupListing listing;
-    H5Literate(object, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_member, &listing);
+    Hdf5GroupListing listing;
+    H5Literate(object, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_column, &listing);
     if (listing.datasets.empty()) return invalid_argument(where + ": the group holds no dataset (no column)");
     if (H5Iinc_ref(object) < 0) return hdf5::error(where + ": cannot open");
     table.m_group = hdf5::group_handle(object);
@@ -133,7 +133,7 @@ Result<Table> Table::open(hid_t object, const std::string& where, uint64_t file_
   }
   hdf5::Handle type = hdf5::type_handle(H5Dget_type(object));
   if (!type.valid()) return hdf5::error(where + ": cannot read the type");
-  KILN_TRY_ASSIGN(table.m_rows, rows_of(object, where));
+  KILN_TRY_ASSIGN(table.m_rows, column_length(object, where));
   if (table.m_rows == 0) return io_error(where + ": no data rows");
   KILN_TRY(hdf5_declared_size_check(object, type.get(), static_cast<uint64_t>(table.m_rows), where, file_size));
   const int fields = H5Tget_nmembers(type.get());
@@ -148,14 +148,14 @@ Result<Table> Table::open(hid_t object, const std::string& where, uint64_t file_
   return table;
 }
 
-std::string Table::find(const std::string& name) const {
+std::string Hdf5Table::find(const std::string& name) const {
   for (const std::string& have : m_names) {
     if (column_name_equals(have, text_trimmed(name))) return have;
   }
   return "";
 }
 
-std::string Table::list() const {
+std::string Hdf5Table::list() const {
   constexpr size_t kMaxListed = 16;
   std::string out;
   for (size_t i = 0; i < m_names.size() && i < kMaxListed; ++i) out += (i > 0 ? ", " : "") + m_names[i];
@@ -163,22 +163,23 @@ std::string Table::list() const {
   return out;
 }
 
-hdf5::Handle Table::column_type(const std::string& name) const {
+hdf5::Handle Hdf5Table::column_type(const std::string& name) const {
   if (m_compound.valid()) {
     hdf5::Handle type = hdf5::type_handle(H5Dget_type(m_compound.get()));
     const int index = type.valid() ? H5Tget_member_index(type.get(), name.c_str()) : -1;
-    return hdf5::type_handle(index < 0 ? H5I_INVALID_HID : H5Tget_member_type(type.get(), static_cast<unsigned>(index)));
+    const auto member = static_cast<unsigned>(index);
+    return hdf5::type_handle(index < 0 ? H5I_INVALID_HID : H5Tget_member_type(type.get(), member));
   }
   hdf5::Handle dataset = hdf5::dataset_handle(H5Dopen2(m_group.get(), name.c_str(), H5P_DEFAULT));
   return hdf5::type_handle(dataset.valid() ? H5Dget_type(dataset.get()) : H5I_INVALID_HID);
 }
 
-H5T_class_t Table::type_class(const std::string& name) const {
+H5T_class_t Hdf5Table::type_class(const std::string& name) const {
   hdf5::Handle type = column_type(name);
   return type.valid() ? H5Tget_class(type.get()) : H5T_NO_CLASS;
 }
 
-bool Table::is_datetime(const std::string& name) const {
+bool Hdf5Table::is_datetime(const std::string& name) const {
   if (!m_compound.valid()) return false;
   const std::string attribute = name + "_dtype";
   if (H5Aexists(m_compound.get(), attribute.c_str()) <= 0) return false;
@@ -191,13 +192,13 @@ bool Table::is_datetime(const std::string& name) const {
   return dtype.rfind("datetime64", 0) == 0;
 }
 
-Result<int64_t> Table::column_rows(const std::string& name) const {
+Result<int64_t> Hdf5Table::column_rows(const std::string& name) const {
   if (m_compound.valid()) return m_rows;
   const std::string where = m_where + "/" + name;
   hdf5::Handle dataset = hdf5::dataset_handle(H5Dopen2(m_group.get(), name.c_str(), H5P_DEFAULT));
   hdf5::Handle type = hdf5::type_handle(dataset.valid() ? H5Dget_type(dataset.get()) : H5I_INVALID_HID);
   if (!type.valid()) return hdf5::error(where + ": cannot open");
-  KILN_TRY_ASSIGN(const int64_t rows, rows_of(dataset.get(), where));
+  KILN_TRY_ASSIGN(const int64_t rows, column_length(dataset.get(), where));
   if (rows == 0) return io_error(where + ": no data rows");
   if (m_rows >= 0 && !m_first_read.empty() && rows != m_rows) {
     return invalid_argument(m_where + ": column '" + name + "' has " + std::to_string(rows) + " rows, '" +
@@ -209,7 +210,7 @@ Result<int64_t> Table::column_rows(const std::string& name) const {
   return rows;
 }
 
-Status Table::read(const std::string& name, hid_t mem_type, void* data, const std::function<void()>& use) const {
+Status Hdf5Table::read(const std::string& name, hid_t mem_type, void* data, const std::function<void()>& use) const {
   KILN_TRY_ASSIGN(const int64_t rows, column_rows(name));
   if (rows == 0) return Status::ok();
   hdf5::Handle dataset;
@@ -236,7 +237,7 @@ Status Table::read(const std::string& name, hid_t mem_type, void* data, const st
   return Status::ok();
 }
 
-Status Table::read_floats(const std::string& name, std::vector<float>* out) const {
+Status Hdf5Table::read_floats(const std::string& name, std::vector<float>* out) const {
   const H5T_class_t cls = type_class(name);
   if (cls != H5T_INTEGER && cls != H5T_FLOAT) {
     return invalid_argument(m_where + ": column '" + name + "' holds " + hdf5_type_class_name(cls) +
@@ -247,13 +248,13 @@ Status Table::read_floats(const std::string& name, std::vector<float>* out) cons
   return read(name, H5T_NATIVE_FLOAT, out->data());
 }
 
-Status Table::read_integers(const std::string& name, std::vector<int64_t>* out) const {
+Status Hdf5Table::read_integers(const std::string& name, std::vector<int64_t>* out) const {
   KILN_TRY_ASSIGN(const int64_t rows, column_rows(name));
   out->resize(static_cast<size_t>(rows));
   return read(name, H5T_NATIVE_INT64, out->data());
 }
 
-Status Table::read_strings(const std::string& name, std::vector<std::string>* out) const {
+Status Hdf5Table::read_strings(const std::string& name, std::vector<std::string>* out) const {
   hdf5::Handle type = column_type(name);
   if (!type.valid()) return hdf5::error(m_where + ": cannot read the type of " + name);
   hdf5::Handle mem = hdf5::type_handle(H5Tcopy(type.get()));  // the file's own string type: no charset conversion
@@ -278,7 +279,8 @@ Status Table::read_strings(const std::string& name, std::vector<std::string>* ou
 }
 
 // The dates of column `name`: yyyymmdd integers, pandas datetime64 or date strings; 0 where not a date.
-Status dates_read(const Table& table, const std::string& name, const std::string& where, std::vector<int32_t>* out) {
+Status dates_read(const Hdf5Table& table, const std::string& name, const std::string& where,
+                  std::vector<int32_t>* out) {
   const H5T_class_t cls = table.type_class(name);
   if (cls == H5T_INTEGER) {
     std::vector<int64_t> values;
@@ -297,7 +299,7 @@ Status dates_read(const Table& table, const std::string& name, const std::string
                           " values (expected yyyymmdd integers or dates as text)");
 }
 
-Status symbols_read(const Table& table, const std::string& name, const std::string& where, CsvRows* rows) {
+Status symbols_read(const Hdf5Table& table, const std::string& name, const std::string& where, CsvRows* rows) {
   std::vector<std::string> texts;
   const H5T_class_t cls = table.type_class(name);
   if (cls == H5T_INTEGER) {
@@ -322,7 +324,7 @@ Status symbols_read(const Table& table, const std::string& name, const std::stri
   return Status::ok();
 }
 
-Result<CsvRows> table_rows_read(const Table& table, const std::string& where, const std::string& column, bool ohlc,
+Result<CsvRows> table_rows_read(const Hdf5Table& table, const std::string& where, const std::string& column, bool ohlc,
                                 const std::string& volume_column, const CsvPanelColumns& panel) {
   std::vector<std::string> wanted = ohlc ? std::vector<std::string>{"Open", "High", "Low", "Close"}
                                          : std::vector<std::string>{column.empty() ? std::string("Close") : column};
@@ -484,7 +486,7 @@ Result<std::vector<uint8_t>> table_read_here(const std::string& path, const std:
   } else if (kind != H5I_GROUP) {
     return invalid_argument(path + ": '" + dataset + "' is neither a dataset nor a group");
   }
-  KILN_TRY_ASSIGN(const Table table, Table::open(object.get(), where, std::filesystem::file_size(path, ec)));
+  KILN_TRY_ASSIGN(const Hdf5Table table, Hdf5Table::open(object.get(), where, std::filesystem::file_size(path, ec)));
   KILN_TRY_ASSIGN(const CsvRows rows, table_rows_read(table, where, column, ohlc, volume_column, panel));
   return rows_bytes(rows);
 }
