@@ -1,6 +1,6 @@
 // Series encodings as images (the render op's gasf, gadf, mtf and rp styles): the per-window preparation every
-// backend shares, done on the host in float64, and the CPU implementation. The per-pixel math is in
-// series_encoding_px.h.
+// backend shares, done on the host in float64 (series_encoding_prepare.h), and the CPU implementation. The per-pixel
+// math is in series_encoding_px.h.
 //
 // A window's values x are its closes (the only price channel, or the 4th of Open/High/Low/Close). Field cell (i, j)
 // (image row i, column j; the image is resized to width x height by nearest cells) is:
@@ -38,6 +38,7 @@ KilnEncodingParams encoding_params(const RenderParams& params, int32_t n);
 struct EncodingScratch {
   std::vector<float> x;  // the window's closes
   std::vector<double> sorted;
+  std::vector<int32_t> taken;  // the sorted places a value took
   std::vector<double> quantiles;
   std::vector<double> edges;
   std::vector<int32_t> bins;

@@ -156,19 +156,43 @@ TEST(SeriesEncoding, EveryEncodingMatchesItsFloat64Definition) {
   }
 }
 
+TEST(SeriesEncoding, MtfOfTiedAndLongWindowsMatchesItsDefinition) {
+  // Whole-number closes tie often (equal values share a quantile rank); 300 values take the long-window sort.
+  for (const int32_t n : {64, 300}) {
+    std::vector<float> values = walk(n, 1, 11u + n);
+    for (float& v : values) v = std::round(v / 2.0f);
+    for (const int32_t bins : {2, 8, 64}) {
+      RenderParams p = encoding(ChartStyle::kMtf, n, n);
+      p.mtf_bins = bins;
+      EXPECT_LE(worst_error(values, 1, p), 0.5 + 1e-3) << "n " << n << " bins " << bins;
+    }
+  }
+}
+
 TEST(SeriesEncoding, CpuVariantsGiveIdenticalImages) {
   if (cpu_isa_best() != CpuIsa::kAvx2) GTEST_SKIP() << "no AVX2 on this CPU";
   const CpuIsa saved = cpu_isa_active();
   const std::vector<float> values = walk(45, 4, 9);
   for (const ChartStyle style : {ChartStyle::kGasf, ChartStyle::kGadf, ChartStyle::kMtf, ChartStyle::kRp}) {
-    for (const auto& [width, height] : {std::pair{45, 45}, std::pair{70, 33}}) {
-      RenderParams p = encoding(style, width, height);
-      cpu_isa_set(CpuIsa::kGeneric);
-      const std::vector<double> generic = render_levels(values, 4, p);
-      cpu_isa_set(CpuIsa::kAvx2);
-      EXPECT_EQ(render_levels(values, 4, p), generic) << chart_style_name(style) << " " << width << "x" << height;
+    // 45 columns: AVX2 rows of 32 then the rest; 70 x 100: resized, rows repeated.
+    for (const auto& [width, height] : {std::pair{45, 45}, std::pair{70, 33}, std::pair{70, 100}}) {
+      for (const PixelType dtype : {PixelType::kU8, PixelType::kF32}) {
+        RenderParams p = encoding(style, width, height);
+        p.dtype = dtype;
+        cpu_isa_set(CpuIsa::kGeneric);
+        const std::vector<double> generic = render_levels(values, 4, p);
+        cpu_isa_set(CpuIsa::kAvx2);
+        EXPECT_EQ(render_levels(values, 4, p), generic)
+            << chart_style_name(style) << " " << width << "x" << height << " " << pixel_type_name(dtype);
+      }
     }
   }
+  RenderParams binary = encoding(ChartStyle::kRp, 45, 45);
+  binary.rp_threshold = 2.0f;
+  cpu_isa_set(CpuIsa::kGeneric);
+  const std::vector<double> generic = render_levels(values, 4, binary);
+  cpu_isa_set(CpuIsa::kAvx2);
+  EXPECT_EQ(render_levels(values, 4, binary), generic) << "binary rp";
   cpu_isa_set(saved);
 }
 
