@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""kiln.render --style gasf|mtf|rp vs the same encodings in vectorised numpy (the way pyts computes them), on the
+"""kiln.render --style gasf|gadf|mtf|rp vs the same encodings in vectorised numpy (the way pyts computes them), on the
 same windows, in one process.
 
 4,000 seeded random-walk windows of 64 closes -> 64x64 fields. numpy works on the whole batch at once as pyts'
-transform does (min-max rescale, arccos-free GASF by outer products, numpy.percentile bins + numpy.digitize and the
+transform does (min-max rescale, arccos-free GASF and GADF by outer products, numpy.percentile bins + numpy.digitize and the
 transition counts with np.add.at for the MTF, pairwise |x_i - x_j| for the RP) and returns float64 fields, as pyts
 does; kiln returns uint8 images (one thread, then every core). Each tool gets a warm-up, then `--repeats` timed
 passes; the best pass is reported (images per wall second). Target: kiln >= 10x numpy per thread.
@@ -39,6 +39,12 @@ def numpy_gasf(x):
     return c[:, :, None] * c[:, None, :] - s[:, :, None] * s[:, None, :]
 
 
+def numpy_gadf(x):
+    c = np.clip(rescaled(x.astype(np.float64)), -1, 1)
+    s = np.sqrt(np.clip(1 - c ** 2, 0, 1))
+    return s[:, :, None] * c[:, None, :] - c[:, :, None] * s[:, None, :]
+
+
 def numpy_mtf(x, bins=8):
     x = x.astype(np.float64)
     n = x.shape[1]
@@ -59,7 +65,7 @@ def numpy_rp(x):
     return np.abs(x[:, :, None] - x[:, None, :])
 
 
-NUMPY = {"gasf": numpy_gasf, "mtf": numpy_mtf, "rp": numpy_rp}
+NUMPY = {"gasf": numpy_gasf, "gadf": numpy_gadf, "mtf": numpy_mtf, "rp": numpy_rp}
 
 
 def best_rate(fn, count, repeats):
