@@ -57,6 +57,13 @@ inline bool window_range(const float* values, int32_t count, int32_t stride, int
   return finite;
 }
 #include "ops/cpu/render_line_loops.h"
+#include "ops/cpu/render_spans.h"
+
+#if defined(KILN_RENDER_REFERENCE)
+constexpr bool kSpanPath = false;  // the scalar reference draws every chart with the general loops
+#else
+constexpr bool kSpanPath = true;
+#endif
 
 // Draws into the top h rows of `out` (already background), scaled to [vmin, vmax]; `channels` values a day.
 template <typename Pixel>
@@ -209,7 +216,10 @@ inline bool chart_range(const kiln::RenderParams& p, const float* window, int32_
 // One gray image (the params' background and inks) of a window of `channels` values a day.
 template <typename Pixel>
 void render_gray_image(const kiln::RenderParams& p, const float* window, int32_t channels, int32_t n, Pixel* image,
-                       LineScratch& line_scratch, OhlcScratch& ohlc_scratch) {
+                       LineScratch& line_scratch, OhlcScratch& ohlc_scratch, SpanScratch& span_scratch) {
+  if constexpr (sizeof(Pixel) == 1 && kSpanPath) {
+    if (span_path_applies(p, n)) return render_span_image(p, window, channels, n, image, span_scratch);
+  }
   fill_image(image, static_cast<int64_t>(p.width) * p.height, static_cast<float>(p.background));
   float vmin = 0.0f;
   float vmax = 0.0f;
@@ -230,12 +240,27 @@ void render_range(const kiln::RenderParams& p, const kiln::VarShapeBatchView& wi
                   const kiln::VarShapeBatchView& images, int64_t begin, int64_t end) {
   thread_local LineScratch line_scratch;
   thread_local OhlcScratch ohlc_scratch;
+  // On the stack, not thread_local: GCC propagates a thread-local's address into the functions it clones for it and
+  // then looks it up (__tls_get_addr in the Python module) at every use.
+  SpanScratch span_scratch;
   thread_local std::vector<Pixel> plane;  // colour: the R, G and B planes of one window
+  if (begin == end) return;
+  if constexpr (sizeof(Pixel) == 1 && kSpanPath) {
+    // The span path's loop, the check made once a batch (every window has the first's shape).
+    if (!p.color && span_path_applies(p, windows[begin].width)) {
+      for (int64_t i = begin; i < end; ++i) {
+        const kiln::ImageView& w = windows[i];
+        render_span_image(p, static_cast<const float*>(w.data), w.channels, w.width,
+                          static_cast<uint8_t*>(images[i].data), span_scratch);
+      }
+      return;
+    }
+  }
   if (!p.color) {
     for (int64_t i = begin; i < end; ++i) {
       const kiln::ImageView& w = windows[i];
       render_gray_image(p, static_cast<const float*>(w.data), w.channels, w.width, static_cast<Pixel*>(images[i].data),
-                        line_scratch, ohlc_scratch);
+                        line_scratch, ohlc_scratch, span_scratch);
     }
     return;
   }
@@ -251,7 +276,8 @@ void render_range(const kiln::RenderParams& p, const kiln::VarShapeBatchView& wi
     const kiln::ImageView& w = windows[i];
     const auto* window = static_cast<const float*>(w.data);
     for (int32_t c = 0; c < 3; ++c) {
-      render_gray_image(planes[c], window, w.channels, w.width, r + c * pixels, line_scratch, ohlc_scratch);
+      render_gray_image(planes[c], window, w.channels, w.width, r + c * pixels, line_scratch, ohlc_scratch,
+                        span_scratch);
     }
     auto* image = static_cast<Pixel*>(images[i].data);
     for (int64_t j = 0; j < pixels; ++j) {
