@@ -89,8 +89,8 @@ Runner render_command_add(CLI::App& app) {
   auto* cmd = app.add_subcommand("render", "Render sliding windows of a series into a chart-image dataset");
   auto args = std::make_shared<RenderArgs>();
   cmd->add_option("input", args->input,
-                  "CSV, NPY or HDF5 (file.h5:/dataset) series; a CSV with a symbol column or a folder of CSV files "
-                  "is a panel");
+                  "CSV, NPY or HDF5 (file.h5:/dataset) series; a table with a symbol column (a CSV, an HDF5 compound "
+                  "dataset or group of columns) or a folder of CSV files is a panel");
   cmd->add_option("--config", args->config_path, "A config.yaml (the predecessor's file is accepted unchanged)");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress output");
   cmd->add_flag("--json", args->json, "Print the summary as one JSON object");

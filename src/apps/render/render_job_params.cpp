@@ -32,10 +32,10 @@ const ParamTable<RenderJobConfig>& render_job_params() {
     t.add({.name = "volume_column", .help = "CSV column of the volume (with --volume; case-insensitive)"},
           [](C& c) -> std::string& { return c.input.volume_column; });
     t.add({.name = "symbol_column",
-           .help = "A panel's CSV column of each row's symbol (\"\": Symbol, Ticker, PERMNO or StockID if present; a "
-                   "folder input is a panel of one CSV per symbol)"},
+           .help = "A panel's column of each row's symbol, in a CSV or an HDF5 table (\"\": Symbol, Ticker, PERMNO or "
+                   "StockID if present; a folder input is a panel of one CSV per symbol)"},
           [](C& c) -> std::string& { return c.input.symbol_column; });
-    t.add({.name = "market_cap_column", .help = "A panel's CSV column of the market cap, stored with each image"},
+    t.add({.name = "market_cap_column", .help = "A panel's column of the market cap, stored with each image"},
           [](C& c) -> std::string& { return c.input.market_cap_column; });
     t.add_choice({.name = "missing_days",
                   .help = "A window holding a missing day (a NaN/empty value, or a panel date the symbol lacks): "
