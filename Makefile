@@ -9,10 +9,10 @@ DEBIAN_PACKAGES := build-essential cmake pkg-config lld \
   libhdf5-dev hdf5-tools libzstd-dev zlib1g-dev libspng-dev libturbojpeg0-dev libjpeg62-turbo-dev \
   libwebp-dev libgif-dev libtiff-dev libheif-dev liblcms2-dev libstb-dev \
   libfmt-dev libspdlog-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libboost-dev \
-  libgtest-dev libgmock-dev libbenchmark-dev \
+  libgtest-dev libgmock-dev libbenchmark-dev libflatbuffers-dev \
   libopencv-dev libcairo2-dev libfaiss-dev libdlib-dev \
   ocl-icd-opencl-dev opencl-clhpp-headers opencl-c-headers pocl-opencl-icd clinfo \
-  python3 python3-dev python3-pip python3-venv python3-setuptools python3-wheel pybind11-dev libdlpack-dev python3-numpy python3-h5py python3-pytest python3-matplotlib python3-pandas python3-tables python3-pil libheif-examples \
+  python3 python3-dev python3-pip python3-venv python3-setuptools python3-wheel pybind11-dev libdlpack-dev python3-numpy python3-h5py python3-pytest python3-matplotlib python3-pandas python3-tables python3-feather-format python3-pil libheif-examples \
   python3-torch \
   python3-onnx python3-opencv python3-skimage libonnx-dev libprotobuf-dev protobuf-compiler \
   libavformat-dev libavcodec-dev libswscale-dev libavdevice-dev ffmpeg \

@@ -166,9 +166,31 @@ def dated_rows(n, seed, first="2019-10-01"):
     return [(str(d),) + r[1:] for d, r in zip(weekdays, ohlcv_rows(n, seed))]
 
 
+LABELS = ["Date", "StockID", "MarketCap", "Ret_5d", "Ret_20d", "Ret_60d"]
+
+
+def feather_table_equal_to_csv(prefix, year):
+    """The year's Feather labels, read by the feather package (Feather V1, as pandas.read_feather reads them):
+    the CSV's rows and columns, Date as datetime64[ns], StockID as text, NaN where the CSV is empty."""
+    import feather
+    import pandas as pd
+    table = feather.read_dataframe(f"{prefix}_{year}_labels.feather")
+    text = pd.read_csv(f"{prefix}_{year}_labels.csv", dtype={"StockID": str}, parse_dates=["Date"],
+                       keep_default_na=False, na_values=[""])
+    assert list(table.columns) == list(text.columns) == LABELS
+    assert len(table) == len(text) > 0
+    assert str(table["Date"].dtype) == "datetime64[ns]" and table["StockID"].dtype == object
+    assert all(table[c].dtype == np.float64 for c in LABELS[2:])
+    assert list(table["Date"]) == list(text["Date"]) and list(table["StockID"]) == list(text["StockID"])
+    for c in LABELS[2:]:
+        np.testing.assert_array_equal(np.isnan(table[c]), np.isnan(text[c]), err_msg=c)
+        np.testing.assert_allclose(table[c], text[c], rtol=1e-8, equal_nan=True, err_msg=c)  # the CSV has 9 digits
+    return table
+
+
 def test_jkx_dat_is_read_by_the_published_loader(tmp_path):
     """One raw uint8 file per year of the windows' last day, read with np.memmap(...).reshape(-1, H, W) exactly as
-    the published training code does, with a label table per year (pandas) in the same order."""
+    the published training code does, with a label table per year (pandas; CSV and Feather) in the same order."""
     rows = dated_rows(130, seed=11)
     write_csv(tmp_path / "AAPL.csv", rows)
     prefix = tmp_path / "out" / "5d_week_has_vb_[5]_ma"
@@ -197,6 +219,10 @@ def test_jkx_dat_is_read_by_the_published_loader(tmp_path):
         for days in (5, 20, 60):
             want = [close[e + days] / close[e] - 1 if e + days < len(rows) else np.nan for e in mine]
             np.testing.assert_allclose(labels[f"Ret_{days}d"], want, rtol=1e-7, equal_nan=True)
+        table = feather_table_equal_to_csv(prefix, year)
+        assert table["MarketCap"].isna().all() and table["Ret_60d"].isna().any() != (year == "2019")
+        np.testing.assert_allclose(table["Ret_5d"], [close[e + 5] / close[e] - 1 if e + 5 < len(rows) else np.nan
+                                                     for e in mine], rtol=1e-12, equal_nan=True)
         seen += len(mine)
     assert seen == len(everything)
 
@@ -209,18 +235,48 @@ def test_jkx_dat_resume_keeps_finished_years(tmp_path):
             "-q"]
     run_kiln(*args)
     first, last = f"{prefix}_2019_images.dat", f"{prefix}_2020_images.dat"
-    finished = open(first, "rb").read(), open(last, "rb").read(), open(f"{prefix}_2020_labels.csv").read()
-    # A run killed in 2020: the year's images only in a partial .part file, no table.
+    tables = [f"{prefix}_{year}_labels.{kind}" for year in (2019, 2020) for kind in ("csv", "feather")]
+
+    def contents():
+        return [open(path, "rb").read() for path in [first, last, *tables]]
+
+    finished = contents()
+    # A run killed in 2020: the year's images only in a partial .part file, its CSV written, no Feather table.
     os.rename(last, last + ".part")
     with open(last + ".part", "r+b") as f:
         f.truncate(len(finished[1]) // 2)
-    os.remove(f"{prefix}_2020_labels.csv")
-    inode = os.stat(first).st_ino
+    os.remove(f"{prefix}_2020_labels.feather")
+    inodes = [os.stat(path).st_ino for path in (first, tables[0], tables[1])]
     assert "exists" in run_kiln(*args, check=False).stderr
     result = run_kiln(*args, "--resume")
     assert "Resumed" in result.stdout or "resumed" in result.stdout.lower()
-    assert os.stat(first).st_ino == inode  # the finished year is not rewritten
-    assert (open(first, "rb").read(), open(last, "rb").read(), open(f"{prefix}_2020_labels.csv").read()) == finished
+    assert [os.stat(path).st_ino for path in (first, tables[0], tables[1])] == inodes  # the finished year is kept
+    assert contents() == finished
     assert not os.path.exists(last + ".part")
+    # A year without its Feather table (written by a kiln before it, or lost) is not finished: resume redoes it.
+    os.remove(tables[1])
+    run_kiln(*args, "--resume")
+    assert os.stat(first).st_ino != inodes[0] and contents() == finished
+    feather_table_equal_to_csv(prefix, 2020)
     other = run_kiln(*args[:-1], "--stride", 2, "-q", "--resume", check=False)
     assert other.returncode != 0 and "other settings" in other.stderr
+
+
+def test_jkx_dat_feather_labels_of_a_panel(tmp_path):
+    """A panel's Feather tables hold each year's symbols, dates, returns and market caps as computed from the rows
+    (test_render_panel.expected), at full float64 precision, and equal the CSV tables."""
+    from test_render_panel import expected, make_panel, render, write_long_csv
+    panel = make_panel()
+    write_long_csv(tmp_path / "panel.csv", panel)
+    render(tmp_path / "panel.csv", tmp_path / "jkx" / "p", "--format", "jkx-dat")
+    windows = expected(panel)[0]
+    for year in (2019, 2020):
+        in_year = [w for w in windows if w["end_date"] // 10000 == year]
+        table = feather_table_equal_to_csv(tmp_path / "jkx" / "p", year)
+        assert list(table["StockID"]) == [w["symbol"] for w in in_year]
+        assert list(table["Date"].dt.strftime("%Y%m%d").astype(int)) == [w["end_date"] for w in in_year]
+        for column, name in (("MarketCap", "market_cap"), ("Ret_5d", "ret_5d"), ("Ret_20d", "ret_20d"),
+                             ("Ret_60d", "ret_60d")):
+            np.testing.assert_allclose(table[column], [w[name] for w in in_year], rtol=1e-12, equal_nan=True,
+                                       err_msg=column)
+        assert table["MarketCap"].notna().all() and table["Ret_20d"].isna().any()

@@ -1,6 +1,6 @@
 // jkx-dat sink (jkx_dat_sink.h): per year, {prefix}_{year}_images.dat.part grows image by image (raw bytes, fsynced
-// when the year ends), the year's label table is written whole, then the .dat.part is renamed to .dat. The job's
-// settings are kept in {prefix}_jkx.json, which resume compares with its own.
+// when the year ends), the year's label tables (CSV and Feather) are written whole, then the .dat.part is renamed to
+// .dat. The job's settings are kept in {prefix}_jkx.json, which resume compares with its own.
 #include "apps/render/jkx_dat_sink.h"
 
 #include <fcntl.h>
@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/durable_file.h"
+#include "io/feather_writer.h"
 
 namespace kiln {
 
@@ -51,6 +52,25 @@ std::string date_text(int32_t yyyymmdd) {
   return fmt::format("{:04d}-{:02d}-{:02d}", yyyymmdd / 10000, yyyymmdd / 100 % 100, yyyymmdd % 100);
 }
 
+// The year's rows [span.first, span.end) as the paper's Feather label files hold them, in the CSV's column order:
+// Date a timestamp (pandas datetime64[ns]), StockID text, the others float64 with NaN.
+Result<std::string> feather_table(const ImageTable& labels, const YearSpan& span) {
+  std::vector<FeatherColumn> columns(6);  // float64 unless set below
+  const char* names[] = {"Date", "StockID", "MarketCap", "Ret_5d", "Ret_20d", "Ret_60d"};
+  for (size_t c = 0; c < columns.size(); ++c) columns[c].name = names[c];
+  columns[0].type = FeatherType::kTimestampNs;
+  columns[1].type = FeatherType::kUtf8;
+  const std::vector<double>* values[] = {&labels.market_cap, &labels.ret_5d, &labels.ret_20d, &labels.ret_60d};
+  for (size_t c = 0; c < 4; ++c) {
+    columns[2 + c].doubles.assign(values[c]->begin() + span.first, values[c]->begin() + span.end);
+  }
+  for (int64_t i = span.first; i < span.end; ++i) {
+    columns[0].nanoseconds.push_back(feather_day_nanoseconds(labels.end_date[static_cast<size_t>(i)]));
+    columns[1].strings.push_back(labels.symbol_of(i));
+  }
+  return feather_file_make(columns);
+}
+
 bool exists(const std::string& path) {
   std::error_code ec;
   return fs::exists(path, ec);
@@ -81,6 +101,7 @@ class JkxDatSink final : public ImageSink {
  private:
   std::string images_path(int32_t year) const { return fmt::format("{}_{}_images.dat", m_spec.path, year); }
   std::string labels_path(int32_t year) const { return fmt::format("{}_{}_labels.csv", m_spec.path, year); }
+  std::string feather_path(int32_t year) const { return fmt::format("{}_{}_labels.feather", m_spec.path, year); }
   std::string job_path() const { return m_spec.path + "_jkx.json"; }
   bool year_complete(const YearSpan& span) const;
   Status start_year(size_t index);
@@ -100,7 +121,8 @@ class JkxDatSink final : public ImageSink {
 bool JkxDatSink::year_complete(const YearSpan& span) const {
   std::error_code ec;
   const auto size = fs::file_size(images_path(span.year), ec);
-  return !ec && static_cast<int64_t>(size) == (span.end - span.first) * m_image_bytes && exists(labels_path(span.year));
+  return !ec && static_cast<int64_t>(size) == (span.end - span.first) * m_image_bytes &&
+         exists(labels_path(span.year)) && exists(feather_path(span.year));
 }
 
 Result<int64_t> JkxDatSink::open(const DatasetLayout& layout, const DatasetAttributes& attributes) {
@@ -147,7 +169,7 @@ Result<int64_t> JkxDatSink::open(const DatasetLayout& layout, const DatasetAttri
   }
   for (size_t y = m_current; y < m_years.size(); ++y) {
     for (const std::string& path : {images_path(m_years[y].year), images_path(m_years[y].year) + ".part",
-                                    labels_path(m_years[y].year)}) {
+                                    labels_path(m_years[y].year), feather_path(m_years[y].year)}) {
       KILN_TRY(remove_file(path));
     }
   }
@@ -176,8 +198,10 @@ Status JkxDatSink::end_year() {
     return errno_status(part + ": fsync failed");
   }
   if (::close(fd) != 0) return errno_status(part + ": close failed");
-  // The table first: a year counts as finished when its .dat has every image (and the table is there).
+  // The tables first: a year counts as finished when its .dat has every image (and the tables are there).
   KILN_TRY(file_write_atomic(labels_path(year), m_table, TempName::kFixed));
+  KILN_TRY_ASSIGN(const std::string feather, feather_table(m_labels, m_years[m_current]));
+  KILN_TRY(file_write_atomic(feather_path(year), feather, TempName::kFixed));
   KILN_TRY(file_commit(part, images_path(year)));
   if (m_current + 1 < m_years.size()) return start_year(m_current + 1);
   ++m_current;

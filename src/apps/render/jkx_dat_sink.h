@@ -1,7 +1,8 @@
 // The jkx-dat output: Jiang, Kelly and Xiu's image files, raw uint8 {prefix}_{year}_images.dat of shape (N, H, W)
 // (np.memmap(path, dtype=np.uint8, mode='r').reshape(-1, H, W) reads them), one per year of the windows' last day,
-// each with {prefix}_{year}_labels.csv beside it (Date, StockID, MarketCap, Ret_5d, Ret_20d, Ret_60d; one row per
-// image, in the same order). A panel's images are grouped by year, then by symbol and date.
+// each with {prefix}_{year}_labels.csv and the same table as {prefix}_{year}_labels.feather (Feather V1, which
+// pandas.read_feather reads) beside it (Date, StockID, MarketCap, Ret_5d, Ret_20d, Ret_60d; one row per image, in the
+// same order). A panel's images are grouped by year, then by symbol and date.
 #pragma once
 
 #include <memory>
