@@ -84,9 +84,12 @@ inline void aliased_segment_spans(int32_t x0, int32_t y0, int32_t x1, int32_t y1
     return;
   }
   const int32_t den = 2 * dx;
-  const int32_t a = 2 * ady / den;
+  // One division: ady = q den + rest, so 2 ady / den = 2 q + (rest >= dx) and ceil(ady / den) = q + (rest > 0).
+  const int32_t q = ady / den;
+  const int32_t rest = ady - q * den;
+  const int32_t a = 2 * q + (rest >= dx ? 1 : 0);
   const int32_t b = 2 * ady - a * den;
-  int32_t next = (ady + den - 1) / den;
+  int32_t next = q + (rest > 0 ? 1 : 0);
   int32_t r = next * den - ady;
   int32_t lo = 0;
   for (int32_t j = 0; j <= dx; ++j) {
@@ -288,15 +291,15 @@ inline void render_span_image(const kiln::RenderParams& p, const float* window, 
       SpanVector value;
       if (y < h) {
         const SpanVector on = (row_y_next > span_load(s.bar_top + lane)) & (span_load(s.bar_bottom + lane) > row_y);
-        value = (span_load(s.bar_ink + lane) & on) | (span_splat(background) & ~on);
+        value = on ? span_load(s.bar_ink + lane) : span_splat(background);
         for (int32_t m = 0; m < averages; ++m) {
           const SpanVector on_average = (row_y_next > span_load(s.average_top[m] + lane)) &
                                         (span_load(s.average_bottom[m] + lane) > row_y);
-          value = (span_splat(average_inks[m]) & on_average) | (value & ~on_average);
+          value = on_average ? span_splat(average_inks[m]) : value;
         }
       } else {
         const SpanVector on = row_y_next > span_load(s.volume_top + lane);
-        value = (span_load(s.volume_ink + lane) & on) | (span_splat(background) & ~on);
+        value = on ? span_load(s.volume_ink + lane) : span_splat(background);
       }
       std::memcpy(row + lane, &value, sizeof(value));
     }
