@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 ISA_SOURCE = re.compile(r"_(avx2|avx512\w*|vbmi)\.cpp$")
+TARGET_MARK = re.compile(r"__attribute__\(\(target\(|#\s*pragma\s+(GCC\s+target|clang\s+attribute)")
 # Prefixes that may stand before a VEX (c4, c5) or EVEX (62, in 64-bit mode) prefix: segment and address size.
 PASS_PREFIXES = {"26", "2e", "36", "3e", "64", "65", "67"}
 INSTRUCTION = re.compile(r"^\s*[0-9a-f]+:\t((?:[0-9a-f]{2} )+)\s*\t(.*)$")
@@ -88,10 +89,10 @@ def vex_in_kept_copies(binary, names):
 
 
 def isa_sources(source_root):
-    """Sources under src/ (relative to it) built for an ISA: by name, or by a function-level target attribute."""
+    """Sources under src/ (relative to it) built for an ISA: by name, or by a target attribute or pragma."""
     src = Path(source_root) / "src"
     return {str(p.relative_to(src)) for p in src.rglob("*.cpp")
-            if ISA_SOURCE.search(p.name) or "__attribute__((target(" in p.read_text(errors="replace")}
+            if ISA_SOURCE.search(p.name) or TARGET_MARK.search(p.read_text(errors="replace"))}
 
 
 def isa_objects(build, source_root=SOURCE_ROOT):
