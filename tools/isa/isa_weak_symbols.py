@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Finds AVX code that the generic CPU path could run by accident.
 
-Files built for an ISA (src/**/*_avx2.cpp, *_avx512*.cpp, *_vbmi.cpp) emit every inline function and template they
-instantiate (std::vector growth, std::sort, header-defined helpers) as a weak symbol. The linker keeps one copy per
-name for the whole program; if it keeps the ISA file's copy and that copy holds VEX/EVEX instructions, the generic
-path runs AVX on a CPU without it (SIGILL). This lists, per ISA object file, the weak functions whose body holds such
-instructions, and, for those, whether a linked binary (build/kiln, the Python module) kept such a copy.
+Files built for an ISA (src/**/*_avx2.cpp, *_avx512*.cpp, *_vbmi.cpp, or with a target attribute or pragma) emit
+every inline function and template they do not inline (std::vector growth, std::sort, header-defined helpers) as a
+weak symbol. The linker keeps one copy per name for the whole program; if it keeps the ISA file's copy and that copy
+holds VEX/EVEX instructions, the generic path runs AVX on a CPU without it (SIGILL). This lists, per ISA object file,
+the weak functions whose body holds such instructions, and, for those, whether a linked binary (build/kiln, the
+Python module) kept such a copy.
 
 Usage: tools/isa/isa_weak_symbols.py [BUILD_DIR]   (exit status 1 when something is found)
 """
@@ -152,7 +153,7 @@ def main():
     objects = objects_and_sources(build, SOURCE_ROOT)
     problems, names = check(build)
     print(f"{len(objects)} ISA object files, {len(names)} weak functions in them, "
-          f"binaries checked: {', '.join(str(b) for b in linked_binaries(build)) or 'none'}")
+          f"linked binaries: {', '.join(str(b) for b in linked_binaries(build)) or 'none'}")
     for line in problems:
         print(line)
     return 1 if problems else 0
