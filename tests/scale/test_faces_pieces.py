@@ -1,6 +1,7 @@
 """kiln faces --shard I/N and kiln merge on real photographs: the merged pieces equal a single run, duplicates
 across pieces included; a missing piece stops the merge; a piece refuses outputs only the merge can number."""
 import json
+import shutil
 import subprocess
 
 import pytest
@@ -24,19 +25,25 @@ def single(photos, tmp_path_factory):
     return out
 
 
-def faces_pieces(photos, folder, count=3, extra=()):
-    for i in range(count):
+def faces_pieces(photos, folder, count=3, extra=(), indexes=None):
+    for i in range(count) if indexes is None else indexes:
         run_kiln("faces", photos, "-o", folder / "faces.h5", "--dedup", 0.7, "--threads", 2, "-q",
                  "--shard", f"{i}/{count}", *extra)
     return sorted(folder.glob("faces.shard-*.h5"))
 
 
-def test_pieces_plus_merge_equal_a_single_run(tmp_path, photos, single):
-    pieces = faces_pieces(photos, tmp_path / "pieces")
+@pytest.fixture(scope="module")
+def pieces(photos, tmp_path_factory):
+    """The default job's three pieces, made once per module; the tests only read them (one removes a piece of its
+    own copy)."""
+    return faces_pieces(photos, tmp_path_factory.mktemp("pieces"))
+
+
+def test_pieces_plus_merge_equal_a_single_run(tmp_path, pieces, single):
     assert len(pieces) == 3
     # A piece keeps every face of its images (the duplicates are decided at the merge).
     assert [read_dataset(p)[0]["embeddings"].shape[0] for p in pieces] == [1, 2, 1]
-    result = run_kiln("merge", tmp_path / "pieces", "-o", tmp_path / "merged.h5")
+    result = run_kiln("merge", pieces[0].parent, "-o", tmp_path / "merged.h5")
     assert "2 dropped as duplicates" in result.stdout
     data_single, attrs_single = read_dataset(single)
     data_merged, attrs_merged = read_dataset(tmp_path / "merged.h5")
@@ -53,9 +60,8 @@ def test_pieces_plus_merge_equal_a_single_run(tmp_path, photos, single):
     assert "shard_index" not in attrs_merged
 
 
-def test_merge_dedup_can_be_changed_and_turned_off(tmp_path, photos):
-    faces_pieces(photos, tmp_path / "pieces")
-    run_kiln("merge", tmp_path / "pieces", "-o", tmp_path / "all.h5", "--dedup", 0)
+def test_merge_dedup_can_be_changed_and_turned_off(tmp_path, pieces):
+    run_kiln("merge", pieces[0].parent, "-o", tmp_path / "all.h5", "--dedup", 0)
     data, attrs = read_dataset(tmp_path / "all.h5")
     assert data["embeddings"].shape[0] == 4 and attrs["duplicates"] == 0
     assert json.loads(attrs["settings"])["dedup"] == 0
@@ -69,9 +75,9 @@ def test_merge_dedups_past_the_pieces_exact_limit_or_the_one_given(tmp_path, pho
     assert json.loads(read_dataset(tmp_path / "given.h5")[1]["settings"])["dedup_exact_faces"] == 9
 
 
-def test_missing_piece_and_outputs_a_piece_cannot_write(tmp_path, photos):
-    pieces = faces_pieces(photos, tmp_path / "pieces")
-    pieces[1].unlink()
+def test_missing_piece_and_outputs_a_piece_cannot_write(tmp_path, photos, pieces):
+    shutil.copytree(pieces[0].parent, tmp_path / "pieces")
+    (tmp_path / "pieces" / pieces[1].name).unlink()
     result = run_kiln("merge", tmp_path / "pieces", "-o", tmp_path / "m.h5", check=False)
     assert result.returncode != 0 and "piece 1 of 3 (items 2..3) is missing" in result.stderr
     assert not (tmp_path / "m.h5").exists()
@@ -82,19 +88,17 @@ def test_missing_piece_and_outputs_a_piece_cannot_write(tmp_path, photos):
     assert refused.returncode != 0 and ".h5" in refused.stderr
 
 
-def test_pieces_of_other_settings_are_refused(tmp_path, photos):
-    pieces = faces_pieces(photos, tmp_path / "pieces")
-    other = faces_pieces(photos, tmp_path / "other", extra=["--min-score", 0.8])
-    result = run_kiln("merge", pieces[0], other[1], pieces[2], "-o", tmp_path / "m.h5", check=False)
+def test_pieces_of_other_settings_are_refused(tmp_path, photos, pieces):
+    other = faces_pieces(photos, tmp_path / "other", extra=["--min-score", 0.8], indexes=[1])
+    result = run_kiln("merge", pieces[0], *other, pieces[2], "-o", tmp_path / "m.h5", check=False)
     assert result.returncode != 0 and "other settings" in result.stderr
 
 
-def test_pieces_of_another_input_list_are_refused(tmp_path, photos):
+def test_pieces_of_another_input_list_are_refused(tmp_path, photos, pieces):
     other = tmp_path / "other_photos"
     other.mkdir()
     for path in sorted(photos.iterdir()):  # as many photos, other names: the same ranges, another job
         (other / ("x_" + path.name)).write_bytes(path.read_bytes())
-    pieces = faces_pieces(photos, tmp_path / "pieces")
-    foreign = faces_pieces(other, tmp_path / "foreign")
-    result = run_kiln("merge", pieces[0], foreign[1], pieces[2], "-o", tmp_path / "m.h5", check=False)
+    foreign = faces_pieces(other, tmp_path / "foreign", indexes=[1])
+    result = run_kiln("merge", pieces[0], *foreign, pieces[2], "-o", tmp_path / "m.h5", check=False)
     assert result.returncode != 0 and "another input list" in result.stderr

@@ -29,9 +29,16 @@ def whole(tmp_path_factory):
     return out
 
 
+@pytest.fixture(scope="module")
+def rendered_pieces(tmp_path_factory):
+    return render_pieces(tmp_path_factory.mktemp("rendered") / "pieces")
+
+
 @pytest.fixture
-def pieces(tmp_path):
-    return render_pieces(tmp_path / "pieces")
+def pieces(tmp_path, rendered_pieces):
+    """A test's own copy of the job's pieces (rendered once per module): several tests damage or remove one."""
+    shutil.copytree(rendered_pieces[0].parent, tmp_path / "pieces")
+    return sorted((tmp_path / "pieces").glob("demo.shard-*.h5"))
 
 
 def test_pieces_hold_their_fixed_ranges(pieces, whole):
