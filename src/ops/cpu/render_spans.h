@@ -22,7 +22,7 @@ constexpr int32_t kSpanVectorLanes = 32;
 #else
 constexpr int32_t kSpanVectorLanes = 16;
 #endif
-typedef int8_t SpanVector __attribute__((vector_size(kSpanVectorLanes)));
+using SpanVector = int8_t __attribute__((vector_size(kSpanVectorLanes)));
 
 template <typename Byte>
 inline SpanVector span_load(const Byte* lanes) {
