@@ -32,22 +32,11 @@ def assert_equals_whole(whole, path):
     return data, attrs
 
 
-def local_cluster_client():
-    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                    silence_logs=40)
-
-
 @pytest.fixture(scope="module")
 def client():
-    """One cluster for the tests that leave it as they found it (starting one takes about 5 s)."""
-    with local_cluster_client() as cluster, distributed.Client(cluster) as c:
-        yield c
-
-
-@pytest.fixture
-def own_client():
-    """A cluster of its own, for the test that kills one of its workers."""
-    with local_cluster_client() as cluster, distributed.Client(cluster) as c:
+    """One cluster for the module (starting one takes about 5 s); the test that kills one of its workers comes last."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as c:
         yield c
 
 
@@ -70,8 +59,28 @@ def test_array_source_and_copy_merge(tmp_path, client):
     assert not read_dataset(path)[0] == {}
 
 
-def test_worker_killed_mid_piece_loses_and_duplicates_nothing(tmp_path, whole, own_client):
-    client = own_client
+def test_bad_arguments(tmp_path, client):
+    with pytest.raises(TypeError):
+        kiln.distributed.render(None, tmp_path, shards=2, client=client, demo=True, output="x.h5")
+    with pytest.raises(ValueError):
+        kiln.distributed.render(None, tmp_path, shards=2, client=client)
+    with pytest.raises(kiln.KilnValueError):  # a bad setting fails the piece on the worker, and the caller sees it
+        kiln.distributed.render(None, tmp_path, shards=2, client=client, demo=True, seq_len=1, retries=0)
+
+
+@pytest.mark.skipif(kiln.faces_job is None, reason="this kiln is built without kiln faces")
+def test_dask_faces_equal_a_single_run_with_dedup_across_pieces(tmp_path, client):
+    photos = face_photos(tmp_path)
+    run_kiln("faces", photos, "-o", tmp_path / "single.h5", "--dedup", 0.7, "-q")
+    path = kiln.distributed.faces([photos], tmp_path / "out", shards=3, client=client, dedup=0.7, threads=1)
+    single, merged = read_dataset(tmp_path / "single.h5"), read_dataset(path)
+    assert merged[0]["embeddings"].shape == single[0]["embeddings"].shape == (2, 512)
+    np.testing.assert_allclose(merged[0]["embeddings"], single[0]["embeddings"], atol=2e-5)
+    np.testing.assert_array_equal(merged[0]["paths"], single[0]["paths"])
+    assert merged[1]["duplicates"] == single[1]["duplicates"] == 2
+
+
+def test_worker_killed_mid_piece_loses_and_duplicates_nothing(tmp_path, whole, client):
     out = tmp_path / "out"
     killed = {}
 
@@ -99,24 +108,3 @@ def test_worker_killed_mid_piece_loses_and_duplicates_nothing(tmp_path, whole, o
     assert len(set(data["index"].tolist())) == len(data["index"])  # nothing twice
     assert not list(out.glob("*.parts")) and not list(out.glob("*.tmp"))
     assert killed["pid"] not in client.run(os.getpid).values()  # the nanny started a new worker process
-
-
-def test_bad_arguments(tmp_path, client):
-    with pytest.raises(TypeError):
-        kiln.distributed.render(None, tmp_path, shards=2, client=client, demo=True, output="x.h5")
-    with pytest.raises(ValueError):
-        kiln.distributed.render(None, tmp_path, shards=2, client=client)
-    with pytest.raises(kiln.KilnValueError):  # a bad setting fails the piece on the worker, and the caller sees it
-        kiln.distributed.render(None, tmp_path, shards=2, client=client, demo=True, seq_len=1, retries=0)
-
-
-@pytest.mark.skipif(kiln.faces_job is None, reason="this kiln is built without kiln faces")
-def test_dask_faces_equal_a_single_run_with_dedup_across_pieces(tmp_path, client):
-    photos = face_photos(tmp_path)
-    run_kiln("faces", photos, "-o", tmp_path / "single.h5", "--dedup", 0.7, "-q")
-    path = kiln.distributed.faces([photos], tmp_path / "out", shards=3, client=client, dedup=0.7, threads=1)
-    single, merged = read_dataset(tmp_path / "single.h5"), read_dataset(path)
-    assert merged[0]["embeddings"].shape == single[0]["embeddings"].shape == (2, 512)
-    np.testing.assert_allclose(merged[0]["embeddings"], single[0]["embeddings"], atol=2e-5)
-    np.testing.assert_array_equal(merged[0]["paths"], single[0]["paths"])
-    assert merged[1]["duplicates"] == single[1]["duplicates"] == 2
