@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "io/decode_limits.h"
+#include "io/decode_memory.h"
 #include "io/exif_orientation.h"
 #include "io/icc_srgb.h"
 
@@ -230,9 +231,12 @@ Result<DecodedImage> jpeg_decode(const uint8_t* data, size_t size, int64_t max_p
   result.height = static_cast<int32_t>(d.info.output_height);
   result.channels = gray ? 1 : 3;
   const size_t row_bytes = static_cast<size_t>(result.width) * static_cast<size_t>(cmyk ? 4 : result.channels);
+  // Every row is written by jpeg_read_scanlines before anyone reads it (an error discards the image), so the
+  // buffer grows without a zero-fill, on huge pages when it is large.
   PixelBytes cmyk_pixels;
-  (cmyk ? cmyk_pixels : result.pixels).resize(row_bytes * static_cast<size_t>(result.height));
-  uint8_t* const pixels = cmyk ? cmyk_pixels.data() : result.pixels.data();
+  PixelBytes& decoded = cmyk ? cmyk_pixels : result.pixels;
+  decode_buffer_reserve(decoded, row_bytes * static_cast<size_t>(result.height));
+  uint8_t* const pixels = decode_buffer_grow(decoded, row_bytes * static_cast<size_t>(result.height));
   if (!guarded(d.guard, [&] {
         jpeg_start_decompress(&d.info);
         while (d.info.output_scanline < d.info.output_height) {
@@ -246,8 +250,9 @@ Result<DecodedImage> jpeg_decode(const uint8_t* data, size_t size, int64_t max_p
   if (cmyk) {
     // Adobe's APP14 marker says the samples are stored inverted (255 = no ink), as Photoshop writes them.
     const int64_t count = static_cast<int64_t>(result.width) * result.height;
-    result.pixels.resize(static_cast<size_t>(count) * 3);
-    KILN_TRY(cmyk_to_rgb(cmyk_pixels.data(), count, d.info.saw_Adobe_marker != 0, result.icc, result.pixels.data()));
+    decode_buffer_reserve(result.pixels, static_cast<size_t>(count) * 3);
+    uint8_t* const rgb = decode_buffer_grow(result.pixels, static_cast<size_t>(count) * 3);
+    KILN_TRY(cmyk_to_rgb(cmyk_pixels.data(), count, d.info.saw_Adobe_marker != 0, result.icc, rgb));
     result.icc.clear();  // the CMYK profile was used; the result is sRGB
   }
   return result;

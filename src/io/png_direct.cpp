@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "io/crc32.h"
+#include "io/decode_memory.h"
 #include "io/png_defilter.h"
 
 namespace kiln {
@@ -164,14 +165,15 @@ std::optional<DecodedImage> png_decode_direct(const uint8_t* data, size_t size, 
   image.width = static_cast<int32_t>(h.width);
   image.height = static_cast<int32_t>(h.height);
   image.channels = h.channels;
-  image.pixels.resize(row_bytes * h.height);
+  decode_buffer_reserve(image.pixels, row_bytes * h.height);
+  uint8_t* const pixels = decode_buffer_grow(image.pixels, row_bytes * h.height);  // every row defiltered into
   std::vector<uint8_t> scanline(1 + row_bytes);
   const std::vector<uint8_t> zeros(row_bytes);
   Inflater inflater(layout->idat);
   const uint8_t* prev = zeros.data();
   for (uint32_t y = 0; y < h.height; ++y) {
     if (y % 16 == 0 && deadline.passed()) return std::nullopt;
-    uint8_t* out = image.pixels.data() + row_bytes * y;
+    uint8_t* out = pixels + row_bytes * y;
     if (!inflater.read(scanline.data(), scanline.size())) return std::nullopt;
     if (!png_defilter_row(scanline[0], scanline.data() + 1, prev, out, row_bytes, bpp)) return std::nullopt;
     prev = out;

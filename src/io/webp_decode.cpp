@@ -7,6 +7,7 @@
 #include <string>
 
 #include "io/decode_limits.h"
+#include "io/decode_memory.h"
 #include "io/exif_orientation.h"
 #include "io/web_codecs.h"
 
@@ -72,11 +73,12 @@ Result<DecodedImage> webp_decode(const uint8_t* data, size_t size, int64_t max_p
   WebPBitstreamFeatures features;
   if (WebPGetFeatures(data, size, &features) != VP8_STATUS_OK) return unsupported_format("webp: damaged header");
   image.channels = features.has_alpha ? 4 : 3;
-  image.pixels.resize(static_cast<size_t>(width * height * image.channels));
+  const auto bytes = static_cast<size_t>(width * height * image.channels);
+  decode_buffer_reserve(image.pixels, bytes);
+  uint8_t* const pixels = decode_buffer_grow(image.pixels, bytes);  // libwebp writes every pixel or fails
   const int stride = image.width * image.channels;
-  const uint8_t* decoded =
-      features.has_alpha ? WebPDecodeRGBAInto(data, size, image.pixels.data(), image.pixels.size(), stride)
-                         : WebPDecodeRGBInto(data, size, image.pixels.data(), image.pixels.size(), stride);
+  const uint8_t* decoded = features.has_alpha ? WebPDecodeRGBAInto(data, size, pixels, bytes, stride)
+                                              : WebPDecodeRGBInto(data, size, pixels, bytes, stride);
   if (decoded == nullptr) return unsupported_format("webp: damaged or truncated image data");
   return image;
 }
