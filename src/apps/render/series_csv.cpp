@@ -436,6 +436,20 @@ Result<CsvRows> series_load_csv_rows(const std::string& path, const std::string&
 
 int32_t date_parse(std::string_view text) { return parse_date(text); }
 
+// H. Hinnant's civil_from_days.
+int32_t date_of_day(int64_t n) {
+  n += 719468;
+  const int64_t era = (n >= 0 ? n : n - 146096) / 146097;
+  const int64_t doe = n - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  const int64_t day = doy - (153 * mp + 2) / 5 + 1;
+  const int64_t month = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  return year < 1 || year > 9999 ? 0 : static_cast<int32_t>(year * 10000 + month * 100 + day);
+}
+
 Result<Series> series_load_csv(const std::string& path, const std::string& column, bool ohlc,
                                const std::string& volume_column) {
   KILN_TRY_ASSIGN(CsvRows table, series_load_csv_rows(path, column, ohlc, volume_column, CsvPanelColumns{}));

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "apps/render/series_panel.h"
 #include "kiln/apps/render.h"
 
 namespace kiln {
@@ -104,20 +105,6 @@ class NormalSource {
   bool m_has_spare = false;
 };
 
-// yyyymmdd of `days` days after 1970-01-01 (Howard Hinnant's civil_from_days).
-int32_t civil_date(int64_t days) {
-  const int64_t z = days + 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  const int64_t day = doy - (153 * mp + 2) / 5 + 1;
-  const int64_t month = mp < 10 ? mp + 3 : mp - 9;
-  const int64_t year = yoe + era * 400 + (month <= 2 ? 1 : 0);
-  return static_cast<int32_t>(year * 10000 + month * 100 + day);
-}
-
 }  // namespace
 
 Series series_demo(int64_t points, uint64_t seed, bool volume) {
@@ -134,7 +121,7 @@ Series series_demo(int64_t points, uint64_t seed, bool volume) {
   series.dates.reserve(static_cast<size_t>(series.rows));
   for (int64_t i = 0, day = 10959; i < series.rows; ++day) {
     if ((day + 3) % 7 < 5) {  // (day + 3) % 7: 0 = Monday .. 6 = Sunday
-      series.dates.push_back(civil_date(day));
+      series.dates.push_back(date_of_day(day));
       ++i;
     }
   }

@@ -34,20 +34,6 @@ std::string text_trimmed(std::string s) {
   return s.substr(first);
 }
 
-// yyyymmdd of a date n days after 1970-01-01 (H. Hinnant's civil_from_days).
-int32_t date_of_day(int64_t n) {
-  n += 719468;
-  const int64_t era = (n >= 0 ? n : n - 146096) / 146097;
-  const int64_t doe = n - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  const int64_t day = doy - (153 * mp + 2) / 5 + 1;
-  const int64_t month = mp < 10 ? mp + 3 : mp - 9;
-  const int64_t year = yoe + era * 400 + (month <= 2 ? 1 : 0);
-  return year < 1 || year > 9999 ? 0 : static_cast<int32_t>(year * 10000 + month * 100 + day);
-}
-
 // An integer date: yyyymmdd, or nanoseconds since 1970 for a pandas datetime64 column; 0 when not a date.
 int32_t date_of_integer(int64_t value, bool nanoseconds) {
   constexpr int64_t kNanosPerDay = 86'400'000'000'000;

@@ -34,6 +34,8 @@ Result<CsvRows> series_load_csv_rows(const std::string& path, const std::string&
 // yyyymmdd of a date as the CSV reader takes it: "yyyy-mm-dd", "yyyy/mm/dd" or "yyyymmdd" (a time after it is
 // ignored); 0 for anything else.
 int32_t date_parse(std::string_view text);
+// yyyymmdd of the day n days after 1970-01-01; 0 outside the years 1 to 9999.
+int32_t date_of_day(int64_t n);
 
 // What series_load makes of a table's rows (CSV or HDF5): the panel when they have symbols, else the one series
 // (an error when a market-cap column was asked for without a symbol column).
