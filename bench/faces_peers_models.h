@@ -1,6 +1,6 @@
 // The two models alone, as kiln's face pipeline runs them (ONNX Runtime, kiln's session options, the detector on
-// batches of photos and the embedder on the faces of each batch in chunks of the batch size): the rate kiln's whole
-// pipeline cannot pass, printed beside the pipeline's figures as the bound of its ratio to a peer.
+// batches of photos and the embedder on the faces of each batch in chunks of the batch size). On one image at a time,
+// at its better thread count, it is the rate no pipeline of these models can pass (faces_peers' bound of batch 1).
 #pragma once
 
 #include <cstdint>

@@ -51,7 +51,6 @@ std::optional<DecodedImage> bmp_decode_direct(const uint8_t* data, size_t size) 
   image.channels = alpha ? 4 : 3;
   const size_t row_bytes = static_cast<size_t>(width) * image.channels;
   // Every byte is written below: no zero-fill first (at 512 x 512 it cost as much as a third of the decode).
-  decode_buffer_reserve(image.pixels, row_bytes * static_cast<size_t>(height));
   uint8_t* const pixels = decode_buffer_grow(image.pixels, row_bytes * static_cast<size_t>(height));
   const BgrRowToRgb bgr_row = bgr_row_to_rgb_chosen();
   for (int64_t y = 0; y < height; ++y) {

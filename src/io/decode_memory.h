@@ -55,9 +55,10 @@ class UninitializedBytes {
 };
 
 // Appends `bytes` bytes left as the allocator gave them (the caller writes every one before anyone reads them) and
-// returns where they start.
+// returns where they start; storage it has to get is reserved as decode_buffer_reserve does.
 inline uint8_t* decode_buffer_grow(PixelBytes& buffer, size_t bytes) {
   const size_t at = buffer.size();
+  if (buffer.capacity() - at < bytes) decode_buffer_reserve(buffer, at + bytes);
   buffer.insert(buffer.end(), UninitializedBytes(0), UninitializedBytes(static_cast<std::ptrdiff_t>(bytes)));
   return buffer.data() + at;
 }

@@ -235,7 +235,6 @@ Result<DecodedImage> jpeg_decode(const uint8_t* data, size_t size, int64_t max_p
   // buffer grows without a zero-fill, on huge pages when it is large.
   PixelBytes cmyk_pixels;
   PixelBytes& decoded = cmyk ? cmyk_pixels : result.pixels;
-  decode_buffer_reserve(decoded, row_bytes * static_cast<size_t>(result.height));
   uint8_t* const pixels = decode_buffer_grow(decoded, row_bytes * static_cast<size_t>(result.height));
   if (!guarded(d.guard, [&] {
         jpeg_start_decompress(&d.info);
@@ -250,7 +249,6 @@ Result<DecodedImage> jpeg_decode(const uint8_t* data, size_t size, int64_t max_p
   if (cmyk) {
     // Adobe's APP14 marker says the samples are stored inverted (255 = no ink), as Photoshop writes them.
     const int64_t count = static_cast<int64_t>(result.width) * result.height;
-    decode_buffer_reserve(result.pixels, static_cast<size_t>(count) * 3);
     uint8_t* const rgb = decode_buffer_grow(result.pixels, static_cast<size_t>(count) * 3);
     KILN_TRY(cmyk_to_rgb(cmyk_pixels.data(), count, d.info.saw_Adobe_marker != 0, result.icc, rgb));
     result.icc.clear();  // the CMYK profile was used; the result is sRGB

@@ -165,7 +165,6 @@ std::optional<DecodedImage> png_decode_direct(const uint8_t* data, size_t size, 
   image.width = static_cast<int32_t>(h.width);
   image.height = static_cast<int32_t>(h.height);
   image.channels = h.channels;
-  decode_buffer_reserve(image.pixels, row_bytes * h.height);
   uint8_t* const pixels = decode_buffer_grow(image.pixels, row_bytes * h.height);  // every row defiltered into
   std::vector<uint8_t> scanline(1 + row_bytes);
   const std::vector<uint8_t> zeros(row_bytes);

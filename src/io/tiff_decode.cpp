@@ -97,7 +97,6 @@ std::optional<Result<DecodedImage>> tiff_read_direct(TIFF* tif, const TiffSource
   image.height = static_cast<int32_t>(height);
   image.channels = samples;
   const size_t row = size_t{width} * samples;
-  decode_buffer_reserve(image.pixels, row * height);
   decode_buffer_grow(image.pixels, row * height);  // every strip or tile is read into it, or the image is dropped
   const auto damaged = [&] { return std::optional<Result<DecodedImage>>(tiff_failed(src, "damaged image data")); };
   const auto late = [] {
@@ -188,7 +187,6 @@ Result<DecodedImage> tiff_decode(const uint8_t* data, size_t size, int64_t max_p
   image.width = static_cast<int32_t>(width);
   image.height = static_cast<int32_t>(height);
   image.channels = gray ? 1 : alpha ? 4 : 3;
-  decode_buffer_reserve(image.pixels, raster.size() * static_cast<size_t>(image.channels));
   uint8_t* out = decode_buffer_grow(image.pixels, raster.size() * static_cast<size_t>(image.channels));
   for (const uint32_t px : raster) {
     *out++ = static_cast<uint8_t>(TIFFGetR(px));

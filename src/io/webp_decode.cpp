@@ -74,7 +74,6 @@ Result<DecodedImage> webp_decode(const uint8_t* data, size_t size, int64_t max_p
   if (WebPGetFeatures(data, size, &features) != VP8_STATUS_OK) return unsupported_format("webp: damaged header");
   image.channels = features.has_alpha ? 4 : 3;
   const auto bytes = static_cast<size_t>(width * height * image.channels);
-  decode_buffer_reserve(image.pixels, bytes);
   uint8_t* const pixels = decode_buffer_grow(image.pixels, bytes);  // libwebp writes every pixel or fails
   const int stride = image.width * image.channels;
   const uint8_t* decoded = features.has_alpha ? WebPDecodeRGBAInto(data, size, pixels, bytes, stride)
