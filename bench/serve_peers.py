@@ -3,13 +3,18 @@ a time, bench/serve_peer_worker.py), both answering the crawler's POST /detect_a
 request, loaded by the same asyncio client (bench/serve_load.py) on this machine.
 
     python3 bench/serve_peers.py [--seconds 20] [--connections 64] [--configs '--max-batch 1;--max-batch 8'] [--soak-seconds 600]
-                                 [--json FILE] [--plot FILE]
+                                 [--no-bound] [--bound-seconds 2] [--json FILE] [--plot FILE]
 
 Measures: each server's throughput under `--connections` closed-loop clients (kiln with each of --configs; the issue's
 target: kiln >= 3x the peer); kiln's p99 latency at half its best throughput (open loop) against twice the mean
 compute time of one batch at that load (from its /metrics); 1,000 keep-alive connections held at once, two requests
 each; with --soak-seconds, kiln at 80 % of its best throughput for that long with its RSS sampled (target: flat
 within +-5 % after the first tenth). Prints a table and one JSON object; targets as met / not met.
+
+The bound (bench/serve_models_bound, unless --no-bound): the two face models alone on the same photo, as many
+one-thread sessions at once as kiln serve has instances, at each batch size up to --max-batch, inputs prepared
+outside the timing. Their best rate over the worker's measured rate is the most kiln / worker can be here (kiln also
+decodes, prepares, parses and answers, and the load client shares the cores), so 3x is reachable only if it is >= 3.
 """
 import argparse
 import asyncio
@@ -140,6 +145,51 @@ def verdict(ok):
     return "met" if ok else "not met"
 
 
+def models_bound(program, photo, instances, max_batch, seconds, repeats):
+    """bench/serve_models_bound's JSON: the face models alone in kiln serve's layout, and one at a time on every core."""
+    batches = sorted({b for b in (1, 2, 4, 8, max_batch) if b <= max_batch})
+    command = [program, photo, "--instances", str(instances), "--threads", str(os.cpu_count() or 1),
+               "--batch-sizes", ",".join(map(str, batches)), "--seconds", str(seconds), "--repeats", str(repeats)]
+    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout)
+
+
+def serve_layout(config):
+    """kiln serve's face instances and largest batch under one --configs entry (--instances 0: one per core, <= 4)."""
+    options = options_of(config)
+
+    def value(name, default):
+        return int(options[options.index(name) + 1]) if name in options else default
+    instances = value("--instances", 0) or min(os.cpu_count() or 1, 4)
+    return instances, value("--max-batch", 8)
+
+
+def bound_report(args, best_config, best_rate, worker_rate, results):
+    instances, max_batch = serve_layout(best_config)
+    if not os.path.exists(args.models_bound):
+        print(f"bound: not measured ({args.models_bound} is not built: cmake --build build --target "
+              "serve_models_bound)")
+        return
+    bound = models_bound(args.models_bound, args.photo, instances, max_batch, args.bound_seconds, args.bound_repeats)
+    best = bound["layouts"][bound["best"]]
+    alone = bound["layouts"][bound["one_at_a_time"]]
+    ratio = best["images_per_s"] / worker_rate if worker_rate else float("inf")
+    results["bound"] = {"models_alone": bound, "best_layout": bound["best"],
+                        "models_alone_per_s": best["images_per_s"],
+                        "models_alone_one_at_a_time_per_s": alone["images_per_s"],
+                        "kiln_over_worker_bound": ratio, "kiln_share_of_models_alone": best_rate / best["images_per_s"],
+                        "target_3x_reachable": ratio >= 3}
+    print(f"models alone (bench/serve_models_bound), {bound['best']}: {best['images_per_s']:.1f} images/s "
+          f"[{best['images_per_s_min']:.1f}-{best['images_per_s_max']:.1f}]; one at a time on "
+          f"{alone['instances'] * alone['threads_each']} threads ({bound['one_at_a_time']}): "
+          f"{alone['images_per_s']:.1f}")
+    print(f"bound of kiln / worker here: {ratio:.2f}x (models alone / the worker's {worker_rate:.1f}): 3x "
+          f"{'reachable' if ratio >= 3 else 'not reachable'}; kiln serve at "
+          f"{best_rate / best['images_per_s'] * 100:.0f} % of the models alone")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kiln", default=os.environ.get("KILN_CLI", os.path.join(ROOT, "build", "kiln")))
@@ -158,6 +208,11 @@ def main(argv=None):
     parser.add_argument("--hold", type=int, default=1000, help="keep-alive connections held at once")
     parser.add_argument("--soak-seconds", type=float, default=0, help="0: no soak")
     parser.add_argument("--no-peer", action="store_true")
+    parser.add_argument("--models-bound", default=os.path.join(ROOT, "build", "bench", "serve_models_bound"),
+                        help="the bound's program (bench/serve_models_bound.cpp)")
+    parser.add_argument("--no-bound", action="store_true", help="skip the models-alone bound")
+    parser.add_argument("--bound-seconds", type=float, default=2, help="seconds per models-alone measurement")
+    parser.add_argument("--bound-repeats", type=int, default=3)
     parser.add_argument("--json")
     parser.add_argument("--plot")
     args = parser.parse_args(argv)
@@ -195,6 +250,8 @@ def main(argv=None):
         results["kiln_over_worker"] = ratio
         results["target_3x"] = verdict(ratio >= 3)
         print(f"kiln / worker: {ratio:.2f}x (target >= 3x): {results['target_3x']}")
+        if not args.no_bound:
+            bound_report(args, best_config, best_rate, row["requests_per_s"], results)
 
     server = KilnServe(args.kiln, options_of(best_config), args.kiln_library_path)
     try:
