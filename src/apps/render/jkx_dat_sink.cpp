@@ -1,6 +1,7 @@
 // jkx-dat sink (jkx_dat_sink.h): per year, {prefix}_{year}_images.dat.part grows image by image (raw bytes, fsynced
-// when the year ends), the year's label tables (CSV and Feather) are written whole, then the .dat.part is renamed to
-// .dat. The job's settings are kept in {prefix}_jkx.json, which resume compares with its own.
+// when the year ends), the year's label tables (CSV, Feather, and Parquet when DuckDB's library is in the kiln cache)
+// are written whole, then the .dat.part is renamed to .dat. The job's settings are kept in {prefix}_jkx.json, which
+// resume compares with its own.
 #include "apps/render/jkx_dat_sink.h"
 
 #include <fcntl.h>
@@ -17,8 +18,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "io/duckdb_library.h"
 #include "io/durable_file.h"
 #include "io/feather_writer.h"
+#include "io/parquet_writer.h"
 
 namespace kiln {
 
@@ -53,8 +56,8 @@ std::string date_text(int32_t yyyymmdd) {
 }
 
 // The year's rows [span.first, span.end) as the paper's Feather label files hold them, in the CSV's column order:
-// Date a timestamp (pandas datetime64[ns]), StockID text, the others float64 with NaN.
-Result<std::string> feather_table(const ImageTable& labels, const YearSpan& span) {
+// Date a timestamp (pandas datetime64[ns]), StockID text, the others float64 with NaN. The Parquet file holds the same.
+std::vector<FeatherColumn> label_columns(const ImageTable& labels, const YearSpan& span) {
   std::vector<FeatherColumn> columns(6);  // float64 unless set below
   const char* names[] = {"Date", "StockID", "MarketCap", "Ret_5d", "Ret_20d", "Ret_60d"};
   for (size_t c = 0; c < columns.size(); ++c) columns[c].name = names[c];
@@ -68,7 +71,7 @@ Result<std::string> feather_table(const ImageTable& labels, const YearSpan& span
     columns[0].nanoseconds.push_back(feather_day_nanoseconds(labels.end_date[static_cast<size_t>(i)]));
     columns[1].strings.push_back(labels.symbol_of(i));
   }
-  return feather_file_make(columns);
+  return columns;
 }
 
 bool exists(const std::string& path) {
@@ -83,7 +86,8 @@ Status remove_file(const std::string& path) {
 
 class JkxDatSink final : public ImageSink {
  public:
-  JkxDatSink(OutputSpec spec, ImageTable labels) : m_spec(std::move(spec)), m_labels(std::move(labels)) {}
+  JkxDatSink(OutputSpec spec, ImageTable labels)
+      : m_spec(std::move(spec)), m_labels(std::move(labels)), m_parquet(duckdb_api("").is_ok()) {}
   ~JkxDatSink() override {
     if (m_fd >= 0) ::close(m_fd);
   }
@@ -94,14 +98,18 @@ class JkxDatSink final : public ImageSink {
   Status finish(const std::string& run_report, int64_t fallbacks) override;
   uint64_t bytes_written() const override { return m_bytes; }
   std::string describe() const override {
-    return fmt::format("{}_{{year}}_images.dat (jkx-dat, uint8, {} year{})", m_spec.path, m_years.size(),
-                       m_years.size() == 1 ? "" : "s");
+    return fmt::format("{}_{{year}}_images.dat (jkx-dat, uint8, {} year{}; labels {})", m_spec.path, m_years.size(),
+                       m_years.size() == 1 ? "" : "s",
+                       m_parquet ? "CSV, Feather, Parquet"
+                                 : "CSV, Feather; Parquet skipped: DuckDB's library is not in the kiln cache, "
+                                   "make deps fetches it");
   }
 
  private:
   std::string images_path(int32_t year) const { return fmt::format("{}_{}_images.dat", m_spec.path, year); }
   std::string labels_path(int32_t year) const { return fmt::format("{}_{}_labels.csv", m_spec.path, year); }
   std::string feather_path(int32_t year) const { return fmt::format("{}_{}_labels.feather", m_spec.path, year); }
+  std::string parquet_path(int32_t year) const { return fmt::format("{}_{}_labels.parquet", m_spec.path, year); }
   std::string job_path() const { return m_spec.path + "_jkx.json"; }
   bool year_complete(const YearSpan& span) const;
   Status start_year(size_t index);
@@ -109,6 +117,7 @@ class JkxDatSink final : public ImageSink {
 
   OutputSpec m_spec;
   ImageTable m_labels;
+  bool m_parquet = false;  // DuckDB's library is there: Parquet labels too
   std::vector<YearSpan> m_years;
   int64_t m_image_bytes = 0;
   size_t m_current = 0;  // index into m_years of the year being written
@@ -122,7 +131,8 @@ bool JkxDatSink::year_complete(const YearSpan& span) const {
   std::error_code ec;
   const auto size = fs::file_size(images_path(span.year), ec);
   return !ec && static_cast<int64_t>(size) == (span.end - span.first) * m_image_bytes &&
-         exists(labels_path(span.year)) && exists(feather_path(span.year));
+         exists(labels_path(span.year)) && exists(feather_path(span.year)) &&
+         (!m_parquet || exists(parquet_path(span.year)));
 }
 
 Result<int64_t> JkxDatSink::open(const DatasetLayout& layout, const DatasetAttributes& attributes) {
@@ -169,7 +179,8 @@ Result<int64_t> JkxDatSink::open(const DatasetLayout& layout, const DatasetAttri
   }
   for (size_t y = m_current; y < m_years.size(); ++y) {
     for (const std::string& path : {images_path(m_years[y].year), images_path(m_years[y].year) + ".part",
-                                    labels_path(m_years[y].year), feather_path(m_years[y].year)}) {
+                                    labels_path(m_years[y].year), feather_path(m_years[y].year),
+                                    parquet_path(m_years[y].year), parquet_path(m_years[y].year) + ".tmp"}) {
       KILN_TRY(remove_file(path));
     }
   }
@@ -200,8 +211,10 @@ Status JkxDatSink::end_year() {
   if (::close(fd) != 0) return errno_status(part + ": close failed");
   // The tables first: a year counts as finished when its .dat has every image (and the tables are there).
   KILN_TRY(file_write_atomic(labels_path(year), m_table, TempName::kFixed));
-  KILN_TRY_ASSIGN(const std::string feather, feather_table(m_labels, m_years[m_current]));
+  const std::vector<FeatherColumn> columns = label_columns(m_labels, m_years[m_current]);
+  KILN_TRY_ASSIGN(const std::string feather, feather_file_make(columns));
   KILN_TRY(file_write_atomic(feather_path(year), feather, TempName::kFixed));
+  if (m_parquet) KILN_TRY(parquet_file_write(parquet_path(year), columns));
   KILN_TRY(file_commit(part, images_path(year)));
   if (m_current + 1 < m_years.size()) return start_year(m_current + 1);
   ++m_current;

@@ -1,10 +1,12 @@
-// series_load(): picks the reader from the file extension (and for HDF5, from what the named object is).
+// series_load(): picks the reader from the file extension (and for HDF5, from what the named object is; a file that
+// begins with PAR1 is Parquet whatever its name).
 #include <filesystem>
 #include <optional>
 #include <string>
 
 #include "apps/render/series_hdf5.h"
 #include "apps/render/series_panel.h"
+#include "apps/render/series_parquet.h"
 #include "kiln/apps/render.h"
 
 namespace kiln {
@@ -62,8 +64,8 @@ Result<Series> series_load(const SeriesSource& source) {
   if (std::filesystem::is_directory(path, folder_ec)) return panel_load_folder(path, source);
   const bool panel_asked = !source.symbol_column.empty() || !source.market_cap_column.empty();
 
-  const std::string not_a_table = ": a panel is a table with a symbol column (a CSV, an HDF5 compound dataset or "
-                                  "group of columns) or a folder of CSV files";
+  const std::string not_a_table = ": a panel is a table with a symbol column (a CSV, a Parquet file, an HDF5 compound "
+                                  "dataset or group of columns) or a folder of CSV files";
   std::string h5_file;
   std::string dataset;
   if (split_hdf5(path, h5_file, dataset)) {
@@ -84,13 +86,22 @@ Result<Series> series_load(const SeriesSource& source) {
   }
 
   const std::string ext = lower(std::filesystem::path(path).extension().string());
+  std::error_code ec;
+  if (ext == ".parquet" || ext == ".pq" || (std::filesystem::is_regular_file(path, ec) && parquet_file_is(path))) {
+    if (!std::filesystem::exists(path, ec)) return io_error(path + ": no such file");
+    if (!parquet_file_is(path)) return unsupported_format(path + ": not a Parquet file (it does not begin with PAR1)");
+    KILN_TRY_ASSIGN(CsvRows rows, series_load_parquet_rows(path, source.column, source.ohlc,
+                                                           source.volume ? source.volume_column : std::string(),
+                                                           panel_columns(source)));
+    return series_from_rows(std::move(rows), path, source.market_cap_column);
+  }
   const bool is_csv = ext == ".csv" || ext == ".txt";
   const bool is_npy = ext == ".npy";
   if (!is_csv && !is_npy) {
     const std::string what = ext.empty() ? std::string("no file extension") : "unknown input type '" + ext + "'";
-    return unsupported_format(path + ": " + what + " (expected .csv, .txt, .npy, or .h5/.hdf5 followed by :/dataset)");
+    return unsupported_format(path + ": " + what +
+                              " (expected .csv, .txt, .npy, .parquet, or .h5/.hdf5 followed by :/dataset)");
   }
-  std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return io_error(path + ": no such file");
   if (is_npy && panel_asked) return invalid_argument(path + not_a_table + " (an .npy file is an array of numbers)");
   if (is_npy) {
