@@ -121,6 +121,10 @@ unsigned scale_denom_choose(JDIMENSION width, JDIMENSION height, int32_t min_w, 
 // to make a small file take minutes.
 constexpr int kMaxScans = 500;
 
+// Rows asked of one jpeg_read_scanlines call: at least what it can return at the sizes kiln decodes (an iMCU row of
+// the tallest sampling, 4 x 8).
+constexpr JDIMENSION kRowsPerRead = 32;
+
 struct DecodeGuard {
   jpeg_error_mgr err{};
   jpeg_progress_mgr progress{};
@@ -236,11 +240,16 @@ Result<DecodedImage> jpeg_decode(const uint8_t* data, size_t size, int64_t max_p
   PixelBytes cmyk_pixels;
   PixelBytes& decoded = cmyk ? cmyk_pixels : result.pixels;
   uint8_t* const pixels = decode_buffer_grow(decoded, row_bytes * static_cast<size_t>(result.height));
+  // Many rows a call: libjpeg hands out an iMCU row (8 to 32 rows) at a time, and every call runs the progress
+  // monitor, which reads the clock for the deadline (a row a call read it 512 times for a 512 x 512 image).
   if (!guarded(d.guard, [&] {
         jpeg_start_decompress(&d.info);
+        JSAMPROW rows[kRowsPerRead];
         while (d.info.output_scanline < d.info.output_height) {
-          JSAMPROW row = pixels + row_bytes * d.info.output_scanline;
-          jpeg_read_scanlines(&d.info, &row, 1);
+          const JDIMENSION first = d.info.output_scanline;
+          const JDIMENSION count = std::min<JDIMENSION>(kRowsPerRead, d.info.output_height - first);
+          for (JDIMENSION i = 0; i < count; ++i) rows[i] = pixels + row_bytes * (first + i);
+          jpeg_read_scanlines(&d.info, rows, count);
         }
         jpeg_finish_decompress(&d.info);
       })) {

@@ -42,7 +42,14 @@ toff_t tiff_seek(thandle_t h, toff_t offset, int whence) {
 }
 int tiff_close(thandle_t) { return 0; }
 toff_t tiff_size(thandle_t h) { return static_cast<TiffSource*>(h)->size; }
-int tiff_map(thandle_t, void**, toff_t*) { return 0; }
+// The bytes are in memory already: "mapped", libtiff decodes each strip or tile where it lies instead of copying it
+// into a buffer of its own first (a file opened for reading is never written through its map).
+int tiff_map(thandle_t h, void** base, toff_t* size) {
+  auto* src = static_cast<TiffSource*>(h);
+  *base = const_cast<uint8_t*>(src->data);
+  *size = src->size;
+  return 1;
+}
 void tiff_unmap(thandle_t, void*, toff_t) {}
 
 int tiff_on_error(TIFF*, void* user, const char* module, const char* fmt, va_list args) {
@@ -144,7 +151,7 @@ Result<DecodedImage> tiff_decode(const uint8_t* data, size_t size, int64_t max_p
   TIFFOpenOptionsSetMaxSingleMemAlloc(h.options, std::max<tmsize_t>(tmsize_t{64} << 20, max_pixels * 8));
   TIFFOpenOptionsSetErrorHandlerExtR(h.options, tiff_on_error, &src);
   TIFFOpenOptionsSetWarningHandlerExtR(h.options, tiff_on_warning, nullptr);
-  h.tif = TIFFClientOpenExt("tiff", "rm", &src, tiff_read, tiff_write, tiff_seek, tiff_close, tiff_size, tiff_map,
+  h.tif = TIFFClientOpenExt("tiff", "r", &src, tiff_read, tiff_write, tiff_seek, tiff_close, tiff_size, tiff_map,
                             tiff_unmap, h.options);
   if (h.tif == nullptr) return tiff_failed(src, "cannot open");
   uint32_t width = 0;
