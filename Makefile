@@ -93,8 +93,8 @@ soak: build
 # new inputs in build-fuzz/corpus/<name>); a crash stops with its input in build-fuzz/ (add it to fuzz/corpus/<name>:
 # the test build replays every corpus file). docs/reliability.md records the runs.
 FUZZ_SECONDS ?= 600
-FUZZ_HARNESSES = series_csv series_npy series_hdf5 series_parquet render_config image_decode png_direct image_webp image_gif image_bmp \
-  image_tiff image_heif image_list video_decode \
+FUZZ_HARNESSES = series_csv series_npy series_hdf5 series_parquet render_config image_decode png_direct image_webp \
+  image_gif image_bmp image_tiff image_heif image_list video_decode \
   model_load segment_config piece_record job_part serve_request serve_multipart
 fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DKILN_FUZZ=ON -DKILN_SANITIZE="address,undefined" -DKILN_CUDA=OFF \
