@@ -32,6 +32,26 @@ struct PortableEqualMask {
 
 }  // namespace
 
+size_t zstd_runs_sequences(uint32_t* e, size_t count, size_t period, std::vector<ZSTD_Sequence>& sequences) {
+  size_t kept = 0;
+  for (size_t i = 0; i < count; i += 2) {
+    const uint32_t start = e[i], end = e[i + 1];
+    e[kept] = start;
+    e[kept + 1] = end;
+    kept += end - start >= kZstdMinRun ? 2 : 0;
+  }
+  const size_t first = sequences.size();
+  sequences.resize(first + kept / 2);
+  ZSTD_Sequence* seq = sequences.data() + first;
+  size_t matched = 0;
+  for (size_t i = 0; i < kept; i += 2) {
+    const uint32_t literal_start = i == 0 ? 0 : e[i - 1];
+    seq[i / 2] = ZSTD_Sequence{static_cast<unsigned>(period), e[i] - literal_start, e[i + 1] - e[i], 0};
+    matched += e[i + 1] - e[i];
+  }
+  return matched;
+}
+
 size_t zstd_runs_find(const uint8_t* src, size_t size, size_t period, std::vector<ZSTD_Sequence>& sequences,
                       ZstdRunScratch& scratch) {
   return zstd_runs_scan(src, size, period, sequences, scratch, PortableEqualMask{});
@@ -67,8 +87,13 @@ Status ZstdRunCompressor::compress(const uint8_t* src, size_t size, size_t perio
   if (period == 0) return invalid_argument("zstd runs: period must be positive");
   if (size > UINT32_MAX) return invalid_argument("zstd runs: input of " + std::to_string(size) + " bytes, over 4 GiB");
   m_sequences.clear();
-  m_matched = cpu_isa_active() >= CpuIsa::kAvx2 ? zstd_runs_find_avx2(src, size, period, m_sequences, m_scratch)
-                                                : zstd_runs_find(src, size, period, m_sequences, m_scratch);
+  if (cpu_isa_active() < CpuIsa::kAvx2) {
+    m_matched = zstd_runs_find(src, size, period, m_sequences, m_scratch);
+  } else if (zstd_runs_avx512_supported()) {
+    m_matched = zstd_runs_find_avx512(src, size, period, m_sequences, m_scratch);
+  } else {
+    m_matched = zstd_runs_find_avx2(src, size, period, m_sequences, m_scratch);
+  }
   // Bytes after the last match are literals (ZSTD_compressSequences treats the rest of src as such).
   // Into a scratch buffer kept at its size: growing `out` by the bound would zero ~size bytes on every call.
   ZSTD_CCtx_setPledgedSrcSize(m_cctx, size);

@@ -21,6 +21,12 @@ struct ZstdRunScratch {
   std::vector<uint32_t> edges;  // positions where that switches on (a run starts) or off (it ends), in order
 };
 
+// The third pass over the `count` edges (alternately a run's start and end) of the scans below: the runs of at
+// least kZstdMinRun bytes, compacted in place (the write index never passes the read index), then their sequences:
+// literals from the end of the kept run before. Returns the bytes the kept runs cover.
+// Defined once in zstd_runs.cpp (baseline ISA), so that no ISA file emits a copy the generic path could call.
+size_t zstd_runs_sequences(uint32_t* e, size_t count, size_t period, std::vector<ZSTD_Sequence>& sequences);
+
 // Appends one sequence (offset `period`) per maximal run of at least kZstdMinRun bytes equal to the byte `period`
 // earlier, in order; returns the bytes they cover. EqualMask(a, b) has bit j set where a[j] == b[j] (64 bytes).
 // size < 2^32. Three passes without data-dependent branches in their inner work (a chart row is crossed by a line
@@ -72,27 +78,7 @@ size_t zstd_runs_scan(const uint8_t* src, size_t size, size_t period, std::vecto
     if (scratch.edges.size() < n + 1) scratch.edges.resize(n + 1);
     scratch.edges[n++] = static_cast<uint32_t>(size);
   }
-
-  // The runs long enough, compacted in place (the write index never passes the read index), then their sequences:
-  // literals from the end of the kept run before.
-  uint32_t* e = scratch.edges.data();
-  size_t kept = 0;
-  for (size_t i = 0; i < n; i += 2) {
-    const uint32_t start = e[i], end = e[i + 1];
-    e[kept] = start;
-    e[kept + 1] = end;
-    kept += end - start >= kZstdMinRun ? 2 : 0;
-  }
-  const size_t first = sequences.size();
-  sequences.resize(first + kept / 2);
-  ZSTD_Sequence* seq = sequences.data() + first;
-  size_t matched = 0;
-  for (size_t i = 0; i < kept; i += 2) {
-    const uint32_t literal_start = i == 0 ? 0 : e[i - 1];
-    seq[i / 2] = ZSTD_Sequence{static_cast<unsigned>(period), e[i] - literal_start, e[i + 1] - e[i], 0};
-    matched += e[i + 1] - e[i];
-  }
-  return matched;
+  return zstd_runs_sequences(scratch.edges.data(), n, period, sequences);
 }
 
 size_t zstd_runs_find(const uint8_t* src, size_t size, size_t period, std::vector<ZSTD_Sequence>& sequences,
@@ -100,5 +86,10 @@ size_t zstd_runs_find(const uint8_t* src, size_t size, size_t period, std::vecto
 // The same with AVX2 compares; only on CPUs that have AVX2.
 size_t zstd_runs_find_avx2(const uint8_t* src, size_t size, size_t period, std::vector<ZSTD_Sequence>& sequences,
                            ZstdRunScratch& scratch);
+// The same with AVX-512 compares and the edges of a mask word written at once (VBMI2 byte compress), without a
+// branch per word; only where zstd_runs_avx512_supported().
+size_t zstd_runs_find_avx512(const uint8_t* src, size_t size, size_t period, std::vector<ZSTD_Sequence>& sequences,
+                             ZstdRunScratch& scratch);
+bool zstd_runs_avx512_supported();
 
 }  // namespace kiln

@@ -101,7 +101,7 @@ std::vector<std::pair<size_t, size_t>> runs_of(const std::vector<ZSTD_Sequence>&
   return runs;
 }
 
-// Both scanners (portable SWAR and AVX2, each with the fast path for repeated blocks) find exactly the maximal runs,
+// Every scanner (portable SWAR, AVX2, AVX-512 where the CPU has it) finds exactly the maximal runs,
 // for runs that start and end anywhere in a 64-byte block, blocks that repeat, and tails shorter than a block.
 TEST(ZstdRuns, ScannersFindExactlyTheMaximalRuns) {
   std::mt19937 rng(11);
@@ -127,6 +127,11 @@ TEST(ZstdRuns, ScannersFindExactlyTheMaximalRuns) {
         sequences.clear();
         zstd_runs_find_avx2(data.data(), data.size(), period, sequences, scratch);
         EXPECT_EQ(runs_of(sequences), expected) << "avx2, period " << period << ", size " << size;
+      }
+      if (zstd_runs_avx512_supported()) {
+        sequences.clear();
+        EXPECT_EQ(zstd_runs_find_avx512(data.data(), data.size(), period, sequences, scratch), expected_matched);
+        EXPECT_EQ(runs_of(sequences), expected) << "avx512, period " << period << ", size " << size;
       }
     }
   }
