@@ -32,10 +32,24 @@ Result<GrayPlanes> GrayPlanes::make(AVPixelFormat format, int flags) {
 
 void GrayPlanes::convert(const ImageView& gray, AVFrame* frame) const {
   const auto* src = static_cast<const uint8_t*>(gray.data);
+  // A mask is mostly runs of 0 and 255: eight such pixels at once are one store of their luma, the rest a lookup each
+  // (the byte loop alone was 0.5 ms of a 1280 x 720 mask frame on the AMD EPYC VM).
+  constexpr uint64_t kEvery = 0x0101010101010101ull;
+  const uint64_t black8 = kEvery * m_luma[0], white8 = kEvery * m_luma[255];
   for (int32_t row = 0; row < gray.height; ++row) {
     const uint8_t* in = src + row * gray.row_stride;
     uint8_t* out = frame->data[0] + static_cast<ptrdiff_t>(row) * frame->linesize[0];
-    for (int32_t x = 0; x < gray.width; ++x) out[x] = m_luma[in[x]];
+    int32_t x = 0;
+    for (; x + 8 <= gray.width; x += 8) {
+      uint64_t eight;
+      std::memcpy(&eight, in + x, 8);
+      if (eight == 0 || eight == ~0ull) {
+        std::memcpy(out + x, eight == 0 ? &black8 : &white8, 8);
+        continue;
+      }
+      for (int32_t k = x; k < x + 8; ++k) out[k] = m_luma[in[k]];
+    }
+    for (; x < gray.width; ++x) out[x] = m_luma[in[x]];
   }
   const int32_t chroma_width = m_subsampled ? (gray.width + 1) / 2 : gray.width;
   const int32_t chroma_height = m_subsampled ? (gray.height + 1) / 2 : gray.height;

@@ -42,9 +42,12 @@ void check(AVPixelFormat format, int width, int height, uint32_t seed) {
   std::mt19937 rng(seed);
   std::vector<uint8_t> gray(static_cast<size_t>(width) * height);
   for (size_t i = 0; i < gray.size(); ++i) gray[i] = i < 256 ? static_cast<uint8_t>(i) : static_cast<uint8_t>(rng());
-  // Masks are mostly runs of 0 and 255: half of the rows are.
+  // Masks are mostly runs of 0 and 255: half of the rows are, in short runs (eight pixels mixed, the lookup) and long
+  // ones (eight of a level at once), each with a level between them now and then.
   for (int row = 0; row < height; row += 2) {
-    for (int x = 0; x < width; ++x) gray[static_cast<size_t>(row) * width + x] = (x / 7) % 2 ? 255 : 0;
+    const int run = row % 4 == 0 ? 7 : 37;
+    for (int x = 0; x < width; ++x) gray[static_cast<size_t>(row) * width + x] = (x / run) % 2 ? 255 : 0;
+    if (width > 50) gray[static_cast<size_t>(row) * width + 40 + row % 9] = static_cast<uint8_t>(rng());
   }
   SwsContextPtr scaler(sws_getContext(width, height, AV_PIX_FMT_GRAY8, width, height, format, kFlags, nullptr, nullptr,
                                       nullptr));
@@ -68,6 +71,7 @@ TEST(GrayPlanes, EqualSwscaleForYuv420) {
   check(AV_PIX_FMT_YUV420P, 1280, 720, 1);
   check(AV_PIX_FMT_YUV420P, 64, 36, 2);
   check(AV_PIX_FMT_YUV420P, 256, 2, 3);
+  check(AV_PIX_FMT_YUV420P, 101, 38, 4);  // a row that does not end on eight pixels
 }
 
 // NV12: the host side of NVENC's device frames (kiln segment's masks written on the device take these levels).
