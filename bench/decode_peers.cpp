@@ -1,11 +1,14 @@
 // decode_peers: kiln's image decode against OpenCV's imdecode and Pillow, per format, on the same files in memory.
 //
 //   decode_peers [--json FILE|-] [--plot FILE] [--seconds S] [--threads 1,2] [--formats jpeg,png,...]
-//                [--sizes 512x512,12mp] [--no-pillow] [--opencv-rgb] [--python PATH] [--files DIR]
+//                [--sizes 512x512,12mp] [--rounds N] [--no-pillow] [--opencv-rgb] [--python PATH] [--files DIR]
 //
 // The files (bench/decode_files.py, kept in --files, default build/decode-files): one real photograph in every format
 // kiln reads at 512 x 512 and 12 MP. Each tool decodes a file's bytes to 8-bit RGB, T threads each decoding its own
-// copies for S seconds after a warm-up decode, reported as images per second. kiln: image_decode (with what it does
+// copies for S seconds after a warm-up decode, reported as images per second; --rounds N alternates kiln and OpenCV
+// N times per case and reports the medians (a sub-millisecond decode's rate moves from one window to the next on a
+// shared VM, and a drift then falls on both tools alike); "cpu-us" is the decoding threads' CPU time per image, which
+// other processes on the machine move far less than they move the rate. kiln: image_decode (with what it does
 // by default: orientation and colour profile, none of which these files ask for); OpenCV: cv::imdecode
 // (IMREAD_COLOR, cv::setNumThreads(1) so that T threads are T decodes) for the formats Debian's OpenCV reads, its
 // pixels left in OpenCV's BGR order (--opencv-rgb adds the cv::cvtColor to RGB that a caller wanting kiln's RGB
@@ -18,10 +21,12 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -43,6 +48,7 @@ struct Options {
   std::string files_dir = std::string(KILN_BINARY_DIR) + "/decode-files";
   std::string python = "/usr/bin/python3";
   double seconds = 1.0;
+  int32_t rounds = 1;
   std::vector<int32_t> threads = {1, 2};
   std::vector<std::string> formats;  // empty: all
   std::vector<std::string> sizes;    // empty: all
@@ -50,11 +56,23 @@ struct Options {
   bool opencv_rgb = false;
 };
 
+struct Measured {
+  double images_per_s = 0;
+  double cpu_us = 0;  // the decoding threads' CPU time (user and system) per image
+};
+
+int64_t thread_cpu_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return int64_t{t.tv_sec} * 1000000000 + t.tv_nsec;
+}
+
 // Decodes per second: `threads` threads, each calling `decode` on its own copy of `data` for `seconds`.
 template <typename Decode>
-double decode_rate(const Bytes& data, int32_t threads, double seconds, const Decode& decode) {
-  if (!decode(data)) return 0;  // warm-up, and a tool that cannot read the file
+Measured decode_rate(const Bytes& data, int32_t threads, double seconds, const Decode& decode) {
+  if (!decode(data)) return {};  // warm-up, and a tool that cannot read the file
   std::atomic<int64_t> count{0};
+  std::atomic<int64_t> cpu_ns{0};
   const auto start = Clock::now();
   const auto stop = start + std::chrono::duration<double>(seconds);
   std::vector<std::thread> workers;
@@ -62,12 +80,22 @@ double decode_rate(const Bytes& data, int32_t threads, double seconds, const Dec
     workers.emplace_back([&] {
       const Bytes copy = data;
       int64_t n = 0;
+      const int64_t cpu_start = thread_cpu_ns();
       while (Clock::now() < stop) n += decode(copy) ? 1 : 0;
+      cpu_ns += thread_cpu_ns() - cpu_start;
       count += n;
     });
   }
   for (std::thread& w : workers) w.join();
-  return static_cast<double>(count) / std::chrono::duration<double>(Clock::now() - start).count();
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  if (count == 0) return {};
+  return {static_cast<double>(count) / elapsed, static_cast<double>(cpu_ns) / 1e3 / static_cast<double>(count)};
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n == 0 ? 0 : n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 bool kiln_decode(const Bytes& data) {
@@ -143,6 +171,8 @@ int main(int argc, char** argv) {
   app.add_option("--json", opt.json_path, "Write the results as JSON to FILE (- for standard output)");
   kiln::bench::plot_option_add(app, &opt.plot_path);
   app.add_option("--seconds", opt.seconds, "Seconds per measurement")->check(kiln::bench::positive());
+  app.add_option("--rounds", opt.rounds, "Alternate kiln and OpenCV this many times per case; report the medians")
+      ->check(CLI::PositiveNumber);
   app.add_option("--threads", opt.threads, "Thread counts, each its own measurement")->delimiter(',');
   app.add_option("--formats", opt.formats, "Formats (jpeg,png,webp,gif,bmp,tiff,heic,avif; default all)")
       ->delimiter(',');
@@ -172,8 +202,8 @@ int main(int argc, char** argv) {
   nlohmann::json ratios = nlohmann::json::array();
   bool all_met = true;
   const bool table = opt.json_path != "-";
-  if (table) std::printf("%-6s %-8s %3s %12s %12s %12s %8s %10s %10s\n", "format", "size", "thr", "kiln/s",
-                         "opencv/s", "pillow/s", "ratio", "check", "pil-check");
+  if (table) std::printf("%-6s %-8s %3s %12s %12s %12s %8s %11s %11s %10s %10s\n", "format", "size", "thr", "kiln/s",
+                         "opencv/s", "pillow/s", "ratio", "kiln-cpu-us", "cv-cpu-us", "check", "pil-check");
   std::map<std::string, double> pillow_checks;  // per file, once
   if (opt.pillow) {
     for (const auto& f : files) {
@@ -193,9 +223,23 @@ int main(int argc, char** argv) {
     for (const auto& f : files) {
       const std::string path = f["path"];
       const Bytes data = file_bytes(path);
-      const double kiln_rate = decode_rate(data, threads, opt.seconds, kiln_decode);
-      const double opencv_rate =
-          decode_rate(data, threads, opt.seconds, opt.opencv_rgb ? opencv_decode_rgb : opencv_decode);
+      std::vector<double> kiln_rates;
+      std::vector<double> opencv_rates;
+      std::vector<double> kiln_cpu;
+      std::vector<double> opencv_cpu;
+      for (int32_t round = 0; round < opt.rounds; ++round) {
+        const Measured mine = decode_rate(data, threads, opt.seconds, kiln_decode);
+        const Measured theirs =
+            decode_rate(data, threads, opt.seconds, opt.opencv_rgb ? opencv_decode_rgb : opencv_decode);
+        kiln_rates.push_back(mine.images_per_s);
+        opencv_rates.push_back(theirs.images_per_s);
+        kiln_cpu.push_back(mine.cpu_us);
+        opencv_cpu.push_back(theirs.cpu_us);
+      }
+      const double kiln_rate = median(kiln_rates);
+      const double opencv_rate = median(opencv_rates);
+      const double kiln_cpu_us = median(kiln_cpu);
+      const double opencv_cpu_us = median(opencv_cpu);
       const double pillow_rate = pillow.count(path) ? pillow[path] : 0;
       const double best = std::max(opencv_rate, pillow_rate);
       const double check = pixels_difference(data);
@@ -207,6 +251,9 @@ int main(int argc, char** argv) {
       }
       nlohmann::json ratio = {{"format", f["format"]}, {"size", f["size"]}, {"threads", threads},
                               {"bytes", f["bytes"]}, {"kiln_rate", kiln_rate}};
+      if (opt.rounds > 1) ratio["rounds"] = {{"kiln", kiln_rates}, {"opencv", opencv_rates}};
+      ratio["kiln_cpu_us"] = kiln_cpu_us;
+      if (opencv_cpu_us > 0) ratio["opencv_cpu_us"] = opencv_cpu_us;
       if (best > 0) {
         ratio["kiln_over_best"] = kiln_rate / best;
         ratio["target"] = kiln_rate >= best ? "met" : "not met";
@@ -219,17 +266,18 @@ int main(int argc, char** argv) {
       if (!std::isnan(pillow_check)) ratio["check_mean_abs_vs_pillow"] = pillow_check;
       ratios.push_back(ratio);
       if (table) {
-        std::printf("%-6s %-8s %3d %12.1f %12.1f %12.1f %7.2fx %10.3g %10.3g  %s\n",
+        std::printf("%-6s %-8s %3d %12.1f %12.1f %12.1f %7.2fx %11.1f %11.1f %10.3g %10.3g  %s\n",
                     f["format"].get<std::string>().c_str(), f["size"].get<std::string>().c_str(), threads, kiln_rate,
-                    opencv_rate, pillow_rate, best > 0 ? kiln_rate / best : 0.0, check, pillow_check,
-                    ratio["target"].get<std::string>().c_str());
+                    opencv_rate, pillow_rate, best > 0 ? kiln_rate / best : 0.0, kiln_cpu_us, opencv_cpu_us, check,
+                    pillow_check, ratio["target"].get<std::string>().c_str());
         std::fflush(stdout);
       }
     }
   }
   if (table) std::printf("target (kiln >= the best peer for every format): %s\n", all_met ? "met" : "not met");
   const nlohmann::json out{{"commit", kiln::bench::git_commit()}, {"cpu", kiln::bench::cpu_model()},
-                           {"opencv_version", CV_VERSION}, {"seconds", opt.seconds}, {"results", results},
+                           {"opencv_version", CV_VERSION}, {"seconds", opt.seconds}, {"rounds", opt.rounds},
+                           {"results", results},
                            {"ratios", ratios}, {"target_met", all_met}};
   if (kiln::bench::plot_write(out, opt.plot_path, "decode_peers: images/s by format, kiln, OpenCV and Pillow") != 0)
     return 1;
