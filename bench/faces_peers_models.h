@@ -24,5 +24,8 @@ std::shared_ptr<FaceModelsOnly> face_models_only_open(const PackagedModel& detec
                                                       int64_t batch);
 // One pass over every photo; returns the faces embedded.
 int64_t face_models_only_pass(FaceModelsOnly& models);
+// One pass of each copy at once, each on a thread of its own (opened on one thread each: the models' work with every
+// core busy, the most a pipeline that runs several batches at once can reach); returns the faces of all passes.
+int64_t face_models_concurrent_pass(const std::vector<std::shared_ptr<FaceModelsOnly>>& copies);
 
 }  // namespace kiln::bench

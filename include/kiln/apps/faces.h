@@ -114,6 +114,8 @@ struct FaceStageReport {
   // there: Q runs)" while the detector's model reads device memory (then every stage placed on that device reads
   // them there), else "host"; after a failure on the device, or a batch that did not fit, the reason follows.
   std::string batch_memory;
+  int64_t photos = 0;              // photos analysed
+  int64_t second_pass_photos = 0;  // of them, those searched again upscaled and enhanced (upscale or enhance auto)
 };
 
 // Detect -> align -> embed -> quality for batches of decoded u8 RGB images. Not thread-safe: one per thread.

@@ -107,10 +107,11 @@ class Analyzer final : public FaceAnalyzer {
     if (!m_device_note.empty()) r.batch_memory += (uploaded ? ", then host (" : " (") + m_device_note + ")";
     r.enhancement = stage_text(m_enhance_report, m_stages.enhancement);
     if (face_prepare_second_pass(m_settings)) {
-      r.enhancement += "; second pass (upscaled, enhanced) on " + std::to_string(m_second_pass) + " of " +
-                       std::to_string(m_photos) + " photos";
+      r.enhancement += face_second_pass_note(m_second_pass, m_photos);
     }
     r.quality = stage_text(m_quality_report, m_stages.quality);
+    r.photos = m_photos;
+    r.second_pass_photos = m_second_pass;
     return r;
   }
 

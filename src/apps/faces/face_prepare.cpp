@@ -33,6 +33,11 @@ bool face_prepare_second_pass(const FaceSettings& settings) {
          (settings.upscale == "auto" || settings.enhance == "auto");
 }
 
+std::string face_second_pass_note(int64_t second_pass, int64_t photos) {
+  return "; second pass (upscaled, enhanced) on " + std::to_string(second_pass) + " of " + std::to_string(photos) +
+         " photos";
+}
+
 FaceSettings face_first_pass_settings(const FaceSettings& settings) {
   FaceSettings first = settings;
   first.upscale = "off";

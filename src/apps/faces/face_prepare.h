@@ -2,6 +2,7 @@
 // and the enhancement of low-resolution photos, for a batch of RGB u8 images.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "kiln/apps/faces.h"
@@ -19,6 +20,8 @@ bool face_prepare_wanted(const FaceSettings& settings, int32_t width, int32_t he
 // that pass found no face are prepared and searched again. always: prepared before the only pass (the predecessor's
 // order).
 bool face_prepare_second_pass(const FaceSettings& settings);
+// What a report says of the second pass: "; second pass (upscaled, enhanced) on N of M photos".
+std::string face_second_pass_note(int64_t second_pass, int64_t photos);
 // The first pass's settings: nothing upscaled or enhanced.
 FaceSettings face_first_pass_settings(const FaceSettings& settings);
 

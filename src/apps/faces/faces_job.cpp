@@ -1,9 +1,10 @@
-// The faces job: images in batches -> decode (worker threads) -> FaceAnalyzer -> dedup -> one output row per
-// kept face and a JSON line per face and per unreadable image. Every few batches the rows and lines go to a part
-// (faces_parts.h), so that a killed run continues with --resume; the outputs (TensorWriter .h5 or .npz, the JSON
-// lines) are assembled from the parts at the end.
+// The faces job: images in batches -> decode (worker threads) -> FaceLanes (FaceAnalyzers; on the CPU several
+// batches at once) -> dedup -> one output row per kept face and a JSON line per face and per unreadable image. Every
+// few batches the rows and lines go to a part (faces_parts.h), so that a killed run continues with --resume; the
+// outputs (TensorWriter .h5 or .npz, the JSON lines) are assembled from the parts at the end.
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <filesystem>
 #include <future>
 
@@ -11,6 +12,7 @@
 
 #include "apps/faces/face_crops.h"
 #include "apps/faces/face_dedup.h"
+#include "apps/faces/face_lanes.h"
 #include "apps/faces/faces_parts.h"
 #include "apps/faces/faces_preview.h"
 #include "apps/faces/faces_rows.h"
@@ -260,9 +262,12 @@ Result<FacesJobSummary> faces_job_run(const FacesJobConfig& requested, const Ima
 
   FaceSettings face_settings = config.face;
   face_settings.keep_aligned = !config.crops.empty();
-  KILN_TRY_ASSIGN(std::unique_ptr<FaceAnalyzer> analyzer,
-                  FaceAnalyzer::open(face_settings, config.exec,
-                                     config.stages.value_or(face_stage_modes_all(config.exec.mode)), log));
+  // Decoded batches started on the lanes, oldest first: declared before the lanes, which wait for theirs on every
+  // way out.
+  std::deque<DecodedBatch> in_lanes;
+  const FaceStageModes stages = config.stages.value_or(face_stage_modes_all(config.exec.mode));
+  KILN_TRY_ASSIGN(std::unique_ptr<FaceLanes> lanes,
+                  FaceLanes::open(face_settings, config.exec, stages, face_lanes_auto(config.exec, stages), log));
   ThreadPool decode_pool(config.exec.threads);
   DecodeOptions decode = file_job_decode_options(config, 3);
 
@@ -273,20 +278,34 @@ Result<FacesJobSummary> faces_job_run(const FacesJobConfig& requested, const Ima
     });
   };
   std::future<DecodedBatch> next;
-  if (done_parts * unit < batches.count()) next = decode_async(done_parts * unit);
+  int64_t next_first = done_parts * unit;  // the next batch to decode (parts hold whole batches)
+  if (next_first < batches.count()) next = decode_async(next_first);
+  // Every lane busy: the batches decoded next started, one per lane (one with no readable image is only held).
+  const auto start_more = [&]() -> Status {
+    while (next.valid() && static_cast<int64_t>(in_lanes.size()) < lanes->count()) {
+      auto t = Clock::now();
+      in_lanes.push_back(next.get());
+      next_first += batch_size;
+      if (next_first < batches.count()) next = decode_async(next_first);
+      summary.decode_seconds += seconds_since(t);
+      t = Clock::now();
+      if (in_lanes.back().images.count() > 0) KILN_TRY(lanes->start(in_lanes.back().images.view()));
+      summary.analyze_seconds += seconds_since(t);  // one lane analyses in start()
+    }
+    return Status::ok();
+  };
   for (int64_t part_index = done_parts; part_index * unit < batches.count(); ++part_index) {
     FacesPart part;
     part.first = part_index * unit;
     const int64_t part_end = std::min(batches.count(), part.first + unit);
     for (int64_t first = part.first; first < part_end; first += batch_size) {
       const int64_t n = std::min(batch_size, part_end - first);
+      KILN_TRY(start_more());
       auto t = Clock::now();
-      const DecodedBatch batch = next.get();
-      if (first + n < batches.count()) next = decode_async(first + n);
-      summary.decode_seconds += seconds_since(t);
-      t = Clock::now();
       std::vector<std::vector<Face>> faces;
-      if (batch.images.count() > 0) KILN_TRY(analyzer->analyze(batch.images.view(), &faces));
+      if (in_lanes.front().images.count() > 0) KILN_TRY(lanes->finish(&faces));
+      const DecodedBatch batch = std::move(in_lanes.front());
+      in_lanes.pop_front();
       summary.analyze_seconds += seconds_since(t);
       t = Clock::now();
       for (int64_t i = 0; i < n; ++i) {
@@ -347,7 +366,7 @@ Result<FacesJobSummary> faces_job_run(const FacesJobConfig& requested, const Ima
   }
   KILN_TRY(parts.remove());
   summary.write_seconds += seconds_since(t);
-  summary.stages = analyzer->report();
+  summary.stages = lanes->report();
   summary.seconds = seconds_since(started);
   return summary;
 }
