@@ -63,6 +63,10 @@ void summary_print(const SegmentJobSummary& s) {
   std::printf("Time: %.2f s, %.1f frames/s, %.2f frames per inference run\n", s.seconds, s.fps, s.batch_mean);
   std::printf("Warm-up: model and inputs opened in %.2f s, first frame written after %.2f s; steady %.1f frames/s\n",
               s.open_s, s.first_frame_s, s.steady_fps);
+  if (s.seconds > 0 && s.fps > 0) {
+    std::printf("CPU: %.2f s (user + system, the whole process), %.1f ms per frame, %.2f cores busy\n", s.cpu_s,
+                1e3 * s.cpu_s / (s.fps * s.seconds), s.cpu_s / s.seconds);
+  }
   std::printf("Batching: at most %lld frames per run at the end", static_cast<long long>(s.batch_limit));
   if (s.infer.oom_halvings > 0) {
     std::printf("; %lld batch%s ran out of memory and %s run in halves (%lld frames fit)",

@@ -237,6 +237,11 @@ def test_latency_mode_paces_and_keeps_up(tmp_path, videos):
     assert "1.00 frames per inference run" in result.stdout
     p99 = float(result.stdout.split("p99 ")[1].split(" ms")[0])
     assert 0 < p99 < 500
+    # The process's CPU time over the run: some per frame, and no more cores than the machine has.
+    cpu = re.search(r"CPU: ([\d.]+) s \(user \+ system, the whole process\), ([\d.]+) ms per frame, ([\d.]+) cores busy",
+                    result.stdout)
+    assert cpu, result.stdout
+    assert float(cpu.group(2)) > 0 and 0 < float(cpu.group(3)) <= os.cpu_count() + 0.5
 
 
 def test_alpha_composite_and_blur_outputs(tmp_path, videos):

@@ -144,6 +144,10 @@ struct SegmentJobSummary {
   double open_s = 0;       // opening the model (and its warm-up runs) and the inputs, before `seconds` starts
   double first_frame_s = 0;  // from the start to the first frame written: the first batch, cuDNN's searches
   double steady_fps = 0;   // frames written after the first one, per second after it
+  // CPU time (user + system) of the whole process during `seconds`: every thread's (the stages', the decoder's,
+  // the encoder's, ONNX Runtime's) and whatever else the process runs meanwhile; cpu_s / seconds: the cores it kept
+  // busy.
+  double cpu_s = 0;
   double latency_p50_ms = 0, latency_p95_ms = 0, latency_p99_ms = 0;  // decoded (arrived) -> encoded
   double batch_mean = 0;   // frames per inference run
   int64_t batch_limit = 0;  // frames per run the batcher forms at most at the end (adaptive; out of memory)

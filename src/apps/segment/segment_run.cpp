@@ -11,6 +11,8 @@
 #include <mutex>
 #include <thread>
 
+#include <sys/resource.h>
+
 #include "apps/segment/device_composite.h"
 #include "apps/segment/frame_matte.h"
 #include "apps/segment/frame_source.h"
@@ -25,6 +27,13 @@ namespace kiln {
 namespace {
 
 int64_t now_ns() { return profile_now_ns(); }
+
+double process_cpu_s() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * t.tv_usec; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
 
 struct Stream {
   int32_t id = 0;  // the engine's stream
@@ -148,6 +157,7 @@ class SegmentRun {
 
   Result<SegmentJobSummary> run() {
     const int64_t started = now_ns();
+    const double cpu_started = process_cpu_s();
     for (const auto& s : m_streams) {
       m_expected += s->info.frames;
       m_expected_estimated = m_expected_estimated || s->info.frames_estimated;
@@ -162,10 +172,12 @@ class SegmentRun {
     m_engine->finish();
     for (auto& t : writers) t.join();
     const int64_t elapsed = now_ns() - started;
+    const double cpu_s = process_cpu_s() - cpu_started;
     if (Status st = m_engine->error(); !st.is_ok()) return st;
 
     SegmentJobSummary summary;
     summary.seconds = static_cast<double>(elapsed) / 1e9;
+    summary.cpu_s = cpu_s;
     int64_t written = 0;
     std::vector<int64_t> latencies;
     for (auto& s : m_streams) {
