@@ -5,8 +5,10 @@
 // source's frame rate: its p99 latency against the loop's single-frame time. The three runs are repeated in
 // rounds (loop, kiln --throughput, kiln --latency, then again): each ratio is taken within a round, so a slow spell
 // of a shared machine weighs on both sides, and the medians over the rounds are reported with every round's value.
+// Each side's CPU time per frame (user + system, the whole process) is reported beside its rate: on a loaded machine
+// the rates swing with the other work, the CPU time much less.
 //
-//   segment_peers [--video person.mp4] [--threads 2] [--repeats 3] [--json out.json]
+//   segment_peers [--video person.mp4] [--threads 2] [--loop-threads N] [--repeats 3] [--json out.json]
 // Without --video, a 1280 x 720 H.264 video of real photographs is made first (tools/video/make_person_video.py).
 #include <onnxruntime_cxx_api.h>
 
@@ -19,6 +21,7 @@
 #include <opencv2/dnn.hpp>
 #include <opencv2/imgproc.hpp>
 #include <sched.h>
+#include <sys/resource.h>
 
 #include "bench_common.h"
 #include "apps/bench/bench_stats.h"
@@ -33,6 +36,15 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// CPU seconds (user + system) of the whole process so far: around a run, what it cost the cores, which a loaded
+// machine's other work does not add to (its wall time it does).
+double process_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * t.tv_usec; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 struct LoopResult {
   int64_t frames = 0;
   double seconds = 0;
@@ -41,6 +53,7 @@ struct LoopResult {
   double decode_ms = 0;   // mean per frame: FFmpeg's decode to RGB
   double model_ms = 0;    // mean per frame: ONNX Runtime's run alone
   double encode_ms = 0;   // mean per frame: FFmpeg's encode
+  double cpu_ms = 0;      // CPU time (user + system, every thread) per frame
 };
 
 // The sequential loop; writes a 0/255 mask video like kiln segment's default output.
@@ -72,6 +85,7 @@ LoopResult sequential_loop(const std::string& video, const std::string& output, 
 
   LoopResult r;
   double compute = 0, decode = 0, model_run = 0, encode = 0;
+  const double cpu0 = process_cpu_seconds();
   const auto t0 = Clock::now();
   for (;;) {
     kiln::VideoFrame frame;
@@ -106,12 +120,14 @@ LoopResult sequential_loop(const std::string& video, const std::string& output, 
   if (!writer.value()->finish().is_ok()) throw std::runtime_error("finish failed");
   encode += seconds_since(f0);
   r.seconds = seconds_since(t0);
+  const double cpu = process_cpu_seconds() - cpu0;
   const auto per_frame_ms = [&](double total) { return r.frames > 0 ? 1e3 * total / static_cast<double>(r.frames) : 0; };
   r.compute_ms = per_frame_ms(compute);
   r.frame_ms = per_frame_ms(r.seconds);
   r.decode_ms = per_frame_ms(decode);
   r.model_ms = per_frame_ms(model_run);
   r.encode_ms = per_frame_ms(encode);
+  r.cpu_ms = per_frame_ms(cpu);
   return r;
 }
 
@@ -158,16 +174,20 @@ int main(int argc, char** argv) {
   CLI::App app{"kiln segment against a sequential decode -> preprocess -> infer -> threshold -> encode loop"};
   std::string video, json_path, plot_path;
   int threads = 2;
+  int loop_threads = 0;
   int repeats = 3;
   double seconds = 2.0;
   app.add_option("--video", video, "Input video (default: made from real photos, 1280 x 720 H.264)");
   app.add_option("--seconds", seconds, "Seconds per photo of the made video");
   app.add_option("--threads", threads, "Threads for ONNX Runtime and kiln")->check(kiln::bench::positive());
+  app.add_option("--loop-threads", loop_threads, "ONNX Runtime's intra-op threads in the loop (default: --threads)")
+      ->check(kiln::bench::positive());
   app.add_option("--repeats", repeats, "Rounds of loop, kiln --throughput and kiln --latency; medians reported")
       ->check(kiln::bench::positive());
   app.add_option("--json", json_path, "Also write the results here");
   kiln::bench::plot_option_add(app, &plot_path);
   if (auto code = kiln::bench::args_parse(app, argc, argv)) return *code;
+  if (loop_threads == 0) loop_threads = threads;
 
   const fs::path dir = fs::temp_directory_path() / ("kiln_segment_peers_" + std::to_string(::getpid()));
   fs::create_directories(dir);
@@ -188,7 +208,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   try {
-    sequential_loop(video, (dir / "warm.mp4").string(), model.value(), threads);  // page cache, ORT's first runs
+    sequential_loop(video, (dir / "warm.mp4").string(), model.value(), loop_threads);  // page cache, ORT's first runs
     struct Round {
       LoopResult loop;
       kiln::SegmentJobSummary throughput, latency;
@@ -196,18 +216,21 @@ int main(int argc, char** argv) {
     std::vector<Round> rounds;
     for (int r = 0; r < repeats; ++r) {
       Round round;
-      round.loop = sequential_loop(video, (dir / "loop.mp4").string(), model.value(), threads);
+      round.loop = sequential_loop(video, (dir / "loop.mp4").string(), model.value(), loop_threads);
       round.throughput = kiln_run(video, (dir / "throughput.mp4").string(), "throughput", threads);
       round.latency = kiln_run(video, (dir / "latency.mp4").string(), "latency", threads);
       rounds.push_back(std::move(round));
     }
-    std::vector<double> loop_fps, loop_frame_ms, loop_compute_ms, tp_fps, tp_p50, tp_p99, lat_fps, lat_p50, lat_p95,
-        lat_p99, ratio_tp, ratio_lat;
+    std::vector<double> loop_fps, loop_frame_ms, loop_compute_ms, loop_cpu_ms, tp_cpu_ms, tp_fps, tp_p50, tp_p99,
+        lat_fps, lat_p50, lat_p95, lat_p99, ratio_tp, ratio_lat;
     int64_t dropped = 0;
     for (const Round& r : rounds) {
       loop_fps.push_back(static_cast<double>(r.loop.frames) / r.loop.seconds);
       loop_frame_ms.push_back(r.loop.frame_ms);
       loop_compute_ms.push_back(r.loop.compute_ms);
+      loop_cpu_ms.push_back(r.loop.cpu_ms);
+      const double tp_frames = r.throughput.fps * r.throughput.seconds;
+      tp_cpu_ms.push_back(tp_frames > 0 ? 1e3 * r.throughput.cpu_s / tp_frames : 0);
       tp_fps.push_back(r.throughput.fps);
       tp_p50.push_back(r.throughput.latency_p50_ms);
       tp_p99.push_back(r.throughput.latency_p99_ms);
@@ -225,6 +248,11 @@ int main(int argc, char** argv) {
     const LoopResult one_core = sequential_loop_one_core(video, (dir / "one_core.mp4").string(), model.value());
     const double work_ms = one_core.decode_ms + one_core.model_ms + one_core.encode_ms;
     using kiln::bench::median_of;
+    const char* const batch_why =
+        "on the CPU provider one frame per inference run (segment_engine.cpp): ONNX Runtime's CPU kernels gain "
+        "nothing from batching this small model (kiln bench segment: batch 1 the fastest, 5-15 % ahead of 8), and a "
+        "batch holds the stages around it back; the frames overlap across the reader, inference and writer threads "
+        "instead";
     const double throughput_ratio = median_of(ratio_tp);
     const double latency_ratio = median_of(ratio_lat);
     nlohmann::json out = {
@@ -233,10 +261,12 @@ int main(int argc, char** argv) {
         {"video", video},
         {"frames", rounds[0].loop.frames},
         {"threads", threads},
+        {"loop_threads", loop_threads},
         {"rounds", repeats},
         {"sequential_loop",
          {{"fps", median_of(loop_fps)}, {"fps_runs", loop_fps}, {"frame_ms", median_of(loop_frame_ms)},
-          {"compute_ms", median_of(loop_compute_ms)}}},
+          {"compute_ms", median_of(loop_compute_ms)}, {"cpu_ms", median_of(loop_cpu_ms)},
+          {"cpu_ms_runs", loop_cpu_ms}}},
         {"one_core_work",
          {{"decode_ms", one_core.decode_ms}, {"model_ms", one_core.model_ms}, {"encode_ms", one_core.encode_ms},
           {"pre_post_ms", one_core.compute_ms - one_core.model_ms}, {"frame_ms", one_core.frame_ms},
@@ -246,7 +276,9 @@ int main(int argc, char** argv) {
                       "that work scaling perfectly (this VM's own scaling is lower), so bound_vs_loop is the most "
                       "any pipeline of these components can reach against the loop"}}},
         {"kiln_throughput",
-         {{"fps", median_of(tp_fps)}, {"fps_runs", tp_fps}, {"batch_mean", rounds[0].throughput.batch_mean},
+         {{"fps", median_of(tp_fps)}, {"fps_runs", tp_fps}, {"cpu_ms", median_of(tp_cpu_ms)},
+          {"cpu_ms_runs", tp_cpu_ms},
+          {"batch_mean", rounds[0].throughput.batch_mean}, {"batch_why", batch_why},
           {"bottleneck", rounds[0].throughput.bottleneck}, {"p50_ms", median_of(tp_p50)},
           {"p99_ms", median_of(tp_p99)}}},
         {"kiln_latency",
