@@ -32,14 +32,8 @@ struct PortableEqualMask {
 
 }  // namespace
 
-size_t zstd_runs_sequences(uint32_t* e, size_t count, size_t period, std::vector<ZSTD_Sequence>& sequences) {
-  size_t kept = 0;
-  for (size_t i = 0; i < count; i += 2) {
-    const uint32_t start = e[i], end = e[i + 1];
-    e[kept] = start;
-    e[kept + 1] = end;
-    kept += end - start >= kZstdMinRun ? 2 : 0;
-  }
+size_t zstd_runs_kept_sequences(const uint32_t* e, size_t kept, size_t period,
+                                std::vector<ZSTD_Sequence>& sequences) {
   const size_t first = sequences.size();
   sequences.resize(first + kept / 2);
   ZSTD_Sequence* seq = sequences.data() + first;
@@ -50,6 +44,17 @@ size_t zstd_runs_sequences(uint32_t* e, size_t count, size_t period, std::vector
     matched += e[i + 1] - e[i];
   }
   return matched;
+}
+
+size_t zstd_runs_sequences(uint32_t* e, size_t count, size_t period, std::vector<ZSTD_Sequence>& sequences) {
+  size_t kept = 0;
+  for (size_t i = 0; i < count; i += 2) {
+    const uint32_t start = e[i], end = e[i + 1];
+    e[kept] = start;
+    e[kept + 1] = end;
+    kept += end - start >= kZstdMinRun ? 2 : 0;
+  }
+  return zstd_runs_kept_sequences(e, kept, period, sequences);
 }
 
 size_t zstd_runs_find(const uint8_t* src, size_t size, size_t period, std::vector<ZSTD_Sequence>& sequences,

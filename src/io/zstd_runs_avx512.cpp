@@ -72,6 +72,32 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi2,popcnt"))) size_t mask_edges
   return n;
 }
 
+// zstd_runs_sequences' compaction: the (start, end) pairs of the runs of at least kZstdMinRun bytes kept in order,
+// eight pairs (64-bit lanes, start in the low half) at a time; returns the edges kept.
+__attribute__((target("avx512f,popcnt"))) size_t long_runs_compact(uint32_t* edges, size_t count) {
+  const size_t pairs = count / 2;
+  const __m512i low = _mm512_set1_epi64(0xFFFFFFFF);
+  const __m512i min_run = _mm512_set1_epi64(static_cast<int64_t>(kZstdMinRun));
+  size_t kept = 0;
+  size_t i = 0;
+  for (; i + 8 <= pairs; i += 8) {
+    const __m512i run = _mm512_loadu_si512(edges + 2 * i);
+    const __m512i length = _mm512_sub_epi64(_mm512_srli_epi64(run, 32), _mm512_and_si512(run, low));
+    const __mmask8 keep = _mm512_cmpge_epu64_mask(length, min_run);
+    // Packed in a register and stored whole (a compressing store to memory is slow on Zen 4): the lanes past the
+    // kept ones land at most on this block's pairs, already read.
+    _mm512_storeu_si512(edges + 2 * kept, _mm512_maskz_compress_epi64(keep, run));
+    kept += static_cast<size_t>(std::popcount(static_cast<unsigned>(keep)));
+  }
+  for (; i < pairs; ++i) {
+    const uint32_t start = edges[2 * i], end = edges[2 * i + 1];
+    edges[2 * kept] = start;
+    edges[2 * kept + 1] = end;
+    kept += end - start >= kZstdMinRun ? 1 : 0;
+  }
+  return 2 * kept;
+}
+
 }  // namespace
 
 size_t zstd_runs_find_avx512(const uint8_t* src, size_t size, size_t period, std::vector<ZSTD_Sequence>& sequences,
@@ -85,7 +111,8 @@ size_t zstd_runs_find_avx512(const uint8_t* src, size_t size, size_t period, std
   if (scratch.edges.size() < 64 * words + 17) scratch.edges.resize(64 * words + 17);
   size_t n = mask_edges(scratch.masks.data(), words, period, scratch.edges.data());
   if (n % 2 == 1) scratch.edges[n++] = static_cast<uint32_t>(size);  // the last run reaches the end
-  return zstd_runs_sequences(scratch.edges.data(), n, period, sequences);
+  const size_t kept = long_runs_compact(scratch.edges.data(), n);
+  return zstd_runs_kept_sequences(scratch.edges.data(), kept, period, sequences);
 }
 
 #else

@@ -26,6 +26,9 @@ struct ZstdRunScratch {
 // literals from the end of the kept run before. Returns the bytes the kept runs cover.
 // Defined once in zstd_runs.cpp (baseline ISA), so that no ISA file emits a copy the generic path could call.
 size_t zstd_runs_sequences(uint32_t* e, size_t count, size_t period, std::vector<ZSTD_Sequence>& sequences);
+// Its second half: the sequences of `kept` edges that are already the long runs' only.
+size_t zstd_runs_kept_sequences(const uint32_t* e, size_t kept, size_t period,
+                                std::vector<ZSTD_Sequence>& sequences);
 
 // Appends one sequence (offset `period`) per maximal run of at least kZstdMinRun bytes equal to the byte `period`
 // earlier, in order; returns the bytes they cover. EqualMask(a, b) has bit j set where a[j] == b[j] (64 bytes).
