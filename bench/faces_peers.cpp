@@ -327,9 +327,12 @@ Pass kiln_lanes_pipeline(std::shared_ptr<kiln::FaceLanes> lanes, const std::vect
   };
 }
 
-std::shared_ptr<kiln::FaceLanes> kiln_lanes_open(const kiln::FaceSettings& settings, const kiln::ExecSettings& exec) {
+// `lanes` 0: as kiln faces picks them (face_lanes_auto).
+std::shared_ptr<kiln::FaceLanes> kiln_lanes_open(const kiln::FaceSettings& settings, const kiln::ExecSettings& exec,
+                                                 int32_t lanes_asked) {
   const kiln::FaceStageModes stages = kiln::face_stage_modes_all(exec.mode);
-  auto lanes = kiln::FaceLanes::open(settings, exec, stages, kiln::face_lanes_auto(exec, stages));
+  auto lanes = kiln::FaceLanes::open(settings, exec, stages,
+                                     lanes_asked > 0 ? lanes_asked : kiln::face_lanes_auto(exec, stages));
   check(lanes.status(), "opening kiln's FaceLanes");
   return std::shared_ptr<kiln::FaceLanes>(std::move(lanes).value());
 }
@@ -632,6 +635,9 @@ int main(int argc, char** argv) {
                  "The one-image-at-a-time peer's runtime: opencv (OpenCV DNN, ONNX Runtime only for a model it cannot "
                  "run) or onnxruntime")
       ->check(CLI::IsMember({"opencv", "onnxruntime"}));
+  int32_t lanes_asked = 0;
+  app.add_option("--lanes", lanes_asked, "kiln's lanes (batches analysed at once); 0 = as kiln faces picks them")
+      ->check(CLI::Range(0, 256));
   std::vector<std::string> only;
   app.add_option("--only", only, "Measure only the methods whose names contain one of these (e.g. for perf)")
       ->delimiter(',');
@@ -696,13 +702,13 @@ int main(int argc, char** argv) {
     check(same.status(), "opening kiln's FaceAnalyzer");
     std::shared_ptr<kiln::FaceAnalyzer> same_ptr = std::move(same).value();
     if (kiln_faces.empty()) kiln_pipeline(same_ptr, views, batch, &kiln_faces)();
-    const auto lanes = kiln_lanes_open(same_work, exec);
+    const auto lanes = kiln_lanes_open(same_work, exec, lanes_asked);
     lanes_of["b" + b] = lanes->count();
     methods.push_back({"kiln_pipeline_b" + b, kiln_lanes_pipeline(lanes, views, batch), {}});
     methods.push_back({"kiln_pipeline_one_analyzer_b" + b, kiln_pipeline(same_ptr, views, batch), {}});
-    methods.push_back({"kiln_pipeline_defaults_b" + b, kiln_lanes_pipeline(kiln_lanes_open(defaults, exec), views, batch), {}});
+    methods.push_back({"kiln_pipeline_defaults_b" + b, kiln_lanes_pipeline(kiln_lanes_open(defaults, exec, lanes_asked), views, batch), {}});
     methods.push_back({"kiln_pipeline_prepare_first_b" + b,
-                       kiln_lanes_pipeline(kiln_lanes_open(prepare_first, exec), views, batch), {}});
+                       kiln_lanes_pipeline(kiln_lanes_open(prepare_first, exec, lanes_asked), views, batch), {}});
     methods.push_back({"kiln_detect_b" + b, kiln_detect(kiln_detection_open(same_work, threads, batch), views, batch), {}});
     // One thread: the models' work per core at its most efficient (intra-op threads add work, never remove it).
     auto models = kiln::bench::face_models_only_open(peer.detector_model, peer.embedder_model, mats, kiln_faces, 1,

@@ -81,6 +81,24 @@ def test_without_dedup_every_face_is_written(tmp_path, photos):
         assert f["embeddings"].shape == (3, 512)
 
 
+def test_lanes_give_the_rows_and_records_of_one_analyzer_in_input_order(tmp_path, photos):
+    # One photo per batch: three lanes analyse three at once (the unreadable one is held, not analysed).
+    outputs = {}
+    for lanes in (1, 3):
+        out, records = tmp_path / f"lanes{lanes}.h5", tmp_path / f"lanes{lanes}.jsonl"
+        result = run_kiln("faces", photos, "-o", out, "--jsonl", records, "--dedup", 0.7, "--threads", 2,
+                          "--batch-size", 1, "--lanes", lanes, "-q")
+        assert ("3 batches at once, each on its own analyzer (1 thread)" in result.stdout) == (lanes == 3)
+        with h5py.File(out, "r") as f:
+            outputs[lanes] = (f["embeddings"][()], f["image_index"][()].tolist(), f["box"][()])
+        lines = [json.loads(line) for line in records.read_text().splitlines()]
+        outputs[lanes] += ([(r["image"], r.get("row"), r.get("duplicate_of"), "error" in r) for r in lines],)
+    (one, index_one, boxes_one, lines_one), (three, index_three, boxes_three, lines_three) = outputs[1], outputs[3]
+    assert index_one == index_three == [0.0, 3.0] and lines_one == lines_three
+    np.testing.assert_allclose(boxes_one, boxes_three, atol=1e-3)
+    assert np.all(np.sum(one * three, axis=1) > 0.9999)
+
+
 def test_no_readable_image_is_an_error_and_writes_nothing(tmp_path):
     bad = tmp_path / "bad.jpg"
     bad.write_bytes(b"not an image at all")

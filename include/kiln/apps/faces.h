@@ -155,6 +155,7 @@ struct FacesJobConfig {
   int64_t max_pixels = kImageMaxPixels;
   double decode_timeout = kImageDecodeTimeoutSeconds;  // seconds one image may take to decode (0: no limit)
   ExecSettings exec;   // batch_size: images per batch (faces of a batch are embedded together)
+  int32_t lanes = 0;   // batches analysed at once, each on its own analyzer and share of the threads; 0: face_lanes_auto
   std::optional<FaceStageModes> stages;  // none: every stage at exec.mode
   ShardSettings shard;  // a piece of the job: the inputs' piece I of N into {stem}.shard-I-of-N.h5, for kiln merge
 };

@@ -1,8 +1,8 @@
 // FaceLanes: several FaceAnalyzers analysing successive batches at once, each on its share of the job's threads.
-// ONNX Runtime splits one run of a few photos over its intra-op threads badly (one photo on two threads is slower than
-// on one on the 2-core VM, docs/benchmarks.md §16.2), so on the CPU a job of small batches runs one analyzer per
-// thread, each single-threaded: the detector of one batch runs on one core while the embedder of another runs on the
-// other, and no thread waits at a barrier inside a run.
+// ONNX Runtime splits one run of a few photos over its intra-op threads badly (one photo on two threads is slower
+// than on one on the 2-core VM: docs/benchmarks.md §16, "Faces: several batches at once"), so on the CPU a job of
+// small batches runs one analyzer per thread, each single-threaded: the detector of one batch runs on one core while
+// the embedder of another runs on the other, and no thread waits at a barrier inside a run.
 #pragma once
 
 #include <deque>

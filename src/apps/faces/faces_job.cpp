@@ -199,6 +199,12 @@ const ParamTable<FacesJobConfig>& faces_job_params() {
           [](C& c) -> double& { return c.margin; });
     t.add({.name = "resume", .help = "Continue a killed run of the same job (its parts are beside the output)"},
           [](C& c) -> bool& { return c.resume; });
+    t.add({.name = "lanes",
+           .help = "Batches analysed at once, each on its own analyzer with its share of the threads (ONNX Runtime "
+                   "splits a small batch over threads badly); 0 = one per thread on the CPU while lanes x batch size "
+                   "<= 16, else 1",
+           .min = 0, .max = 256},
+          [](C& c) -> int32_t& { return c.lanes; });
     t.include(face_params(), [](C& c) -> FaceSettings& { return c.face; });
     file_job_params_add(t);
     t.include(shard_params(), [](C& c) -> ShardSettings& { return c.shard; });
@@ -267,7 +273,8 @@ Result<FacesJobSummary> faces_job_run(const FacesJobConfig& requested, const Ima
   std::deque<DecodedBatch> in_lanes;
   const FaceStageModes stages = config.stages.value_or(face_stage_modes_all(config.exec.mode));
   KILN_TRY_ASSIGN(std::unique_ptr<FaceLanes> lanes,
-                  FaceLanes::open(face_settings, config.exec, stages, face_lanes_auto(config.exec, stages), log));
+                  FaceLanes::open(face_settings, config.exec, stages,
+                                  config.lanes > 0 ? config.lanes : face_lanes_auto(config.exec, stages), log));
   ThreadPool decode_pool(config.exec.threads);
   DecodeOptions decode = file_job_decode_options(config, 3);
 
