@@ -209,7 +209,7 @@ pyb::dict summary_dict(const RenderJobSummary& s) {
   return d;
 }
 
-// series: an array (N,) or (N, 4), a path (CSV, NPY, file.h5:/dataset), or None with demo=True.
+// series: an array (N,) or (N, 4), a path (CSV, NPY, Parquet, file.h5:/dataset), or None with demo=True.
 pyb::dict render_job_py(pyb::handle series_obj, std::optional<std::string> config_path, const std::string& source,
                         const pyb::kwargs& kwargs) {
   RenderJobConfig config;
@@ -311,9 +311,9 @@ ohlc: windows need all four channels finite. symbol_rows: a panel's row ranges; 
   m.def("render_job", &render_job_py, "series"_a = pyb::none(), "config"_a = pyb::none(), "source"_a = "<array>",
         R"doc(Render every window of a series to a dataset (hdf5, png, jpeg, npy): the `kiln render` job.
 
-series: an array (N,) or (N, 4) (copied once), a path (CSV, NPY, file.h5:/dataset; a table with a symbol column (a
-CSV, an HDF5 compound dataset or group of columns) or a folder of CSV files is a panel: symbol_column,
-market_cap_column), or None with demo=True.
+series: an array (N,) or (N, 4) (copied once), a path (CSV, NPY, Parquet, file.h5:/dataset; a table with a symbol
+column (a CSV, a Parquet file, an HDF5 compound dataset or group of columns) or a folder of CSV files is a panel:
+symbol_column, market_cap_column), or None with demo=True.
 config: a config.yaml applied before the environment and the keywords. source: the name stored for an array.
 The GIL is released while the job runs. Returns a summary dict (images, skipped, seconds, backend, output,
 fallbacks, ...).)doc");

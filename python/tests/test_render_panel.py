@@ -110,3 +110,35 @@ def test_render_job_reads_the_panel_from_hdf5(tmp_path):
     assert sorted(csv) == sorted(h5)
     for name in csv:
         np.testing.assert_array_equal(csv[name], h5[name], err_msg=name)
+
+
+def csv_to_parquet(csv_path, parquet_path):
+    """The CSV as Parquet, written by DuckDB's C library (the one kiln reads Parquet with) through ctypes."""
+    import ctypes
+    cache = os.environ.get("KILN_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kiln")
+    library = os.environ.get("KILN_DUCKDB_LIBRARY") or os.path.join(cache, "duckdb", "lib", "libduckdb.so")
+    if not os.path.isfile(library):
+        pytest.skip(f"DuckDB's library is not at {library} (make deps fetches it)")
+    duck = ctypes.CDLL(library)
+    database, connection = ctypes.c_void_p(), ctypes.c_void_p()
+    assert duck.duckdb_open(None, ctypes.byref(database)) == 0
+    assert duck.duckdb_connect(database, ctypes.byref(connection)) == 0
+    result = (ctypes.c_byte * 64)()  # duckdb_result: 48 bytes in DuckDB 1.x
+    sql = f"COPY (SELECT * FROM read_csv('{csv_path}', header = true)) TO '{parquet_path}' (FORMAT parquet)"
+    assert duck.duckdb_query(connection, sql.encode(), ctypes.byref(result)) == 0
+    duck.duckdb_destroy_result(ctypes.byref(result))
+    duck.duckdb_disconnect(ctypes.byref(connection))
+    duck.duckdb_close(ctypes.byref(database))
+
+
+def test_render_job_reads_the_panel_from_parquet(tmp_path):
+    write_panel(tmp_path / "p.csv")
+    csv_to_parquet(tmp_path / "p.csv", tmp_path / "p.parquet")
+    options = dict(preset="jkx5", symbol_column="sym", market_cap_column="Size", missing_days="fill", mode="cpu")
+    from_csv = kiln.render_job(str(tmp_path / "p.csv"), output=str(tmp_path / "csv.h5"), **options)
+    from_parquet = kiln.render_job(str(tmp_path / "p.parquet"), output=str(tmp_path / "pq.h5"), **options)
+    assert from_parquet["images"] == from_csv["images"] > 0 and from_parquet["symbols"] == 2
+    csv, parquet = read_all(tmp_path / "csv.h5"), read_all(tmp_path / "pq.h5")
+    assert sorted(csv) == sorted(parquet)
+    for name in csv:
+        np.testing.assert_array_equal(csv[name], parquet[name], err_msg=name)
