@@ -29,9 +29,19 @@ Result<std::unique_ptr<FaceLanes>> FaceLanes::open(const FaceSettings& settings,
     each.threads = std::max(1, threads / lanes);
   }
   out->m_lane_threads = each.threads;
+  // The first alone (it unpacks the models where they are not yet), then the others at once.
+  KILN_TRY_ASSIGN(std::unique_ptr<FaceAnalyzer> first, FaceAnalyzer::open(settings, each, stages, log));
+  std::vector<std::future<Result<std::unique_ptr<FaceAnalyzer>>>> others;  // lanes 1, 2, ...
+  for (int32_t k = 1; k < lanes; ++k) {
+    others.push_back(std::async(std::launch::async, [&] { return FaceAnalyzer::open(settings, each, stages, log); }));
+  }
   for (int32_t k = 0; k < lanes; ++k) {
     Lane lane;
-    KILN_TRY_ASSIGN(lane.analyzer, FaceAnalyzer::open(settings, each, stages, log));
+    if (k == 0) {
+      lane.analyzer = std::move(first);
+    } else {
+      KILN_TRY_ASSIGN(lane.analyzer, others[static_cast<size_t>(k - 1)].get());
+    }
     if (lanes > 1) lane.worker = std::make_unique<ThreadPool>(1);
     out->m_lanes.push_back(std::move(lane));
   }
