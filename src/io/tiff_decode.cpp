@@ -178,7 +178,9 @@ Result<DecodedImage> tiff_decode(const uint8_t* data, size_t size, int64_t max_p
   }
   char message[1024] = {};
   TIFFRGBAImage rgba{};
-  if (!TIFFRGBAImageOK(h.tif, message) || !TIFFRGBAImageBegin(&rgba, h.tif, 0, message))
+  // stop_on_error 1: a strip or tile that fails to read refuses the image, as the direct reader does (with 0, libtiff
+  // goes on and leaves the damaged rows as they were).
+  if (!TIFFRGBAImageOK(h.tif, message) || !TIFFRGBAImageBegin(&rgba, h.tif, 1, message))
     return unsupported_format(std::string("tiff: ") + message);
   rgba.req_orientation = rgba.orientation;  // as stored: image_decode applies the orientation
   if (deadline.passed()) {
