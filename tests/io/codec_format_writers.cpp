@@ -105,6 +105,39 @@ Bytes jpeg_with_exif(const ImageBuffer& image, int32_t orientation, int32_t qual
   return out;
 }
 
+namespace {
+
+// libjpeg writing `samples` (`components` per pixel, row-major) to memory; `configure` runs after jpeg_set_defaults.
+template <class Configure>
+Bytes jpeg_compress_memory(const uint8_t* samples, int32_t width, int32_t height, int components, J_COLOR_SPACE space,
+                           Configure configure) {
+  jpeg_compress_struct info{};
+  jpeg_error_mgr err{};
+  info.err = jpeg_std_error(&err);
+  jpeg_create_compress(&info);
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;
+  jpeg_mem_dest(&info, &buffer, &size);
+  info.image_width = static_cast<JDIMENSION>(width);
+  info.image_height = static_cast<JDIMENSION>(height);
+  info.input_components = components;
+  info.in_color_space = space;
+  jpeg_set_defaults(&info);
+  configure(info);
+  jpeg_start_compress(&info, TRUE);
+  while (info.next_scanline < info.image_height) {
+    JSAMPROW row = const_cast<uint8_t*>(samples) + static_cast<size_t>(info.next_scanline) * width * components;
+    jpeg_write_scanlines(&info, &row, 1);
+  }
+  jpeg_finish_compress(&info);
+  jpeg_destroy_compress(&info);
+  Bytes out(buffer, buffer + size);
+  std::free(buffer);
+  return out;
+}
+
+}  // namespace
+
 Bytes jpeg_cmyk(const ImageBuffer& rgb, int32_t quality) {
   std::vector<uint8_t> cmyk(static_cast<size_t>(rgb.width) * rgb.height * 4);
   for (size_t i = 0; i < cmyk.size() / 4; ++i) {
@@ -114,31 +147,16 @@ Bytes jpeg_cmyk(const ImageBuffer& rgb, int32_t quality) {
     for (int c = 0; c < 3; ++c) cmyk[i * 4 + c] = static_cast<uint8_t>(kk == 0 ? 0 : (p[c] * 255 + kk / 2) / kk);
     cmyk[i * 4 + 3] = static_cast<uint8_t>(kk);
   }
-  jpeg_compress_struct info{};
-  jpeg_error_mgr err{};
-  info.err = jpeg_std_error(&err);
-  jpeg_create_compress(&info);
-  unsigned char* buffer = nullptr;
-  unsigned long size = 0;
-  jpeg_mem_dest(&info, &buffer, &size);
-  info.image_width = static_cast<JDIMENSION>(rgb.width);
-  info.image_height = static_cast<JDIMENSION>(rgb.height);
-  info.input_components = 4;
-  info.in_color_space = JCS_CMYK;
-  jpeg_set_defaults(&info);
-  jpeg_set_colorspace(&info, JCS_YCCK);  // as Photoshop stores it; the Adobe marker says so
-  info.write_Adobe_marker = TRUE;
-  jpeg_set_quality(&info, quality, TRUE);
-  jpeg_start_compress(&info, TRUE);
-  while (info.next_scanline < info.image_height) {
-    JSAMPROW row = cmyk.data() + static_cast<size_t>(info.next_scanline) * rgb.width * 4;
-    jpeg_write_scanlines(&info, &row, 1);
-  }
-  jpeg_finish_compress(&info);
-  jpeg_destroy_compress(&info);
-  Bytes out(buffer, buffer + size);
-  std::free(buffer);
-  return out;
+  return jpeg_compress_memory(cmyk.data(), rgb.width, rgb.height, 4, JCS_CMYK, [&](jpeg_compress_struct& info) {
+    jpeg_set_colorspace(&info, JCS_YCCK);  // as Photoshop stores it; the Adobe marker says so
+    info.write_Adobe_marker = TRUE;
+    jpeg_set_quality(&info, quality, TRUE);
+  });
+}
+
+Bytes jpeg_progressive(const ImageBuffer& rgb) {
+  return jpeg_compress_memory(rgb.pixels.data(), rgb.width, rgb.height, 3, JCS_RGB,
+                              [](jpeg_compress_struct& info) { jpeg_simple_progression(&info); });
 }
 
 Bytes webp_encode(const ImageBuffer& rgb, bool lossless, int32_t orientation) {

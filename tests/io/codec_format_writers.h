@@ -20,6 +20,8 @@ Bytes png_with_chunks(const ImageBuffer& image, const Bytes& exif_tiff, const By
 Bytes jpeg_with_exif(const ImageBuffer& image, int32_t orientation, int32_t quality = 95);
 // A CMYK JPEG written by libjpeg from RGB, in Adobe's inverted convention (255 = no ink), with the Adobe marker.
 Bytes jpeg_cmyk(const ImageBuffer& rgb, int32_t quality = 95);
+// A progressive JPEG (libjpeg's simple progression, its default quality) of 8-bit RGB.
+Bytes jpeg_progressive(const ImageBuffer& rgb);
 
 Bytes webp_encode(const ImageBuffer& rgb, bool lossless, int32_t orientation = 1);
 // Two frames; the first is `first`, the second its negative.

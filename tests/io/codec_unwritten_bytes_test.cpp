@@ -4,7 +4,6 @@
 // decoded under two different fills and must be refused both times or give the same pixels both times. Valgrind's
 // memcheck (which replaces the heap, so the fills do not apply) reports the same bytes when it runs these tests.
 #include <gtest/gtest.h>
-#include <jpeglib.h>
 #include <malloc.h>
 #include <spng.h>
 
@@ -119,32 +118,6 @@ Bytes encoded(const ImageBuffer& image, ImageFormat format) {
   Result<std::vector<uint8_t>> bytes = image_encode(image.view(), options);
   EXPECT_TRUE(bytes.is_ok()) << bytes.status().message();
   return bytes.is_ok() ? std::move(bytes).value() : Bytes();
-}
-
-Bytes jpeg_progressive(const ImageBuffer& rgb) {
-  jpeg_compress_struct info{};
-  jpeg_error_mgr err{};
-  info.err = jpeg_std_error(&err);
-  jpeg_create_compress(&info);
-  unsigned char* buffer = nullptr;
-  unsigned long size = 0;
-  jpeg_mem_dest(&info, &buffer, &size);
-  info.image_width = static_cast<JDIMENSION>(rgb.width);
-  info.image_height = static_cast<JDIMENSION>(rgb.height);
-  info.input_components = 3;
-  info.in_color_space = JCS_RGB;
-  jpeg_set_defaults(&info);
-  jpeg_simple_progression(&info);
-  jpeg_start_compress(&info, TRUE);
-  while (info.next_scanline < info.image_height) {
-    JSAMPROW row = const_cast<uint8_t*>(rgb.pixels.data()) + static_cast<size_t>(info.next_scanline) * rgb.width * 3;
-    jpeg_write_scanlines(&info, &row, 1);
-  }
-  jpeg_finish_compress(&info);
-  jpeg_destroy_compress(&info);
-  Bytes out(buffer, buffer + size);
-  std::free(buffer);
-  return out;
 }
 
 // Adam7-interlaced 8-bit RGB (libspng writes it; libspng reads it: kiln's own reader takes non-interlaced only).
