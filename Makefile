@@ -5,7 +5,7 @@ CMAKE_FLAGS ?=
 KILN_ORT_GPU ?= OFF
 comma := ,
 
-DEBIAN_PACKAGES := build-essential cmake pkg-config lld \
+DEBIAN_PACKAGES := build-essential cmake ninja-build pkg-config lld \
   libhdf5-dev hdf5-tools libzstd-dev zlib1g-dev libspng-dev libturbojpeg0-dev libjpeg62-turbo-dev \
   libwebp-dev libgif-dev libtiff-dev libheif-dev liblcms2-dev libstb-dev \
   libfmt-dev libspdlog-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libboost-dev \
@@ -22,6 +22,12 @@ DEBIAN_PACKAGES := build-essential cmake pkg-config lld \
 
 .PHONY: deps build demo test tsan bench sanitize fuzz soak clean
 
+# A new build folder is made for Ninja where it is installed (make deps installs it): Ninja starts a target's objects
+# while the libraries it links are still being built, which keeps both of CI's cores busy; a folder that exists keeps
+# the generator it was made with (CMake reads CMAKE_GENERATOR for new folders only).
+# (Decided when cmake runs, after deps may have installed it.)
+NEW_FOLDER_GENERATOR = CMAKE_GENERATOR="$${CMAKE_GENERATOR:-$$(command -v ninja > /dev/null && echo Ninja)}"
+
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
@@ -36,7 +42,7 @@ deps:
 	/usr/bin/python3 tools/models/prepare_models.py
 
 build:
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DKILN_ORT_GPU=$(KILN_ORT_GPU) $(CMAKE_FLAGS)
+	$(NEW_FOLDER_GENERATOR) cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DKILN_ORT_GPU=$(KILN_ORT_GPU) $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 demo: deps build
@@ -55,7 +61,7 @@ test: deps build tsan
 TSAN_DIR ?= build-tsan
 TSAN_SEGMENT ?= 0
 tsan: deps
-	cmake -S . -B $(TSAN_DIR) -DKILN_SANITIZE=thread -DKILN_CUDA=OFF -DKILN_OPENCL=OFF -DKILN_BUILD_BENCH=OFF \
+	$(NEW_FOLDER_GENERATOR) cmake -S . -B $(TSAN_DIR) -DKILN_SANITIZE=thread -DKILN_CUDA=OFF -DKILN_OPENCL=OFF -DKILN_BUILD_BENCH=OFF \
 	  -DKILN_BUILD_PYTHON=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
 	cmake --build $(TSAN_DIR) -j $(JOBS) --target kiln_tests_pipeline kiln_tests_profiler kiln_tests_exec \
@@ -78,7 +84,7 @@ bench: deps build
 # Every test again under AddressSanitizer + UndefinedBehaviorSanitizer (no CUDA; about 15 minutes on 2 cores), then
 # the ThreadSanitizer suites with the segmentation engine and job.
 sanitize: deps
-	cmake -S . -B build-asan -DKILN_SANITIZE="address,undefined" -DKILN_CUDA=OFF -DKILN_BUILD_BENCH=OFF \
+	$(NEW_FOLDER_GENERATOR) cmake -S . -B build-asan -DKILN_SANITIZE="address,undefined" -DKILN_CUDA=OFF -DKILN_BUILD_BENCH=OFF \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
@@ -97,7 +103,7 @@ FUZZ_HARNESSES = series_csv series_npy series_hdf5 series_parquet render_config 
   image_gif image_bmp image_tiff image_heif image_list video_decode \
   model_load segment_config piece_record job_part serve_request serve_multipart
 fuzz: deps
-	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DKILN_FUZZ=ON -DKILN_SANITIZE="address,undefined" -DKILN_CUDA=OFF \
+	$(NEW_FOLDER_GENERATOR) CC=clang CXX=clang++ cmake -S . -B build-fuzz -DKILN_FUZZ=ON -DKILN_SANITIZE="address,undefined" -DKILN_CUDA=OFF \
 	  -DKILN_OPENCL=OFF -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCH=OFF -DKILN_BUILD_PYTHON=OFF \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build build-fuzz -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_HARNESSES))
