@@ -9,11 +9,13 @@ import csv
 import ctypes
 import json
 import os
+import resource
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import run_kiln
+from conftest import KILN, run_kiln
 from test_render_panel import check_output, expected, make_panel, render, write_long_csv
 from test_render_panel_hdf5 import assert_same_datasets
 
@@ -164,6 +166,23 @@ def test_truncated_corrupt_and_misnamed_files_name_the_file(tmp_path, duck, csv_
     (tmp_path / "text.parquet").write_text("Date,Close\n2020-01-02,1\n")
     assert f"{tmp_path / 'text.parquet'}: not a Parquet file (it does not begin with PAR1)" in fails(
         tmp_path / "text.parquet")
+
+
+def test_more_rows_than_the_memory_limit_allows_is_refused_before_reading(tmp_path, duck):
+    """The footer's row count against half the memory the process may use (here RLIMIT_DATA 256 MiB): 10 million
+    rows of one price need 153 MiB of series, so kiln refuses them with the figures before it reads a row."""
+    import resource
+    path = tmp_path / "big.parquet"
+    duck.query(f"COPY (SELECT DATE '2000-01-01' + (i % 5000)::INT AS Date, 'S' || (i // 5000)::VARCHAR AS Ticker, "
+               f"1.0::DOUBLE AS Close FROM range(10000000) t(i)) TO {literal(path)} (FORMAT parquet)")
+    limit = 256 << 20
+    result = subprocess.run([KILN, "render", str(path), "-o", str(tmp_path / "big.h5"), "--symbol-column", "Ticker",
+                             "-q"], capture_output=True, text=True, timeout=120,
+                            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_DATA, (limit, limit)))
+    assert result.returncode != 0
+    assert f"{path}: 10000000 rows need 152 MiB, more than half the memory this process may use (128 MiB)" in \
+        result.stderr, result.stderr
+    assert not (tmp_path / "big.h5").exists()
 
 
 def test_missing_and_mistyped_columns_are_named(tmp_path, duck, csv_panel):

@@ -270,7 +270,7 @@ Result<CsvRows> series_load_parquet_rows(const std::string& path, const std::str
   if (path.find_first_of("*?[") != std::string::npos) {
     return invalid_argument(path + ": DuckDB reads a name with *, ? or [ as a pattern of names; rename the file");
   }
-  // What may stay in DuckDB's buffers while the rows are copied out: a quarter of what this process may use.
+  // Half of what this process may use bounds the series read (checked below); DuckDB's buffers get half of that.
   const uint64_t budget = host_memory_limit_bytes() / 2;
   KILN_TRY_ASSIGN(DuckDbConnection db, DuckDbConnection::open(api, budget / 2));
   ParquetColumns table;
