@@ -317,7 +317,7 @@ Pass kiln_lanes_pipeline(std::shared_ptr<kiln::FaceLanes> lanes, const std::vect
     };
     for (size_t first = 0; first < views.size(); first += static_cast<size_t>(batch)) {
       const size_t n = std::min(views.size() - first, static_cast<size_t>(batch));
-      if (lanes->in_flight() == lanes->count()) finish_oldest();
+      if (lanes->in_flight() == lanes->batches_at_once()) finish_oldest();
       in_flight.push_back(kiln::VarShapeBatch::wrap(std::vector<kiln::ImageView>(
           views.begin() + static_cast<int64_t>(first), views.begin() + static_cast<int64_t>(first + n))));
       check(lanes->start(in_flight.back().view()), "kiln analyze");

@@ -82,13 +82,13 @@ def test_without_dedup_every_face_is_written(tmp_path, photos):
 
 
 def test_lanes_give_the_rows_and_records_of_one_analyzer_in_input_order(tmp_path, photos):
-    # One photo per batch: three lanes analyse three at once (the unreadable one is held, not analysed).
+    # Batches of 4 photos cut into single photos for three analyzers (the unreadable one is held, not analysed).
     outputs = {}
     for lanes in (1, 3):
         out, records = tmp_path / f"lanes{lanes}.h5", tmp_path / f"lanes{lanes}.jsonl"
         result = run_kiln("faces", photos, "-o", out, "--jsonl", records, "--dedup", 0.7, "--threads", 2,
-                          "--batch-size", 1, "--lanes", lanes, "-q")
-        assert ("3 batches at once, each on its own analyzer (1 thread)" in result.stdout) == (lanes == 3)
+                          "--batch-size", 4, "--lanes", lanes, "-q")
+        assert ("3 analyzers (1 thread each) taking the batches' photos one at a time" in result.stdout) == (lanes == 3)
         with h5py.File(out, "r") as f:
             outputs[lanes] = (f["embeddings"][()], f["image_index"][()].tolist(), f["box"][()])
         lines = [json.loads(line) for line in records.read_text().splitlines()]

@@ -1,5 +1,5 @@
-// The faces job: images in batches -> decode (worker threads) -> FaceLanes (FaceAnalyzers; on the CPU several
-// batches at once) -> dedup -> one output row per kept face and a JSON line per face and per unreadable image. Every
+// The faces job: images in batches -> decode (worker threads) -> FaceLanes (FaceAnalyzers; on the CPU one per
+// thread, taking the batches' photos one at a time) -> dedup -> one output row per kept face and a JSON line per face and per unreadable image. Every
 // few batches the rows and lines go to a part (faces_parts.h), so that a killed run continues with --resume; the
 // outputs (TensorWriter .h5 or .npz, the JSON lines) are assembled from the parts at the end.
 #include <chrono>
@@ -200,9 +200,9 @@ const ParamTable<FacesJobConfig>& faces_job_params() {
     t.add({.name = "resume", .help = "Continue a killed run of the same job (its parts are beside the output)"},
           [](C& c) -> bool& { return c.resume; });
     t.add({.name = "lanes",
-           .help = "Batches analysed at once, each on its own analyzer with its share of the threads (ONNX Runtime "
-                   "splits a small batch over threads badly); 0 = one per thread on the CPU while lanes x batch size "
-                   "<= 16, else 1",
+           .help = "Face analyzers at once, each with its share of the threads; on the CPU they take the batches' "
+                   "photos one at a time (ONNX Runtime splits a small batch over threads badly, and its CPU kernels "
+                   "are slower per photo on big batches); 0 = one per thread on the CPU, else 1",
            .min = 0, .max = 256},
           [](C& c) -> int32_t& { return c.lanes; });
     t.include(face_params(), [](C& c) -> FaceSettings& { return c.face; });
@@ -289,7 +289,7 @@ Result<FacesJobSummary> faces_job_run(const FacesJobConfig& requested, const Ima
   if (next_first < batches.count()) next = decode_async(next_first);
   // Every lane busy: the batches decoded next started, one per lane (one with no readable image is only held).
   const auto start_more = [&]() -> Status {
-    while (next.valid() && static_cast<int64_t>(in_lanes.size()) < lanes->count()) {
+    while (next.valid() && static_cast<int64_t>(in_lanes.size()) < lanes->batches_at_once()) {
       auto t = Clock::now();
       in_lanes.push_back(next.get());
       next_first += batch_size;
