@@ -1,7 +1,8 @@
 // The faces job: images in batches -> decode (worker threads) -> FaceLanes (FaceAnalyzers; on the CPU one per
-// thread, taking the batches' photos one at a time) -> dedup -> one output row per kept face and a JSON line per face and per unreadable image. Every
-// few batches the rows and lines go to a part (faces_parts.h), so that a killed run continues with --resume; the
-// outputs (TensorWriter .h5 or .npz, the JSON lines) are assembled from the parts at the end.
+// thread, taking the batches' photos one at a time) -> dedup -> one output row per kept face and a JSON line per face
+// and per unreadable image. Every few batches the rows and lines go to a part (faces_parts.h), so that a killed run
+// continues with --resume; the outputs (TensorWriter .h5 or .npz, the JSON lines) are assembled from the parts at the
+// end.
 #include <chrono>
 #include <cmath>
 #include <deque>
