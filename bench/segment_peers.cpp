@@ -199,6 +199,7 @@ struct EveryCoreResult {
   int64_t frames = 0;     // of all copies
   double seconds = 0;     // from the copies' common start to the last one's finish
   double fps_of_copies = 0;  // each copy's frames over its own time, summed: the rate if no CPU idled at the end
+  double components_fps = 0;  // the same with only decode, the model and encode timed (pre/post-processing free)
   std::vector<double> copy_seconds;
   double cpu_ms = 0;      // CPU time of the process per frame over that span, closing the copies included
 };
@@ -246,6 +247,8 @@ EveryCoreResult every_core_loops(const std::string& video, const fs::path& dir, 
     last = std::max(last, one.finished);
     r.fps_of_copies += static_cast<double>(one.frames) / one.seconds;
     r.copy_seconds.push_back(one.seconds);
+    const double work_ms = one.decode_ms + one.model_ms + one.encode_ms;
+    if (work_ms > 0) r.components_fps += 1e3 / work_ms;
   }
   r.seconds = std::chrono::duration<double>(last - t0).count();
   r.cpu_ms = r.frames > 0 ? 1e3 * (process_cpu_seconds() - cpu0) / static_cast<double>(r.frames) : 0;
@@ -321,7 +324,7 @@ int main(int argc, char** argv) {
     }
     std::vector<double> loop_fps, loop_frame_ms, loop_compute_ms, loop_cpu_ms, tp_cpu_ms, tp_fps, tp_p50, tp_p99,
         lat_fps, lat_p50, lat_p95, lat_p99, ratio_tp, ratio_lat, every_fps, every_fps_to_last,
-        every_cpu_ms, ratio_every, tp_of_every;
+        every_cpu_ms, ratio_every, tp_of_every, components_fps, ratio_components, tp_of_components;
     std::vector<std::vector<double>> every_copy_seconds;
     int64_t dropped = 0;
     for (const Round& r : rounds) {
@@ -345,6 +348,9 @@ int main(int argc, char** argv) {
       every_cpu_ms.push_back(r.every_core.cpu_ms);
       ratio_every.push_back(every_fps.back() / loop_fps.back());
       tp_of_every.push_back(r.throughput.fps / every_fps.back());
+      components_fps.push_back(r.every_core.components_fps);
+      ratio_components.push_back(components_fps.back() / loop_fps.back());
+      tp_of_components.push_back(r.throughput.fps / components_fps.back());
       ratio_lat.push_back(r.latency.latency_p99_ms / r.loop.frame_ms);
       dropped = std::max(dropped, r.latency.streams[0].dropped);
     }
@@ -391,6 +397,8 @@ int main(int argc, char** argv) {
           {"allowed_cpus", allowed_cpus().size()},
           {"fps", median_of(every_fps)}, {"fps_runs", every_fps}, {"fps_to_last_finish_runs", every_fps_to_last},
           {"copy_seconds_runs", every_copy_seconds}, {"vs_loop", every_ratio},
+          {"components_fps", median_of(components_fps)}, {"components_fps_runs", components_fps},
+          {"components_vs_loop", median_of(ratio_components)}, {"components_vs_loop_runs", ratio_components},
           {"vs_loop_runs", ratio_every}, {"cpu_ms", median_of(every_cpu_ms)}, {"cpu_ms_runs", every_cpu_ms},
           {"meaning",
            "one copy of the loop per thread (at most one per allowed CPU), all at the same time, each on one thread "
@@ -404,7 +412,11 @@ int main(int argc, char** argv) {
            "moves with a shared VM; compare the medians). With fewer copies than allowed_cpus it bounds only a "
            "pipeline confined to `copies` CPUs (kiln's stage threads are not: run it under taskset -c). vs_loop = "
            "the median of each round's ratio to that round's loop (the rounds interleave the loop, these copies and "
-           "kiln); cpu_ms = the process's CPU time per frame over the span to the last finish"}}},
+           "kiln); cpu_ms = the process's CPU time per frame over the span to the last finish. components_fps: the "
+           "same copies with only their decode, model and encode time counted, the pre- and post-processing taken "
+           "as free (kiln's fused ones cost less than the loop's OpenCV passes): the bound for any pipeline of these "
+           "three components, which targets.throughput_2x_reachable uses. A bound on an idle machine only: under load "
+           "the pinned copies cannot move off a busy CPU, a pipeline's threads can"}}},
         {"kiln_throughput",
          {{"fps", median_of(tp_fps)}, {"fps_runs", tp_fps}, {"cpu_ms", median_of(tp_cpu_ms)},
           {"cpu_ms_runs", tp_cpu_ms},
@@ -418,10 +430,12 @@ int main(int argc, char** argv) {
          {{"throughput_vs_loop", throughput_ratio}, {"throughput_vs_loop_runs", ratio_tp},
           {"latency_p99_vs_loop_frame_time", latency_ratio}, {"latency_p99_vs_loop_frame_time_runs", ratio_lat},
           {"throughput_of_every_core_loops", median_of(tp_of_every)},
-          {"throughput_of_every_core_loops_runs", tp_of_every}}},
+          {"throughput_of_every_core_loops_runs", tp_of_every},
+          {"throughput_of_every_core_components", median_of(tp_of_components)},
+          {"throughput_of_every_core_components_runs", tp_of_components}}},
         {"targets",
          {{"throughput_2x", throughput_ratio >= 2},
-          {"throughput_2x_reachable", every_ratio >= 2},
+          {"throughput_2x_reachable", median_of(ratio_components) >= 2},
           {"latency_p99_within_1_5x", latency_ratio <= 1.5 && dropped == 0}}}};
     for (const auto& stage : rounds[0].throughput.stages) {
       std::vector<double> busy;
