@@ -6,11 +6,14 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "core/cpu_isa.h"
 #include "io/decode_limits.h"
 #include "io/decode_memory.h"
 #include "io/exif_orientation.h"
 #include "io/web_codecs.h"
+#include "io/webp_yuv_rgb_avx512.h"
 
 namespace kiln {
 
@@ -58,11 +61,35 @@ Result<WebPBitstreamFeatures> webp_features(const uint8_t* data, size_t size) {
   return features;
 }
 
+// A lossy image without alpha as libwebp's YUV planes (into the thread's reused storage), then to RGB with
+// AVX-512: the same bytes as WebPDecodeRGBInto, whose own upsampling and conversion (SSE2) take longer.
+bool webp_yuv_decode(const uint8_t* data, size_t size, int width, int height, uint8_t* rgb) {
+  thread_local std::vector<uint8_t> storage;
+  const WebpYuvPlanes planes = webp_yuv_planes(storage, width, height);
+  if (WebPDecodeYUVInto(data, size, planes.y, planes.y_size, planes.y_stride, planes.u, planes.uv_size,
+                        planes.uv_stride, planes.v, planes.uv_size, planes.uv_stride) == nullptr) {
+    return false;
+  }
+  webp_yuv_to_rgb_avx512(planes, width, height, rgb, static_cast<size_t>(width) * 3);
+  return true;
+}
+
+bool webp_yuv_path(const WebPBitstreamFeatures& features) {
+  return features.format == 1 && !features.has_alpha && cpu_isa_active() >= CpuIsa::kAvx2 &&
+         webp_yuv_rgb_avx512_supported();
+}
+
 // A still image into image->pixels (its width and height already set and checked against the limits).
 Status webp_still_decode(const uint8_t* data, size_t size, const WebPBitstreamFeatures& features, DecodedImage* image) {
   image->channels = features.has_alpha ? 4 : 3;
   const auto bytes = static_cast<size_t>(image->width) * image->height * image->channels;
   uint8_t* const pixels = decode_buffer_grow(image->pixels, bytes);  // libwebp writes every pixel or fails
+  if (webp_yuv_path(features)) {
+    if (!webp_yuv_decode(data, size, image->width, image->height, pixels)) {
+      return unsupported_format("webp: damaged or truncated image data");
+    }
+    return Status::ok();
+  }
   const int stride = image->width * image->channels;
   const uint8_t* decoded = features.has_alpha ? WebPDecodeRGBAInto(data, size, pixels, bytes, stride)
                                               : WebPDecodeRGBInto(data, size, pixels, bytes, stride);
