@@ -19,7 +19,7 @@ namespace kiln {
 
 namespace {
 
-constexpr size_t kPlaneSlack = 64;
+constexpr size_t kWebpYuvPlaneSlack = 64;
 
 }  // namespace
 
@@ -41,11 +41,11 @@ WebpYuvPlanes webp_yuv_planes(std::vector<uint8_t>& storage, int width, int heig
   planes.uv_stride = static_cast<int>(chroma_width + 2);
   planes.y_size = static_cast<size_t>(width) * height;
   planes.uv_size = (chroma_height - 1) * planes.uv_stride + chroma_width;
-  const size_t chroma_plane = chroma_height * planes.uv_stride + kPlaneSlack;
-  const size_t total = planes.y_size + kPlaneSlack + 2 * chroma_plane;
+  const size_t chroma_plane = chroma_height * planes.uv_stride + kWebpYuvPlaneSlack;
+  const size_t total = planes.y_size + kWebpYuvPlaneSlack + 2 * chroma_plane;
   if (storage.size() < total) storage.resize(total);
   planes.y = storage.data();
-  planes.u = planes.y + planes.y_size + kPlaneSlack + 1;  // each chroma row's free byte before it
+  planes.u = planes.y + planes.y_size + kWebpYuvPlaneSlack + 1;  // each chroma row's free byte before it
   planes.v = planes.u + chroma_plane;
   return planes;
 }
@@ -58,21 +58,21 @@ namespace {
 
 // Where packus_epi16(even, odd) puts pixel p of 64 (p = 2i from `even`, 2i + 1 from `odd`): each 128-bit lane holds
 // eight of `even`, then eight of `odd`.
-constexpr int packed_position(int p) { return 16 * ((p >> 1) >> 3) + ((p >> 1) & 7) + 8 * (p & 1); }
+constexpr int webp_rgb_packed_position(int p) { return 16 * ((p >> 1) >> 3) + ((p >> 1) & 7) + 8 * (p & 1); }
 
 // The byte shuffles from packed R, G and B (64 pixels each) to 192 bytes of RGB: for each output vector, the indices
 // into R:G (permutex2var) and those into B (its bytes under b_mask).
-struct RgbShuffle {
+struct WebpRgbShuffle {
   alignas(64) uint8_t rg[3][64];
   alignas(64) uint8_t b[3][64];
   uint64_t b_mask[3];
 };
 
-constexpr RgbShuffle rgb_shuffle() {
-  RgbShuffle s{};
+constexpr WebpRgbShuffle webp_rgb_shuffle() {
+  WebpRgbShuffle s{};
   for (int t = 0; t < 192; ++t) {
     const int vector = t / 64, byte = t % 64, channel = t % 3;
-    const int position = packed_position(t / 3);
+    const int position = webp_rgb_packed_position(t / 3);
     if (channel == 2) {
       s.b[vector][byte] = static_cast<uint8_t>(position);
       s.b_mask[vector] |= uint64_t{1} << byte;
@@ -83,43 +83,44 @@ constexpr RgbShuffle rgb_shuffle() {
   return s;
 }
 
-alignas(64) constexpr RgbShuffle kRgbShuffle = rgb_shuffle();
+alignas(64) constexpr WebpRgbShuffle kWebpRgbShuffle = webp_rgb_shuffle();
 
-KILN_WEBP_AVX512 inline __m512i widen(const uint8_t* p) {
+KILN_WEBP_AVX512 inline __m512i webp_chroma_widen(const uint8_t* p) {
   return _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
 // (((sum + 2 diagonal) >> 3) + nearest) >> 1, shifted left by 8 for mulhi.
-KILN_WEBP_AVX512 inline __m512i fancy(__m512i sum, __m512i diagonal, __m512i nearest) {
+KILN_WEBP_AVX512 inline __m512i webp_fancy(__m512i sum, __m512i diagonal, __m512i nearest) {
   const __m512i d = _mm512_srli_epi16(_mm512_add_epi16(sum, _mm512_slli_epi16(diagonal, 1)), 3);
   return _mm512_slli_epi16(_mm512_srli_epi16(_mm512_add_epi16(d, nearest), 1), 8);
 }
 
 // One chroma plane upsampled at 64 pixels (the even and the odd ones) of the row nearer `top` and, with kBottom, of
 // the row nearer `cur`; both point at sample j of their chroma rows.
-struct Upsampled {
+struct WebpUpsampled {
   __m512i top_even, top_odd, bottom_even, bottom_odd;
 };
 
 template <bool kBottom>
-KILN_WEBP_AVX512 inline Upsampled upsample(const uint8_t* top, const uint8_t* cur) {
-  const __m512i t_l = widen(top - 1), t_c = widen(top), t_r = widen(top + 1);
-  const __m512i c_l = widen(cur - 1), c_c = widen(cur), c_r = widen(cur + 1);
+KILN_WEBP_AVX512 inline WebpUpsampled webp_chroma_upsample(const uint8_t* top, const uint8_t* cur) {
+  const __m512i t_l = webp_chroma_widen(top - 1), t_c = webp_chroma_widen(top), t_r = webp_chroma_widen(top + 1);
+  const __m512i c_l = webp_chroma_widen(cur - 1), c_c = webp_chroma_widen(cur), c_r = webp_chroma_widen(cur + 1);
   const __m512i center = _mm512_add_epi16(_mm512_add_epi16(t_c, c_c), _mm512_set1_epi16(8));
   const __m512i even = _mm512_add_epi16(_mm512_add_epi16(t_l, c_l), center);
   const __m512i odd = _mm512_add_epi16(_mm512_add_epi16(t_r, c_r), center);
-  Upsampled out;
-  out.top_even = fancy(even, _mm512_add_epi16(t_l, c_c), t_c);
-  out.top_odd = fancy(odd, _mm512_add_epi16(t_r, c_c), t_c);
+  WebpUpsampled out;
+  out.top_even = webp_fancy(even, _mm512_add_epi16(t_l, c_c), t_c);
+  out.top_odd = webp_fancy(odd, _mm512_add_epi16(t_r, c_c), t_c);
   if constexpr (kBottom) {
-    out.bottom_even = fancy(even, _mm512_add_epi16(c_l, t_c), c_c);
-    out.bottom_odd = fancy(odd, _mm512_add_epi16(c_r, t_c), c_c);
+    out.bottom_even = webp_fancy(even, _mm512_add_epi16(c_l, t_c), c_c);
+    out.bottom_odd = webp_fancy(odd, _mm512_add_epi16(c_r, t_c), c_c);
   }
   return out;
 }
 
 // VP8YUVToR/G/B of 32 pixels (inputs shifted left by 8), before the saturating pack.
-KILN_WEBP_AVX512 inline void yuv_to_rgb(__m512i y, __m512i u, __m512i v, __m512i& r, __m512i& g, __m512i& b) {
+KILN_WEBP_AVX512 inline void webp_yuv_to_rgb_lanes(__m512i y, __m512i u, __m512i v, __m512i& r, __m512i& g,
+                                                   __m512i& b) {
   const __m512i luma = _mm512_mulhi_epu16(y, _mm512_set1_epi16(19077));
   const __m512i r_sum = _mm512_add_epi16(luma, _mm512_mulhi_epu16(v, _mm512_set1_epi16(26149)));
   r = _mm512_srli_epi16(_mm512_subs_epu16(r_sum, _mm512_set1_epi16(14234)), 6);
@@ -131,20 +132,21 @@ KILN_WEBP_AVX512 inline void yuv_to_rgb(__m512i y, __m512i u, __m512i v, __m512i
 }
 
 // `pixels` (1 to 64) RGB pixels at dst from 64 luma bytes and their chroma.
-KILN_WEBP_AVX512 inline void rgb_store(const uint8_t* luma, __m512i u_even, __m512i u_odd, __m512i v_even,
-                                       __m512i v_odd, uint8_t* dst, int pixels) {
+KILN_WEBP_AVX512 inline void webp_rgb_store(const uint8_t* luma, __m512i u_even, __m512i u_odd, __m512i v_even,
+                                            __m512i v_odd, uint8_t* dst, int pixels) {
   const __m512i y = _mm512_loadu_si512(luma);
   __m512i r_even, g_even, b_even, r_odd, g_odd, b_odd;
-  yuv_to_rgb(_mm512_slli_epi16(y, 8), u_even, v_even, r_even, g_even, b_even);
-  yuv_to_rgb(_mm512_and_si512(y, _mm512_set1_epi16(static_cast<int16_t>(0xFF00))), u_odd, v_odd, r_odd, g_odd, b_odd);
+  webp_yuv_to_rgb_lanes(_mm512_slli_epi16(y, 8), u_even, v_even, r_even, g_even, b_even);
+  webp_yuv_to_rgb_lanes(_mm512_and_si512(y, _mm512_set1_epi16(static_cast<int16_t>(0xFF00))), u_odd, v_odd, r_odd,
+                        g_odd, b_odd);
   const __m512i r = _mm512_packus_epi16(r_even, r_odd);
   const __m512i g = _mm512_packus_epi16(g_even, g_odd);
   const __m512i b = _mm512_packus_epi16(b_even, b_odd);
   const auto bytes = static_cast<unsigned>(3 * pixels);
   for (unsigned vector = 0; vector < 3; ++vector) {
-    const __m512i rg = _mm512_permutex2var_epi8(r, _mm512_load_si512(kRgbShuffle.rg[vector]), g);
-    const __m512i rgb =
-        _mm512_mask_permutexvar_epi8(rg, kRgbShuffle.b_mask[vector], _mm512_load_si512(kRgbShuffle.b[vector]), b);
+    const __m512i rg = _mm512_permutex2var_epi8(r, _mm512_load_si512(kWebpRgbShuffle.rg[vector]), g);
+    const __m512i rgb = _mm512_mask_permutexvar_epi8(rg, kWebpRgbShuffle.b_mask[vector],
+                                                     _mm512_load_si512(kWebpRgbShuffle.b[vector]), b);
     if (pixels == 64) {
       _mm512_storeu_si512(dst + 64 * vector, rgb);
     } else if (bytes > 64 * vector) {
@@ -155,21 +157,24 @@ KILN_WEBP_AVX512 inline void rgb_store(const uint8_t* luma, __m512i u_even, __m5
 
 // libwebp's UPSAMPLE_FUNC for a pair of rows (kBottom) or for one row.
 template <bool kBottom>
-KILN_WEBP_AVX512 void fancy_rows(const uint8_t* top_y, const uint8_t* bottom_y, const uint8_t* top_u,
-                                 const uint8_t* top_v, const uint8_t* cur_u, const uint8_t* cur_v, uint8_t* top_dst,
-                                 uint8_t* bottom_dst, int width) {
+KILN_WEBP_AVX512 void webp_fancy_rows(const uint8_t* top_y, const uint8_t* bottom_y, const uint8_t* top_u,
+                                      const uint8_t* top_v, const uint8_t* cur_u, const uint8_t* cur_v,
+                                      uint8_t* top_dst, uint8_t* bottom_dst, int width) {
   const int chroma_width = (width + 1) / 2;
   for (int j = 0; j < chroma_width; j += 32) {
     const int x = 2 * j;
     const int pixels = std::min(64, width - x);
-    const Upsampled u = upsample<kBottom>(top_u + j, cur_u + j);
-    const Upsampled v = upsample<kBottom>(top_v + j, cur_v + j);
-    rgb_store(top_y + x, u.top_even, u.top_odd, v.top_even, v.top_odd, top_dst + 3 * x, pixels);
+    const WebpUpsampled u = webp_chroma_upsample<kBottom>(top_u + j, cur_u + j);
+    const WebpUpsampled v = webp_chroma_upsample<kBottom>(top_v + j, cur_v + j);
+    webp_rgb_store(top_y + x, u.top_even, u.top_odd, v.top_even, v.top_odd, top_dst + 3 * x, pixels);
     if constexpr (kBottom) {
-      rgb_store(bottom_y + x, u.bottom_even, u.bottom_odd, v.bottom_even, v.bottom_odd, bottom_dst + 3 * x, pixels);
+      webp_rgb_store(bottom_y + x, u.bottom_even, u.bottom_odd, v.bottom_even, v.bottom_odd, bottom_dst + 3 * x,
+                     pixels);
     }
   }
 }
+
+#undef KILN_WEBP_AVX512
 
 }  // namespace
 
@@ -187,15 +192,15 @@ void webp_yuv_to_rgb_avx512(const WebpYuvPlanes& planes, int width, int height, 
   const auto u_row = [&](int row) { return planes.u + static_cast<size_t>(row) * planes.uv_stride; };
   const auto v_row = [&](int row) { return planes.v + static_cast<size_t>(row) * planes.uv_stride; };
   const auto rgb_row = [&](int row) { return rgb + static_cast<size_t>(row) * rgb_stride; };
-  fancy_rows<false>(y_row(0), nullptr, u_row(0), v_row(0), u_row(0), v_row(0), rgb_row(0), nullptr, width);
+  webp_fancy_rows<false>(y_row(0), nullptr, u_row(0), v_row(0), u_row(0), v_row(0), rgb_row(0), nullptr, width);
   for (int k = 1; 2 * k < height; ++k) {
-    fancy_rows<true>(y_row(2 * k - 1), y_row(2 * k), u_row(k - 1), v_row(k - 1), u_row(k), v_row(k), rgb_row(2 * k - 1),
-                     rgb_row(2 * k), width);
+    webp_fancy_rows<true>(y_row(2 * k - 1), y_row(2 * k), u_row(k - 1), v_row(k - 1), u_row(k), v_row(k),
+                          rgb_row(2 * k - 1), rgb_row(2 * k), width);
   }
   if (height % 2 == 0) {
     const int last = chroma_height - 1;
-    fancy_rows<false>(y_row(height - 1), nullptr, u_row(last), v_row(last), u_row(last), v_row(last),
-                      rgb_row(height - 1), nullptr, width);
+    webp_fancy_rows<false>(y_row(height - 1), nullptr, u_row(last), v_row(last), u_row(last), v_row(last),
+                           rgb_row(height - 1), nullptr, width);
   }
 }
 
