@@ -11,7 +11,9 @@
 // The functions carry their target attribute; the file is built for the baseline ISA.
 #include "io/webp_yuv_rgb_avx512.h"
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 
