@@ -64,14 +64,17 @@ Result<WebPBitstreamFeatures> webp_features(const uint8_t* data, size_t size) {
 // A lossy image without alpha as libwebp's YUV planes (into the thread's reused storage), then to RGB with
 // AVX-512: the same bytes as WebPDecodeRGBInto, whose own upsampling and conversion (SSE2) take longer.
 bool webp_yuv_decode(const uint8_t* data, size_t size, int width, int height, uint8_t* rgb) {
+  // Planes up to this size stay with the thread for its next image (about 2.8 MP); bigger ones are freed, so that
+  // no thread holds a huge image's planes for good.
+  constexpr size_t kPlanesKept = size_t{4} << 20;
   thread_local std::vector<uint8_t> storage;
   const WebpYuvPlanes planes = webp_yuv_planes(storage, width, height);
-  if (WebPDecodeYUVInto(data, size, planes.y, planes.y_size, planes.y_stride, planes.u, planes.uv_size,
-                        planes.uv_stride, planes.v, planes.uv_size, planes.uv_stride) == nullptr) {
-    return false;
-  }
-  webp_yuv_to_rgb_avx512(planes, width, height, rgb, static_cast<size_t>(width) * 3);
-  return true;
+  const bool decoded = WebPDecodeYUVInto(data, size, planes.y, planes.y_size, planes.y_stride, planes.u,
+                                         planes.uv_size, planes.uv_stride, planes.v, planes.uv_size,
+                                         planes.uv_stride) != nullptr;
+  if (decoded) webp_yuv_to_rgb_avx512(planes, width, height, rgb, static_cast<size_t>(width) * 3);
+  if (storage.size() > kPlanesKept) std::vector<uint8_t>().swap(storage);
+  return decoded;
 }
 
 bool webp_yuv_path(const WebPBitstreamFeatures& features) {
