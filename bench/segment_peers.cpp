@@ -435,7 +435,10 @@ int main(int argc, char** argv) {
           {"throughput_of_every_core_components_runs", tp_of_components}}},
         {"targets",
          {{"throughput_2x", throughput_ratio >= 2},
-          {"throughput_2x_reachable", median_of(ratio_components) >= 2},
+          // null where the copies do not fill the allowed CPUs: kiln and the loop may use the others then.
+          {"throughput_2x_reachable", rounds[0].every_core.cpus.size() < allowed_cpus().size()
+                                          ? nlohmann::json(nullptr)
+                                          : nlohmann::json(median_of(ratio_components) >= 2)},
           {"latency_p99_within_1_5x", latency_ratio <= 1.5 && dropped == 0}}}};
     for (const auto& stage : rounds[0].throughput.stages) {
       std::vector<double> busy;
