@@ -46,7 +46,9 @@ Runner infer_command_add(CLI::App& app) {
     std::printf("Provider: %s (%s); preprocess: %s; model input: %s\n", s.report.provider.c_str(),
                 s.report.placement.c_str(), s.preprocess.c_str(), s.model_input.c_str());
     for (const auto& f : s.report.fallbacks) std::printf("Fallback: %s\n", f.c_str());
-    std::printf("Input: %s per image\n", shape_text(s.input_shape).c_str());
+    std::printf("Input: %s per image, at most %lld per model run%s\n", shape_text(s.input_shape).c_str(),
+                static_cast<long long>(s.model_batch),
+                s.report.provider == "cpu" ? " (the CPU provider's most; a bigger --batch-size is for GPUs)" : "");
     for (const auto& t : s.outputs) std::printf("Output %s: %s\n", t.name.c_str(), shape_text(t.shape).c_str());
     std::printf("Written: %s\n", config.output.c_str());
     return 0;

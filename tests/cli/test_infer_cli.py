@@ -104,3 +104,19 @@ def test_integer_outputs_keep_their_type_and_every_digit(photos, tmp_path):
         np.testing.assert_array_equal(f["channel"][()], channel)
     run_kiln("infer", "--model", model, photos, "-o", tmp_path / "i.npy", *flags)  # the first output
     np.testing.assert_array_equal(np.load(tmp_path / "i.npy"), codes)
+
+
+def test_on_the_cpu_provider_the_model_takes_at_most_eight_inputs_a_run_with_the_same_outputs(tmp_path):
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(20):
+        shutil.copy(PHOTOS[i % len(PHOTOS)], folder / f"{i:02d}_{PHOTOS[i % len(PHOTOS)].rsplit('/', 1)[1]}")
+    outputs = {}
+    for batch in (64, 3):
+        result = run_kiln("infer", "--model", "fr-embed", folder, "-o", tmp_path / f"b{batch}.npy", "--mode", "cpu",
+                          "--batch-size", batch)
+        most = min(batch, 8)
+        assert f"at most {most} per model run (the CPU provider's most" in result.stdout
+        outputs[batch] = np.load(tmp_path / f"b{batch}.npy")
+    assert outputs[64].shape == (20, 512)
+    np.testing.assert_allclose(outputs[64], outputs[3], atol=1e-5)

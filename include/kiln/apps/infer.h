@@ -31,6 +31,11 @@ struct InferJobConfig {
 };
 const ParamTable<InferJobConfig>& infer_job_params();
 
+// On ONNX Runtime's CPU provider the job runs the model on at most this many inputs at a time, whatever the batch
+// size: its CPU kernels take longer per input at batch 64 than at 8, and smaller chunks start the model sooner and
+// keep decoding beside it (docs/benchmarks.md §16.5). GPU providers take the whole batch.
+inline constexpr int64_t kInferCpuBatch = 8;
+
 struct InferJobSummary {
   int64_t written = 0;
   int64_t unreadable = 0;
@@ -39,6 +44,8 @@ struct InferJobSummary {
   std::vector<std::string> names;   // the inputs written, in order
   InferReport report;               // provider, placement, fallbacks
   std::vector<int64_t> input_shape;  // per item, as fed
+  // Inputs per model run at most: --batch-size, or on the CPU provider at most kInferCpuBatch.
+  int64_t model_batch = 0;
   std::string preprocess;            // where the fused preprocess ran (the first batch's backend: cpu, cuda, opencl)
   // Where the model read its input: "host", or "device (N runs)" when the preprocess wrote it into device memory the
   // provider reads in place, with why that stopped when it did.

@@ -233,6 +233,7 @@ Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageI
 
   InferJobSummary summary;
   summary.input_shape = feed.item_shape;
+  summary.model_batch = model_on_cpu ? std::min(config.exec.batch_size, kInferCpuBatch) : config.exec.batch_size;
   TensorWriter writer;
   const bool first_only = tensor_file_format_from_path(config.output).value() == TensorFileFormat::kNpy;
   int64_t next = 0;
@@ -240,7 +241,7 @@ Result<InferJobSummary> infer_job_run(const InferJobConfig& config, const ImageI
     if (next >= batches.count()) return std::nullopt;
     Chunk chunk;
     chunk.first = next;
-    chunk.count = std::min(config.exec.batch_size, batches.count() - next);
+    chunk.count = std::min(summary.model_batch, batches.count() - next);
     next += chunk.count;
     return chunk;
   };
