@@ -201,6 +201,7 @@ struct EveryCoreResult {
   double fps_of_copies = 0;  // each copy's frames over its own time, summed: the rate if no CPU idled at the end
   double components_fps = 0;  // the same with only decode, the model and encode timed (pre/post-processing free)
   std::vector<double> copy_seconds;
+  std::vector<double> components_ms;  // each copy's decode + model + encode per frame
   double cpu_ms = 0;      // CPU time of the process per frame over that span, closing the copies included
 };
 
@@ -249,6 +250,7 @@ EveryCoreResult every_core_loops(const std::string& video, const fs::path& dir, 
     r.copy_seconds.push_back(one.seconds);
     const double work_ms = one.decode_ms + one.model_ms + one.encode_ms;
     if (work_ms > 0) r.components_fps += 1e3 / work_ms;
+    r.components_ms.push_back(work_ms);
   }
   r.seconds = std::chrono::duration<double>(last - t0).count();
   r.cpu_ms = r.frames > 0 ? 1e3 * (process_cpu_seconds() - cpu0) / static_cast<double>(r.frames) : 0;
@@ -324,7 +326,8 @@ int main(int argc, char** argv) {
     }
     std::vector<double> loop_fps, loop_frame_ms, loop_compute_ms, loop_cpu_ms, tp_cpu_ms, tp_fps, tp_p50, tp_p99,
         lat_fps, lat_p50, lat_p95, lat_p99, ratio_tp, ratio_lat, every_fps, every_fps_to_last,
-        every_cpu_ms, ratio_every, tp_of_every, components_fps, ratio_components, tp_of_components;
+        every_cpu_ms, ratio_every, tp_of_every, components_fps, ratio_components, tp_of_components, kiln_post_ms,
+        kiln_work_fps, ratio_kiln_work, tp_of_kiln_work;
     std::vector<std::vector<double>> every_copy_seconds;
     int64_t dropped = 0;
     for (const Round& r : rounds) {
@@ -351,6 +354,20 @@ int main(int argc, char** argv) {
       components_fps.push_back(r.every_core.components_fps);
       ratio_components.push_back(components_fps.back() / loop_fps.back());
       tp_of_components.push_back(r.throughput.fps / components_fps.back());
+      // The components plus kiln's own post-processing stage (its busy time per frame; the preprocess, fused into
+      // the infer stage, still taken as free): the least work of kiln's design on each CPU.
+      double post_s = 0;
+      for (const auto& stage : r.throughput.stages) {
+        if (stage.name == "post") post_s += stage.busy_s;
+      }
+      kiln_post_ms.push_back(tp_frames > 0 ? 1e3 * post_s / tp_frames : 0);
+      double work_fps = 0;
+      for (const double ms : r.every_core.components_ms) {
+        if (ms > 0) work_fps += 1e3 / (ms + kiln_post_ms.back());
+      }
+      kiln_work_fps.push_back(work_fps);
+      ratio_kiln_work.push_back(work_fps / loop_fps.back());
+      tp_of_kiln_work.push_back(work_fps > 0 ? r.throughput.fps / work_fps : 0);
       ratio_lat.push_back(r.latency.latency_p99_ms / r.loop.frame_ms);
       dropped = std::max(dropped, r.latency.streams[0].dropped);
     }
@@ -399,6 +416,11 @@ int main(int argc, char** argv) {
           {"copy_seconds_runs", every_copy_seconds}, {"vs_loop", every_ratio},
           {"components_fps", median_of(components_fps)}, {"components_fps_runs", components_fps},
           {"components_vs_loop", median_of(ratio_components)}, {"components_vs_loop_runs", ratio_components},
+          {"kiln_post_ms", median_of(kiln_post_ms)}, {"kiln_post_ms_runs", kiln_post_ms},
+          {"components_and_kiln_post_fps", median_of(kiln_work_fps)},
+          {"components_and_kiln_post_fps_runs", kiln_work_fps},
+          {"components_and_kiln_post_vs_loop", median_of(ratio_kiln_work)},
+          {"components_and_kiln_post_vs_loop_runs", ratio_kiln_work},
           {"vs_loop_runs", ratio_every}, {"cpu_ms", median_of(every_cpu_ms)}, {"cpu_ms_runs", every_cpu_ms},
           {"meaning",
            "one copy of the loop per thread (at most one per allowed CPU), all at the same time, each on one thread "
@@ -415,7 +437,9 @@ int main(int argc, char** argv) {
            "kiln); cpu_ms = the process's CPU time per frame over the span to the last finish. components_fps: the "
            "same copies with only their decode, model and encode time counted, the pre- and post-processing taken "
            "as free (kiln's fused ones cost less than the loop's OpenCV passes): the bound for any pipeline of these "
-           "three components, which targets.throughput_2x_reachable uses. A bound on an idle machine only: under load "
+           "three components. components_and_kiln_post: the same with kiln's own post-processing added to each "
+           "frame (its post stage's busy time per frame in that round's kiln run; its preprocess, fused into the "
+           "infer stage, still free): the bound for kiln's design, which targets.throughput_2x_reachable uses. A bound on an idle machine only: under load "
            "the pinned copies cannot move off a busy CPU, a pipeline's threads can"}}},
         {"kiln_throughput",
          {{"fps", median_of(tp_fps)}, {"fps_runs", tp_fps}, {"cpu_ms", median_of(tp_cpu_ms)},
@@ -432,13 +456,15 @@ int main(int argc, char** argv) {
           {"throughput_of_every_core_loops", median_of(tp_of_every)},
           {"throughput_of_every_core_loops_runs", tp_of_every},
           {"throughput_of_every_core_components", median_of(tp_of_components)},
-          {"throughput_of_every_core_components_runs", tp_of_components}}},
+          {"throughput_of_every_core_components_runs", tp_of_components},
+          {"throughput_of_components_and_kiln_post", median_of(tp_of_kiln_work)},
+          {"throughput_of_components_and_kiln_post_runs", tp_of_kiln_work}}},
         {"targets",
          {{"throughput_2x", throughput_ratio >= 2},
           // null where the copies do not fill the allowed CPUs: kiln and the loop may use the others then.
           {"throughput_2x_reachable", rounds[0].every_core.cpus.size() < allowed_cpus().size()
                                           ? nlohmann::json(nullptr)
-                                          : nlohmann::json(median_of(ratio_components) >= 2)},
+                                          : nlohmann::json(median_of(ratio_kiln_work) >= 2)},
           {"latency_p99_within_1_5x", latency_ratio <= 1.5 && dropped == 0}}}};
     for (const auto& stage : rounds[0].throughput.stages) {
       std::vector<double> busy;
