@@ -756,12 +756,19 @@ int main(int argc, char** argv) {
   };
   const double loop = rate("opencv_dnn_loop");
   const double hog = rate("dlib_hog");
-  // The most the two models alone reached at batch N: one copy on one thread, one on all threads, or one copy per
-  // thread on one thread each, all at once. A pipeline runs at least the models' work on the same cores.
+  // The most the two models alone reached at batch N or at any smaller batch measured (a pipeline given batches of N
+  // may run the models on fewer photos at a time, as kiln's CPU lanes run them one by one): one copy on one thread,
+  // one on all threads, or one copy per thread on one thread each, all at once. A pipeline runs at least the
+  // models' work on the same cores.
   const auto models_bound = [&](int64_t batch) {
-    const std::string b = std::to_string(batch);
-    return std::max({rate("kiln_models_one_thread_b" + b), rate("kiln_models_only_b" + b),
-                     rate("kiln_models_every_core_b" + b)});
+    double best = 0;
+    for (const int64_t smaller : batch_sizes) {
+      if (smaller > batch) continue;
+      const std::string b = std::to_string(smaller);
+      best = std::max({best, rate("kiln_models_one_thread_b" + b), rate("kiln_models_only_b" + b),
+                       rate("kiln_models_every_core_b" + b)});
+    }
+    return best;
   };
   int64_t pipeline_batch = 0, detect_batch = 0;
   double best_pipeline = 0, best_detect = 0;
@@ -878,8 +885,8 @@ int main(int argc, char** argv) {
         {"kiln_models_one_thread_bN", "the same on one thread"},
         {"kiln_models_every_core_bN", "one copy per thread, each on one thread, all passing over the photos at "
                                       "once (the models' work with every core busy). The best of the three models "
-                                      "passes at N over the loop is a target's models_bound: a pipeline runs at "
-                                      "least the models' work on the same cores"},
+                                      "passes at N or a smaller batch measured, over the loop, is a target's "
+                                      "models_bound: a pipeline runs at least the models' work on the same cores"},
         {"opencv_dnn_loop",
          std::string("one image at a time: cv::resize letterbox to 256, forward of blazeface-back, kiln's "
                      "blazeface_decode + weighted face_nms, then per face cv::estimateAffinePartial2D to the ArcFace "
