@@ -7,6 +7,7 @@
 
 #include "apps/images/image_batches.h"
 #include "core/thread_pool.h"
+#include "infer/infer_placement.h"
 #include "infer/input_stager.h"
 #include "io/tensor_writer.h"
 #include "kiln/apps/infer.h"
@@ -138,6 +139,12 @@ InferOptions infer_options_make(const InferJobConfig& config) {
   options.gpu_provider = config.provider == "tensorrt" ? InferProvider::kTensorRt : InferProvider::kCuda;
   options.tensorrt = config.tensorrt;
   options.warmup_batch = config.exec.batch_size;
+  // A plan of the CPU provider alone runs at most kInferCpuBatch inputs at a time: warm up at that, not at a batch
+  // no run will have.
+  const auto plan = infer_plan(options, BackendRegistry::instance());
+  if (plan.is_ok() && !plan.value().providers.empty() && plan.value().providers.front() == InferProvider::kCpu) {
+    options.warmup_batch = std::min(config.exec.batch_size, kInferCpuBatch);
+  }
   options.spin_wait = false;  // decode and preprocess run beside the model on the same cores
   return options;
 }
