@@ -8,11 +8,10 @@
 // CUDA provider: SKIPPED here, failing under KILN_REQUIRE_GPU=1.
 #include <gtest/gtest.h>
 
-#include <opencv2/imgproc.hpp>
-
 #include <cmath>
 
 #include "common/cuda_provider.h"
+#include "common/face_photos.h"
 #include "common/gpu_required.h"
 #include "infer/infer_test_util.h"
 #include "kiln/apps/faces.h"
@@ -20,37 +19,18 @@
 namespace kiln {
 namespace {
 
-ImageBuffer decode(const std::string& path) {
-  auto image = image_decode_file(path, DecodeOptions{.channels = 3});
-  EXPECT_TRUE(image.is_ok()) << image.status().message();
-  return image.is_ok() ? std::move(image).value() : ImageBuffer{};
-}
-
-// `image` resized to width x height (OpenCV's area / linear), as a photo of that size.
-ImageBuffer resized(const ImageBuffer& image, int32_t width, int32_t height) {
-  const cv::Mat in(image.height, image.width, CV_8UC3, const_cast<uint8_t*>(image.pixels.data()));
-  cv::Mat out;
-  cv::resize(in, out, cv::Size(width, height), 0, 0, width < image.width ? cv::INTER_AREA : cv::INTER_LINEAR);
-  ImageBuffer b;
-  b.width = width;
-  b.height = height;
-  b.channels = 3;
-  b.pixels.assign(out.data, out.data + out.total() * 3);
-  return b;
-}
-
 class FacesOnCuda : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!test::cuda_provider_available()) {
       KILN_GPU_SKIP("no CUDA device with ONNX Runtime's CUDA provider: the device-resident face pass needs one");
     }
-    const ImageBuffer astronaut = decode(test::photo_paths()[0]);
-    const ImageBuffer hopper = decode(test::photo_paths()[1]);
+    const ImageBuffer astronaut = test::photo_decode(test::photo_paths()[0]);
+    const ImageBuffer hopper = test::photo_decode(test::photo_paths()[1]);
     m_photos.push_back(astronaut);
     m_photos.push_back(hopper);
-    m_photos.push_back(resized(astronaut, 200, 200));  // small: upscaled 3x and enhanced before detection
-    m_photos.push_back(resized(hopper, 1707, 2000));   // large: searched in tiles too (small_faces on)
+    m_photos.push_back(test::photo_resized(astronaut, 200, 200));  // small: upscaled 3x and enhanced before detection
+    m_photos.push_back(test::photo_resized(hopper, 1707, 2000));   // large: searched in tiles too (small_faces on)
   }
 
   std::vector<std::vector<Face>> analyze(ExecMode mode, const FaceStageModes& stages, FaceStageReport* report) {

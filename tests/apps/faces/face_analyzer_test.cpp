@@ -10,6 +10,7 @@
 #include "apps/faces/face_decode.h"
 #include "apps/faces/face_detector.h"
 #include "apps/faces/face_geometry.h"
+#include "common/face_photos.h"
 #include "infer/infer_test_util.h"
 #include "kiln/apps/faces.h"
 
@@ -18,27 +19,6 @@ namespace {
 
 const char* kCoffee = "/usr/lib/python3/dist-packages/skimage/data/coffee.png";
 
-ImageBuffer decode(const std::string& path) {
-  DecodeOptions options;
-  options.channels = 3;
-  auto image = image_decode_file(path, options);
-  EXPECT_TRUE(image.is_ok()) << image.status().message();
-  return image.is_ok() ? std::move(image).value() : ImageBuffer{};
-}
-
-cv::Mat as_mat(const ImageBuffer& image) {
-  return cv::Mat(image.height, image.width, CV_8UC3, const_cast<uint8_t*>(image.pixels.data()));
-}
-
-ImageBuffer from_mat(const cv::Mat& mat) {
-  ImageBuffer image;
-  image.width = mat.cols;
-  image.height = mat.rows;
-  image.channels = 3;
-  const cv::Mat packed = mat.isContinuous() ? mat : mat.clone();
-  image.pixels.assign(packed.data, packed.data + packed.total() * 3);
-  return image;
-}
 
 ImageBuffer jpeg_roundtrip(const ImageBuffer& image, int32_t quality) {
   EncodeOptions options;
@@ -71,8 +51,8 @@ class FaceAnalyzerTest : public ::testing::Test {
     return faces;
   }
   static void SetUpTestSuite() {
-    astronaut = new ImageBuffer(decode(test::photo_paths()[0]));
-    hopper = new ImageBuffer(decode(test::photo_paths()[1]));
+    astronaut = new ImageBuffer(test::photo_decode(test::photo_paths()[0]));
+    hopper = new ImageBuffer(test::photo_decode(test::photo_paths()[1]));
   }
   static void TearDownTestSuite() {
     delete astronaut;
@@ -119,7 +99,7 @@ TEST_F(FaceAnalyzerTest, OneFacePerPortraitWithTheBoxOnTheFace) {
 }
 
 TEST_F(FaceAnalyzerTest, PhotoWithoutAPersonHasNoFace) {
-  const ImageBuffer coffee = decode(kCoffee);
+  const ImageBuffer coffee = test::photo_decode(kCoffee);
   const auto faces = analyze({&coffee});
   ASSERT_EQ(faces.size(), 1u);
   EXPECT_TRUE(faces[0].empty()) << faces[0].size() << " faces, first score " << faces[0][0].detection.score;
@@ -131,9 +111,9 @@ TEST_F(FaceAnalyzerTest, SamePersonTransformedStaysCloseDifferentPeopleDoNot) {
   const auto transformed = [&](double angle, double scale, int32_t quality) {
     cv::Mat out;
     const cv::Mat m = cv::getRotationMatrix2D(cv::Point2f(224, 128), angle, scale);
-    cv::warpAffine(as_mat(*astronaut), out, m, cv::Size(astronaut->width, astronaut->height), cv::INTER_LINEAR,
+    cv::warpAffine(test::photo_mat(*astronaut), out, m, cv::Size(astronaut->width, astronaut->height), cv::INTER_LINEAR,
                    cv::BORDER_CONSTANT);
-    return jpeg_roundtrip(from_mat(out), quality);
+    return jpeg_roundtrip(test::photo_from_mat(out), quality);
   };
   const ImageBuffer rotated = transformed(15, 1, 95);
   const ImageBuffer halved = transformed(0, 0.5, 95);
@@ -170,8 +150,8 @@ TEST_F(FaceAnalyzerTest, CollageFindsEveryPortrait) {
   cv::Mat canvas(600, 1024, CV_8UC3, cv::Scalar(0, 0, 0));
   cv::Mat a;
   cv::Mat h;
-  cv::resize(as_mat(*astronaut)(cv::Rect(96, 0, 256, 300)), a, cv::Size(256, 300));
-  cv::resize(as_mat(*hopper)(cv::Rect(56, 0, 400, 470)), h, cv::Size(256, 300));
+  cv::resize(test::photo_mat(*astronaut)(cv::Rect(96, 0, 256, 300)), a, cv::Size(256, 300));
+  cv::resize(test::photo_mat(*hopper)(cv::Rect(56, 0, 400, 470)), h, cv::Size(256, 300));
   cv::Mat a_flip;
   cv::Mat h_flip;
   cv::flip(a, a_flip, 1);
@@ -180,7 +160,7 @@ TEST_F(FaceAnalyzerTest, CollageFindsEveryPortrait) {
   h.copyTo(canvas(cv::Rect(256, 300, 256, 300)));
   a_flip.copyTo(canvas(cv::Rect(512, 0, 256, 300)));
   h_flip.copyTo(canvas(cv::Rect(768, 300, 256, 300)));
-  const ImageBuffer collage = from_mat(canvas);
+  const ImageBuffer collage = test::photo_from_mat(canvas);
   const auto faces = analyze({&collage});
   ASSERT_EQ(faces.size(), 1u);
   ASSERT_EQ(faces[0].size(), 4u);
@@ -194,11 +174,11 @@ TEST_F(FaceAnalyzerTest, CollageFindsEveryPortrait) {
 TEST_F(FaceAnalyzerTest, FortyPixelFaceInAFourThousandPixelPhotoIsFound) {
   // A real background (coffee.png scaled up to 4000 x 3000) with the astronaut's head scaled so the face is ~40 px.
   cv::Mat background;
-  cv::resize(as_mat(decode(kCoffee)), background, cv::Size(4000, 3000), 0, 0, cv::INTER_LINEAR);
+  cv::resize(test::photo_mat(test::photo_decode(kCoffee)), background, cv::Size(4000, 3000), 0, 0, cv::INTER_LINEAR);
   cv::Mat head;
-  cv::resize(as_mat(*astronaut)(cv::Rect(150, 40, 150, 180)), head, cv::Size(66, 79), 0, 0, cv::INTER_AREA);
+  cv::resize(test::photo_mat(*astronaut)(cv::Rect(150, 40, 150, 180)), head, cv::Size(66, 79), 0, 0, cv::INTER_AREA);
   head.copyTo(background(cv::Rect(2900, 700, head.cols, head.rows)));
-  const ImageBuffer big = from_mat(background);
+  const ImageBuffer big = test::photo_from_mat(background);
   FaceSettings settings;
   settings.thresholds.min_face_size = 30;
   const auto faces = analyze({&big}, settings);
@@ -233,10 +213,10 @@ TEST_F(FaceAnalyzerTest, TileEdgesDoNotCutFacesIntoPieces) {
   for (const RectI& r : detector.value()->regions(4000, 3000, 1)) tile = std::min(tile, r.width);
   const int32_t step = tile / 2;  // the finest tiles start every step pixels and end on the same grid
   cv::Mat background;
-  cv::resize(as_mat(decode(kCoffee)), background, cv::Size(4000, 3000), 0, 0, cv::INTER_LINEAR);
+  cv::resize(test::photo_mat(test::photo_decode(kCoffee)), background, cv::Size(4000, 3000), 0, 0, cv::INTER_LINEAR);
   cv::Mat head;
   const int32_t head_width = step * 3 / 4, head_height = head_width * 6 / 5;
-  cv::resize(as_mat(*astronaut)(cv::Rect(150, 40, 150, 180)), head, cv::Size(head_width, head_height), 0, 0,
+  cv::resize(test::photo_mat(*astronaut)(cv::Rect(150, 40, 150, 180)), head, cv::Size(head_width, head_height), 0, 0,
              cv::INTER_AREA);
   // Head A between two tile edges; head B with an edge a third of the way into it, across and down.
   const int32_t ax = 5 * step + (step - head_width) / 2, ay = 10 * step + (step - head_height) / 2;
@@ -244,7 +224,7 @@ TEST_F(FaceAnalyzerTest, TileEdgesDoNotCutFacesIntoPieces) {
   ASSERT_LT(std::max(ay, by) + head_height, 3000) << "tile " << tile;
   head.copyTo(background(cv::Rect(ax, ay, head_width, head_height)));
   head.copyTo(background(cv::Rect(bx, by, head_width, head_height)));
-  const ImageBuffer big = from_mat(background);
+  const ImageBuffer big = test::photo_from_mat(background);
   const auto faces = analyze({&big}, settings);
   ASSERT_EQ(faces.size(), 1u);
   const auto on_head = [&](int32_t x, int32_t y) {  // the faces with a quarter of their box or more on the head at x, y
@@ -272,7 +252,7 @@ TEST_F(FaceAnalyzerTest, TileEdgesDoNotCutFacesIntoPieces) {
 }
 
 TEST_F(FaceAnalyzerTest, BatchEqualsOneImageAtATime) {
-  const ImageBuffer coffee = decode(kCoffee);
+  const ImageBuffer coffee = test::photo_decode(kCoffee);
   const auto together = analyze({astronaut, &coffee, hopper});
   const std::vector<const ImageBuffer*> each = {astronaut, &coffee, hopper};
   ASSERT_EQ(together.size(), 3u);
@@ -300,9 +280,9 @@ TEST_F(FaceAnalyzerTest, SmallAndDarkFacesMissedAsTheyAreAreFoundInTheSecondPass
   for (const Case c : {Case{64, 1.0, 0.64f}, Case{56, 0.12, 0.59f}}) {
     SCOPED_TRACE(std::to_string(c.side) + " px at " + std::to_string(c.brightness));
     cv::Mat small;
-    cv::resize(as_mat(*astronaut), small, cv::Size(c.side, c.side), 0, 0, cv::INTER_AREA);
+    cv::resize(test::photo_mat(*astronaut), small, cv::Size(c.side, c.side), 0, 0, cv::INTER_AREA);
     small.convertTo(small, CV_8UC3, c.brightness);
-    const ImageBuffer photo = from_mat(small);
+    const ImageBuffer photo = test::photo_from_mat(small);
     FaceSettings settings;
     settings.min_score = c.min_score;
     ExecSettings exec;

@@ -3,31 +3,12 @@
 // the defaults' second pass finds).
 #include <gtest/gtest.h>
 
-#include <opencv2/imgproc.hpp>
-
 #include "apps/faces/face_lanes.h"
+#include "common/face_photos.h"
 #include "infer/infer_test_util.h"
 
 namespace kiln {
 namespace {
-
-ImageBuffer photo_decode(const std::string& path) {
-  auto image = image_decode_file(path, DecodeOptions{.channels = 3});
-  EXPECT_TRUE(image.is_ok()) << image.status().message();
-  return image.is_ok() ? std::move(image).value() : ImageBuffer{};
-}
-
-ImageBuffer photo_shrunk(const ImageBuffer& image, int32_t side) {
-  const cv::Mat from(image.height, image.width, CV_8UC3, const_cast<uint8_t*>(image.pixels.data()));
-  cv::Mat small;
-  cv::resize(from, small, cv::Size(side, side), 0, 0, cv::INTER_AREA);
-  ImageBuffer out;
-  out.width = side;
-  out.height = side;
-  out.channels = 3;
-  out.pixels.assign(small.data, small.data + small.total() * 3);
-  return out;
-}
 
 ExecSettings lanes_exec(int32_t threads, int64_t batch_size) {
   ExecSettings exec;
@@ -38,10 +19,10 @@ ExecSettings lanes_exec(int32_t threads, int64_t batch_size) {
 }
 
 TEST(FaceLanes, TwoLanesFindWhatOneAnalyzerFindsBatchByBatch) {
-  const ImageBuffer astronaut = photo_decode(test::photo_paths()[0]);
-  const ImageBuffer hopper = photo_decode(test::photo_paths()[1]);
-  const ImageBuffer coffee = photo_decode("/usr/lib/python3/dist-packages/skimage/data/coffee.png");
-  const ImageBuffer tiny = photo_shrunk(astronaut, 64);
+  const ImageBuffer astronaut = test::photo_decode(test::photo_paths()[0]);
+  const ImageBuffer hopper = test::photo_decode(test::photo_paths()[1]);
+  const ImageBuffer coffee = test::photo_decode("/usr/lib/python3/dist-packages/skimage/data/coffee.png");
+  const ImageBuffer tiny = test::photo_resized(astronaut, 64, 64);
   const std::vector<const ImageBuffer*> photos = {&astronaut, &coffee, &tiny, &hopper, &tiny, &astronaut};
   FaceSettings settings;  // upscale and enhance auto: the 64 px face is found in the second pass
   settings.min_score = 0.64f;
@@ -98,10 +79,10 @@ TEST(FaceLanes, TwoLanesFindWhatOneAnalyzerFindsBatchByBatch) {
 // A batch of 8 cut into photos for two analyzers gives, photo by photo in the batch's order, what one analyzer
 // finds in the whole batch.
 TEST(FaceLanes, ABatchCutIntoPhotosFindsWhatOneAnalyzerFindsInIt) {
-  const ImageBuffer astronaut = photo_decode(test::photo_paths()[0]);
-  const ImageBuffer hopper = photo_decode(test::photo_paths()[1]);
-  const ImageBuffer coffee = photo_decode("/usr/lib/python3/dist-packages/skimage/data/coffee.png");
-  const ImageBuffer tiny = photo_shrunk(astronaut, 64);
+  const ImageBuffer astronaut = test::photo_decode(test::photo_paths()[0]);
+  const ImageBuffer hopper = test::photo_decode(test::photo_paths()[1]);
+  const ImageBuffer coffee = test::photo_decode("/usr/lib/python3/dist-packages/skimage/data/coffee.png");
+  const ImageBuffer tiny = test::photo_resized(astronaut, 64, 64);
   const VarShapeBatch batch = VarShapeBatch::wrap({astronaut.view(), coffee.view(), tiny.view(), hopper.view(),
                                                    hopper.view(), tiny.view(), astronaut.view(), coffee.view()});
   FaceSettings settings;
